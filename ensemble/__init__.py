@@ -1,0 +1,30 @@
+"""Ensembles of consistent ordinal trees: OTreeBagger, baselines, RankRules, metrics and data.
+
+The names below are imported lazily so that ``import ensemble`` stays cheap and
+a submodule's optional dependency (matplotlib for plots) is only needed when used.
+"""
+
+from importlib import import_module
+
+_LAZY = {
+    "OTreeBagger": "ensemble._otreebagger",
+    "RankRules": "ensemble._rankrules",
+    "RegionDisplay": "ensemble._display",
+    "metrics": "ensemble.metrics",
+    "datasets": "ensemble.datasets",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        module = import_module(_LAZY[name])
+        value = module if module.__name__.endswith(name) else getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ensemble' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)
