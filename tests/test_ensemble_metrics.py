@@ -1,0 +1,316 @@
+"""Tests for ensemble.metrics: MAE, zero-one error, QWK and RPS against independent computations."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.metrics import cohen_kappa_score
+
+from ensemble.metrics import (
+    mean_absolute_error,
+    mean_zero_one_error,
+    quadratic_weighted_kappa,
+    ranked_probability_score,
+)
+
+NAMES = ["very low", "low", "mid", "high", "very high", "top"]
+
+
+@st.composite
+def labelled_pairs(draw, min_k=2, max_k=6, max_n=40):
+    """Draw (K, ordinal label names, y_true, y_pred, weights) with classes possibly absent."""
+    k = draw(st.integers(min_k, max_k))
+    n = draw(st.integers(1, max_n))
+    codes = st.integers(0, k - 1)
+    t = np.array(draw(st.lists(codes, min_size=n, max_size=n)))
+    p = np.array(draw(st.lists(codes, min_size=n, max_size=n)))
+    w = np.array(draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), dtype=float)
+    return k, NAMES[:k], t, p, w
+
+
+def _direct_mae(t, p, order, w=None):
+    rank = {lab: i for i, lab in enumerate(order)}
+    errors = [abs(rank[a] - rank[b]) for a, b in zip(t, p)]
+    w = np.ones(len(errors)) if w is None else w
+    return sum(e * wi for e, wi in zip(errors, w)) / sum(w)
+
+
+def _brute_rps(t, proba, order):
+    rank = {lab: i for i, lab in enumerate(order)}
+    k = len(order)
+    total = 0.0
+    for label, row in zip(t, proba):
+        for j in range(k - 1):
+            cumulative = sum(row[: j + 1])
+            observed = 1.0 if rank[label] <= j else 0.0
+            total += (cumulative - observed) ** 2
+    return total / len(t)
+
+
+# ---------------------------------------------------------------- MAE
+
+
+@given(labelled_pairs())
+def test_mae_matches_direct_rank_computation(data):
+    """Check that MAE on string labels equals a direct loop over rank differences."""
+    k, names, t, p, w = data
+    yt = np.array(names, dtype=object)[t]
+    yp = np.array(names, dtype=object)[p]
+    assert mean_absolute_error(yt, yp, labels=names) == pytest.approx(_direct_mae(yt, yp, names))
+    assert mean_absolute_error(yt, yp, labels=names, sample_weight=w) == pytest.approx(
+        _direct_mae(yt, yp, names, w)
+    )
+
+
+@given(labelled_pairs())
+def test_mae_on_integer_classes_with_full_labels_is_plain_absolute_error(data):
+    """Check that with labels=1..K the MAE of integer classes is mean(abs(y_true - y_pred))."""
+    k, _, t, p, _ = data
+    got = mean_absolute_error(t + 1, p + 1, labels=np.arange(1, k + 1))
+    assert got == pytest.approx(np.mean(np.abs(t - p)))
+
+
+def test_mae_string_labels_use_given_order_not_alphabetical():
+    """Check that "low","mid","high" are ranks 0,1,2 although alphabetical order differs."""
+    labels = ["low", "mid", "high"]
+    assert mean_absolute_error(["low"], ["high"], labels=labels) == 2.0
+    assert mean_absolute_error(["mid"], ["high"], labels=labels) == 1.0
+    # Alphabetical order (high < low < mid) would put low and high one step apart.
+    assert mean_absolute_error(["low"], ["high"]) == 1.0
+
+
+def test_mae_absent_class_counts_in_explicit_scale():
+    """Check that a class absent from both inputs still counts as a step when listed in labels."""
+    assert mean_absolute_error([1, 1], [3, 3], labels=[1, 2, 3]) == 2.0
+    assert mean_absolute_error([1, 1], [3, 3]) == 1.0
+
+
+def test_mae_integer_weights_equal_repetition():
+    """Check that integer sample weights give the same MAE as repeating the samples."""
+    rng = np.random.default_rng(0)
+    t = rng.integers(1, 6, size=30)
+    p = rng.integers(1, 6, size=30)
+    w = rng.integers(0, 4, size=30)
+    w[0] = 1
+    labels = np.arange(1, 6)
+    assert mean_absolute_error(t, p, labels=labels, sample_weight=w) == pytest.approx(
+        mean_absolute_error(np.repeat(t, w), np.repeat(p, w), labels=labels)
+    )
+
+
+def test_mae_accepts_pandas_ordered_categorical_order():
+    """Check that a pandas ordered Categorical supplies the label order when labels is None."""
+    pd = pytest.importorskip("pandas")
+    y = pd.Categorical(["low", "high", "mid"], categories=["low", "mid", "high"], ordered=True)
+    assert mean_absolute_error(y, ["high", "low", "mid"]) == pytest.approx(4 / 3)
+
+
+def test_zero_one_error_matches_accuracy():
+    """Check that mean_zero_one_error is one minus the share of exact hits, weighted."""
+    rng = np.random.default_rng(1)
+    t = rng.integers(1, 5, size=50)
+    p = rng.integers(1, 5, size=50)
+    w = rng.random(50)
+    assert mean_zero_one_error(t, p) == pytest.approx(1 - np.mean(t == p))
+    assert mean_zero_one_error(t, p, sample_weight=w) == pytest.approx(
+        1 - np.sum(w * (t == p)) / np.sum(w)
+    )
+
+
+# ---------------------------------------------------------------- QWK
+
+
+@given(labelled_pairs())
+def test_qwk_matches_sklearn_cohen_kappa(data):
+    """Check that QWK equals scikit-learn's quadratic cohen_kappa_score with the same labels."""
+    k, names, t, p, w = data
+    yt = np.array(names)[t]
+    yp = np.array(names)[p]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = cohen_kappa_score(yt, yp, labels=names, weights="quadratic")
+        expected_w = cohen_kappa_score(
+            yt, yp, labels=names, weights="quadratic", sample_weight=w
+        )
+        got = quadratic_weighted_kappa(yt, yp, labels=names)
+        got_w = quadratic_weighted_kappa(yt, yp, labels=names, sample_weight=w)
+    if np.isnan(expected):
+        assert np.isnan(got)
+    else:
+        assert got == pytest.approx(expected, abs=1e-12)
+    if np.isnan(expected_w):
+        assert np.isnan(got_w)
+    else:
+        assert got_w == pytest.approx(expected_w, abs=1e-12)
+
+
+def test_qwk_absent_class_changes_scale_like_sklearn():
+    """Check that listing a class absent from the data changes QWK exactly as in scikit-learn."""
+    t = [1, 1, 2, 4, 4, 5]
+    p = [1, 2, 2, 4, 5, 5]
+    full = quadratic_weighted_kappa(t, p, labels=[1, 2, 3, 4, 5])
+    assert full == pytest.approx(
+        cohen_kappa_score(t, p, labels=[1, 2, 3, 4, 5], weights="quadratic")
+    )
+    present = quadratic_weighted_kappa(t, p)
+    assert present == pytest.approx(cohen_kappa_score(t, p, weights="quadratic"))
+    assert full != pytest.approx(present)
+
+
+def test_qwk_perfect_and_reversed():
+    """Check that QWK is 1 for perfect agreement and -1 for a fully reversed two-class rating."""
+    assert quadratic_weighted_kappa([1, 2, 3], [1, 2, 3]) == 1.0
+    assert quadratic_weighted_kappa([1, 1, 2, 2], [2, 2, 1, 1]) == pytest.approx(-1.0)
+
+
+def test_qwk_undefined_warns_and_can_be_replaced():
+    """Check that QWK warns and returns NaN (or the replacement) when both raters use one class."""
+    with pytest.warns(UndefinedMetricWarning, match="undefined"):
+        assert np.isnan(quadratic_weighted_kappa([2, 2], [2, 2], labels=[1, 2, 3]))
+    with pytest.warns(UndefinedMetricWarning):
+        assert quadratic_weighted_kappa([2, 2], [2, 2], replace_undefined_by=1.0) == 1.0
+
+
+# ---------------------------------------------------------------- RPS
+
+
+@given(
+    st.integers(2, 6).flatmap(
+        lambda k: st.tuples(
+            st.just(k),
+            st.lists(
+                st.tuples(
+                    st.integers(0, k - 1),
+                    st.lists(st.floats(0.0, 1.0), min_size=k, max_size=k),
+                ),
+                min_size=1,
+                max_size=20,
+            ),
+        )
+    )
+)
+def test_rps_matches_brute_force_loop(data):
+    """Check that RPS equals a brute-force double loop over samples and cumulative classes."""
+    k, rows = data
+    names = NAMES[:k]
+    t = [names[c] for c, _ in rows]
+    raw = np.array([r for _, r in rows]) + 1e-3
+    proba = raw / raw.sum(axis=1, keepdims=True)
+    expected = _brute_rps(t, proba, names)
+    assert ranked_probability_score(t, proba, labels=names) == pytest.approx(expected)
+    assert ranked_probability_score(t, proba, labels=names, normalize=True) == pytest.approx(
+        expected / (k - 1)
+    )
+
+
+def test_rps_known_cases():
+    """Check that a perfect forecast scores 0 and a one-hot forecast d classes off scores d."""
+    labels = [1, 2, 3, 4, 5]
+    eye = np.eye(5)
+    assert ranked_probability_score([1, 3, 5], eye[[0, 2, 4]], labels=labels) == 0.0
+    assert ranked_probability_score([2], eye[[2]], labels=labels) == 1.0
+    assert ranked_probability_score([2], eye[[0]], labels=labels) == 1.0
+    assert ranked_probability_score([1], eye[[4]], labels=labels) == 4.0
+    assert ranked_probability_score([1], eye[[4]], labels=labels, normalize=True) == 1.0
+    # Uniform forecast over 3 classes, truth the middle: (1/3)^2 + (2/3 - 1)^2 = 2/9.
+    assert ranked_probability_score([2], [[1 / 3, 1 / 3, 1 / 3]], labels=[1, 2, 3]) == pytest.approx(
+        2 / 9
+    )
+
+
+def test_rps_class_absent_from_y_true_needs_and_uses_labels():
+    """Check that RPS handles a class absent from y_true once labels names every column."""
+    proba = [[0.2, 0.3, 0.5], [0.6, 0.4, 0.0]]
+    with pytest.raises(ValueError, match="pass labels"):
+        ranked_probability_score(["a", "c"], proba)
+    got = ranked_probability_score(["a", "c"], proba, labels=["a", "b", "c"])
+    assert got == pytest.approx(_brute_rps(["a", "c"], proba, ["a", "b", "c"]))
+
+
+def test_rps_follows_label_order_not_sorted_order():
+    """Check that proba columns are read in the order of labels, lowest class first."""
+    labels = ["low", "mid", "high"]
+    # All mass on "high" (third column), truth "high": perfect.
+    assert ranked_probability_score(["high"], [[0, 0, 1]], labels=labels) == 0.0
+    assert ranked_probability_score(["low"], [[0, 0, 1]], labels=labels) == 2.0
+
+
+def test_rps_integer_weights_equal_repetition():
+    """Check that integer sample weights give the same RPS as repeating the samples."""
+    rng = np.random.default_rng(3)
+    t = rng.integers(1, 5, size=20)
+    proba = rng.dirichlet(np.ones(4), size=20)
+    w = rng.integers(1, 4, size=20)
+    labels = [1, 2, 3, 4]
+    assert ranked_probability_score(t, proba, labels=labels, sample_weight=w) == pytest.approx(
+        ranked_probability_score(np.repeat(t, w), np.repeat(proba, w, axis=0), labels=labels)
+    )
+
+
+def test_rps_single_class_is_zero():
+    """Check that with one class there is no cumulative term and RPS is 0."""
+    assert ranked_probability_score(["x", "x"], [[1.0], [1.0]]) == 0.0
+    assert ranked_probability_score(["x"], [[1.0]], normalize=True) == 0.0
+
+
+# ---------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize(
+    "metric", [mean_absolute_error, mean_zero_one_error, quadratic_weighted_kappa]
+)
+def test_pair_metrics_reject_bad_input(metric):
+    """Check that the label-pair metrics raise ValueError naming the faulty argument."""
+    with pytest.raises(ValueError, match="y_true and y_pred have different lengths"):
+        metric([1, 2, 3], [1, 2])
+    with pytest.raises(ValueError, match="y_pred contains labels that are not in labels"):
+        metric([1, 2], [1, 7], labels=[1, 2, 3])
+    with pytest.raises(ValueError, match="y_true contains labels that are not in labels"):
+        metric(["a", "z"], ["a", "b"], labels=["a", "b"])
+    with pytest.raises(ValueError, match="y_true contains NaN"):
+        metric([1.0, np.nan], [1.0, 2.0])
+    with pytest.raises(ValueError, match="y_pred contains missing values"):
+        metric(["a", "b"], np.array(["a", None], dtype=object), labels=["a", "b"])
+    with pytest.raises(ValueError, match="labels must not contain duplicates"):
+        metric([1, 2], [1, 2], labels=[1, 2, 2])
+    with pytest.raises(ValueError, match="y_true is empty"):
+        metric([], [])
+    with pytest.raises(ValueError, match="y_true must be 1-dimensional"):
+        metric([[1, 2], [2, 1]], [1, 2])
+    with pytest.raises(ValueError, match="sample_weight has 1 entries"):
+        metric([1, 2], [1, 2], sample_weight=[1.0])
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        metric([1, 2], [1, 2], sample_weight=[1.0, -1.0])
+    with pytest.raises(ValueError, match="sample_weight contains NaN"):
+        metric([1, 2], [1, 2], sample_weight=[1.0, np.nan])
+    with pytest.raises(ValueError, match="sample_weight must have a positive sum"):
+        metric([1, 2], [1, 2], sample_weight=[0.0, 0.0])
+
+
+def test_rps_rejects_bad_input():
+    """Check that RPS raises ValueError naming proba, y_true, labels or normalize."""
+    good = [[0.5, 0.5], [0.1, 0.9]]
+    with pytest.raises(ValueError, match="proba must be 2-dimensional"):
+        ranked_probability_score([1, 2], [0.5, 0.5])
+    with pytest.raises(ValueError, match="y_true and proba have different lengths"):
+        ranked_probability_score([1, 2, 2], good)
+    with pytest.raises(ValueError, match="proba has 2 columns but labels has 3 entries"):
+        ranked_probability_score([1, 2], good, labels=[1, 2, 3])
+    with pytest.raises(ValueError, match="proba rows must sum to 1; row 1"):
+        ranked_probability_score([1, 2], [[0.5, 0.5], [0.5, 0.6]])
+    with pytest.raises(ValueError, match="proba contains NaN"):
+        ranked_probability_score([1, 2], [[0.5, 0.5], [np.nan, 1.0]])
+    with pytest.raises(ValueError, match="proba contains negative values"):
+        ranked_probability_score([1, 2], [[0.5, 0.5], [-0.5, 1.5]])
+    with pytest.raises(ValueError, match="y_true contains labels that are not in labels"):
+        ranked_probability_score([1, 3], good, labels=[1, 2])
+    with pytest.raises(ValueError, match="y_true contains NaN"):
+        ranked_probability_score([1.0, np.nan], good)
+    with pytest.raises(ValueError, match="normalize must be a bool"):
+        ranked_probability_score([1, 2], good, normalize="yes")
+    with pytest.raises(ValueError, match="proba must contain numbers"):
+        ranked_probability_score([1, 2], [["a", "b"], ["c", "d"]])
