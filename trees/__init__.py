@@ -1,5 +1,22 @@
-"""Ordinal decision trees: splitting criteria for ordered classes and leaf boxes."""
+"""Ordinal decision trees: splitting criteria for ordered classes and leaf boxes.
 
+Public API: :class:`OrdinalTreeClassifier` (alias ``OrdinalDecisionTreeClassifier``),
+:data:`CRITERIA`, :func:`leaf_boxes` / :class:`LeafBoxes`, the fitted structure
+:class:`OrdinalTree`, and the pure criterion functions in :mod:`trees.criteria`.
+"""
+
+from trees import criteria
 from trees._boxes import LeafBoxes, leaf_boxes
+from trees._classes import OrdinalDecisionTreeClassifier, OrdinalTreeClassifier
+from trees._grow import OrdinalTree
+from trees.criteria import CRITERIA
 
-__all__ = ["LeafBoxes", "leaf_boxes"]
+__all__ = [
+    "CRITERIA",
+    "LeafBoxes",
+    "OrdinalDecisionTreeClassifier",
+    "OrdinalTree",
+    "OrdinalTreeClassifier",
+    "criteria",
+    "leaf_boxes",
+]

@@ -62,9 +62,16 @@ def leaf_boxes(tree: Any, n_features: int | None = None) -> LeafBoxes:
     LeafBoxes
         ``(leaf_ids, lower, upper)`` with leaves in increasing node id order.
 
+    Raises
+    ------
+    TypeError
+        If ``tree`` has no tree structure (not fitted, or not a tree).
+    ValueError
+        If ``n_features`` cannot be read or is smaller than a split feature.
+
     Notes
     -----
-    One depth-first pass over the nodes: O(n_nodes * n_features) time and memory.
+    One vectorised step per tree level: O(n_nodes * n_features) time and memory.
 
     Examples
     --------
@@ -75,6 +82,10 @@ def leaf_boxes(tree: Any, n_features: int | None = None) -> LeafBoxes:
     >>> boxes = leaf_boxes(DecisionTreeClassifier(random_state=0).fit(X, y))
     >>> boxes.leaf_ids.tolist(), boxes.lower.ravel().tolist(), boxes.upper.ravel().tolist()
     ([1, 2], [-inf, 1.5], [1.5, inf])
+    >>> from trees import OrdinalTreeClassifier
+    >>> ours = OrdinalTreeClassifier().fit(X, y)
+    >>> leaf_boxes(ours).upper.ravel().tolist()
+    [1.5, inf]
     """
     structure = _tree_structure(tree)
     if n_features is None:
@@ -83,34 +94,32 @@ def leaf_boxes(tree: Any, n_features: int | None = None) -> LeafBoxes:
             n_features = getattr(structure, "n_features", None)
         if n_features is None:
             raise ValueError("n_features could not be read from the tree; pass it explicitly")
-    left = np.asarray(structure.children_left)
-    right = np.asarray(structure.children_right)
-    feature = np.asarray(structure.feature)
+    left = np.asarray(structure.children_left, dtype=np.intp)
+    right = np.asarray(structure.children_right, dtype=np.intp)
+    feature = np.asarray(structure.feature, dtype=np.intp)
     threshold = np.asarray(structure.threshold, dtype=np.float64)
     n_nodes = left.shape[0]
+    if n_nodes and feature[left != -1].max(initial=-1) >= n_features:
+        raise ValueError(f"the tree splits on feature {feature.max()} but n_features={n_features}")
 
     lower = np.full((n_nodes, n_features), -np.inf)
     upper = np.full((n_nodes, n_features), np.inf)
-    # Node ids are assigned in depth-first pre-order, so every parent precedes its
-    # children; visiting ids in increasing order is therefore a valid top-down pass.
-    order = np.arange(n_nodes) if np.all((left == -1) | (left > np.arange(n_nodes))) else None
-    if order is None:  # pragma: no cover - defensive, for foreign structures
-        order, stack = [], [0]
-        while stack:
-            node = stack.pop()
-            order.append(node)
-            if left[node] != -1:
-                stack.extend((right[node], left[node]))
-    for node in order:
-        l, r = left[node], right[node]
-        if l == -1:
-            continue
-        f, t = feature[node], threshold[node]
-        lower[l] = lower[node]
-        upper[l] = upper[node]
-        upper[l, f] = min(upper[node, f], t)
-        lower[r] = lower[node]
-        upper[r] = upper[node]
-        lower[r, f] = max(lower[node, f], t)
+    # One numpy step per level, whatever the id order (breadth-first for our
+    # trees, depth-first pre-order for scikit-learn's): children inherit the
+    # parent's box and tighten it on the split feature.
+    level = np.array([0], dtype=np.intp) if n_nodes else np.zeros(0, dtype=np.intp)
+    while level.size:
+        level = level[left[level] != -1]
+        if not level.size:
+            break
+        f, t = feature[level], threshold[level]
+        lc, rc = left[level], right[level]
+        lower[lc] = lower[level]
+        upper[lc] = upper[level]
+        upper[lc, f] = np.minimum(upper[level, f], t)
+        lower[rc] = lower[level]
+        upper[rc] = upper[level]
+        lower[rc, f] = np.maximum(lower[level, f], t)
+        level = np.concatenate((lc, rc))
     leaves = np.flatnonzero(left == -1).astype(np.intp)
     return LeafBoxes(leaves, lower[leaves], upper[leaves])

@@ -1,0 +1,382 @@
+"""The ordinal decision tree classifier."""
+
+from __future__ import annotations
+
+import logging
+from math import ceil
+from numbers import Integral, Real
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from trees._grow import OrdinalTree, grow_tree
+from trees.criteria import _CRITERIA
+
+__all__ = ["OrdinalTreeClassifier", "OrdinalDecisionTreeClassifier"]
+
+logger = logging.getLogger(__name__)
+
+
+def _leaf_labels(value: NDArray[np.float64], how: str) -> NDArray[np.intp]:
+    """Class index of every node: weighted lower median or lowest mode of its counts."""
+    if how == "mode":
+        return np.argmax(value, axis=1).astype(np.intp)
+    total = value.sum(axis=1, keepdims=True)
+    # A relative tolerance keeps exact halves (e.g. weights 0.1 + 0.2 vs 0.3) on the lower class.
+    reached = np.cumsum(value, axis=1) >= 0.5 * total * (1.0 - 1e-12)
+    return np.argmax(reached, axis=1).astype(np.intp)
+
+
+class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
+    """A decision tree for ordered classes with ordinal splitting criteria.
+
+    The classes are ordered: by default ``classes_`` is ``np.unique(y)`` and its
+    sorted order *is* the ordinal order; pass ``classes`` for another order
+    (e.g. string labels ``["low", "mid", "high"]``). The tree is grown
+    breadth-first, all nodes of a level at once, in pure numpy, and every leaf
+    predicts the median of its class distribution by default.
+
+    Parameters
+    ----------
+    criterion : {"gini", "entropy", "ogini", "wig", "ranking"}, default="ogini"
+        Splitting criterion (DESIGN.md section 3, :data:`trees.CRITERIA`).
+    max_depth : int, default=None
+        Maximum depth; ``None`` grows until the leaves are pure or too small.
+    min_samples_split : int or float, default=2
+        Minimum number of rows (with positive weight) to split a node; a float
+        is a fraction of those rows (rounded up).
+    min_samples_leaf : int or float, default=1
+        Minimum number of rows (with positive weight) in each child; a float is
+        a fraction of those rows (rounded up).
+    max_features : int, float, {"sqrt", "log2"} or None, default=None
+        Number of features drawn at random for each node (a float is a fraction
+        of the features). Features with no candidate split in the node are
+        skipped and do not count, as in scikit-learn.
+    min_impurity_decrease : float, default=0.0
+        A node is split only if ``N_t / N * gain >= min_impurity_decrease``
+        (weights, as in scikit-learn; for ``ranking`` the gain is in count units).
+    leaf_label : {"median", "mode"}, default="median"
+        Label of a leaf: the weighted lower median of its class counts (the
+        lowest class whose cumulative share reaches 0.5; minimises the absolute
+        error) or the mode (lowest class on ties).
+    wig_power : float, default=1.0
+        Exponent ``a`` of the weights of the ``wig`` criterion.
+    classes : array-like of shape (n_classes,), default=None
+        Explicit ordinal order of the labels. It may contain labels absent from
+        ``y`` (all trees of an ensemble then share the same columns) but must
+        contain every label of ``y``.
+    random_state : int, RandomState instance or None, default=None
+        Draws the feature subsets of ``max_features``; fixes the tree for a
+        given seed.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The labels in their ordinal order.
+    n_classes_ : int
+        Number of classes.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` has string column names.
+    tree_ : trees.OrdinalTree
+        The fitted structure (``children_left``, ``children_right``,
+        ``feature``, ``threshold``, ``value`` (weighted class counts),
+        ``n_node_samples``, ``weighted_n_node_samples``, ``impurity``,
+        ``node_count``, ``max_depth``, ``n_features``), breadth-first node ids.
+    leaf_label_ : ndarray of shape (node_count,)
+        The class index each node would predict (used at the leaves).
+    max_features_ : int
+        The resolved number of features drawn per node.
+
+    Notes
+    -----
+    Split search: per level, the per-feature presorted orders are grouped by
+    node; cumulative weighted class counts give every candidate's left and right
+    counts, and each criterion scores them all at once in O(K). Candidates lie
+    between distinct consecutive values (threshold at the midpoint) and respect
+    ``min_samples_leaf``; ties go to the lowest feature, then the lowest
+    threshold. Fit costs O(p n log n) for the presort plus O(p n K) per level;
+    ``apply``/``predict`` cost O(n depth). Rows with zero weight are ignored.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from trees import OrdinalTreeClassifier
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
+    >>> y = np.array([1, 1, 2, 2, 3, 3])
+    >>> clf = OrdinalTreeClassifier(max_depth=2).fit(X, y)
+    >>> clf.predict([[0.5], [2.5], [4.5]]).tolist()
+    [1, 2, 3]
+    >>> clf.get_n_leaves(), clf.get_depth()
+    (3, 2)
+    """
+
+    _parameter_constraints: dict = {
+        "criterion": [StrOptions(set(_CRITERIA))],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_split": [
+            Interval(Integral, 2, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+        ],
+        "min_samples_leaf": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="neither"),
+        ],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
+        "leaf_label": [StrOptions({"median", "mode"})],
+        "wig_power": [Interval(Real, 0.0, None, closed="neither")],
+        "classes": ["array-like", None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        criterion: str = "ogini",
+        max_depth: int | None = None,
+        min_samples_split: int | float = 2,
+        min_samples_leaf: int | float = 1,
+        max_features: int | float | str | None = None,
+        min_impurity_decrease: float = 0.0,
+        leaf_label: str = "median",
+        wig_power: float = 1.0,
+        classes: ArrayLike | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.min_impurity_decrease = min_impurity_decrease
+        self.leaf_label = leaf_label
+        self.wig_power = wig_power
+        self.classes = classes
+        self.random_state = random_state
+
+    def _encode_y(self, y: NDArray) -> NDArray[np.intp]:
+        """Set ``classes_`` and return the class index of every label."""
+        if self.classes is None:
+            self.classes_, y_idx = np.unique(y, return_inverse=True)
+            if self.classes_.shape[0] < 2:
+                raise ValueError(
+                    "OrdinalTreeClassifier needs samples of at least 2 classes in y; got 1 class "
+                    f"({self.classes_[0]!r}). Pass `classes` to fit a single-leaf tree."
+                )
+            return y_idx.astype(np.intp)
+        classes = np.asarray(self.classes)
+        if classes.ndim != 1 or classes.shape[0] < 1:
+            raise ValueError(f"classes must be a non-empty 1-d list of labels; got shape {classes.shape}")
+        try:
+            sorter = np.argsort(classes, kind="stable")
+            ordered = classes[sorter]
+            if np.any(ordered[1:] == ordered[:-1]):
+                raise ValueError("classes must not contain duplicate labels")
+            pos = np.searchsorted(ordered, y)
+            pos = np.clip(pos, 0, ordered.shape[0] - 1)
+            found = ordered[pos] == y
+        except TypeError as exc:
+            raise ValueError(f"classes and the labels of y cannot be compared: {exc}") from None
+        if not np.all(found):
+            missing = np.unique(np.asarray(y)[~found])
+            raise ValueError(f"classes is missing label(s) present in y: {missing.tolist()!r}")
+        self.classes_ = classes
+        return sorter[pos].astype(np.intp)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "OrdinalTreeClassifier":
+        """Grow the tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, finite.
+        y : array-like of shape (n_samples,)
+            Ordinal labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative finite weights (e.g. bootstrap multiplicities). Rows
+            with zero weight are ignored entirely.
+
+        Returns
+        -------
+        self : OrdinalTreeClassifier
+            The fitted tree.
+
+        Raises
+        ------
+        ValueError
+            On NaN/inf in ``X``, inconsistent lengths, a single class without
+            ``classes``, ``classes`` missing a label of ``y``, negative or
+            non-finite weights, or invalid parameters.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
+        y_idx = self._encode_y(y)
+        self.n_classes_ = int(self.classes_.shape[0])
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        keep = sample_weight > 0
+        n_pos = int(keep.sum())
+        if n_pos == 0:
+            raise ValueError("sample_weight must have at least one positive entry")
+        if not keep.all():
+            X, y_idx, sample_weight = X[keep], y_idx[keep], sample_weight[keep]
+
+        n_features = X.shape[1]
+        mf = self.max_features
+        if mf is None:
+            max_features = n_features
+        elif mf == "sqrt":
+            max_features = max(1, int(np.sqrt(n_features)))
+        elif mf == "log2":
+            max_features = max(1, int(np.log2(n_features)))
+        elif isinstance(mf, Integral):
+            if mf > n_features:
+                raise ValueError(f"max_features must be at most n_features={n_features}; got {mf}")
+            max_features = int(mf)
+        else:
+            max_features = max(1, int(mf * n_features))
+        self.max_features_ = max_features
+
+        msl = self.min_samples_leaf
+        min_samples_leaf = int(msl) if isinstance(msl, Integral) else int(ceil(msl * n_pos))
+        mss = self.min_samples_split
+        min_samples_split = int(mss) if isinstance(mss, Integral) else max(2, int(ceil(mss * n_pos)))
+
+        self.tree_: OrdinalTree = grow_tree(
+            X,
+            y_idx,
+            sample_weight,
+            self.n_classes_,
+            criterion=self.criterion,
+            max_depth=self.max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            max_features=max_features,
+            min_impurity_decrease=float(self.min_impurity_decrease),
+            wig_power=float(self.wig_power),
+            rng=check_random_state(self.random_state),
+        )
+        self.leaf_label_ = _leaf_labels(self.tree_.value, self.leaf_label)
+        total = self.tree_.value.sum(axis=1, keepdims=True)
+        self._proba = self.tree_.value / np.where(total > 0, total, 1.0)
+        logger.debug(
+            "grew a %s tree: %d nodes, %d leaves, depth %d",
+            self.criterion,
+            self.tree_.node_count,
+            self.tree_.n_leaves,
+            self.tree_.max_depth,
+        )
+        return self
+
+    def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.float64, order="C")
+
+    def apply(self, X: ArrayLike) -> NDArray[np.intp]:
+        """Return the id of the leaf each sample falls into.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite input data.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Leaf node ids, matching ``trees.leaf_boxes(self).leaf_ids``.
+
+        Examples
+        --------
+        >>> from trees import OrdinalTreeClassifier
+        >>> clf = OrdinalTreeClassifier().fit([[0.0], [1.0]], [0, 1])
+        >>> clf.apply([[0.2], [0.9]]).tolist()
+        [1, 2]
+        """
+        return self.tree_.apply(self._validate_X_predict(X))
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """Predict the leaf label (median or mode) of each sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite input data.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Members of ``classes_``.
+
+        Examples
+        --------
+        >>> from trees import OrdinalTreeClassifier
+        >>> clf = OrdinalTreeClassifier(classes=["low", "mid", "high"])
+        >>> clf.fit([[0.0], [1.0], [2.0]], ["low", "mid", "high"]).predict([[1.9]]).tolist()
+        ['high']
+        """
+        leaves = self.apply(X)
+        return self.classes_.take(self.leaf_label_.take(leaves))
+
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Class distribution of the leaf of each sample (rows sum to 1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite input data.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Weighted class shares of the training rows in each sample's leaf,
+            columns in the order of ``classes_``.
+
+        Examples
+        --------
+        >>> from trees import OrdinalTreeClassifier
+        >>> clf = OrdinalTreeClassifier(max_depth=1).fit([[0.0], [1.0], [2.0]], [0, 0, 1])
+        >>> clf.predict_proba([[0.0]]).tolist()
+        [[1.0, 0.0]]
+        """
+        leaves = self.apply(X)
+        return self._proba.take(leaves, axis=0)
+
+    def get_depth(self) -> int:
+        """Return the depth of the tree (a single leaf has depth 0).
+
+        Examples
+        --------
+        >>> from trees import OrdinalTreeClassifier
+        >>> OrdinalTreeClassifier().fit([[0.0], [1.0]], [0, 1]).get_depth()
+        1
+        """
+        check_is_fitted(self)
+        return self.tree_.max_depth
+
+    def get_n_leaves(self) -> int:
+        """Return the number of leaves.
+
+        Examples
+        --------
+        >>> from trees import OrdinalTreeClassifier
+        >>> OrdinalTreeClassifier().fit([[0.0], [1.0]], [0, 1]).get_n_leaves()
+        2
+        """
+        check_is_fitted(self)
+        return self.tree_.n_leaves
+
+
+#: Alias with the name used in STYLE.md.
+OrdinalDecisionTreeClassifier = OrdinalTreeClassifier

@@ -1,0 +1,348 @@
+"""Breadth-first tree growth in pure numpy: every node of a level is split at once.
+
+The per-feature presorted sample orders are kept grouped by node (each node a
+contiguous segment, sorted by the feature inside it). For a level, one
+cumulative sum of the weighted one-hot class matrix along each feature's order
+gives the left counts of every candidate split of every node; the criterion
+scores them all in one vectorised call, and a segment-wise maximum picks each
+node's split (lowest feature, then lowest threshold on ties). The orders of the
+next level come from a stable partition computed with cumulative counts, so no
+sort is repeated and no Python loop runs over samples or thresholds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from trees.criteria import _CRITERIA, _mass
+
+__all__ = ["OrdinalTree", "grow_tree"]
+
+_EPSILON = np.finfo(np.float64).eps
+# Bounds the (features x samples x classes) cumulative count block of one pass.
+_BLOCK_ELEMENTS = 1 << 22
+
+
+class OrdinalTree:
+    """Array structure of a fitted tree, shaped like scikit-learn's ``tree_``.
+
+    Node ids are assigned breadth-first, siblings adjacent
+    (``children_right == children_left + 1``), so a parent's id is smaller
+    than its children's ids.
+
+    Attributes
+    ----------
+    children_left, children_right : ndarray of shape (node_count,)
+        Child ids, ``-1`` at leaves. ``x[feature] <= threshold`` goes left.
+    feature : ndarray of shape (node_count,)
+        Split feature, ``-2`` at leaves.
+    threshold : ndarray of shape (node_count,)
+        Split threshold, ``-2.0`` at leaves.
+    value : ndarray of shape (node_count, n_classes)
+        Weighted class counts of the training rows in each node.
+    n_node_samples : ndarray of shape (node_count,)
+        Number of training rows with positive weight in each node.
+    weighted_n_node_samples : ndarray of shape (node_count,)
+        Sum of their weights.
+    impurity : ndarray of shape (node_count,)
+        The node's impurity under the tree's criterion.
+    depth : ndarray of shape (node_count,)
+        Depth of every node (root 0).
+    node_count, max_depth, n_features, n_classes, n_leaves : int
+        Sizes of the tree.
+    """
+
+    def __init__(self, *, children_left, feature, threshold, value, n_node_samples, impurity, depth, n_features):
+        self.children_left = np.asarray(children_left, dtype=np.intp)
+        self.children_right = np.where(self.children_left == -1, -1, self.children_left + 1).astype(np.intp)
+        self.feature = np.asarray(feature, dtype=np.intp)
+        self.threshold = np.asarray(threshold, dtype=np.float64)
+        self.value = np.asarray(value, dtype=np.float64)
+        self.n_node_samples = np.asarray(n_node_samples, dtype=np.intp)
+        self.weighted_n_node_samples = self.value.sum(axis=1)
+        self.impurity = np.asarray(impurity, dtype=np.float64)
+        self.depth = np.asarray(depth, dtype=np.intp)
+        self.node_count = int(self.children_left.shape[0])
+        self.max_depth = int(self.depth.max())
+        self.n_features = int(n_features)
+        self.n_classes = int(self.value.shape[1])
+        is_leaf = self.children_left == -1
+        self.n_leaves = int(is_leaf.sum())
+        # Traversal tables: a leaf points to itself and never goes right (x > inf is false).
+        ids = np.arange(self.node_count, dtype=np.intp)
+        self._next = np.where(is_leaf, ids, self.children_left)
+        self._feat = np.where(is_leaf, 0, self.feature)
+        self._thr = np.where(is_leaf, np.inf, self.threshold)
+
+    def apply(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
+        """Leaf id of every row of a validated float64 matrix.
+
+        All rows advance one level per numpy step: O(n_samples * max_depth).
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        n, d = X.shape
+        node = np.zeros(n, dtype=np.intp)
+        if self.max_depth == 0 or n == 0:
+            return node
+        flat = X.ravel()
+        base = np.arange(0, n * d, d, dtype=np.intp)
+        nxt, feat, thr = self._next, self._feat, self._thr
+        # Compact the active rows every few levels: deep unbalanced trees would
+        # otherwise drag every finished row through every remaining level.
+        active = np.arange(n, dtype=np.intp)
+        cur = node
+        rows_base = base
+        for level in range(self.max_depth):
+            x = flat.take(rows_base + feat.take(cur))
+            cur = nxt.take(cur) + (x > thr.take(cur))
+            if level % 4 == 3 and level + 1 < self.max_depth:
+                node[active] = cur
+                keep = self.children_left.take(cur) != -1
+                if not keep.all():
+                    active = active[keep]
+                    cur = cur[keep]
+                    rows_base = rows_base[keep]
+                    if active.size == 0:
+                        return node
+        node[active] = cur
+        return node
+
+
+class _Store:
+    """Growable per-node arrays (capacity doubles)."""
+
+    def __init__(self, capacity: int, n_classes: int):
+        self.size = 0
+        self.left = np.full(capacity, -1, dtype=np.intp)
+        self.feature = np.full(capacity, -2, dtype=np.intp)
+        self.threshold = np.full(capacity, -2.0)
+        self.value = np.zeros((capacity, n_classes))
+        self.n_samples = np.zeros(capacity, dtype=np.intp)
+        self.depth = np.zeros(capacity, dtype=np.intp)
+
+    def add(self, value: NDArray, n_samples: NDArray, depth: NDArray) -> NDArray[np.intp]:
+        k = value.shape[0]
+        need = self.size + k
+        if need > self.left.shape[0]:
+            cap = max(need, 2 * self.left.shape[0])
+            for name, fill in (("left", -1), ("feature", -2), ("threshold", -2.0), ("n_samples", 0), ("depth", 0)):
+                old = getattr(self, name)
+                new = np.full(cap, fill, dtype=old.dtype)
+                new[: self.size] = old[: self.size]
+                setattr(self, name, new)
+            new_value = np.zeros((cap, self.value.shape[1]))
+            new_value[: self.size] = self.value[: self.size]
+            self.value = new_value
+        ids = np.arange(self.size, need, dtype=np.intp)
+        self.value[ids] = value
+        self.n_samples[ids] = n_samples
+        self.depth[ids] = depth
+        self.size = need
+        return ids
+
+
+def _segment_rank(flags: NDArray[np.bool_], seg_of_pos: NDArray[np.intp], seg_start: NDArray[np.intp]) -> NDArray:
+    """0-based rank of each position among earlier positions of its segment with the same flag."""
+    m = flags.shape[-1]
+    c_true = np.cumsum(flags, axis=-1)
+    c_false = np.arange(1, m + 1) - c_true
+    before = seg_start - 1
+    off_true = np.zeros(flags.shape[:-1] + (seg_start.shape[0],), dtype=c_true.dtype)
+    off_false = np.zeros_like(off_true)
+    has = before >= 0
+    off_true[..., has] = c_true[..., before[has]]
+    off_false[..., has] = c_false[..., before[has]]
+    return np.where(flags, c_true - off_true[..., seg_of_pos], c_false - off_false[..., seg_of_pos]) - 1
+
+
+def grow_tree(
+    X: NDArray[np.float64],
+    y: NDArray[np.intp],
+    sample_weight: NDArray[np.float64],
+    n_classes: int,
+    *,
+    criterion: str,
+    max_depth: int | None,
+    min_samples_split: int,
+    min_samples_leaf: int,
+    max_features: int,
+    min_impurity_decrease: float,
+    wig_power: float,
+    rng: np.random.RandomState,
+) -> OrdinalTree:
+    """Grow a tree on rows with positive weight (validated inputs).
+
+    ``y`` holds class indices 0..n_classes-1 and ``sample_weight`` is positive.
+    Returns the fitted :class:`OrdinalTree`. Time per level is
+    O(n_features * n_active * K) plus the criterion's O(K) per candidate; the
+    initial presort costs O(n_features * n log n).
+    """
+    crit = _CRITERIA[criterion]
+    n, d = X.shape
+    K = n_classes
+    power = float(wig_power)
+    depth_limit = np.iinfo(np.intp).max if max_depth is None else int(max_depth)
+    min_split = max(int(min_samples_split), 2 * int(min_samples_leaf))
+    msl = int(min_samples_leaf)
+    total_w = float(sample_weight.sum())
+
+    Yw = np.zeros((n, K))
+    Yw[np.arange(n), y] = sample_weight
+    XT = np.ascontiguousarray(X.T)
+    order = np.argsort(XT, axis=1, kind="stable")
+
+    store = _Store(min(2 * n, 1024), K)
+    root_value = np.bincount(y, weights=sample_weight, minlength=K)[None, :]
+    root = store.add(root_value, np.array([n]), np.array([0]))
+
+    def continues(value, n_samples, depth):
+        return (depth < depth_limit) & (n_samples >= min_split) & ((value > 0).sum(axis=1) > 1)
+
+    if continues(root_value, np.array([n]), np.array([0]))[0]:
+        frontier = root
+        seg = np.array([0, n], dtype=np.intp)
+    else:
+        frontier = np.zeros(0, dtype=np.intp)
+        seg = np.array([0], dtype=np.intp)
+
+    go_right = np.zeros(n, dtype=bool)
+    child_slot = np.full(n, -1, dtype=np.intp)
+    while frontier.size:
+        nf = frontier.size
+        m = int(seg[-1])
+        starts = seg[:-1]
+        sizes = np.diff(seg)
+        seg_of_pos = np.repeat(np.arange(nf, dtype=np.intp), sizes)
+        pos = np.arange(m, dtype=np.intp)
+        n_left = pos - starts[seg_of_pos] + 1
+        base_valid = (n_left >= msl) & (sizes[seg_of_pos] - n_left >= msl)
+
+        vals = np.take_along_axis(XT, order, axis=1)
+        valid = np.zeros((d, m), dtype=bool)
+        np.less(vals[:, :-1], vals[:, 1:], out=valid[:, :-1])
+        valid &= base_valid
+
+        if max_features < d:
+            # Like scikit-learn, features without any candidate in the node are
+            # skipped and do not count towards max_features.
+            has = np.logical_or.reduceat(valid, starts, axis=1).T  # (nf, d)
+            keys = rng.random_sample((nf, d))
+            keys[~has] = 2.0
+            kth = np.partition(keys, max_features - 1, axis=1)[:, max_features - 1]
+            chosen = (keys <= kth[:, None]) & has
+            valid &= chosen.T[:, seg_of_pos]
+
+        parent_value = store.value[frontier]
+        parent_present = parent_value > 0 if crit.uses_parent_classes else None
+        parent_mass = _mass(crit, parent_value, parent_present, power)
+        parent_w = parent_value.sum(axis=1)
+
+        best_gain = np.full(nf, -np.inf)
+        best_feat = np.full(nf, -1, dtype=np.intp)
+        best_pos = np.full(nf, -1, dtype=np.intp)
+        block = max(1, _BLOCK_ELEMENTS // max(1, m * K))
+        for f0 in range(0, d, block):
+            f1 = min(d, f0 + block)
+            fv, pv = np.nonzero(valid[f0:f1])
+            if fv.size == 0:
+                continue
+            cum = np.cumsum(Yw[order[f0:f1]], axis=1)  # (c, m, K)
+            cand_seg = seg_of_pos[pv]
+            left = cum[fv, pv]
+            has_off = starts[cand_seg] > 0
+            left[has_off] -= cum[fv[has_off], starts[cand_seg[has_off]] - 1]
+            np.maximum(left, 0.0, out=left)
+            right = parent_value[cand_seg] - left
+            np.maximum(right, 0.0, out=right)
+            present = None if parent_present is None else parent_present[cand_seg]
+            gain = parent_mass[cand_seg] - _mass(crit, left, present, power) - _mass(crit, right, present, power)
+            if crit.weighted:
+                gain /= parent_w[cand_seg]
+            G = np.full((f1 - f0, m), -np.inf)
+            G[fv, pv] = gain
+            node_max = np.maximum.reduceat(G, starts, axis=1)  # (c, nf)
+            feat_c = np.argmax(node_max, axis=0)
+            gain_c = node_max[feat_c, np.arange(nf)]
+            better = gain_c > best_gain  # strict: an earlier feature keeps ties
+            if not better.any():
+                continue
+            hit = G[feat_c[seg_of_pos], pos] == gain_c[seg_of_pos]
+            first = np.minimum.reduceat(np.where(hit, pos, m), starts)
+            best_gain[better] = gain_c[better]
+            best_feat[better] = feat_c[better] + f0
+            best_pos[better] = first[better]
+
+        weighted_gain = parent_w / total_w * best_gain
+        split = np.isfinite(best_gain) & (weighted_gain + _EPSILON >= min_impurity_decrease)
+        split_nodes = frontier[split]
+        if split_nodes.size == 0:
+            break
+        sf = best_feat[split]
+        sp = best_pos[split]
+        a = vals[sf, sp]
+        b = vals[sf, sp + 1]
+        thr = a / 2.0 + b / 2.0
+        bad = (thr == b) | ~np.isfinite(thr)
+        thr[bad] = a[bad]
+        store.feature[split_nodes] = sf
+        store.threshold[split_nodes] = thr
+
+        # Side of every active row, read in the first feature's order.
+        rows = order[0]
+        slot_of_seg = np.full(nf, -1, dtype=np.intp)
+        slot_of_seg[split] = np.arange(split_nodes.size)
+        row_slot = slot_of_seg[seg_of_pos]
+        in_split = row_slot >= 0
+        r_rows = rows[in_split]
+        r_slot = row_slot[in_split]
+        right_side = XT[sf[r_slot], r_rows] > thr[r_slot]
+        go_right[r_rows] = right_side
+        child = 2 * r_slot + right_side
+        n_child = 2 * split_nodes.size
+        child_value = np.bincount(child * K + y[r_rows], weights=sample_weight[r_rows], minlength=n_child * K)
+        child_value = child_value.reshape(n_child, K)
+        child_n = np.bincount(child, minlength=n_child)
+        child_depth = np.repeat(store.depth[split_nodes] + 1, 2)
+        child_ids = store.add(child_value, child_n, child_depth)
+        store.left[split_nodes] = child_ids[0::2]
+
+        cont = continues(child_value, child_n, child_depth)
+        new_slot = np.full(n_child, -1, dtype=np.intp)
+        new_slot[cont] = np.arange(int(cont.sum()))
+        child_slot[rows] = -1
+        child_slot[r_rows] = new_slot[child]
+        frontier = child_ids[cont]
+        new_sizes = child_n[cont]
+        seg = np.concatenate(([0], np.cumsum(new_sizes))).astype(np.intp)
+        if frontier.size == 0:
+            break
+
+        # Stable partition of every feature's order into the continuing children.
+        key = child_slot[order]  # (d, m)
+        keep = key >= 0
+        rank = _segment_rank(go_right[order], seg_of_pos, starts)
+        dest = seg[:-1][np.where(keep, key, 0)] + rank
+        m_new = int(seg[-1])
+        new_order = np.empty((d, m_new), dtype=np.intp)
+        row_base = (np.arange(d, dtype=np.intp) * m_new)[:, None]
+        new_order.ravel()[(row_base + dest)[keep]] = order[keep]
+        order = new_order
+
+    size = store.size
+    value = store.value[:size]
+    present = value > 0
+    node_impurity = _mass(crit, value, present, power)
+    if crit.weighted:
+        w = value.sum(axis=1)
+        node_impurity = np.divide(node_impurity, w, out=np.zeros_like(node_impurity), where=w > 0)
+    return OrdinalTree(
+        children_left=store.left[:size],
+        feature=store.feature[:size],
+        threshold=store.threshold[:size],
+        value=value,
+        n_node_samples=store.n_samples[:size],
+        impurity=node_impurity,
+        depth=store.depth[:size],
+        n_features=d,
+    )

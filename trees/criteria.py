@@ -1,0 +1,227 @@
+"""Splitting criteria for ordered classes (DESIGN.md section 3).
+
+Every criterion is a function of a node's (weighted) class counts, vectorised
+over any number of leading axes so that all candidate splits of a node, of all
+features, of all nodes of a tree level are scored in one pass.
+
+Internally each criterion is written as its *mass-weighted* impurity
+``n * I(T)`` (or ``I(T)`` itself for ``ranking``, which is not weighted), so a
+split score is always ``[nI(parent) - nI(left) - nI(right)] / n`` (respectively
+``I(parent) - I(left) - I(right)``). The registry ``_CRITERIA`` dispatches the
+names; :data:`trees.CRITERIA` is built from it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import xlogy
+
+__all__ = ["CRITERIA", "impurity", "split_gain"]
+
+_LOG2 = np.log(2.0)
+
+
+def _mass_gini(counts: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
+    # n * (1 - sum p_k^2) = n - sum n_k^2 / n
+    sq = np.einsum("...k,...k->...", counts, counts)
+    return n - np.divide(sq, n, out=np.zeros_like(sq), where=n > 0)
+
+
+def _mass_entropy(counts: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
+    # n * H = n log2 n - sum n_k log2 n_k  (0 log 0 = 0)
+    return (xlogy(n, n) - xlogy(counts, counts).sum(axis=-1)) / _LOG2
+
+
+def _mass_ogini(counts: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
+    # n * sum_k F_k (1 - F_k) = sum_k C_k - sum_k C_k^2 / n; F_K = 1 contributes 0.
+    cum = np.cumsum(counts[..., :-1], axis=-1)
+    sq = np.einsum("...k,...k->...", cum, cum)
+    return cum.sum(axis=-1) - np.divide(sq, n, out=np.zeros_like(sq), where=n > 0)
+
+
+def _wig_weights(counts: NDArray, present: NDArray, power: float) -> NDArray:
+    """Weights ``|k - m|^a / sum_{u in present} |u - m|^a`` with m the node's mode."""
+    n_classes = counts.shape[-1]
+    mode = np.argmax(counts, axis=-1)  # first maximum: the lowest class on ties
+    dist = np.abs(np.arange(n_classes) - mode[..., None]).astype(np.float64) ** power
+    norm = np.where(present, dist, 0.0).sum(axis=-1)
+    # Only the mode present: every weight is 0 and so is the impurity.
+    return np.divide(dist, norm[..., None], out=np.zeros_like(dist), where=norm[..., None] > 0)
+
+
+def _mass_wig(counts: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
+    # n * (-sum_k w_k p_k log2 p_k) = -sum_k w_k n_k log2(n_k / n)
+    if present is None:
+        present = counts > 0
+    weights = _wig_weights(counts, present, power)
+    logs = xlogy(counts, counts) - counts * np.log(np.where(n > 0, n, 1.0))[..., None]
+    return -(weights * logs).sum(axis=-1) / _LOG2
+
+
+def _mass_ranking(counts: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
+    # sum_{i<j} (j - i) n_i n_j = sum_{k<K} C_k (n - C_k): O(K) per node.
+    cum = np.cumsum(counts[..., :-1], axis=-1)
+    return (cum * (n[..., None] - cum)).sum(axis=-1)
+
+
+class _Criterion(NamedTuple):
+    mass_impurity: Callable[[NDArray, NDArray, NDArray | None, float], NDArray]
+    weighted: bool  # children weighted by n_child / n (False: raw sum, for ranking)
+    uses_parent_classes: bool  # wig: children's weights are normalised over the parent's classes
+
+
+_CRITERIA: dict[str, _Criterion] = {
+    "gini": _Criterion(_mass_gini, True, False),
+    "entropy": _Criterion(_mass_entropy, True, False),
+    "ogini": _Criterion(_mass_ogini, True, False),
+    "wig": _Criterion(_mass_wig, True, True),
+    "ranking": _Criterion(_mass_ranking, False, False),
+}
+
+#: Names of the splitting criteria, in the order of DESIGN.md section 3.
+CRITERIA: tuple[str, ...] = tuple(_CRITERIA)
+
+
+def _get(name: str) -> _Criterion:
+    try:
+        return _CRITERIA[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"criterion must be one of {CRITERIA}; got {name!r}") from None
+
+
+def _as_counts(counts: ArrayLike, what: str) -> NDArray[np.float64]:
+    arr = np.asarray(counts, dtype=np.float64)
+    if arr.ndim == 0 or arr.shape[-1] < 1:
+        raise ValueError(f"{what} must have the classes along its last axis; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"{what} must be finite and non-negative")
+    return arr
+
+
+def _mass(crit: _Criterion, counts: NDArray, present: NDArray | None, power: float) -> NDArray:
+    return crit.mass_impurity(counts, counts.sum(axis=-1), present, power)
+
+
+def impurity(
+    name: str, counts: ArrayLike, *, wig_power: float = 1.0, present: ArrayLike | None = None
+) -> NDArray[np.float64]:
+    """Impurity of nodes given their (weighted) class counts.
+
+    Parameters
+    ----------
+    name : {"gini", "entropy", "ogini", "wig", "ranking"}
+        The criterion (see :data:`trees.CRITERIA`).
+    counts : array-like of shape (..., K)
+        Class counts n_1..n_K of each node along the last axis, classes in
+        their ordinal order.
+    wig_power : float, default=1.0
+        The exponent ``a`` of the ``wig`` weights.
+    present : array-like of bool, broadcastable to ``counts``, optional
+        For ``wig`` only: the classes over which the weights are normalised
+        (by default the classes with a positive count in each node; a split
+        uses the parent's classes for both children).
+
+    Returns
+    -------
+    ndarray of shape (...)
+        ``I(T)`` for every node; 0 for an empty node.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a known criterion or ``counts`` is negative or not
+        finite.
+
+    Notes
+    -----
+    DESIGN.md section 3: gini ``1 - sum p_k^2``; entropy ``-sum p_k log2 p_k``;
+    ogini ``sum_k F_k (1 - F_k)``; wig ``-sum_k w_k p_k log2 p_k`` with
+    ``w_k = |k - m|^a / sum_{u present} |u - m|^a`` and ``m`` the node's mode
+    (lowest on ties); ranking ``sum_{k<K} C_k (n - C_k)`` (in counts, not
+    normalised). O(K) per node.
+
+    Examples
+    --------
+    >>> from trees.criteria import impurity
+    >>> float(impurity("gini", [2, 2]))
+    0.5
+    >>> impurity("ranking", [[1, 0, 1], [1, 1, 0]]).tolist()
+    [2.0, 1.0]
+    """
+    crit = _get(name)
+    arr = _as_counts(counts, "counts")
+    mask = None if present is None else np.broadcast_to(np.asarray(present, dtype=bool), arr.shape)
+    n = arr.sum(axis=-1)
+    mass = crit.mass_impurity(arr, n, mask, float(wig_power))
+    if not crit.weighted:
+        return mass
+    return np.divide(mass, n, out=np.zeros_like(mass), where=n > 0)
+
+
+def _gain_from_mass(
+    crit: _Criterion, parent_mass: NDArray, left: NDArray, right: NDArray, present: NDArray | None, power: float
+) -> NDArray:
+    """Unnormalised score ``nI(P) - nI(L) - nI(R)``; the tree divides by n itself."""
+    return parent_mass - _mass(crit, left, present, power) - _mass(crit, right, present, power)
+
+
+def split_gain(
+    name: str, left_counts: ArrayLike, right_counts: ArrayLike, *, wig_power: float = 1.0
+) -> NDArray[np.float64]:
+    """Score of splitting a parent ``L + R`` into ``L`` and ``R`` (maximised).
+
+    Parameters
+    ----------
+    name : {"gini", "entropy", "ogini", "wig", "ranking"}
+        The criterion (see :data:`trees.CRITERIA`).
+    left_counts, right_counts : array-like of shape (..., K)
+        Class counts of the two children, vectorised over candidate splits
+        (leading axes broadcast).
+    wig_power : float, default=1.0
+        The exponent ``a`` of the ``wig`` weights.
+
+    Returns
+    -------
+    ndarray of shape (...)
+        ``I(T) - (n_L/n) I(L) - (n_R/n) I(R)`` for gini, entropy, ogini and
+        wig; ``I(T) - I(L) - I(R)`` for ranking (DESIGN.md section 3).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown, the counts are negative or not finite, or the
+        two count arrays have different numbers of classes.
+
+    Notes
+    -----
+    For ``wig`` the weights of all three nodes are normalised over the classes
+    present in the parent, and each node uses its own mode. O(K) per candidate.
+
+    Examples
+    --------
+    >>> from trees.criteria import split_gain
+    >>> round(float(split_gain("gini", [97, 3, 1, 2], [2, 85, 5, 6])), 6)
+    0.388493
+    >>> float(split_gain("ranking", [28, 20, 1, 2], [2, 5, 35, 67]))
+    11326.0
+    """
+    crit = _get(name)
+    left = _as_counts(left_counts, "left_counts")
+    right = _as_counts(right_counts, "right_counts")
+    if left.shape[-1] != right.shape[-1]:
+        raise ValueError(
+            f"left_counts and right_counts must have the same number of classes; "
+            f"got {left.shape[-1]} and {right.shape[-1]}"
+        )
+    left, right = np.broadcast_arrays(left, right)
+    parent = left + right
+    power = float(wig_power)
+    present = parent > 0 if crit.uses_parent_classes else None
+    score = _gain_from_mass(crit, _mass(crit, parent, present, power), left, right, present, power)
+    if not crit.weighted:
+        return score
+    n = parent.sum(axis=-1)
+    return np.divide(score, n, out=np.zeros_like(score), where=n > 0)
