@@ -1,0 +1,407 @@
+"""Pure numerical kernels of RankRules (Dembczyński & Kotłowski, 2009).
+
+Every function here works on integer class codes ``0..K-1`` (the ordinal order)
+and on the two per-example weight vectors of section 3.2 of the paper,
+``a_i = exp(-f(x_i))`` (the paper's ``w_i``) and ``b_i = exp(f(x_i))`` (its
+``w_i^-``). Nothing here knows about estimators, so the tests can compare each
+kernel with an independent brute-force computation over pairs.
+
+Conventions
+-----------
+* "above threshold k" means ``y > k`` in the paper's 1-based labels, i.e.
+  ``code >= k`` for ``k = 1..K-1``; the vectors below are indexed by ``k - 1``.
+* Pairs are counted as in the O(KN) decomposition of section 3.2: a pair with
+  ``y_i > y_j`` enters once per threshold separating the two labels, i.e. with
+  multiplicity ``y_i - y_j``. For ``K = 2`` this is exactly the pairwise rank
+  loss (7); for ``K > 2`` it is the sum over the ``K - 1`` bipartite ranking
+  problems ``{y <= k}`` versus ``{y > k}`` (the paper's equation (7) omits the
+  multiplicity, its fast implementation and therefore its experiments have it).
+* Impurities are written so that lower is better and the empty rule (which
+  covers every example, so that no pair is affected) scores exactly 0.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "IMPURITIES",
+    "class_threshold_sums",
+    "rank_sums",
+    "candidate_rank_sums",
+    "response_closed_form",
+    "fit_thresholds",
+    "cumulative_proba",
+]
+
+
+def class_threshold_sums(
+    codes: ArrayLike, a: ArrayLike, b: ArrayLike, covered: ArrayLike, n_classes: int
+) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Per-threshold weight sums ``W_k^+, W_k^-, W_k^{0+}, W_k^{0-}`` of section 3.2.
+
+    Parameters
+    ----------
+    codes : array-like of int, shape (n_samples,)
+        Class codes in ``0..n_classes-1``.
+    a : array-like of shape (n_samples,)
+        Weights ``exp(-f(x_i))`` (up to a common positive factor).
+    b : array-like of shape (n_samples,)
+        Weights ``exp(f(x_i))`` (up to a common positive factor).
+    covered : array-like of bool, shape (n_samples,)
+        ``Phi(x_i)``, whether the rule covers example ``i``.
+    n_classes : int
+        Number of classes ``K``.
+
+    Returns
+    -------
+    w_plus, w_minus, w0_plus, w0_minus : ndarray of shape (n_classes - 1,)
+        Entry ``k - 1`` holds, for ``k = 1..K-1``: the sum of ``a`` over covered
+        examples with ``y > k``; of ``b`` over covered examples with ``y <= k``;
+        and the same two sums over the examples not covered.
+
+    Notes
+    -----
+    RankRules paper, section 3.2. Complexity O(N + K).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> wp, wm, w0p, w0m = class_threshold_sums(
+    ...     [0, 1, 2], np.ones(3), np.ones(3), [True, False, True], 3)
+    >>> wp.tolist(), wm.tolist(), w0p.tolist(), w0m.tolist()
+    ([1.0, 1.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0])
+    """
+    codes = np.asarray(codes, dtype=np.intp)
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    covered = np.asarray(covered, dtype=bool)
+    # Per-class totals first, then cumulative over classes: O(N + K), no N x K array.
+    a_cov = np.bincount(codes, weights=np.where(covered, a, 0.0), minlength=n_classes)
+    a_unc = np.bincount(codes, weights=np.where(covered, 0.0, a), minlength=n_classes)
+    b_cov = np.bincount(codes, weights=np.where(covered, b, 0.0), minlength=n_classes)
+    b_unc = np.bincount(codes, weights=np.where(covered, 0.0, b), minlength=n_classes)
+    # "y > k" sums are suffix sums over classes k..K-1; "y <= k" prefix sums 0..k-1.
+    w_plus = np.cumsum(a_cov[::-1])[::-1][1:]
+    w0_plus = np.cumsum(a_unc[::-1])[::-1][1:]
+    w_minus = np.cumsum(b_cov)[:-1]
+    w0_minus = np.cumsum(b_unc)[:-1]
+    return w_plus, w_minus, w0_plus, w0_minus
+
+
+def rank_sums(
+    codes: ArrayLike, a: ArrayLike, b: ArrayLike, covered: ArrayLike, n_classes: int
+) -> tuple[float, float, float]:
+    """Weights ``W_>``, ``W_<`` and ``W`` of the pairs affected by a rule, in O(KN).
+
+    Parameters
+    ----------
+    codes, a, b, covered, n_classes
+        As in :func:`class_threshold_sums`.
+
+    Returns
+    -------
+    w_gt : float
+        ``W_> = sum_k W_k^+ W_k^{0-}``: weight of the pairs ``y_i > y_j`` with
+        ``x_i`` covered and ``x_j`` not (the rule ranks them correctly when
+        ``alpha > 0``).
+    w_lt : float
+        ``W_< = sum_k W_k^- W_k^{0+}``: pairs with ``x_j`` covered and ``x_i`` not.
+    w_total : float
+        ``W``, the weight of all pairs, ``sum_k (W_k^+ + W_k^{0+})(W_k^- + W_k^{0-})``.
+
+    Notes
+    -----
+    RankRules paper, section 3.2; a pair ``y_i > y_j`` has weight
+    ``a_i b_j = exp(-(f(x_i) - f(x_j)))`` and multiplicity ``y_i - y_j`` (see the
+    module notes). Complexity O(N + K) instead of the O(N^2) of a sum over pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rank_sums([0, 1, 2], np.ones(3), np.ones(3), [False, False, True], 3)
+    (3.0, 0.0, 4.0)
+    """
+    wp, wm, w0p, w0m = class_threshold_sums(codes, a, b, covered, n_classes)
+    w_gt = float(wp @ w0m)
+    w_lt = float(wm @ w0p)
+    w_total = float((wp + w0p) @ (wm + w0m))
+    return w_gt, w_lt, w_total
+
+
+def candidate_rank_sums(
+    values: NDArray,
+    codes: NDArray,
+    a: NDArray,
+    b: NDArray,
+    total_plus: NDArray,
+    total_minus: NDArray,
+) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """``W_>`` and ``W_<`` of every candidate condition, from cumulative sums.
+
+    The examples covered by the current rule are given sorted by each attribute
+    (one row per attribute). Cutting a row after its first ``t`` examples gives
+    the candidate ``x_p <= s`` (the first ``t`` stay covered) and the candidate
+    ``x_p >= s`` (the last ``n - t`` stay covered), ``t = 1..n-1``. Moving ``t``
+    by one moves one example across the cut, so all the sums ``W_k^+, W_k^-``
+    follow from cumulative sums along the row (section 3.2 of the paper).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_attributes, n)
+        Attribute values of the covered examples, each row sorted increasingly.
+    codes : ndarray of int, shape (n_attributes, n)
+        Class codes ``0..K-1`` in the same order.
+    a, b : ndarray of shape (n_attributes, n)
+        Weights ``exp(-f)`` and ``exp(f)`` in the same order.
+    total_plus : ndarray of shape (K - 1,)
+        ``sum of a over y > k`` over the whole (sub)sample the rule is grown on,
+        covered or not.
+    total_minus : ndarray of shape (K - 1,)
+        ``sum of b over y <= k`` over the same set.
+
+    Returns
+    -------
+    w_gt, w_lt : ndarray of shape (n_attributes, 2, n - 1)
+        ``W_>`` and ``W_<`` of the rule with the candidate condition added; axis 1
+        is the direction (0: ``x_p <= s``, 1: ``x_p >= s``), axis 2 is ``t - 1``.
+    valid : ndarray of bool, shape (n_attributes, n - 1)
+        Whether a threshold exists between positions ``t - 1`` and ``t`` (the two
+        values differ).
+    thresholds : ndarray of shape (n_attributes, 2, n - 1)
+        The threshold ``s`` of each candidate: the midpoint of the two values,
+        nudged so that the condition splits the row exactly at ``t``.
+
+    Notes
+    -----
+    Complexity O(n_attributes * n * K) time and memory, with no Python loop over
+    thresholds; ``rank_sums`` applied to each candidate's covered set would cost
+    O(n_attributes * n^2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> values = np.array([[0.0, 1.0, 2.0]])
+    >>> codes = np.array([[0, 1, 2]])
+    >>> ones = np.ones((1, 3))
+    >>> w_gt, w_lt, valid, s = candidate_rank_sums(
+    ...     values, codes, ones, ones, np.array([2.0, 1.0]), np.array([1.0, 2.0]))
+    >>> w_gt[0].tolist(), w_lt[0].tolist(), s[0].tolist()
+    ([[0.0, 0.0], [3.0, 3.0]], [[3.0, 3.0], [0.0, 0.0]], [[0.5, 1.5], [0.5, 1.5]])
+    """
+    n_classes = total_plus.shape[0] + 1
+    ks = np.arange(1, n_classes)
+    # Layout (P, K-1, n) keeps the running sums along the contiguous last axis.
+    above = codes[:, None, :] >= ks[None, :, None]  # y > k
+    a_above = np.where(above, a[:, None, :], 0.0)
+    b_below = np.where(above, 0.0, b[:, None, :])
+    # Prefix sums for "x <= s" (first t examples, t = 1..n-1); suffix sums for
+    # "x >= s" are accumulated directly rather than as total - prefix, because the
+    # weights span many orders of magnitude and the difference would cancel
+    # catastrophically for small covered sets.
+    prefix = (np.cumsum(a_above[..., :-1], axis=2), np.cumsum(b_below[..., :-1], axis=2))
+    suffix = (
+        np.cumsum(a_above[..., :0:-1], axis=2)[..., ::-1],
+        np.cumsum(b_below[..., :0:-1], axis=2)[..., ::-1],
+    )
+    n_attributes, n = values.shape
+    w_gt = np.empty((n_attributes, 2, n - 1))
+    w_lt = np.empty((n_attributes, 2, n - 1))
+    for direction, (w_plus, w_minus) in enumerate((prefix, suffix)):
+        # sum_k W+_k (T-_k - W-_k) = W+ . T- - sum_k W+_k W-_k, and the cross term
+        # is shared by W> and W<.
+        cross = np.einsum("pkt,pkt->pt", w_plus, w_minus)
+        w_gt[:, direction] = np.einsum("pkt,k->pt", w_plus, total_minus) - cross
+        w_lt[:, direction] = np.einsum("pkt,k->pt", w_minus, total_plus) - cross
+    # Rounding can leave a tiny negative where one side holds all the weight.
+    np.maximum(w_gt, 0.0, out=w_gt)
+    np.maximum(w_lt, 0.0, out=w_lt)
+
+    lo = values[:, :-1]
+    hi = values[:, 1:]
+    valid = lo < hi
+    mid = lo + (hi - lo) / 2.0
+    # The midpoint of two adjacent floats can round onto either end; keep the cut
+    # exactly at t: "x <= s" must exclude hi, "x >= s" must exclude lo.
+    s_le = np.where(mid >= hi, lo, mid)
+    s_ge = np.where(mid <= lo, hi, mid)
+    thresholds = np.stack([s_le, s_ge], axis=1)
+    return w_gt, w_lt, valid, thresholds
+
+
+def _impurity_sm(w_gt, w_lt, pair_counts, beta):
+    # Eq. (10) with its sign corrected: substituting alpha of (9) into (7) gives
+    # 2 sqrt(W> W<) + W0 = W - (sqrt(W>) - sqrt(W<))^2.
+    return -np.abs(np.sqrt(w_gt) - np.sqrt(w_lt))
+
+
+def _impurity_gd(w_gt, w_lt, pair_counts, beta):
+    # Eq. (12): sum_ij Phi(x_i, x_j) w_ij = W> - W< (Theorem 2's proof uses the difference).
+    return -np.abs(w_gt - w_lt)
+
+
+def _impurity_gb(w_gt, w_lt, pair_counts, beta):
+    # Eq. (19): (12) normalised by the square root of the number of affected pairs.
+    n_affected = pair_counts[0] + pair_counts[1]
+    out = np.zeros(np.broadcast(w_gt, n_affected).shape)
+    np.divide(-np.abs(w_gt - w_lt), np.sqrt(n_affected), out=out, where=n_affected > 0)
+    return out
+
+
+def _impurity_cs(w_gt, w_lt, pair_counts, beta):
+    # Eq. (20) minimised over alpha in {-beta, beta}; W0 = W - W> - W< and the
+    # constant W is dropped so that the empty rule scores 0.
+    e_minus, e_plus = np.exp(-beta), np.exp(beta)
+    positive = e_minus * w_gt + e_plus * w_lt
+    negative = e_plus * w_gt + e_minus * w_lt
+    return np.minimum(positive, negative) - w_gt - w_lt
+
+
+IMPURITIES: dict[str, Callable] = {
+    "sm": _impurity_sm,
+    "gd": _impurity_gd,
+    "gb": _impurity_gb,
+    "cs": _impurity_cs,
+}
+"""Registry of single-rule impurities, keyed by technique name.
+
+``"sm"`` simultaneous minimisation (eq. 10), ``"gd"`` gradient descent (eq. 12),
+``"gb"`` gradient boosting (eq. 19), ``"cs"`` constant-step minimisation (eq. 20).
+Each maps ``(w_gt, w_lt, pair_counts, beta)`` to an impurity (lower is better,
+0 for the empty rule); ``pair_counts`` is the pair ``(C_>, C_<)`` of unweighted
+pair counts, used by ``"gb"`` only.
+"""
+
+
+def response_closed_form(w_gt: float, w_lt: float, eps: float) -> float:
+    """Rule response ``alpha = 1/2 ln((W_> + eps) / (W_< + eps))``, eq. (9).
+
+    Parameters
+    ----------
+    w_gt, w_lt : float
+        ``W_>`` and ``W_<`` of the rule, computed on all training examples.
+    eps : float
+        Positive regulariser added to both sums (the paper adds "a small positive
+        value"); :class:`ensemble.RankRules` uses the weight of one average pair.
+
+    Returns
+    -------
+    float
+        The response minimising ``e^{-alpha} W_> + e^{alpha} W_< + W_0``.
+
+    Raises
+    ------
+    ValueError
+        If ``eps`` is not positive or a sum is negative.
+
+    Examples
+    --------
+    >>> round(response_closed_form(3.0, 1.0, 1.0), 6)
+    0.346574
+    """
+    if not eps > 0:
+        raise ValueError(f"eps must be positive; got {eps!r}.")
+    if w_gt < 0 or w_lt < 0:
+        raise ValueError(f"W sums must be non-negative; got W>={w_gt!r}, W<={w_lt!r}.")
+    return 0.5 * float(np.log((w_gt + eps) / (w_lt + eps)))
+
+
+def fit_thresholds(scores: ArrayLike, codes: ArrayLike, n_classes: int) -> NDArray:
+    """Thresholds ``theta_1..theta_{K-1}`` minimising the exponential threshold loss (8).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        ``f(x_i)`` on the training examples.
+    codes : array-like of int, shape (n_samples,)
+        Class codes ``0..K-1``; every class must occur.
+    n_classes : int
+        ``K``.
+
+    Returns
+    -------
+    ndarray of shape (n_classes - 1,)
+        ``theta_k = 1/2 ln( sum_{y_i <= k} e^{f_i} / sum_{y_i > k} e^{-f_i} )``, the
+        stationary point of the convex sum ``sum_i exp(-y_ik (f_i - theta_k))``
+        for each k separately. It is non-decreasing in ``k`` (the numerator grows,
+        the denominator shrinks), so constraint (3) holds without being imposed.
+
+    Raises
+    ------
+    ValueError
+        If the lowest or the highest class has no example.
+
+    Notes
+    -----
+    RankRules paper, eq. (8). The printed closed form below (8) has the two
+    sides of the fraction swapped (exponent signs); it agrees with the minimiser
+    only when each side holds one example. Computed with a log-sum-exp, so large
+    scores do not overflow. Complexity O(N + K).
+
+    Examples
+    --------
+    >>> fit_thresholds([-1.0, 3.0], [0, 1], 2).tolist()
+    [1.0]
+    """
+    scores = np.asarray(scores, dtype=float)
+    codes = np.asarray(codes, dtype=np.intp)
+    counts = np.bincount(codes, minlength=n_classes)
+    if counts[0] == 0 or counts[-1] == 0:
+        raise ValueError("fit_thresholds needs examples of the lowest and the highest class.")
+    # log sum_{class c} exp(+-f), then cumulative log-sum-exp over classes.
+    log_pos = _log_class_sums(scores, codes, n_classes)
+    log_neg = _log_class_sums(-scores, codes, n_classes)
+    log_below = np.logaddexp.accumulate(log_pos)[:-1]  # y <= k: exp(f)
+    log_above = np.logaddexp.accumulate(log_neg[::-1])[::-1][1:]  # y > k: exp(-f)
+    return 0.5 * (log_below - log_above)
+
+
+def _log_class_sums(values: NDArray, codes: NDArray, n_classes: int) -> NDArray:
+    shift = values.max()
+    sums = np.bincount(codes, weights=np.exp(values - shift), minlength=n_classes)
+    with np.errstate(divide="ignore"):
+        return np.log(sums) + shift
+
+
+def cumulative_proba(scores: ArrayLike, thresholds: ArrayLike) -> NDArray:
+    """Class probabilities from the exponential-loss link ``P(y > k | x) = sigmoid(2(f - theta_k))``.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        ``f(x)``.
+    thresholds : array-like of shape (K - 1,)
+        Non-decreasing thresholds of eq. (8).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, K)
+        ``p_k = P(y > k - 1) - P(y > k)``; rows are non-negative and sum to 1.
+
+    Notes
+    -----
+    The population minimiser of the exponential loss ``E exp(-y (f - theta))`` is
+    half the log-odds, ``f - theta_k = 1/2 ln(P(y > k) / P(y <= k))`` (Friedman,
+    Hastie & Tibshirani 2000), so inverting it gives the cumulative model above;
+    since the thresholds are non-decreasing the cumulative probabilities are
+    non-increasing in ``k`` and every ``p_k`` is non-negative. The median of this
+    distribution is the class the thresholds give (``P(y > k) >= 1/2`` iff
+    ``f >= theta_k``). Complexity O(N K).
+
+    Examples
+    --------
+    >>> cumulative_proba([0.0], [0.0]).tolist()
+    [[0.5, 0.5]]
+    """
+    from scipy.special import expit
+
+    scores = np.asarray(scores, dtype=float)
+    thresholds = np.asarray(thresholds, dtype=float)
+    above = expit(2.0 * (scores[:, None] - thresholds[None, :]))
+    ones = np.ones((scores.shape[0], 1))
+    zeros = np.zeros((scores.shape[0], 1))
+    cumulative = np.hstack([ones, above, zeros])
+    return np.clip(cumulative[:, :-1] - cumulative[:, 1:], 0.0, None)
