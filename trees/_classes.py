@@ -304,7 +304,8 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         >>> clf.apply([[0.2], [0.9]]).tolist()
         [1, 2]
         """
-        return self.tree_.apply(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.apply(X)
 
     def predict(self, X: ArrayLike) -> NDArray:
         """Predict the leaf label (median or mode) of each sample.

@@ -153,7 +153,7 @@ def _segment_rank(flags: NDArray[np.bool_], seg_of_pos: NDArray[np.intp], seg_st
     has = before >= 0
     off_true[..., has] = c_true[..., before[has]]
     off_false[..., has] = c_false[..., before[has]]
-    return np.where(flags, c_true - off_true[..., seg_of_pos], c_false - off_false[..., seg_of_pos]) - 1
+    return np.where(flags, c_true - off_true.take(seg_of_pos, axis=-1), c_false - off_false.take(seg_of_pos, axis=-1)) - 1
 
 
 def grow_tree(
@@ -187,9 +187,12 @@ def grow_tree(
     msl = int(min_samples_leaf)
     total_w = float(sample_weight.sum())
 
-    Yw = np.zeros((n, K))
-    Yw[np.arange(n), y] = sample_weight
+    # Classes on the first axis: every per-class step is then contiguous.
+    YwT = np.zeros((K, n))
+    YwT[y, np.arange(n)] = sample_weight
     XT = np.ascontiguousarray(X.T)
+    XT_flat = XT.ravel()
+    feature_offset = (np.arange(d, dtype=np.intp) * n)[:, None]
     order = np.argsort(XT, axis=1, kind="stable")
 
     store = _Store(min(2 * n, 1024), K)
@@ -218,7 +221,7 @@ def grow_tree(
         n_left = pos - starts[seg_of_pos] + 1
         base_valid = (n_left >= msl) & (sizes[seg_of_pos] - n_left >= msl)
 
-        vals = np.take_along_axis(XT, order, axis=1)
+        vals = XT_flat.take(order + feature_offset)
         valid = np.zeros((d, m), dtype=bool)
         np.less(vals[:, :-1], vals[:, 1:], out=valid[:, :-1])
         valid &= base_valid
@@ -234,40 +237,46 @@ def grow_tree(
             valid &= chosen.T[:, seg_of_pos]
 
         parent_value = store.value[frontier]
-        parent_present = parent_value > 0 if crit.uses_parent_classes else None
-        parent_mass = _mass(crit, parent_value, parent_present, power)
+        parent_vt = np.ascontiguousarray(parent_value.T)  # (K, nf)
+        parent_present = parent_vt > 0 if crit.uses_parent_classes else None
+        parent_mass = _mass(crit, parent_vt, parent_present, power)
         parent_w = parent_value.sum(axis=1)
 
         best_gain = np.full(nf, -np.inf)
         best_feat = np.full(nf, -1, dtype=np.intp)
         best_pos = np.full(nf, -1, dtype=np.intp)
         block = max(1, _BLOCK_ELEMENTS // max(1, m * K))
+
+        parent_at = parent_vt.take(seg_of_pos, axis=1)[:, None, :]  # (K, 1, m)
+        mass_at = parent_mass.take(seg_of_pos)
+        present_at = None if parent_present is None else parent_present.take(seg_of_pos, axis=1)[:, None, :]
+        scale_at = 1.0 / parent_w.take(seg_of_pos) if crit.weighted else None
+        inner_starts = starts[1:]
+        previous_total = parent_vt[:, None, :-1]
         for f0 in range(0, d, block):
             f1 = min(d, f0 + block)
-            fv, pv = np.nonzero(valid[f0:f1])
-            if fv.size == 0:
+            if not valid[f0:f1].any():
                 continue
-            cum = np.cumsum(Yw[order[f0:f1]], axis=1)  # (c, m, K)
-            cand_seg = seg_of_pos[pv]
-            left = cum[fv, pv]
-            has_off = starts[cand_seg] > 0
-            left[has_off] -= cum[fv[has_off], starts[cand_seg[has_off]] - 1]
+            left = YwT.take(order[f0:f1], axis=1)  # (K, c, m)
+            # Subtracting the previous node's total at each segment start makes
+            # one cumulative sum restart at every node: left counts, no gather.
+            left[:, :, inner_starts] -= previous_total
+            np.cumsum(left, axis=2, out=left)
             np.maximum(left, 0.0, out=left)
-            right = parent_value[cand_seg] - left
+            right = parent_at - left
             np.maximum(right, 0.0, out=right)
-            present = None if parent_present is None else parent_present[cand_seg]
-            gain = parent_mass[cand_seg] - _mass(crit, left, present, power) - _mass(crit, right, present, power)
-            if crit.weighted:
-                gain /= parent_w[cand_seg]
-            G = np.full((f1 - f0, m), -np.inf)
-            G[fv, pv] = gain
+            gain = mass_at - _mass(crit, left, present_at, power)
+            gain -= _mass(crit, right, present_at, power)
+            if scale_at is not None:
+                gain *= scale_at
+            G = np.where(valid[f0:f1], gain, -np.inf)
             node_max = np.maximum.reduceat(G, starts, axis=1)  # (c, nf)
             feat_c = np.argmax(node_max, axis=0)
             gain_c = node_max[feat_c, np.arange(nf)]
             better = gain_c > best_gain  # strict: an earlier feature keeps ties
             if not better.any():
                 continue
-            hit = G[feat_c[seg_of_pos], pos] == gain_c[seg_of_pos]
+            hit = G.ravel().take(feat_c.take(seg_of_pos) * m + pos) == gain_c.take(seg_of_pos)
             first = np.minimum.reduceat(np.where(hit, pos, m), starts)
             best_gain[better] = gain_c[better]
             best_feat[better] = feat_c[better] + f0
@@ -319,10 +328,10 @@ def grow_tree(
             break
 
         # Stable partition of every feature's order into the continuing children.
-        key = child_slot[order]  # (d, m)
+        key = child_slot.take(order)  # (d, m)
         keep = key >= 0
-        rank = _segment_rank(go_right[order], seg_of_pos, starts)
-        dest = seg[:-1][np.where(keep, key, 0)] + rank
+        rank = _segment_rank(go_right.take(order), seg_of_pos, starts)
+        dest = seg.take(np.where(keep, key, 0)) + rank
         m_new = int(seg[-1])
         new_order = np.empty((d, m_new), dtype=np.intp)
         row_base = (np.arange(d, dtype=np.intp) * m_new)[:, None]
@@ -331,8 +340,7 @@ def grow_tree(
 
     size = store.size
     value = store.value[:size]
-    present = value > 0
-    node_impurity = _mass(crit, value, present, power)
+    node_impurity = _mass(crit, value.T, value.T > 0, power)
     if crit.weighted:
         w = value.sum(axis=1)
         node_impurity = np.divide(node_impurity, w, out=np.zeros_like(node_impurity), where=w > 0)
