@@ -1,0 +1,398 @@
+"""Decision regions of a fitted 2D classifier drawn as a discrete colour map in ordinal order.
+
+Modelled on scikit-learn's ``DecisionBoundaryDisplay``: a display object holds the
+evaluation grid and the predicted classes, ``plot`` draws them, and
+``from_estimator`` builds the grid from the data and plots in one call.
+matplotlib is imported only when drawing.
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.utils.validation import check_array, check_is_fitted
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["RegionDisplay"]
+
+
+def _check_classes_order(classes_order: Any, fitted_classes: NDArray[Any]) -> NDArray[Any]:
+    """Return the ordinal class order: the estimator's ``classes_`` or a validated list."""
+    if classes_order is None:
+        return np.asarray(fitted_classes)
+    order = np.asarray(classes_order)
+    if order.ndim != 1 or order.shape[0] == 0:
+        raise ValueError(
+            f"classes_order must be a non-empty 1-D sequence of classes, got {classes_order!r}"
+        )
+    if len(set(order.tolist())) != order.shape[0]:
+        raise ValueError(f"classes_order must not contain duplicates, got {order.tolist()!r}")
+    listed = set(order.tolist())
+    missing = [c for c in np.asarray(fitted_classes).tolist() if c not in listed]
+    if missing:
+        raise ValueError(
+            f"classes_order must list every class of the estimator; missing {missing!r}"
+        )
+    return order
+
+
+def _ranks(values: NDArray[Any], classes: NDArray[Any], name: str) -> NDArray[np.intp]:
+    """Position of each value in ``classes`` (the ordinal rank), or ValueError naming ``name``."""
+    position = {c: i for i, c in enumerate(classes.tolist())}
+    flat = values.ravel().tolist()
+    try:
+        ranks = np.fromiter((position[v] for v in flat), dtype=np.intp, count=len(flat))
+    except (KeyError, TypeError):
+        unknown = sorted({repr(v) for v in flat if v not in position})[:5]
+        raise ValueError(
+            f"{name} contains classes that are not in the class order "
+            f"{classes.tolist()!r}: {', '.join(unknown)}"
+        ) from None
+    return ranks.reshape(values.shape)
+
+
+def _discrete_colormap(cmap: Any, n_classes: int):
+    """A ListedColormap with one colour per class, sampled evenly from ``cmap``, and its norm."""
+    import matplotlib
+    from matplotlib.colors import BoundaryNorm, Colormap, ListedColormap
+
+    if isinstance(cmap, str):
+        try:
+            base = matplotlib.colormaps[cmap]
+        except KeyError:
+            raise ValueError(f"cmap must be a matplotlib colormap name, got {cmap!r}") from None
+    elif isinstance(cmap, Colormap):
+        base = cmap
+    else:
+        raise ValueError(f"cmap must be a colormap name or Colormap, got {type(cmap).__name__}")
+    # Sampling the ends of the map keeps the lowest and highest classes maximally apart.
+    positions = np.linspace(0.0, 1.0, n_classes) if n_classes > 1 else np.array([0.5])
+    listed = ListedColormap(base(positions), name=f"{base.name}_{n_classes}")
+    norm = BoundaryNorm(np.arange(n_classes + 1) - 0.5, n_classes)
+    return listed, norm
+
+
+class RegionDisplay:
+    """Predicted-class regions of a 2D classifier, one colour per class in ordinal order.
+
+    Build it with :meth:`from_estimator`; the constructor only stores a grid that
+    was already evaluated. Classes are coloured by their rank in ``classes``
+    (lowest class first) along a sequential colour map, so neighbouring classes
+    get neighbouring colours and an ordinal inconsistency (a region touching a
+    region two or more classes away) shows as a jump in colour.
+
+    Parameters
+    ----------
+    xx0, xx1 : ndarray of shape (grid_resolution, grid_resolution)
+        Coordinates of the grid points (as from :func:`numpy.meshgrid`).
+    response : ndarray of int of shape (grid_resolution, grid_resolution)
+        Rank in ``classes`` of the class predicted at each grid point.
+    classes : ndarray of shape (n_classes,)
+        The classes in their ordinal order; ``classes[response]`` are the
+        predicted labels.
+    xlabel, ylabel : str, default=None
+        Axis labels.
+
+    Attributes
+    ----------
+    ax_ : matplotlib Axes
+        Axes holding the drawing (after :meth:`plot`).
+    figure_ : matplotlib Figure
+        Figure holding ``ax_``.
+    surface_ : matplotlib QuadMesh
+        The coloured regions.
+    colorbar_ : matplotlib Colorbar or None
+        Colour bar with one tick per class, labelled by class.
+    scatter_ : matplotlib PathCollection or None
+        The data points, when drawn.
+
+    See Also
+    --------
+    sklearn.inspection.DecisionBoundaryDisplay : The scikit-learn display this
+        one is modelled on; it colours probabilities or decision values, whereas
+        this one colours the predicted class on a discrete ordinal scale.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from ensemble import RegionDisplay
+    >>> X = [[0, 0], [1, 0], [2, 1], [3, 1]]
+    >>> y = ["low", "mid", "mid", "high"]
+    >>> tree = DecisionTreeClassifier(random_state=0).fit(X, y)
+    >>> disp = RegionDisplay.from_estimator(tree, X, y=y, grid_resolution=50,
+    ...                                     classes_order=["low", "mid", "high"])
+    >>> disp.response.shape, disp.classes.tolist()
+    ((50, 50), ['low', 'mid', 'high'])
+    >>> import matplotlib.pyplot as plt; plt.close("all")
+    """
+
+    def __init__(
+        self,
+        *,
+        xx0: NDArray[np.float64],
+        xx1: NDArray[np.float64],
+        response: NDArray[np.intp],
+        classes: ArrayLike,
+        xlabel: str | None = None,
+        ylabel: str | None = None,
+    ) -> None:
+        self.xx0 = xx0
+        self.xx1 = xx1
+        self.response = response
+        self.classes = np.asarray(classes)
+        self.xlabel = xlabel
+        self.ylabel = ylabel
+
+    def plot(
+        self,
+        *,
+        ax: Any = None,
+        cmap: Any = "viridis",
+        X: ArrayLike | None = None,
+        y: ArrayLike | None = None,
+        plot_points: bool = True,
+        colorbar: bool = True,
+        xlabel: str | None = None,
+        ylabel: str | None = None,
+        **kwargs: Any,
+    ) -> "RegionDisplay":
+        """Draw the regions, optionally the points and a colour bar labelled by class.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure and axes are created if None.
+        cmap : str or matplotlib Colormap, default="viridis"
+            Sequential map sampled at ``n_classes`` evenly spaced positions.
+        X : array-like of shape (n_samples, 2), default=None
+            Points to draw on top of the regions.
+        y : array-like of shape (n_samples,), default=None
+            Their classes; the points are then filled with their class colour
+            (the same colours as the regions), otherwise drawn white.
+        plot_points : bool, default=True
+            Whether to draw ``X`` at all.
+        colorbar : bool, default=True
+            Whether to add a colour bar with one tick per class.
+        xlabel, ylabel : str, default=None
+            Override the stored axis labels.
+        **kwargs : dict
+            Passed on to :meth:`matplotlib.axes.Axes.pcolormesh` (e.g. ``alpha``).
+
+        Returns
+        -------
+        self : RegionDisplay
+            With ``ax_``, ``figure_``, ``surface_``, ``colorbar_``, ``scatter_`` set.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not of shape (n_samples, 2), ``y`` has another length or
+            holds a class not in ``classes``, or ``cmap`` is unknown.
+
+        Notes
+        -----
+        Each grid point is the centre of one cell (``shading="nearest"``), so a
+        cell shows exactly the class predicted at its centre. Cost O(grid
+        points + n_samples) drawing work.
+        """
+        import matplotlib.pyplot as plt
+
+        n_classes = self.classes.shape[0]
+        listed, norm = _discrete_colormap(cmap, n_classes)
+        # Validate the points before drawing anything, so an error leaves no half-made plot.
+        points = ranks = None
+        if plot_points and X is not None:
+            points = check_array(X, dtype=np.float64, input_name="X")
+            if points.shape[1] != 2:
+                raise ValueError(f"X must have exactly 2 columns, got {points.shape[1]}")
+            if y is not None:
+                labels = np.asarray(y)
+                if labels.ndim != 1 or labels.shape[0] != points.shape[0]:
+                    raise ValueError(
+                        f"y must be 1-D with one class per row of X ({points.shape[0]}), "
+                        f"got shape {labels.shape}"
+                    )
+                ranks = _ranks(labels, self.classes, "y")
+        if ax is None:
+            _, ax = plt.subplots()
+        mesh_kwargs = {"shading": "nearest", **kwargs}
+        self.surface_ = ax.pcolormesh(
+            self.xx0, self.xx1, self.response, cmap=listed, norm=norm, **mesh_kwargs
+        )
+        self.scatter_ = None
+        if points is not None:
+            style = {"edgecolors": "black", "linewidths": 0.5, "s": 18}
+            if ranks is None:
+                self.scatter_ = ax.scatter(points[:, 0], points[:, 1], c="white", **style)
+            else:
+                self.scatter_ = ax.scatter(
+                    points[:, 0], points[:, 1], c=ranks, cmap=listed, norm=norm, **style
+                )
+        ax.set_xlim(self.xx0.min(), self.xx0.max())
+        ax.set_ylim(self.xx1.min(), self.xx1.max())
+        xlabel = self.xlabel if xlabel is None else xlabel
+        ylabel = self.ylabel if ylabel is None else ylabel
+        if xlabel is not None:
+            ax.set_xlabel(xlabel)
+        if ylabel is not None:
+            ax.set_ylabel(ylabel)
+        self.colorbar_ = None
+        if colorbar:
+            self.colorbar_ = ax.figure.colorbar(self.surface_, ax=ax)
+            self.colorbar_.set_ticks(
+                np.arange(n_classes), labels=[str(c) for c in self.classes.tolist()]
+            )
+            self.colorbar_.set_label("predicted class")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator: Any,
+        X: ArrayLike,
+        *,
+        grid_resolution: int = 200,
+        ax: Any = None,
+        classes_order: ArrayLike | None = None,
+        plot_points: bool = True,
+        y: ArrayLike | None = None,
+        cmap: Any = "viridis",
+        eps: float | None = None,
+        colorbar: bool = True,
+        xlabel: str | None = None,
+        ylabel: str | None = None,
+        **kwargs: Any,
+    ) -> "RegionDisplay":
+        """Evaluate a fitted classifier on a grid over ``X`` and draw its predicted classes.
+
+        Parameters
+        ----------
+        estimator : fitted classifier
+            Anything with ``predict`` and ``classes_`` fitted on two features:
+            :class:`ensemble.OTreeBagger`, :class:`trees.OrdinalTreeClassifier`,
+            scikit-learn classifiers and pipelines.
+        X : array-like of shape (n_samples, 2)
+            Data that set the extent of the grid (and are drawn if
+            ``plot_points``). A pandas DataFrame keeps its column names for the
+            grid passed to ``predict`` and for the axis labels.
+        grid_resolution : int, default=200
+            Number of grid points along each axis (at least 2).
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is created if None.
+        classes_order : array-like, default=None
+            The classes in ordinal order, lowest first. ``None`` uses the
+            estimator's ``classes_`` (the ordinal order of this project's
+            estimators, the sorted order for scikit-learn's). It must list every
+            class of ``classes_``; extra classes get a colour and a tick too.
+        plot_points : bool, default=True
+            Draw the points of ``X`` over the regions.
+        y : array-like of shape (n_samples,), default=None
+            Classes of ``X``; the points are then filled with their class colour.
+        cmap : str or matplotlib Colormap, default="viridis"
+            Sequential colour map sampled once per class.
+        eps : float, default=None
+            Margin added around the range of ``X`` on each axis. ``None`` uses 5 %
+            of each axis' range (0.5 for a constant feature).
+        colorbar : bool, default=True
+            Add a colour bar with one tick per class.
+        xlabel, ylabel : str, default=None
+            Axis labels; default to the DataFrame's column names or "x1", "x2".
+        **kwargs : dict
+            Passed on to :meth:`matplotlib.axes.Axes.pcolormesh`.
+
+        Returns
+        -------
+        display : RegionDisplay
+            Drawn, with ``ax_`` and ``figure_`` set and the grid in ``xx0``,
+            ``xx1`` and ``response``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If ``estimator`` is not fitted (a subclass of ValueError).
+        ValueError
+            If ``X`` is not 2-D with exactly 2 columns or holds NaN/inf; if
+            ``grid_resolution`` is not an integer >= 2; if ``eps`` is negative;
+            if ``estimator`` has no ``classes_`` or predicts a class outside
+            ``classes_order``; if ``classes_order`` misses a class; if ``y`` is
+            malformed.
+
+        Notes
+        -----
+        One ``predict`` call on ``grid_resolution**2`` points; the cost is that of
+        the estimator's prediction plus O(grid_resolution**2) for the drawing.
+        """
+        check_is_fitted(estimator)
+        fitted_classes = getattr(estimator, "classes_", None)
+        if fitted_classes is None or not hasattr(estimator, "predict"):
+            raise ValueError(
+                "estimator must be a fitted classifier with predict and classes_, got "
+                f"{type(estimator).__name__}"
+            )
+        if (
+            isinstance(grid_resolution, bool)
+            or not isinstance(grid_resolution, numbers.Integral)
+            or grid_resolution < 2
+        ):
+            raise ValueError(f"grid_resolution must be an integer >= 2, got {grid_resolution!r}")
+        if eps is not None and (
+            isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0
+        ):
+            raise ValueError(f"eps must be a non-negative number or None, got {eps!r}")
+        columns = getattr(X, "columns", None)
+        points = check_array(X, dtype=np.float64, input_name="X")
+        if points.shape[1] != 2:
+            raise ValueError(
+                f"X must have exactly 2 features (columns) to draw 2D regions, got "
+                f"{points.shape[1]}"
+            )
+        classes = _check_classes_order(classes_order, fitted_classes)
+
+        low, high = points.min(axis=0), points.max(axis=0)
+        if eps is None:
+            span = high - low
+            margin = np.where(span > 0, 0.05 * span, 0.5)
+        else:
+            margin = np.full(2, float(eps))
+        axis0 = np.linspace(low[0] - margin[0], high[0] + margin[0], grid_resolution)
+        axis1 = np.linspace(low[1] - margin[1], high[1] + margin[1], grid_resolution)
+        xx0, xx1 = np.meshgrid(axis0, axis1)
+        grid = np.column_stack([xx0.ravel(), xx1.ravel()])
+        if columns is not None:
+            # Predict on a frame with the same column names to avoid feature-name warnings.
+            import pandas as pd
+
+            grid = pd.DataFrame(grid, columns=list(columns))
+        predicted = np.asarray(estimator.predict(grid)).reshape(xx0.shape)
+        response = _ranks(predicted, classes, "the estimator's predictions")
+
+        if columns is not None:
+            default_labels = (str(columns[0]), str(columns[1]))
+        else:
+            default_labels = ("x1", "x2")
+        display = cls(
+            xx0=xx0,
+            xx1=xx1,
+            response=response,
+            classes=classes,
+            xlabel=default_labels[0] if xlabel is None else xlabel,
+            ylabel=default_labels[1] if ylabel is None else ylabel,
+        )
+        return display.plot(
+            ax=ax,
+            cmap=cmap,
+            X=points,
+            y=y,
+            plot_points=plot_points,
+            colorbar=colorbar,
+            **kwargs,
+        )
