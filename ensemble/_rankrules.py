@@ -36,8 +36,8 @@ logger = logging.getLogger(__name__)
 TECHNIQUES = IMPURITIES
 """The single-rule techniques by name (the same dict that dispatches them)."""
 
-# A decrease of the impurity smaller than this (relative) is rounding noise and
-# must not add a condition.
+# Impurities closer than this (relative) are rounding-level ties: such a decrease
+# does not add a condition, and among tied candidates the first one wins.
 _RELATIVE_TOLERANCE = 1e-12
 # Bound on the number of (rows x conditions) booleans evaluated at once in predict.
 _PREDICT_BLOCK = 1 << 22
@@ -466,8 +466,12 @@ def _grow_rule(X_t, sub_order, in_sub, codes, scores, n_classes, impurity, beta,
             pair_counts = (c_gt, c_lt)
         score = impurity(w_gt, w_lt, pair_counts, beta)
         score = np.where(valid[:, None, :], score, np.inf)
-        best = int(np.argmin(score))
-        best_score = score.flat[best]
+        best_score = score.min()
+        # A condition and its complement at the same cut score exactly alike at the
+        # first step (W> and W< swap); rounding must not pick between such ties, so
+        # the first candidate within a relative tolerance wins (attribute, then
+        # direction "<=" before ">=", then threshold).
+        best = int(np.argmax(score <= best_score + _RELATIVE_TOLERANCE * abs(best_score)))
         if not best_score < current - _RELATIVE_TOLERANCE * abs(current):
             break
         p, direction, t = np.unravel_index(best, score.shape)

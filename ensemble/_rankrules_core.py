@@ -360,8 +360,10 @@ def fit_thresholds(scores: ArrayLike, codes: ArrayLike, n_classes: int) -> NDArr
 
 
 def _log_class_sums(values: NDArray, codes: NDArray, n_classes: int) -> NDArray:
-    shift = values.max()
-    sums = np.bincount(codes, weights=np.exp(values - shift), minlength=n_classes)
+    """``log sum_{i in class c} exp(values_i)`` per class, shifted per class (no underflow)."""
+    shift = np.full(n_classes, -np.inf)
+    np.maximum.at(shift, codes, values)
+    sums = np.bincount(codes, weights=np.exp(values - shift[codes]), minlength=n_classes)
     with np.errstate(divide="ignore"):
         return np.log(sums) + shift
 
