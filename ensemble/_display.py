@@ -201,6 +201,19 @@ class RegionDisplay:
         Each grid point is the centre of one cell (``shading="nearest"``), so a
         cell shows exactly the class predicted at its centre. Cost O(grid
         points + n_samples) drawing work.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import numpy as np
+        >>> from ensemble import RegionDisplay
+        >>> xx0, xx1 = np.meshgrid(np.linspace(0, 1, 3), np.linspace(0, 1, 3))
+        >>> disp = RegionDisplay(xx0=xx0, xx1=xx1, response=(xx0 > 0.5).astype(int),
+        ...                      classes=["bad", "good"]).plot(cmap="cividis")
+        >>> [t.get_text() for t in disp.colorbar_.ax.get_yticklabels()]
+        ['bad', 'good']
+        >>> import matplotlib.pyplot as plt; plt.close("all")
         """
         import matplotlib.pyplot as plt
 
@@ -330,6 +343,20 @@ class RegionDisplay:
         -----
         One ``predict`` call on ``grid_resolution**2`` points; the cost is that of
         the estimator's prediction plus O(grid_resolution**2) for the drawing.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from sklearn.neighbors import KNeighborsClassifier
+        >>> from ensemble import RegionDisplay
+        >>> from ensemble.datasets import make_synthetic_ii
+        >>> X, y = make_synthetic_ii(200, random_state=0)
+        >>> knn = KNeighborsClassifier().fit(X, y)
+        >>> disp = RegionDisplay.from_estimator(knn, X, y=y, grid_resolution=30)
+        >>> sorted(set(disp.classes[disp.response].ravel().tolist()))
+        [1, 2, 3]
+        >>> import matplotlib.pyplot as plt; plt.close("all")
         """
         check_is_fitted(estimator)
         fitted_classes = getattr(estimator, "classes_", None)

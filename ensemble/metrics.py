@@ -158,6 +158,12 @@ def _prepare_pair(
     p = _as_1d_labels(y_pred, "y_pred")
     _check_same_length(t, p, "y_true", "y_pred")
     if labels is None:
+        kinds = {t.dtype.kind, p.dtype.kind}
+        if kinds & set("US") and kinds & set("biuf"):
+            raise ValueError(
+                f"y_true ({t.dtype}) and y_pred ({p.dtype}) mix strings and numbers; "
+                "pass labels to say which classes they are"
+            )
         lab = _default_labels(t, p, originals=(y_true, y_pred))
     else:
         lab = _check_labels(labels)
@@ -328,8 +334,7 @@ def quadratic_weighted_kappa(
     0.8
     """
     rt, rp, k, w = _prepare_pair(y_true, y_pred, labels, sample_weight)
-    confusion = np.zeros((k, k), dtype=np.float64)
-    np.add.at(confusion, (rt, rp), w)
+    confusion = np.bincount(rt * k + rp, weights=w, minlength=k * k).reshape(k, k)
     expected = np.outer(confusion.sum(axis=1), confusion.sum(axis=0)) / confusion.sum()
     ranks = np.arange(k, dtype=np.float64)
     weights = (ranks[:, None] - ranks[None, :]) ** 2

@@ -277,6 +277,8 @@ def test_pair_metrics_reject_bad_input(metric):
         metric(["a", "b"], np.array(["a", None], dtype=object), labels=["a", "b"])
     with pytest.raises(ValueError, match="labels must not contain duplicates"):
         metric([1, 2], [1, 2], labels=[1, 2, 2])
+    with pytest.raises(ValueError, match="mix strings and numbers"):
+        metric([1, 2], ["1", "2"])
     with pytest.raises(ValueError, match="y_true is empty"):
         metric([], [])
     with pytest.raises(ValueError, match="y_true must be 1-dimensional"):
