@@ -1,0 +1,58 @@
+"""Shared numpydoc fragments, substituted into docstrings so that common parameters read alike."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+_F = TypeVar("_F")
+
+_SHARED = {
+    "random_state": """random_state : int, RandomState instance or None, default=None
+        Controls the bootstrap samples and the trees' random feature choices.
+        Pass an int for results that are identical across calls and across
+        ``n_jobs`` values (one seed per tree is drawn in the parent process).""",
+    "n_jobs": """n_jobs : int or None, default=None
+        Number of jobs that fit groups in parallel through joblib. ``None``
+        means 1 unless in a :func:`joblib.parallel_backend` context; ``-1``
+        uses all processors. Solvers run single-threaded inside each job.""",
+    "classes": """classes : array-like of shape (n_classes,) or None, default=None
+        The classes in their ordinal order (lowest first), e.g.
+        ``["poor", "fair", "good"]``. ``None`` uses the sorted unique labels of
+        ``y``, so integer labels keep their natural order. A label of ``y``
+        missing from ``classes`` is an error.""",
+}
+
+
+def fill_doc(obj: _F) -> _F:
+    """Replace ``{name}`` placeholders of the shared fragments in ``obj.__doc__``.
+
+    Parameters
+    ----------
+    obj : class or function
+        Object whose docstring holds ``{random_state}``-style placeholders.
+
+    Returns
+    -------
+    obj
+        The same object, docstring filled in.
+
+    Examples
+    --------
+    >>> @fill_doc
+    ... def f():
+    ...     '''Doc.
+    ...
+    ...     {random_state}
+    ...     '''
+    >>> "bootstrap" in f.__doc__
+    True
+    """
+    doc = obj.__doc__
+    if doc:
+        for key, text in _SHARED.items():
+            doc = doc.replace("{" + key + "}", text)
+        obj.__doc__ = doc
+    return obj
+
+
+__all__ = ["fill_doc"]

@@ -1,0 +1,513 @@
+"""OTreeBagger: bagged groups of ordinal trees, each group's fused partition relabelled for consistency."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+import relabel
+from ensemble._docs import fill_doc
+from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["OTreeBagger", "TooManyRegionsError"]
+
+_MAX_SEED = np.iinfo(np.int32).max
+
+# A fused partition costs roughly 2 * n_features * 8 bytes of bounds plus about a
+# dozen edges per region in the adjacency arrays and the max-flow graph
+# (K - 1 nodes per region). 2,000,000 regions stay within a few GiB for K <= 10
+# (benchmarks/memory.py); beyond that a group would exhaust a 24 GiB machine.
+DEFAULT_MAX_REGIONS = 2_000_000
+
+
+class TooManyRegionsError(ValueError):
+    """A group's fused partition would exceed ``max_regions``."""
+
+
+@dataclass
+class FittedGroup:
+    """One relabelled group of ``M`` trees (an :class:`OTreeBagger` voter).
+
+    Attributes
+    ----------
+    trees : list of OrdinalTreeClassifier
+        The group's trees, fitted on bootstrap weights.
+    partition : relabel.FusedPartition or None
+        The fused partition of the trees' leaves (``None`` without relabelling).
+    labels : ndarray of shape (n_regions,)
+        Class index of every region after relabelling (or the single tree's leaf
+        labels by node id when ``relabel=False``).
+    edges : ndarray of shape (n_edges, 2)
+        Region adjacency used by the consistency constraints.
+    info : dict
+        Regions, edges, empty regions, objective, solver status and solve time.
+    """
+
+    trees: list
+    partition: Any
+    labels: NDArray[np.intp]
+    edges: NDArray[np.intp]
+    info: dict = field(default_factory=dict)
+
+    def leaves(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
+        """Matrix of leaf ids, one column per tree."""
+        return np.column_stack([tree.apply(X) for tree in self.trees])
+
+    def predict_index(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
+        """Class index predicted by this group: a lookup, no geometry."""
+        if self.partition is None:
+            return self.labels[self.trees[0].apply(X)]
+        return self.labels[self.partition.locate(self.leaves(X))]
+
+
+def _bootstrap_weights(n_samples: int, seed: int, bootstrap: bool) -> NDArray[np.float64]:
+    """Multiplicities of one bootstrap sample, drawn from ``seed`` alone (reproducible in any worker)."""
+    if not bootstrap:
+        return np.ones(n_samples)
+    rng = np.random.RandomState(seed)
+    return np.bincount(rng.randint(0, n_samples, n_samples), minlength=n_samples).astype(np.float64)
+
+
+def _fit_group(X, y, n_classes, seeds, params) -> FittedGroup:
+    """Grow, fuse, count and relabel one group. Module level so that joblib can pickle it."""
+    trees, weights = [], []
+    for bootstrap_seed, tree_seed in seeds:
+        w = _bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"])
+        tree = OrdinalTreeClassifier(
+            criterion=params["criterion"],
+            max_depth=params["max_depth"],
+            min_samples_leaf=params["min_samples_leaf"],
+            max_features=params["max_features"],
+            leaf_label=params["leaf_label"],
+            classes=np.arange(n_classes),
+            random_state=tree_seed,
+        )
+        tree.fit(X, y, sample_weight=w)
+        trees.append(tree)
+        weights.append(w)
+
+    if not params["relabel"]:
+        # The tree votes with its own leaf labels; indexed by node id for apply().
+        labels = np.asarray(trees[0].leaf_label_, dtype=np.intp)
+        info = {"n_regions": int(trees[0].get_n_leaves()), "n_edges": 0, "n_empty": 0,
+                "objective": np.nan, "status": "not relabelled", "solver": None, "solve_time": 0.0}
+        return FittedGroup(trees, None, labels, np.empty((0, 2), np.intp), info)
+
+    partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=params["max_regions"])
+    if params["relabel_counts"] == "train":
+        count_weight = np.ones(X.shape[0])
+    else:
+        # The union of the group's bootstrap samples, each point once.
+        count_weight = (np.sum(weights, axis=0) > 0).astype(np.float64)
+    rows = np.flatnonzero(count_weight)
+    leaves = np.column_stack([tree.apply(X[rows]) for tree in trees])
+    region = partition.locate(leaves)
+    counts = relabel.region_counts(region, y[rows], n_classes, count_weight[rows],
+                                   n_regions=partition.n_regions)
+    edges, _ = relabel.adjacency_edges(partition, contact=params["contact"])
+    problem = relabel.ConsistencyProblem.from_counts(counts, edges, C1=params["C1"], C2=params["C2"])
+    result = relabel.solve(
+        problem,
+        solver=params["solver"],
+        formulation=params["formulation"],
+        time_limit=params["time_limit"],
+        threads=1,
+        on_failure=params["on_solver_failure"],
+    )
+    info = {
+        "n_regions": int(partition.n_regions),
+        "n_edges": int(edges.shape[0]),
+        "n_empty": int(np.sum(counts.sum(axis=1) == 0)),
+        "objective": float(result.objective),
+        "status": result.status.name.lower(),
+        "solver": result.solver,
+        "solve_time": float(result.wall_time),
+    }
+    return FittedGroup(trees, partition, np.asarray(result.labels, dtype=np.intp), edges, info)
+
+
+@fill_doc
+class OTreeBagger(ClassifierMixin, BaseEstimator):
+    """Bagged ordinal trees whose fused group partitions are relabelled to be consistent.
+
+    The ``n_estimators`` bootstrap trees are split into ``n_estimators // group_size``
+    groups of ``group_size`` trees. The leaves of each group are intersected into a
+    fused partition, every region counts the training points of the group's
+    bootstrap samples, and the regions are relabelled by the consistency ILP of
+    Sousa & Cardoso (2011), eq. (10) under (2), (3), (6)-(8): adjacent regions
+    differ by at most one class. The ensemble predicts the lower median of the
+    group labels, which keeps consistency (Theorem 1).
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Number of bootstrap trees B.
+    group_size : int, default=3
+        Trees per fused group M; must not exceed ``n_estimators``. Trees beyond
+        ``group_size * (n_estimators // group_size)`` are not grown.
+    criterion : {"ogini", "gini", "entropy", "wig", "ranking"}, default="ogini"
+        Splitting criterion of the trees (see :data:`trees.CRITERIA`).
+    max_depth : int or None, default=None
+        Maximum depth of every tree.
+    min_samples_leaf : int, default=1
+        Minimum number of (distinct) bootstrap rows in a leaf.
+    max_features : int, float, {"sqrt", "log2"} or None, default=None
+        Features considered per split, as in :class:`trees.OrdinalTreeClassifier`.
+    relabel : bool, default=True
+        ``False`` gives plain bagged trees (each tree a voter, no consistency).
+    vote : {"median", "majority"}, default="median"
+        How voters are combined. ``"majority"`` (the most frequent class, lowest
+        on ties, with trees labelling leaves by their mode) is only allowed with
+        ``relabel=False``: with ``criterion="gini"`` it is the paper's TreeBagger
+        baseline. Majority voting can break consistency, the median cannot.
+    solver : {"graphcut", "cbc", "cpsat"}, default="graphcut"
+        Backend of :func:`relabel.solve`; all reach the same optimum.
+    formulation : {"paper", "tight"}, default="paper"
+        ILP formulation for CBC and CP-SAT (the graph cut is exact for both).
+    contact : {"closure", "face"}, default="closure"
+        Regions are adjacent when their closures meet (faces, edges or corners),
+        or with ``"face"`` only when they share a face (weaker: corner contacts
+        are then unconstrained and the model may jump two classes at a corner).
+    relabel_counts : {"bootstrap", "train"}, default="bootstrap"
+        Region counts from the union of the group's bootstrap samples (each
+        point once), or from every training point once.
+    bootstrap : bool, default=True
+        Draw bootstrap samples; ``False`` grows every tree on the whole training
+        set (with ``n_estimators=group_size=1``: the single-tree relabelling of
+        Cardoso & Sousa, 2010).
+    C1, C2 : float or None, default=None
+        Penalties for label changes between two empty regions (C1) and between an
+        empty and a non-empty region (C2); ``None`` gives the paper's
+        ``1 / (N (K - 1))`` and ``1 / (0.9 N (K - 1))``.
+    time_limit : float or None, default=None
+        Seconds per group for the solver; ``None`` means no limit.
+    on_solver_failure : {"warn", "raise"}, default="warn"
+        When a solver stops without a proven optimum: warn and keep the best
+        consistent labelling found, or raise :class:`relabel.RelabelError`.
+    max_regions : int, default=2_000_000
+        Largest fused partition a group may build; a larger one raises
+        :class:`TooManyRegionsError` before allocating it.
+    {classes}
+    {n_jobs}
+    {random_state}
+    verbose : int, default=0
+        Log progress; ``verbose >= 1`` shows a progress bar over groups.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels in ordinal order.
+    n_classes_ : int
+        Number of classes K.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    estimators_ : list of OrdinalTreeClassifier
+        All fitted trees, group by group.
+    groups_ : list of FittedGroup
+        The voters: their trees, fused partition, region labels and edges.
+    groups_info_ : list of dict
+        Per group: ``n_regions``, ``n_edges``, ``n_empty``, ``objective``,
+        ``status``, ``solver`` and ``solve_time`` (seconds).
+
+    Notes
+    -----
+    Fit costs B tree fits, then per group a fusion and an adjacency sweep
+    (near-linear in the regions N) and a minimum cut on N (K - 1) nodes.
+    Prediction applies the B trees and looks each point's region up by its tuple
+    of leaf ids: no geometry.
+
+    Examples
+    --------
+    >>> from ensemble import OTreeBagger
+    >>> from ensemble.datasets import make_synthetic_i
+    >>> X, y = make_synthetic_i(300, random_state=0)
+    >>> model = OTreeBagger(n_estimators=12, group_size=3, random_state=0).fit(X, y)
+    >>> model.is_consistent()
+    True
+    >>> model.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "group_size": [Interval(Integral, 1, None, closed="left")],
+        "criterion": [StrOptions(set(CRITERIA))],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "relabel": ["boolean"],
+        "vote": [StrOptions({"median", "majority"})],
+        "solver": [StrOptions(set(relabel.SOLVERS))],
+        "formulation": [StrOptions({"paper", "tight"})],
+        "contact": [StrOptions({"closure", "face"})],
+        "relabel_counts": [StrOptions({"bootstrap", "train"})],
+        "bootstrap": ["boolean"],
+        "C1": [Interval(Real, 0.0, None, closed="neither"), None],
+        "C2": [Interval(Real, 0.0, None, closed="neither"), None],
+        "time_limit": [Interval(Real, 0.0, None, closed="neither"), None],
+        "on_solver_failure": [StrOptions({"warn", "raise"})],
+        "max_regions": [Interval(Integral, 1, None, closed="left")],
+        "classes": ["array-like", None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_estimators: int = 100,
+        group_size: int = 3,
+        criterion: str = "ogini",
+        max_depth: int | None = None,
+        min_samples_leaf: int = 1,
+        max_features: int | float | str | None = None,
+        relabel: bool = True,
+        vote: str = "median",
+        solver: str = "graphcut",
+        formulation: str = "paper",
+        contact: str = "closure",
+        relabel_counts: str = "bootstrap",
+        bootstrap: bool = True,
+        C1: float | None = None,
+        C2: float | None = None,
+        time_limit: float | None = None,
+        on_solver_failure: str = "warn",
+        max_regions: int = DEFAULT_MAX_REGIONS,
+        classes: ArrayLike | None = None,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+        verbose: int = 0,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.group_size = group_size
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.relabel = relabel
+        self.vote = vote
+        self.solver = solver
+        self.formulation = formulation
+        self.contact = contact
+        self.relabel_counts = relabel_counts
+        self.bootstrap = bootstrap
+        self.C1 = C1
+        self.C2 = C2
+        self.time_limit = time_limit
+        self.on_solver_failure = on_solver_failure
+        self.max_regions = max_regions
+        self.classes = classes
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _encode_classes(self, y: NDArray) -> NDArray[np.intp]:
+        """Set ``classes_`` and return ``y`` as class indices 0..K-1."""
+        present = np.unique(y)
+        if self.classes is None:
+            self.classes_ = present
+        else:
+            classes = np.asarray(self.classes)
+            if classes.ndim != 1 or len(np.unique(classes)) != len(classes):
+                raise ValueError("classes must be a 1-D list of distinct labels in ordinal order")
+            missing = np.setdiff1d(present, classes)
+            if missing.size:
+                raise ValueError(
+                    f"classes is missing label(s) {missing.tolist()} that occur in y; "
+                    f"classes={classes.tolist()}"
+                )
+            self.classes_ = classes
+        if present.size < 2:
+            raise ValueError(
+                f"y has a single class ({present[0]!r}); OTreeBagger needs samples of at least 2 classes"
+            )
+        self.n_classes_ = len(self.classes_)
+        if self.classes is None:
+            return np.searchsorted(self.classes_, y).astype(np.intp)
+        lookup = {label: i for i, label in enumerate(self.classes_.tolist())}
+        return np.fromiter((lookup[v] for v in y.tolist()), dtype=np.intp, count=len(y))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "OTreeBagger":
+        """Grow the bootstrap trees, relabel every group and keep the voters.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; NaN and infinite values are rejected.
+        y : array-like of shape (n_samples,)
+            Ordinal class labels (order: ``classes`` or sorted).
+
+        Returns
+        -------
+        self : OTreeBagger
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            On invalid data or parameters, a single class, ``group_size`` larger
+            than ``n_estimators``, or ``vote="majority"`` with relabelling.
+        TooManyRegionsError
+            If a fused partition would exceed ``max_regions``.
+        relabel.RelabelError
+            If a solver fails and ``on_solver_failure="raise"``.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        if self.group_size > self.n_estimators:
+            raise ValueError(
+                f"group_size={self.group_size} must not exceed n_estimators={self.n_estimators}"
+            )
+        if self.vote == "majority" and self.relabel:
+            raise ValueError(
+                "vote='majority' breaks the consistency that relabelling guarantees; "
+                "use vote='median' or relabel=False"
+            )
+        y_idx = self._encode_classes(y)
+        X = np.ascontiguousarray(X)
+
+        rng = check_random_state(self.random_state)
+        if self.relabel:
+            n_groups, size = self.n_estimators // self.group_size, self.group_size
+        else:
+            n_groups, size = self.n_estimators, 1
+        seeds = rng.randint(_MAX_SEED, size=(n_groups, size, 2))
+        params = {
+            "criterion": self.criterion,
+            "max_depth": self.max_depth,
+            "min_samples_leaf": self.min_samples_leaf,
+            "max_features": self.max_features,
+            "leaf_label": "mode" if self.vote == "majority" else "median",
+            "relabel": self.relabel,
+            "bootstrap": self.bootstrap,
+            "relabel_counts": self.relabel_counts,
+            "contact": self.contact,
+            "solver": self.solver,
+            "formulation": self.formulation,
+            "C1": self.C1,
+            "C2": self.C2,
+            "time_limit": self.time_limit,
+            "on_solver_failure": self.on_solver_failure,
+            "max_regions": self.max_regions,
+        }
+        jobs = (delayed(_fit_group)(X, y_idx, self.n_classes_, seeds[g], params) for g in range(n_groups))
+        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
+        groups = parallel(jobs)
+        if self.verbose:
+            groups = _progress(groups, total=n_groups, desc="OTreeBagger groups")
+        self.groups_ = list(groups)
+        self.estimators_ = [tree for group in self.groups_ for tree in group.trees]
+        self.groups_info_ = [group.info for group in self.groups_]
+        if self.relabel:
+            logger.info(
+                "fitted %d groups: %d regions and %d edges on average",
+                n_groups,
+                np.mean([i["n_regions"] for i in self.groups_info_]),
+                np.mean([i["n_edges"] for i in self.groups_info_]),
+            )
+        return self
+
+    def _votes(self, X: ArrayLike) -> NDArray[np.intp]:
+        """Class index of every voter for every sample, shape (n_samples, n_voters)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return np.column_stack([group.predict_index(X) for group in self.groups_])
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """Predict the lower median (or the majority) of the voters' classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Members of ``classes_``.
+        """
+        votes = self._votes(X)
+        if self.vote == "majority":
+            # argmax returns the first maximum: ties go to the lower class.
+            index = np.argmax(_vote_counts(votes, self.n_classes_), axis=1)
+        else:
+            rank = (votes.shape[1] + 1) // 2 - 1  # lower median: order statistic ceil(L/2)
+            index = np.partition(votes, rank, axis=1)[:, rank]
+        return self.classes_[index]
+
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Share of voters per class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Vote shares in ``classes_`` order; rows sum to 1.
+        """
+        votes = self._votes(X)
+        return _vote_counts(votes, self.n_classes_) / votes.shape[1]
+
+    def is_consistent(self) -> bool:
+        """Check every relabelled group's labels against its adjacency graph.
+
+        Returns
+        -------
+        bool
+            True when in every group adjacent regions differ by at most one
+            class, hence (Theorem 1) the median vote is consistent too. Always
+            False for ``relabel=False`` models, which carry no guarantee.
+        """
+        check_is_fitted(self)
+        if not self.relabel:
+            return False
+        return all(_edges_consistent(group.edges, group.labels) for group in self.groups_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+def _edges_consistent(edges: NDArray[np.intp], labels: NDArray[np.intp]) -> bool:
+    """True when no edge joins labels more than one class apart."""
+    if edges.size == 0:
+        return True
+    return bool(np.all(np.abs(labels[edges[:, 0]] - labels[edges[:, 1]]) <= 1))
+
+
+def _vote_counts(votes: NDArray[np.intp], n_classes: int) -> NDArray[np.float64]:
+    """Number of voters per class for every sample."""
+    # K is small: one vectorised comparison per class beats a scatter-add.
+    return np.stack([(votes == k).sum(axis=1) for k in range(n_classes)], axis=1).astype(np.float64)
+
+
+def _progress(iterable, total: int, desc: str):
+    """Wrap ``iterable`` in a tqdm progress bar (stderr)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, total=total, desc=desc)

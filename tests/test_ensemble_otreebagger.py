@@ -1,0 +1,214 @@
+"""Tests of ensemble.OTreeBagger: consistency, determinism, special cases and bad input."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import relabel
+from ensemble import OTreeBagger
+from ensemble._otreebagger import TooManyRegionsError
+
+
+def _lattice_data(n, n_features, n_classes, seed, spacing=0.05):
+    """Points on a lattice (so every finite box side is at least ``spacing``) with ordinal labels."""
+    rng = np.random.RandomState(seed)
+    X = rng.randint(0, int(round(1 / spacing)) + 1, size=(n, n_features)) * spacing
+    score = X.sum(axis=1) + rng.normal(0, 0.3, n)
+    cuts = np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1])
+    y = np.searchsorted(cuts, score) + 1
+    return X, y
+
+
+@given(
+    n=st.integers(20, 300),
+    n_features=st.integers(2, 4),
+    n_classes=st.integers(2, 6),
+    group_size=st.integers(1, 3),
+    seed=st.integers(0, 10_000),
+)
+def test_every_fitted_model_is_consistent(n, n_features, n_classes, group_size, seed):
+    """Check that OTreeBagger passes is_consistent() on random data, and its groups pass relabel's check."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, n_features))
+    score = X @ rng.uniform(0.5, 1.5, n_features) + rng.normal(0, 0.3, n)
+    y = np.searchsorted(np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]), score)
+    if np.unique(y).size < 2:
+        y[0], y[-1] = 0, 1
+    model = OTreeBagger(n_estimators=2 * group_size, group_size=group_size, random_state=seed).fit(X, y)
+    assert model.is_consistent()
+    for group in model.groups_:
+        assert relabel.is_consistent(relabel.adjacency_graph(group.partition), group.labels)
+    assert set(np.unique(model.predict(X))) <= set(np.unique(y))
+
+
+def _corner_points(model):
+    """Every corner of every region of every group, with its four diagonal neighbours at distance eps."""
+    corners = []
+    for group in model.groups_:
+        lo, hi = group.partition.lower, group.partition.upper
+        for xs in (lo[:, 0], hi[:, 0]):
+            for ys in (lo[:, 1], hi[:, 1]):
+                corners.append(np.column_stack([xs, ys]))
+    corners = np.unique(np.vstack(corners), axis=0)
+    return corners[np.all(np.isfinite(corners), axis=1)]
+
+
+@pytest.mark.parametrize("group_size", [1, 3, 5])
+def test_dense_grid_and_corners_never_jump_two_classes(group_size):
+    """Check that on a fine grid and around every region corner, nearby points differ by at most one class."""
+    spacing = 0.05
+    X, y = _lattice_data(400, 2, 5, seed=group_size, spacing=spacing)
+    model = OTreeBagger(n_estimators=3 * group_size, group_size=group_size, random_state=1).fit(X, y)
+    rank = {c: i for i, c in enumerate(model.classes_)}
+
+    # Grid step well under the smallest finite box side (thresholds are lattice midpoints).
+    step = spacing / 4
+    axis = np.arange(-0.1, 1.1 + step, step)
+    gx, gy = np.meshgrid(axis, axis)
+    labels = np.vectorize(rank.get)(model.predict(np.column_stack([gx.ravel(), gy.ravel()])))
+    labels = labels.reshape(gx.shape)
+    assert np.abs(np.diff(labels, axis=0)).max() <= 1
+    assert np.abs(np.diff(labels, axis=1)).max() <= 1
+    assert np.abs(labels[1:, 1:] - labels[:-1, :-1]).max() <= 1
+    assert np.abs(labels[1:, :-1] - labels[:-1, 1:]).max() <= 1
+
+    corners = _corner_points(model)
+    eps = spacing / 10
+    offsets = np.array([[0, 0], [eps, eps], [eps, -eps], [-eps, eps], [-eps, -eps]])
+    around = np.stack([np.vectorize(rank.get)(model.predict(corners + o)) for o in offsets], axis=1)
+    assert corners.shape[0] > 10
+    assert (around.max(axis=1) - around.min(axis=1)).max() <= 1
+
+
+def test_face_contact_alone_can_leave_corner_jumps_that_closure_forbids():
+    """Check that contact='closure' constrains at least as many pairs as contact='face'."""
+    X, y = _lattice_data(300, 2, 5, seed=3)
+    closure = OTreeBagger(n_estimators=3, group_size=3, random_state=0).fit(X, y)
+    face = OTreeBagger(n_estimators=3, group_size=3, contact="face", random_state=0).fit(X, y)
+    assert closure.groups_info_[0]["n_regions"] == face.groups_info_[0]["n_regions"]
+    assert closure.groups_info_[0]["n_edges"] > face.groups_info_[0]["n_edges"]
+    # The optimum under more constraints cannot be lower.
+    assert closure.groups_info_[0]["objective"] >= face.groups_info_[0]["objective"] - 1e-12
+
+
+def test_n_jobs_and_repeated_fits_give_identical_predictions():
+    """Check that n_jobs=1 and n_jobs=2, and two fits with the same seed, predict identically."""
+    X, y = _lattice_data(200, 3, 4, seed=5)
+    grid = np.random.RandomState(0).uniform(-0.1, 1.1, size=(500, 3))
+    params = dict(n_estimators=12, group_size=3, random_state=42)
+    p1 = OTreeBagger(n_jobs=1, **params).fit(X, y).predict_proba(grid)
+    p2 = OTreeBagger(n_jobs=2, **params).fit(X, y).predict_proba(grid)
+    p3 = OTreeBagger(n_jobs=1, **params).fit(X, y).predict_proba(grid)
+    np.testing.assert_array_equal(p1, p2)
+    np.testing.assert_array_equal(p1, p3)
+    other = OTreeBagger(n_jobs=1, **{**params, "random_state": 43}).fit(X, y).predict_proba(grid)
+    assert not np.array_equal(p1, other)
+
+
+def test_single_tree_relabelling_is_the_cbc_optimum():
+    """Check that B = M = 1 without bootstrap reaches CBC's optimum on the same problem."""
+    X, y = _lattice_data(150, 2, 4, seed=7)
+    model = OTreeBagger(n_estimators=1, group_size=1, bootstrap=False, relabel_counts="train",
+                        random_state=0).fit(X, y)
+    group = model.groups_[0]
+    region = group.partition.locate(group.leaves(X))
+    counts = relabel.region_counts(region, np.searchsorted(model.classes_, y), model.n_classes_,
+                                   n_regions=group.partition.n_regions)
+    problem = relabel.ConsistencyProblem.from_counts(counts, relabel.adjacency_graph(group.partition))
+    cbc = relabel.solve(problem, solver="cbc")
+    assert cbc.status == relabel.SolverStatus.OPTIMAL
+    assert model.groups_info_[0]["objective"] == pytest.approx(cbc.objective, rel=1e-9)
+    assert problem.objective(group.labels) == pytest.approx(cbc.objective, rel=1e-9)
+
+
+def test_single_tree_keeps_its_cost_when_already_consistent():
+    """Check that a tree whose median labels are consistent keeps the unconstrained optimal cost."""
+    # One feature, classes in contiguous increasing intervals: leaves are pure and ordered.
+    X = np.linspace(0, 1, 120).reshape(-1, 1)
+    y = np.repeat([1, 2, 3, 4], 30)
+    model = OTreeBagger(n_estimators=1, group_size=1, bootstrap=False, random_state=0).fit(X, y)
+    group = model.groups_[0]
+    region = group.partition.locate(group.leaves(X))
+    counts = relabel.region_counts(region, y - 1, 4, n_regions=group.partition.n_regions)
+    costs = np.abs(np.arange(4)[None, :] - np.arange(4)[:, None])  # |i - k|
+    unconstrained = (counts @ costs).min(axis=1).sum()
+    assert model.groups_info_[0]["objective"] == pytest.approx(unconstrained)
+    np.testing.assert_array_equal(model.predict(X), y)
+
+
+def test_bagged_trees_baseline_and_majority_vote():
+    """Check that relabel=False grows one voter per tree and majority vote picks the most frequent class."""
+    X, y = _lattice_data(200, 2, 3, seed=9)
+    model = OTreeBagger(n_estimators=7, relabel=False, vote="majority", criterion="gini",
+                        random_state=0).fit(X, y)
+    assert len(model.groups_) == 7
+    votes = model._votes(X)
+    shares = model.predict_proba(X)
+    np.testing.assert_allclose(shares.sum(axis=1), 1.0)
+    expected = model.classes_[np.argmax(shares, axis=1)]
+    np.testing.assert_array_equal(model.predict(X), expected)
+    assert votes.shape == (200, 7)
+    assert model.is_consistent() is False
+
+
+def test_median_vote_is_the_lower_median():
+    """Check that predict returns the order statistic of rank ceil(L/2) of the group votes."""
+    X, y = _lattice_data(200, 2, 5, seed=11)
+    model = OTreeBagger(n_estimators=8, group_size=2, random_state=0).fit(X, y)
+    votes = np.sort(model._votes(X), axis=1)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[votes[:, 1]])  # L = 4 -> rank 2
+
+
+def test_string_labels_follow_the_given_order():
+    """Check that string classes keep the user's order and predictions are members of it."""
+    X, y = _lattice_data(200, 2, 3, seed=13)
+    names = np.array(["low", "mid", "high"])[y - 1]
+    model = OTreeBagger(n_estimators=6, group_size=3, classes=["low", "mid", "high"],
+                        random_state=0).fit(X, names)
+    assert model.classes_.tolist() == ["low", "mid", "high"]
+    assert set(model.predict(X)) <= {"low", "mid", "high"}
+    assert model.is_consistent()
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"n_estimators": 3, "group_size": 5}, "group_size=5 must not exceed n_estimators=3"),
+        ({"group_size": 0}, "group_size"),
+        ({"n_estimators": 2.5}, "n_estimators"),
+        ({"solver": "gurobi"}, "solver"),
+        ({"criterion": "twoing"}, "criterion"),
+        ({"vote": "majority"}, "vote='majority'"),
+        ({"time_limit": 0}, "time_limit"),
+        ({"classes": [1, 2]}, "classes is missing label"),
+    ],
+)
+def test_bad_parameters_are_rejected(params, message):
+    """Check that invalid parameters raise a ValueError naming the parameter."""
+    X, y = _lattice_data(60, 2, 3, seed=0)
+    with pytest.raises(ValueError, match=message):
+        OTreeBagger(**params).fit(X, y)
+
+
+def test_bad_data_is_rejected():
+    """Check that NaN, infinities, one class and mismatched lengths raise clear errors."""
+    X, y = _lattice_data(60, 2, 3, seed=0)
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        OTreeBagger(n_estimators=3).fit(bad, y)
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        OTreeBagger(n_estimators=3).fit(bad, y)
+    with pytest.raises(ValueError, match="single class"):
+        OTreeBagger(n_estimators=3).fit(X, np.ones(60))
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        OTreeBagger(n_estimators=3).fit(X, y[:-1])
+
+
+def test_region_budget_is_enforced_before_solving():
+    """Check that a fused partition over max_regions raises TooManyRegionsError with advice."""
+    X, y = _lattice_data(300, 3, 5, seed=2)
+    with pytest.raises(TooManyRegionsError, match="group_size or max_depth"):
+        OTreeBagger(n_estimators=5, group_size=5, max_regions=50, random_state=0).fit(X, y)
