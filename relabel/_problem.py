@@ -1,0 +1,326 @@
+"""The consistency problem of Sousa & Cardoso (2011), equations 1-10, as pure data."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["ConsistencyProblem", "absolute_loss"]
+
+
+def absolute_loss(n_classes: int) -> NDArray[np.float64]:
+    """The absolute-error loss matrix ``L[i, k] = |i - k|``.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes K.
+
+    Returns
+    -------
+    ndarray of shape (K, K), float64
+
+    Examples
+    --------
+    >>> from relabel import absolute_loss
+    >>> absolute_loss(3).tolist()
+    [[0.0, 1.0, 2.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]]
+    """
+    k = np.arange(n_classes)
+    return np.abs(k[:, None] - k[None, :]).astype(np.float64)
+
+
+def _check_counts(counts: ArrayLike) -> NDArray[np.float64]:
+    try:
+        counts = np.asarray(counts, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("counts must be a numeric (n_regions, n_classes) array") from None
+    if counts.ndim != 2:
+        raise ValueError(f"counts must be a 2-d (n_regions, n_classes) array; got shape {counts.shape}")
+    if counts.shape[1] < 2:
+        raise ValueError(f"counts needs K >= 2 classes (columns); got K = {counts.shape[1]}")
+    if counts.shape[0] < 1:
+        raise ValueError("counts needs at least one region (row)")
+    if not np.all(np.isfinite(counts)):
+        raise ValueError("counts must be finite (no NaN or inf)")
+    if np.any(counts < 0):
+        raise ValueError("counts must be non-negative")
+    return counts
+
+
+def _check_loss(loss: ArrayLike | None, n_classes: int) -> NDArray[np.float64]:
+    if loss is None:
+        return absolute_loss(n_classes)
+    loss = np.asarray(loss, dtype=np.float64)
+    if loss.shape != (n_classes, n_classes):
+        raise ValueError(f"loss must have shape ({n_classes}, {n_classes}); got {loss.shape}")
+    if not np.all(np.isfinite(loss)) or np.any(loss < 0):
+        raise ValueError("loss must be finite and non-negative")
+    for i in range(n_classes):
+        row = loss[i]
+        # V-shaped: the loss of predicting k for true class i never decreases as k
+        # moves away from i, on either side.
+        if np.any(np.diff(row[: i + 1]) > 0) or np.any(np.diff(row[i:]) < 0):
+            raise ValueError(
+                f"loss must be V-shaped: row {i} must be non-increasing up to column {i} "
+                f"and non-decreasing after it; got {row.tolist()}"
+            )
+    return loss
+
+
+def _check_penalty(value: Any, name: str, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a non-negative real number or None; got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite non-negative number; got {value!r}")
+    return value
+
+
+def _check_edges(graph: Any, n_regions: int) -> NDArray[np.intp]:
+    if isinstance(graph, nx.Graph):
+        if graph.is_directed() or graph.is_multigraph():
+            raise ValueError("graph must be an undirected networkx.Graph")
+        nodes = set(graph.nodes)
+        if graph.number_of_nodes() != n_regions or nodes != set(range(n_regions)):
+            raise ValueError(
+                f"graph nodes must be exactly the region indices 0..{n_regions - 1} "
+                f"(counts has {n_regions} rows); got {graph.number_of_nodes()} nodes"
+            )
+        edges = np.array(list(graph.edges()), dtype=np.int64).reshape(-1, 2)
+    else:
+        edges = np.asarray(graph)
+        if edges.ndim != 2 or edges.shape[1] != 2:
+            raise ValueError(
+                "graph must be a networkx.Graph or an (n_edges, 2) integer array; "
+                f"got shape {edges.shape}"
+            )
+        if edges.size and not np.issubdtype(edges.dtype, np.integer):
+            raise ValueError(f"graph edge array must hold integers; got dtype {edges.dtype}")
+        edges = edges.astype(np.int64)
+        if edges.size and (edges.min() < 0 or edges.max() >= n_regions):
+            raise ValueError(
+                f"graph edges must join region indices in 0..{n_regions - 1} "
+                f"(counts has {n_regions} rows)"
+            )
+    if np.any(edges[:, 0] == edges[:, 1]):
+        raise ValueError("graph must not contain self-loops")
+    edges = np.sort(edges, axis=1)
+    edges = np.unique(edges, axis=0) if edges.shape[0] else edges
+    return edges.astype(np.intp)
+
+
+@dataclass(frozen=True, eq=False)
+class ConsistencyProblem:
+    """Relabelling a partition under ordinal consistency (paper eq. 1-10).
+
+    Regions n = 0..N-1 get labels 0..K-1 (class indices). Labels of adjacent regions
+    must differ by at most one; a label change across an edge with an empty region
+    costs ``C1`` (both empty, set Delta1) or ``C2`` (exactly one empty, Delta2).
+    Build it with :meth:`from_counts`.
+
+    Attributes
+    ----------
+    counts : ndarray of shape (N, K)
+        Class counts p_{n,i} per region.
+    costs : ndarray of shape (N, K)
+        c_{n,k} = sum_i L[i, k] p_{n,i}, the cost of labelling region n with k.
+    loss : ndarray of shape (K, K)
+        The V-shaped loss matrix (absolute error by default).
+    edges : ndarray of shape (E, 2), intp
+        Adjacent pairs (n < m), unique, sorted.
+    empty : ndarray of shape (N,), bool
+        Regions with zero total count.
+    delta1, delta2 : ndarray of shape (E,), bool
+        Edges with both / exactly one endpoint empty.
+    C1, C2 : float
+        Penalties of eq. (10).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from relabel import ConsistencyProblem
+    >>> problem = ConsistencyProblem.from_counts([[3, 0, 0], [0, 0, 0], [0, 0, 2]], nx.path_graph(3))
+    >>> problem.costs.tolist()
+    [[0.0, 3.0, 6.0], [0.0, 0.0, 0.0], [4.0, 2.0, 0.0]]
+    >>> problem.objective([0, 1, 2]), problem.objective([0, 0, 2])
+    (0.37037037037037035, inf)
+    """
+
+    counts: NDArray[np.float64]
+    costs: NDArray[np.float64]
+    loss: NDArray[np.float64]
+    edges: NDArray[np.intp]
+    empty: NDArray[np.bool_]
+    delta1: NDArray[np.bool_]
+    delta2: NDArray[np.bool_]
+    C1: float
+    C2: float
+
+    @classmethod
+    def from_counts(
+        cls,
+        counts: ArrayLike,
+        graph: Any,
+        C1: float | None = None,
+        C2: float | None = None,
+        *,
+        loss: ArrayLike | None = None,
+    ) -> "ConsistencyProblem":
+        """Validate the inputs and build the problem.
+
+        Parameters
+        ----------
+        counts : array-like of shape (N, K)
+            Non-negative finite (weighted) class counts per region, K >= 2.
+        graph : networkx.Graph or array-like of shape (E, 2)
+            Region adjacency graph with nodes exactly ``0 .. N-1``, or its integer
+            edge array (skips networkx on hot paths).
+        C1, C2 : float, optional
+            Penalties for a label change across an edge with two / one empty regions.
+            Defaults are the paper's ``C1 = 1 / (N (K-1))`` and
+            ``C2 = 1 / (0.9 N (K-1))``, computed as ``10 / (9 N (K-1))`` so the float
+            is the correctly rounded rational.
+        loss : array-like of shape (K, K), optional
+            V-shaped loss ``L[i, k]`` of predicting k for true class i; absolute
+            error ``|i - k|`` by default.
+
+        Returns
+        -------
+        ConsistencyProblem
+
+        Raises
+        ------
+        ValueError
+            If counts are not a finite non-negative 2-d array with K >= 2 columns, the
+            graph's nodes do not match the counts' rows, C1/C2 are not finite and
+            non-negative, or the loss matrix has the wrong shape or is not V-shaped.
+
+        Notes
+        -----
+        Costs are one matrix product, O(N K^2); edges are deduplicated in O(E log E).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from relabel import ConsistencyProblem
+        >>> p = ConsistencyProblem.from_counts(np.eye(2), np.array([[0, 1]]))
+        >>> p.n_regions, p.n_classes, p.C1
+        (2, 2, 0.5)
+        """
+        counts = _check_counts(counts)
+        n_regions, n_classes = counts.shape
+        loss = _check_loss(loss, n_classes)
+        edges = _check_edges(graph, n_regions)
+        scale = n_regions * (n_classes - 1)
+        C1 = _check_penalty(C1, "C1", 1.0 / scale)
+        C2 = _check_penalty(C2, "C2", 10.0 / (9 * scale))
+        costs = counts @ loss
+        empty = counts.sum(axis=1) == 0
+        empty_ends = empty[edges[:, 0]].astype(np.int8) + empty[edges[:, 1]]
+        arrays = dict(
+            counts=counts, costs=costs, loss=loss, edges=edges, empty=empty,
+            delta1=empty_ends == 2, delta2=empty_ends == 1,
+        )
+        for array in arrays.values():
+            array.flags.writeable = False
+        return cls(**arrays, C1=C1, C2=C2)
+
+    @property
+    def n_regions(self) -> int:
+        """Number of regions N."""
+        return int(self.counts.shape[0])
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes K."""
+        return int(self.counts.shape[1])
+
+    @property
+    def n_edges(self) -> int:
+        """Number of adjacent pairs E."""
+        return int(self.edges.shape[0])
+
+    def _check_labels(self, labels: ArrayLike) -> NDArray[np.intp]:
+        labels = np.asarray(labels)
+        if labels.shape != (self.n_regions,):
+            raise ValueError(f"labels must have shape ({self.n_regions},); got {labels.shape}")
+        if not np.issubdtype(labels.dtype, np.integer):
+            if not np.all(np.isfinite(labels)) or np.any(labels != np.round(labels)):
+                raise ValueError("labels must be integer class indices")
+        labels = labels.astype(np.intp)
+        if labels.min() < 0 or labels.max() >= self.n_classes:
+            raise ValueError(f"labels must be class indices in 0..{self.n_classes - 1}")
+        return labels
+
+    def objective(self, labels: ArrayLike) -> float:
+        """The ILP objective (10) of a labelling; ``inf`` when it is inconsistent.
+
+        Parameters
+        ----------
+        labels : array-like of shape (N,)
+            Class index 0..K-1 of every region.
+
+        Returns
+        -------
+        float
+            ``sum_n c[n, labels[n]] + C1 #{Delta1 edges with a label change}
+            + C2 #{Delta2 edges with a label change}``, or ``inf`` if an edge's
+            labels differ by more than one (the ILP is infeasible there).
+
+        Raises
+        ------
+        ValueError
+            If labels have the wrong shape or are not class indices 0..K-1.
+
+        Notes
+        -----
+        With labels differing by at most one, the optimal delta of eq. (7)-(8) is
+        exactly the indicator of a change, so this is eq. (10). O(N + E).
+
+        Examples
+        --------
+        >>> from relabel import ConsistencyProblem
+        >>> p = ConsistencyProblem.from_counts([[1, 0], [0, 1]], [[0, 1]])
+        >>> p.objective([0, 1]), p.objective([0, 0])
+        (0.0, 1.0)
+        """
+        labels = self._check_labels(labels)
+        a, b = labels[self.edges[:, 0]], labels[self.edges[:, 1]]
+        gap = np.abs(a - b)
+        if np.any(gap > 1):
+            return math.inf
+        unary = float(self.costs[np.arange(self.n_regions), labels].sum())
+        changed = gap == 1
+        return unary + self.C1 * int(np.sum(changed & self.delta1)) + self.C2 * int(
+            np.sum(changed & self.delta2)
+        )
+
+    def best_constant_labels(self) -> NDArray[np.intp]:
+        """The best labelling giving every region the same class (always feasible).
+
+        Returns
+        -------
+        ndarray of shape (N,), intp
+
+        Notes
+        -----
+        argmin_k sum_n c[n, k]: O(N K). The ILP's guaranteed feasible point, used as
+        warm start and as fallback when a solver finds nothing.
+
+        Examples
+        --------
+        >>> from relabel import ConsistencyProblem
+        >>> ConsistencyProblem.from_counts([[0, 2], [1, 1]], [[0, 1]]).best_constant_labels().tolist()
+        [1, 1]
+        """
+        k = int(np.argmin(self.costs.sum(axis=0)))
+        return np.full(self.n_regions, k, dtype=np.intp)

@@ -1,0 +1,258 @@
+"""One entry point for every solver of the consistency problem."""
+
+from __future__ import annotations
+
+import enum
+import logging
+import math
+import numbers
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from relabel._backends import BackendResult, cbc, cpsat, graphcut
+from relabel._errors import (
+    RelabelError,
+    RelabelInfeasibleError,
+    RelabelTimeLimitError,
+    RelabelWarning,
+)
+from relabel._problem import ConsistencyProblem
+
+__all__ = ["FORMULATIONS", "RelabelResult", "SOLVERS", "SolverStatus", "solve"]
+
+logger = logging.getLogger(__name__)
+
+
+class SolverStatus(enum.Enum):
+    """Outcome of a solve, one enum across all solvers.
+
+    OPTIMAL: proven optimum. FEASIBLE: a consistent labelling without proof of
+    optimality. TIME_LIMIT: stopped by the time limit before proving optimality (the
+    labels are the best found, or the best constant labelling). INFEASIBLE: the
+    solver claimed infeasibility (impossible for a correct model). ERROR: the solver
+    failed.
+
+    Examples
+    --------
+    >>> from relabel import SolverStatus
+    >>> SolverStatus.OPTIMAL.value
+    'optimal'
+    """
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    TIME_LIMIT = "time_limit"
+    INFEASIBLE = "infeasible"
+    ERROR = "error"
+
+
+#: The formulations of the ILP: the paper's eq. (1)-(10) verbatim, or the tight one.
+FORMULATIONS = ("paper", "tight")
+
+#: Solver registry: name -> backend. It is also what :func:`solve` dispatches on.
+#: A backend is called as ``backend(problem, formulation=..., time_limit=...,
+#: threads=..., verbose=...)`` and returns a ``BackendResult(labels, status, bound,
+#: message)``: ``labels`` an (N,) array of class indices or None, ``status`` a
+#: :class:`SolverStatus` name, ``bound`` a proven lower bound in the problem's units
+#: or None. Backends import their solver package lazily and raise
+#: :class:`SolverNotInstalledError` when it is missing.
+SOLVERS: dict[str, Callable[..., BackendResult]] = {
+    "graphcut": graphcut.solve,
+    "cbc": cbc.solve,
+    "cpsat": cpsat.solve,
+}
+
+
+@dataclass(frozen=True, eq=False)
+class RelabelResult:
+    """The outcome of :func:`solve`.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (N,), intp
+        Class index 0..K-1 of every region; always consistent.
+    objective : float
+        Objective (10) of ``labels``, recomputed by the problem, in its own units.
+    status : SolverStatus
+    solver, formulation : str
+    wall_time : float
+        Seconds spent in the backend (model building included).
+    bound : float or None
+        Best proven lower bound on the optimum when the solver reports one.
+    gap : float or None
+        ``(objective - bound) / max(|objective|, 1e-12)`` when the bound is known.
+    message : str
+        The backend's own status text.
+
+    Examples
+    --------
+    >>> from relabel import ConsistencyProblem, solve
+    >>> result = solve(ConsistencyProblem.from_counts([[2, 0], [0, 1]], [[0, 1]]))
+    >>> result.labels.tolist(), result.objective, result.status.name
+    ([0, 1], 0.0, 'OPTIMAL')
+    """
+
+    labels: NDArray[np.intp]
+    objective: float
+    status: SolverStatus
+    solver: str
+    formulation: str
+    wall_time: float
+    bound: float | None = None
+    gap: float | None = None
+    message: str = ""
+
+
+def _check_time_limit(time_limit: Any) -> float | None:
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real):
+        raise ValueError(f"time_limit must be a positive number of seconds or None; got {time_limit!r}")
+    value = float(time_limit)
+    if not (value > 0) or math.isnan(value):
+        raise ValueError(f"time_limit must be a positive number of seconds or None; got {time_limit!r}")
+    return None if math.isinf(value) else value
+
+
+def solve(
+    problem: ConsistencyProblem,
+    solver: str = "graphcut",
+    formulation: str = "paper",
+    time_limit: float | None = None,
+    threads: int = 1,
+    on_failure: str = "warn",
+    verbose: bool = False,
+) -> RelabelResult:
+    """Find the optimal consistent labelling of a :class:`ConsistencyProblem`.
+
+    Parameters
+    ----------
+    problem : ConsistencyProblem
+        The problem (costs, edges, empty-region penalties).
+    solver : {"graphcut", "cbc", "cpsat"}, default="graphcut"
+        ``"graphcut"``: exact minimum s-t cut (OR-Tools max-flow, int64 capacities).
+        ``"cbc"``: the ILP through PuLP and CBC. ``"cpsat"``: the ILP through OR-Tools
+        CP-SAT with exactly scaled integer coefficients. Names come from
+        :data:`SOLVERS`.
+    formulation : {"paper", "tight"}, default="paper"
+        ``"paper"``: equations (1)-(10) verbatim. ``"tight"``: pairwise threshold
+        constraints and linearised ``C |x_nk - x_mk|`` terms, whose LP relaxation is
+        integral. Same optimum. The graph cut always solves the tight form (it is a
+        min cut); the argument is recorded.
+    time_limit : float, optional
+        Seconds allowed to CBC / CP-SAT (the graph cut is exact and ignores it).
+    threads : int, default=1
+        Solver threads; one by default since groups are solved in parallel jobs.
+    on_failure : {"warn", "raise"}, default="warn"
+        What to do without a proven optimum: ``"warn"`` issues a
+        :class:`RelabelWarning` naming the status and gap and returns the best
+        consistent labelling found (the best constant labelling if none);
+        ``"raise"`` raises :class:`RelabelTimeLimitError` (time limit or unproven),
+        :class:`RelabelInfeasibleError` or :class:`RelabelError`.
+    verbose : bool, default=False
+        Solver logs (PuLP ``msg``, CP-SAT ``log_search_progress``).
+
+    Returns
+    -------
+    RelabelResult
+        Labels (always consistent), objective recomputed from them, status, solver,
+        formulation, wall time, bound and gap when known.
+
+    Raises
+    ------
+    ValueError
+        On an unknown solver, formulation or ``on_failure``, a non-positive time
+        limit, a non-positive thread count, or a problem that is not a
+        :class:`ConsistencyProblem`.
+    SolverNotInstalledError
+        If the solver's package is missing (an ImportError naming the pip package).
+    RelabelError
+        With ``on_failure="raise"`` and no proven optimum.
+
+    Notes
+    -----
+    DESIGN.md section 4. Graph cut: O(N K + E K) arcs and one push-relabel max-flow.
+    CBC and CP-SAT solve the NP-hard-looking ILP generically and may need a time
+    limit on large instances. The problem always has a feasible point (a constant
+    labelling), so a consistent labelling is always returned.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from relabel import ConsistencyProblem, solve, is_consistent
+    >>> graph = nx.path_graph(3)
+    >>> problem = ConsistencyProblem.from_counts([[5, 0, 0], [0, 0, 0], [0, 0, 5]], graph)
+    >>> result = solve(problem)
+    >>> result.labels.tolist(), is_consistent(graph, result.labels)
+    ([0, 1, 2], True)
+    >>> solve(problem, solver="cbc").objective == result.objective
+    True
+    """
+    if not isinstance(problem, ConsistencyProblem):
+        raise ValueError(
+            f"problem must be a ConsistencyProblem (see ConsistencyProblem.from_counts); "
+            f"got {type(problem).__name__}"
+        )
+    if not isinstance(solver, str) or solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {sorted(SOLVERS)}; got {solver!r}")
+    if not isinstance(formulation, str) or formulation not in FORMULATIONS:
+        raise ValueError(f"formulation must be one of {FORMULATIONS}; got {formulation!r}")
+    time_limit = _check_time_limit(time_limit)
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1:
+        raise ValueError(f"threads must be a positive integer; got {threads!r}")
+    if on_failure not in ("warn", "raise"):
+        raise ValueError(f"on_failure must be 'warn' or 'raise'; got {on_failure!r}")
+
+    start = time.perf_counter()
+    out = SOLVERS[solver](
+        problem, formulation=formulation, time_limit=time_limit, threads=int(threads), verbose=bool(verbose)
+    )
+    wall_time = time.perf_counter() - start
+    status = SolverStatus[out.status]
+    message = out.message
+
+    labels = None
+    if out.labels is not None:
+        labels = np.asarray(out.labels, dtype=np.intp)
+        if labels.shape != (problem.n_regions,) or labels.min(initial=0) < 0 or labels.max(
+            initial=0
+        ) >= problem.n_classes or not math.isfinite(problem.objective(labels)):
+            # Never hand back an inconsistent labelling, whatever the solver said.
+            message = f"{message}; solver returned an invalid or inconsistent labelling".strip("; ")
+            labels = None
+            if status is SolverStatus.OPTIMAL:
+                status = SolverStatus.ERROR
+    if labels is None:
+        labels = problem.best_constant_labels()
+    objective = problem.objective(labels)
+    bound = out.bound
+    gap = None
+    if bound is not None:
+        gap = max(objective - bound, 0.0) / max(abs(objective), 1e-12)
+    result = RelabelResult(
+        labels=labels, objective=objective, status=status, solver=solver, formulation=formulation,
+        wall_time=wall_time, bound=bound, gap=gap, message=message,
+    )
+    logger.debug(
+        "solve(%s, %s): N=%d E=%d status=%s objective=%.6g in %.3fs",
+        solver, formulation, problem.n_regions, problem.n_edges, status.name, objective, wall_time,
+    )
+    if status is not SolverStatus.OPTIMAL:
+        gap_text = "unknown" if gap is None else f"{gap:.3g}"
+        text = (
+            f"solver {solver!r} ({formulation}) stopped with status {status.name} "
+            f"(gap {gap_text}, objective {objective:.6g}): {message or 'no detail'}"
+        )
+        if on_failure == "raise":
+            if status in (SolverStatus.TIME_LIMIT, SolverStatus.FEASIBLE):
+                raise RelabelTimeLimitError(text, result)
+            if status is SolverStatus.INFEASIBLE:
+                raise RelabelInfeasibleError(text, result)
+            raise RelabelError(text, result)
+        warnings.warn(text + "; returning the best consistent labelling found", RelabelWarning, stacklevel=2)
+    return result
