@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any
@@ -107,7 +106,13 @@ def _fit_group(X, y, n_classes, seeds, params) -> FittedGroup:
                 "objective": np.nan, "status": "not relabelled", "solver": None, "solve_time": 0.0}
         return FittedGroup(trees, None, labels, np.empty((0, 2), np.intp), info)
 
-    partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=params["max_regions"])
+    partition = relabel.fuse([leaf_boxes(tree) for tree in trees])
+    if partition.n_regions > params["max_regions"]:
+        raise TooManyRegionsError(
+            f"a group's fused partition has {partition.n_regions} regions, more than "
+            f"max_regions={params['max_regions']}; use a smaller group_size or max_depth "
+            "(or raise max_regions if memory allows)"
+        )
     if params["relabel_counts"] == "train":
         count_weight = np.ones(X.shape[0])
     else:
@@ -485,19 +490,12 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if not self.relabel:
             return False
-        return all(_edges_consistent(group.edges, group.labels) for group in self.groups_)
+        return all(relabel.is_consistent(group.edges, group.labels) for group in self.groups_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
-
-
-def _edges_consistent(edges: NDArray[np.intp], labels: NDArray[np.intp]) -> bool:
-    """True when no edge joins labels more than one class apart."""
-    if edges.size == 0:
-        return True
-    return bool(np.all(np.abs(labels[edges[:, 0]] - labels[edges[:, 1]]) <= 1))
 
 
 def _vote_counts(votes: NDArray[np.intp], n_classes: int) -> NDArray[np.float64]:
