@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.tree import DecisionTreeClassifier
 
@@ -134,3 +135,177 @@ def test_display_rejects_bad_input(pyplot, fitted):
         RegionDisplay.from_estimator(tree, X, cmap="no-such-map")
     with pytest.raises(ValueError, match="NaN"):
         RegionDisplay.from_estimator(tree, np.vstack([X, [np.nan, 0.0]]))
+
+
+# ---------------------------------------------------------------- PartitionDisplay
+
+
+@pytest.fixture
+def fused():
+    """A real fused partition of two depth-3 scikit-learn trees fitted on halves of syntheticI."""
+    relabel = pytest.importorskip("relabel")
+    from types import SimpleNamespace
+
+    from ensemble.datasets import make_synthetic_i
+    from trees import leaf_boxes
+
+    X, y = make_synthetic_i(300, random_state=0)
+    pair = [DecisionTreeClassifier(max_depth=3, random_state=s).fit(X[s::2], y[s::2]) for s in (0, 1)]
+    partition = relabel.fuse([leaf_boxes(t) for t in pair])
+    leaves = np.column_stack([t.apply(X) for t in pair])
+    return SimpleNamespace(relabel=relabel, partition=partition, X=X, y=y, leaves=leaves)
+
+
+class _GroupsHolder(BaseEstimator):
+    """A fitted container with OTreeBagger's group attributes, built from real relabel output."""
+
+    def __init__(self, groups=None, classes=None):
+        self.groups = groups
+        self.classes = classes
+
+    def fit(self, X=None, y=None):
+        self.groups_ = list(self.groups)
+        self.classes_ = np.asarray(self.classes)
+        self.contact = "closure"
+        return self
+
+
+def _dotted(collection):
+    """Which segments of a LineCollection are drawn with a dash pattern."""
+    return np.array([dashes is not None for _, dashes in collection.get_linestyles()])
+
+
+def test_partition_boxes_tile_the_window_and_carry_label_colours(pyplot, fused):
+    """Check that the drawn boxes tile the window exactly and are filled by label colour."""
+    import shapely
+
+    from ensemble._display import PartitionDisplay
+
+    relabel, partition, X = fused.relabel, fused.partition, fused.X
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 5, size=partition.n_regions)
+    disp = PartitionDisplay.from_partition(partition, labels, X=X, cmap="viridis")
+    xmin, ymin, xmax, ymax = disp.bounds
+    assert xmin < X[:, 0].min() and xmax > X[:, 0].max()
+    window_area = (xmax - xmin) * (ymax - ymin)
+    areas = np.array([p.area for p in disp.polygons])
+    assert np.all(areas > 0)
+    assert areas.sum() == pytest.approx(window_area)
+    assert shapely.union_all(list(disp.polygons)).area == pytest.approx(window_area)
+    np.testing.assert_array_equal(disp.regions_.get_array(), labels)
+    faces = disp.regions_.to_rgba(np.asarray(disp.regions_.get_array()))
+    np.testing.assert_allclose(faces, _expected_colors("viridis", 5)[labels])
+    assert [t.get_text() for t in disp.colorbar_.ax.get_yticklabels()] == ["1", "2", "3", "4", "5"]
+
+
+def test_partition_edges_match_shapely_closure_oracle(pyplot, fused):
+    """Check that drawn edges are exactly the box pairs whose closures intersect (shapely)."""
+    from ensemble._display import PartitionDisplay
+
+    relabel, partition, X = fused.relabel, fused.partition, fused.X
+    labels = np.arange(partition.n_regions) % 5
+    disp = PartitionDisplay.from_partition(partition, labels, X=X)
+    polygons = disp.polygons
+    oracle = {
+        (i, j)
+        for i in range(len(polygons))
+        for j in range(i + 1, len(polygons))
+        if polygons[i].intersects(polygons[j])
+    }
+    drawn = {tuple(sorted(map(int, e))) for e in disp.edges}
+    assert drawn == oracle
+    assert len(disp.edges_.get_segments()) == len(oracle)
+    # Corner contacts: closures meet in a single point.
+    corners = {
+        tuple(sorted(map(int, e)))
+        for e, face in zip(disp.edges, disp.is_face)
+        if not face
+    }
+    assert corners == {
+        (i, j) for i, j in oracle if polygons[i].intersection(polygons[j]).geom_type == "Point"
+    }
+    bad = {(i, j) for i, j in oracle if abs(labels[i] - labels[j]) > 1}
+    assert {tuple(sorted(map(int, e))) for e in disp.violations} == bad
+    expected_dotted = np.array(
+        [not face and tuple(sorted(map(int, e))) not in bad for e, face in zip(disp.edges, disp.is_face)]
+    )
+    np.testing.assert_array_equal(_dotted(disp.edges_), expected_dotted)
+    reds = disp.edges_.get_colors()[:, 0] > 0.5
+    np.testing.assert_array_equal(
+        reds, [tuple(sorted(map(int, e))) in bad for e in disp.edges]
+    )
+
+
+def test_partition_accepts_graph_or_edge_array(pyplot, fused):
+    """Check that a networkx graph or a bare edge array gives the same edges and contact kinds."""
+    from ensemble._display import PartitionDisplay
+
+    relabel, partition, X = fused.relabel, fused.partition, fused.X
+    labels = np.zeros(partition.n_regions, dtype=int)
+    graph = relabel.adjacency_graph(partition)
+    from_graph = PartitionDisplay.from_partition(partition, labels, edges=graph, colorbar=False)
+    arrays = relabel.adjacency_edges(partition)
+    from_array = PartitionDisplay.from_partition(partition, labels, edges=arrays.edges)
+    key = lambda d: sorted(  # noqa: E731
+        (tuple(sorted(map(int, e))), bool(f)) for e, f in zip(d.edges, d.is_face)
+    )
+    assert key(from_graph) == key(from_array)
+    assert sum(1 for _, f in key(from_array) if not f) == int((~arrays.is_face).sum())
+    assert from_graph.violations.shape == (0, 2) and from_graph.colorbar_ is None
+
+
+def test_partition_display_relabelled_by_solver_is_consistent(pyplot, fused):
+    """Check that labels from relabel.solve draw with no violating (red) edge."""
+    from types import SimpleNamespace
+
+    from ensemble._display import PartitionDisplay
+
+    relabel, partition, X = fused.relabel, fused.partition, fused.X
+    counts = relabel.region_counts(
+        partition.locate(fused.leaves), fused.y - 1, 5, n_regions=partition.n_regions
+    )
+    graph = relabel.adjacency_graph(partition)
+    result = relabel.solve(relabel.ConsistencyProblem.from_counts(counts, graph))
+    labels = np.asarray(result.labels)
+    group = SimpleNamespace(partition=partition, labels=labels, edges=np.array(graph.edges))
+    model = _GroupsHolder(groups=[group], classes=np.arange(1, 6)).fit()
+    disp = PartitionDisplay.from_estimator(model, X, group=0)
+    assert disp.violations.shape == (0, 2)
+    assert not np.any(disp.edges_.get_colors()[:, 0] > 0.5)
+    np.testing.assert_array_equal(disp.regions_.get_array(), labels)
+
+
+def test_partition_display_rejects_bad_input(pyplot, fused):
+    """Check that malformed partitions, labels, edges, bounds and estimators raise ValueError."""
+    from types import SimpleNamespace
+
+    from ensemble._display import PartitionDisplay
+
+    relabel, partition, X = fused.relabel, fused.partition, fused.X
+    n = partition.n_regions
+    ok = np.zeros(n, dtype=int)
+    cube = SimpleNamespace(lower=np.zeros((2, 3)), upper=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="partition must have lower and upper bounds of shape"):
+        PartitionDisplay.from_partition(cube, [0, 0])
+    with pytest.raises(ValueError, match=f"labels must be {n} integer class ranks"):
+        PartitionDisplay.from_partition(partition, ok[:-1])
+    with pytest.raises(ValueError, match="integer class ranks"):
+        PartitionDisplay.from_partition(partition, ok.astype(float))
+    with pytest.raises(ValueError, match=r"labels must be ranks in 0..1"):
+        PartitionDisplay.from_partition(partition, ok + 2, classes=["a", "b"])
+    with pytest.raises(ValueError, match="edges refer to regions outside"):
+        PartitionDisplay.from_partition(partition, ok, edges=[[0, n]])
+    with pytest.raises(ValueError, match="edges must be a networkx graph or integer pairs"):
+        PartitionDisplay.from_partition(partition, ok, edges=[0.5, 1.5])
+    with pytest.raises(ValueError, match="bounds must be four finite numbers"):
+        PartitionDisplay.from_partition(partition, ok, bounds=(1, 0, 0, 1))
+    with pytest.raises(NotFittedError):
+        PartitionDisplay.from_estimator(DecisionTreeClassifier())
+    tree = DecisionTreeClassifier().fit(X, np.arange(len(X)) % 2)
+    with pytest.raises(ValueError, match="must be a fitted OTreeBagger with groups_"):
+        PartitionDisplay.from_estimator(tree)
+    model = _GroupsHolder(groups=[SimpleNamespace(partition=None)], classes=[1, 2]).fit()
+    with pytest.raises(ValueError, match="group must be an integer in 0..0"):
+        PartitionDisplay.from_estimator(model, group=3)
+    with pytest.raises(ValueError, match="fitted without relabelling"):
+        PartitionDisplay.from_estimator(model)
