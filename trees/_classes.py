@@ -101,7 +101,8 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     counts, and each criterion scores them all at once in O(K). Candidates lie
     between distinct consecutive values (threshold at the midpoint) and respect
     ``min_samples_leaf``; ties go to the lowest feature, then the lowest
-    threshold. Fit costs O(p n log n) for the presort plus O(p n K) per level;
+    threshold (gains within ``1e-11`` times the node's impurity count as ties,
+    so the choice does not depend on the rounding of the cumulative sums). Fit costs O(p n log n) for the presort plus O(p n K) per level;
     ``apply``/``predict`` cost O(n depth). Rows with zero weight are ignored.
 
     Examples

@@ -22,6 +22,7 @@ __all__ = ["OrdinalTree", "grow_tree"]
 _EPSILON = np.finfo(np.float64).eps
 # Bounds the (features x samples x classes) cumulative count block of one pass.
 _BLOCK_ELEMENTS = 1 << 22
+_TIE_RTOL = 1e-11
 
 
 class OrdinalTree:
@@ -251,6 +252,11 @@ def grow_tree(
         mass_at = parent_mass.take(seg_of_pos)
         present_at = None if parent_present is None else parent_present.take(seg_of_pos, axis=1)[:, None, :]
         scale_at = 1.0 / parent_w.take(seg_of_pos) if crit.weighted else None
+        # Gains are computed from cumulative sums whose rounding depends on the
+        # accumulation order: differences below 1e-11 of the parent's impurity
+        # are treated as exact ties so that the tie-break stays deterministic.
+        parent_imp = parent_mass / parent_w if crit.weighted else parent_mass
+        tol = _TIE_RTOL * np.abs(parent_imp)
         inner_starts = starts[1:]
         previous_total = parent_vt[:, None, :-1]
         for f0 in range(0, d, block):
@@ -271,14 +277,18 @@ def grow_tree(
                 gain *= scale_at
             G = np.where(valid[f0:f1], gain, -np.inf)
             node_max = np.maximum.reduceat(G, starts, axis=1)  # (c, nf)
-            feat_c = np.argmax(node_max, axis=0)
-            gain_c = node_max[feat_c, np.arange(nf)]
-            better = gain_c > best_gain  # strict: an earlier feature keeps ties
+            top = node_max.max(axis=0)
+            # Candidates within the rounding tolerance of the best are ties: the
+            # lowest feature, then the lowest threshold, wins.
+            feat_c = np.argmax(node_max >= top - tol, axis=0)
+            better = top > best_gain + tol  # an earlier chunk keeps ties
             if not better.any():
                 continue
-            hit = G.ravel().take(feat_c.take(seg_of_pos) * m + pos) == gain_c.take(seg_of_pos)
+            row = feat_c.take(seg_of_pos) * m + pos
+            hit = G.ravel().take(row) >= (top - tol).take(seg_of_pos)
             first = np.minimum.reduceat(np.where(hit, pos, m), starts)
-            best_gain[better] = gain_c[better]
+            chosen = G.ravel().take(feat_c * m + np.minimum(first, m - 1))
+            best_gain[better] = chosen[better]
             best_feat[better] = feat_c[better] + f0
             best_pos[better] = first[better]
 
