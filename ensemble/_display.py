@@ -837,12 +837,14 @@ class PartitionDisplay:
         --------
         >>> import matplotlib
         >>> matplotlib.use("Agg")
-        >>> from ensemble import OTreeBagger  # doctest: +SKIP
-        >>> from ensemble.datasets import make_synthetic_i  # doctest: +SKIP
-        >>> X, y = make_synthetic_i(200, random_state=0)  # doctest: +SKIP
-        >>> model = OTreeBagger(n_estimators=3, group_size=3, random_state=0).fit(X, y)  # doctest: +SKIP
-        >>> PartitionDisplay.from_estimator(model, X).violations.size  # doctest: +SKIP
+        >>> from ensemble import OTreeBagger
+        >>> from ensemble._display import PartitionDisplay
+        >>> from ensemble.datasets import make_synthetic_i
+        >>> X, y = make_synthetic_i(200, random_state=0)
+        >>> model = OTreeBagger(n_estimators=3, group_size=3, random_state=0).fit(X, y)
+        >>> PartitionDisplay.from_estimator(model, X).violations.size
         0
+        >>> import matplotlib.pyplot as plt; plt.close("all")
         """
         check_is_fitted(estimator)
         groups = getattr(estimator, "groups_", None)

@@ -309,3 +309,24 @@ def test_partition_display_rejects_bad_input(pyplot, fused):
         PartitionDisplay.from_estimator(model, group=3)
     with pytest.raises(ValueError, match="fitted without relabelling"):
         PartitionDisplay.from_estimator(model)
+
+
+def test_displays_of_a_real_otreebagger(pyplot):
+    """Check both displays on a fitted OTreeBagger: regions match predict, groups are consistent."""
+    from ensemble import OTreeBagger
+    from ensemble._display import PartitionDisplay
+    from ensemble.datasets import make_synthetic_i
+
+    X, y = make_synthetic_i(200, random_state=1)
+    model = OTreeBagger(n_estimators=6, group_size=3, random_state=0).fit(X, y)
+    regions = RegionDisplay.from_estimator(model, X, y=y, grid_resolution=30)
+    grid = np.column_stack([regions.xx0.ravel(), regions.xx1.ravel()])
+    np.testing.assert_array_equal(
+        regions.classes[regions.response].ravel(), model.predict(grid)
+    )
+    for g, group in enumerate(model.groups_):
+        disp = PartitionDisplay.from_estimator(model, X, group=g, colorbar=False)
+        assert disp.violations.shape == (0, 2)
+        assert len(disp.polygons) == group.partition.n_regions
+        np.testing.assert_array_equal(disp.regions_.get_array(), group.labels)
+        assert disp.classes.tolist() == model.classes_.tolist()
