@@ -564,9 +564,10 @@ class PartitionDisplay:
         >>> matplotlib.use("Agg")
         >>> import numpy as np, shapely
         >>> from ensemble._display import PartitionDisplay
-        >>> disp = PartitionDisplay(polygons=np.array([shapely.box(0, 0, 1, 1)]),
-        ...                         labels=np.array([0]), classes=[1], bounds=np.array([0, 0, 1, 1]),
-        ...                         edges=np.empty((0, 2), int), is_face=np.empty(0, bool)).plot()
+        >>> disp = PartitionDisplay(
+        ...     polygons=np.array([shapely.box(0, 0, 1, 1)]), labels=np.array([0]),
+        ...     classes=[1], bounds=np.array([0, 0, 1, 1]),
+        ...     edges=np.empty((0, 2), int), is_face=np.empty(0, bool)).plot()
         >>> len(disp.regions_.get_paths())
         1
         >>> import matplotlib.pyplot as plt; plt.close("all")
@@ -597,7 +598,9 @@ class PartitionDisplay:
             jumps = np.abs(self.labels[self.edges[:, 0]] - self.labels[self.edges[:, 1]])
             bad = jumps > 1
             colors = np.where(bad[:, None], [[0.85, 0.1, 0.1, 1.0]], [[0.2, 0.2, 0.2, 0.8]])
-            styles = ["solid" if face or wrong else "dotted" for face, wrong in zip(self.is_face, bad)]
+            styles = [
+                "solid" if face or wrong else "dotted" for face, wrong in zip(self.is_face, bad)
+            ]
             widths = np.where(bad, 1.6, 0.6)
             self.edges_ = LineCollection(
                 segments, colors=colors, linestyles=styles, linewidths=widths
@@ -850,7 +853,8 @@ class PartitionDisplay:
         groups = getattr(estimator, "groups_", None)
         if not groups:
             raise ValueError(
-                f"estimator must be a fitted OTreeBagger with groups_, got {type(estimator).__name__}"
+                "estimator must be a fitted OTreeBagger with groups_, got "
+                f"{type(estimator).__name__}"
             )
         if isinstance(group, bool) or not isinstance(group, numbers.Integral) or not (
             -len(groups) <= group < len(groups)

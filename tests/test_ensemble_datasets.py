@@ -164,7 +164,9 @@ def test_csv_round_trip_numeric(tmp_path):
     X = rng.normal(size=(25, 3))
     y = rng.integers(1, 5, size=25)
     path = _write_csv(
-        tmp_path / "d.csv", ["a", "y", "b c"], [[repr(float(r[0])), t, repr(float(r[1]))] for r, t in zip(X, y)]
+        tmp_path / "d.csv",
+        ["a", "y", "b c"],
+        [[repr(float(r[0])), t, repr(float(r[1]))] for r, t in zip(X, y)],
     )
     got_X, got_y, names = load_ordinal_csv(path, return_feature_names=True)
     np.testing.assert_array_equal(got_X, X[:, :2])

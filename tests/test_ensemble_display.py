@@ -150,7 +150,9 @@ def fused():
     from trees import leaf_boxes
 
     X, y = make_synthetic_i(300, random_state=0)
-    pair = [DecisionTreeClassifier(max_depth=3, random_state=s).fit(X[s::2], y[s::2]) for s in (0, 1)]
+    pair = [
+        DecisionTreeClassifier(max_depth=3, random_state=s).fit(X[s::2], y[s::2]) for s in (0, 1)
+    ]
     partition = relabel.fuse([leaf_boxes(t) for t in pair])
     leaves = np.column_stack([t.apply(X) for t in pair])
     return SimpleNamespace(relabel=relabel, partition=partition, X=X, y=y, leaves=leaves)
@@ -227,7 +229,10 @@ def test_partition_edges_match_shapely_closure_oracle(pyplot, fused):
     bad = {(i, j) for i, j in oracle if abs(labels[i] - labels[j]) > 1}
     assert {tuple(sorted(map(int, e))) for e in disp.violations} == bad
     expected_dotted = np.array(
-        [not face and tuple(sorted(map(int, e))) not in bad for e, face in zip(disp.edges, disp.is_face)]
+        [
+            not face and tuple(sorted(map(int, e))) not in bad
+            for e, face in zip(disp.edges, disp.is_face)
+        ]
     )
     np.testing.assert_array_equal(_dotted(disp.edges_), expected_dotted)
     reds = disp.edges_.get_colors()[:, 0] > 0.5

@@ -217,9 +217,8 @@ def test_rps_known_cases():
     assert ranked_probability_score([1], eye[[4]], labels=labels) == 4.0
     assert ranked_probability_score([1], eye[[4]], labels=labels, normalize=True) == 1.0
     # Uniform forecast over 3 classes, truth the middle: (1/3)^2 + (2/3 - 1)^2 = 2/9.
-    assert ranked_probability_score([2], [[1 / 3, 1 / 3, 1 / 3]], labels=[1, 2, 3]) == pytest.approx(
-        2 / 9
-    )
+    uniform = [[1 / 3, 1 / 3, 1 / 3]]
+    assert ranked_probability_score([2], uniform, labels=[1, 2, 3]) == pytest.approx(2 / 9)
 
 
 def test_rps_class_absent_from_y_true_needs_and_uses_labels():
