@@ -10,6 +10,7 @@ _LAZY = {
     "OTreeBagger": "ensemble._otreebagger",
     "RankRules": "ensemble._rankrules",
     "RegionDisplay": "ensemble._display",
+    "PartitionDisplay": "ensemble._display",
     "metrics": "ensemble.metrics",
     "datasets": "ensemble.datasets",
 }

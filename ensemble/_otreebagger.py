@@ -52,6 +52,8 @@ class FittedGroup:
         labels by node id when ``relabel=False``).
     edges : ndarray of shape (n_edges, 2)
         Region adjacency used by the consistency constraints.
+    counts : ndarray of shape (n_regions, n_classes) or None
+        Training class counts per region (the p_{n,i} of the ILP).
     info : dict
         Regions, edges, empty regions, objective, solver status and solve time.
     """
@@ -60,6 +62,7 @@ class FittedGroup:
     partition: Any
     labels: NDArray[np.intp]
     edges: NDArray[np.intp]
+    counts: NDArray[np.float64] | None = None
     info: dict = field(default_factory=dict)
 
     def leaves(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
@@ -104,7 +107,7 @@ def _fit_group(X, y, n_classes, seeds, params) -> FittedGroup:
         labels = np.asarray(trees[0].leaf_label_, dtype=np.intp)
         info = {"n_regions": int(trees[0].get_n_leaves()), "n_edges": 0, "n_empty": 0,
                 "objective": np.nan, "status": "not relabelled", "solver": None, "solve_time": 0.0}
-        return FittedGroup(trees, None, labels, np.empty((0, 2), np.intp), info)
+        return FittedGroup(trees, None, labels, np.empty((0, 2), np.intp), None, info)
 
     partition = relabel.fuse([leaf_boxes(tree) for tree in trees])
     if partition.n_regions > params["max_regions"]:
@@ -142,7 +145,7 @@ def _fit_group(X, y, n_classes, seeds, params) -> FittedGroup:
         "solver": result.solver,
         "solve_time": float(result.wall_time),
     }
-    return FittedGroup(trees, partition, np.asarray(result.labels, dtype=np.intp), edges, info)
+    return FittedGroup(trees, partition, np.asarray(result.labels, dtype=np.intp), edges, counts, info)
 
 
 @fill_doc
