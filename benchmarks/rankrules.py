@@ -1,0 +1,225 @@
+"""RankRules benchmark: the paper's artificial data, fit-time scaling, Table 4 data sets.
+
+Dembczyński & Kotłowski (2009), section 4. Three parts, each printed as a table:
+
+* ``artificial``: section 4.1's model (14 standard Gaussian features, the
+  given f(x), 10 classes of equal prior, cumulative-logit noise pi calibrated so
+  that the Bayes risk of the absolute error is 1), 1,000 training and 1,000 test
+  points per repeat; MAE of ``RankRules()`` (defaults: SM, nu=0.1, zeta=0.5,
+  M=500) next to the Bayes risk and to the paper's Table 1 (1.37-1.43).
+* ``timing``: fit time for N = 1,000 ... 8,000 on the same model and the ratio
+  of consecutive times (2.0 = linear), with scikit-learn's
+  ``GradientBoostingRegressor`` (500 depth-3 trees, subsample 0.5) timed in
+  the same run as a reference for the machine's speed.
+* ``datasets``: hold-out MAE on the data sets of Table 4 that the team has
+  (housing10, machine10, stock10, abalone10) over their ``.splits.csv``
+  partitions, next to the paper's RankRules column.
+
+Usage: ``nice -n 10 python benchmarks/rankrules.py [--part all] [--repeats 10]
+[--splits 20]``. Single-threaded BLAS is requested so the times are one core's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+from scipy.optimize import brentq  # noqa: E402
+from scipy.special import expit  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ensemble import RankRules  # noqa: E402
+
+N_CLASSES = 10
+DATA_DIR = Path(os.environ.get("OTB_DATASETS", Path(__file__).resolve().parents[2] / "shared" / "datasets"))
+# Table 4 of the paper, RankRules column (MAE, 20 random splits each).
+PAPER_TABLE4 = {"housing10": 0.811, "machine10": 0.903, "stock10": 0.338, "abalone10": 1.259}
+# Table 1, regularised column (nu = 0.1, zeta = 0.25, M = 1000; 30 repeats).
+PAPER_TABLE1 = {"sm": 1.37, "cs": 1.38, "gd": 1.38, "gb": 1.38}
+
+
+# --------------------------------------------------------------------------
+# Section 4.1's artificial model
+
+
+def latent_f(X: np.ndarray) -> np.ndarray:
+    """f(x) of section 4.1: linear terms, a Gaussian bump, a cube and two quadrants."""
+    cube = np.all((X[:, 7:10] >= -0.5) & (X[:, 7:10] <= 0.5), axis=1)
+    return (
+        X[:, 0] - X[:, 1] + 0.2 * (X[:, 2] - X[:, 3])
+        + 5.0 * np.exp(-(X[:, 4] ** 2 + X[:, 5] ** 2 + 0.2 * X[:, 6] ** 2))
+        - cube
+        + ((X[:, 10] >= 0) & (X[:, 11] >= 0))
+        - ((X[:, 12] >= 0) & (X[:, 13] >= 0))
+    )
+
+
+def prob_above(f: np.ndarray, pi: float, theta: np.ndarray) -> np.ndarray:
+    """P(y > k | x) for k = 1..9: log-odds pi (f - theta_k)."""
+    return expit(pi * (f[:, None] - theta[None, :]))
+
+
+def equal_prior_thresholds(f: np.ndarray, pi: float) -> np.ndarray:
+    """theta_k with E_x P(y > k | x) = 1 - k/10, each found by Brent's method."""
+    lo, hi = f.min() - 50.0 / pi - 10, f.max() + 50.0 / pi + 10
+    return np.array([
+        brentq(lambda t, k=k: expit(pi * (f - t)).mean() - (1 - k / N_CLASSES), lo, hi, xtol=1e-12)
+        for k in range(1, N_CLASSES)
+    ])
+
+
+def bayes_risk(f: np.ndarray, pi: float, theta: np.ndarray) -> float:
+    """E_x E|y - m(x)|, m(x) the conditional median, from the cumulative probabilities.
+
+    |y - m| = sum_k [y <= k < m] + [m <= k < y], so the conditional risk is
+    sum_{k < m} P(y <= k | x) + sum_{k >= m} P(y > k | x).
+    """
+    above = prob_above(f, pi, theta)
+    median = 1 + np.sum(above >= 0.5, axis=1)
+    ks = np.arange(1, N_CLASSES)
+    below_median = ks[None, :] < median[:, None]
+    return float(np.mean(np.sum(np.where(below_median, 1 - above, above), axis=1)))
+
+
+def calibrate(n_mc: int = 200_000, seed: int = 12345, target: float = 1.0):
+    """pi with Bayes risk ``target`` (equal priors re-fitted for every pi), by Brent's method."""
+    f = latent_f(np.random.default_rng(seed).normal(size=(n_mc, 14)))
+
+    def excess(log_pi):
+        pi = np.exp(log_pi)
+        return bayes_risk(f, pi, equal_prior_thresholds(f, pi)) - target
+
+    log_pi = brentq(excess, np.log(0.05), np.log(50.0), xtol=1e-8)
+    pi = float(np.exp(log_pi))
+    return pi, equal_prior_thresholds(f, pi)
+
+
+def sample(n: int, pi: float, theta: np.ndarray, rng: np.random.Generator):
+    X = rng.normal(size=(n, 14))
+    f = latent_f(X)
+    y = 1 + np.sum(rng.random(n)[:, None] < prob_above(f, pi, theta), axis=1)
+    return X, y, f
+
+
+def mae(y_true, y_pred) -> float:
+    return float(np.mean(np.abs(np.asarray(y_true) - np.asarray(y_pred))))
+
+
+def part_artificial(repeats: int, techniques: list[str], n_rules: int, subsample: float):
+    t0 = time.perf_counter()
+    pi, theta = calibrate()
+    f_check = latent_f(np.random.default_rng(777).normal(size=(200_000, 14)))
+    check = bayes_risk(f_check, pi, theta)
+    priors = -np.diff(np.concatenate([[1.0], prob_above(f_check, pi, theta).mean(axis=0), [0.0]]))
+    print("\n== Artificial data of section 4.1 ==")
+    print(f"calibration: pi = {pi:.5f} (Brent on log pi; thresholds re-fitted to equal priors "
+          f"by Brent for each pi; 200,000 Monte Carlo draws of f) in {time.perf_counter() - t0:.1f} s")
+    print("theta = " + ", ".join(f"{t:.4f}" for t in theta))
+    print(f"check on 200,000 fresh draws: Bayes risk {check:.4f}, class priors "
+          f"{priors.min():.4f}..{priors.max():.4f}")
+    print(f"RankRules(n_rules={n_rules}, learning_rate=0.1, subsample={subsample}), "
+          f"{repeats} repeats of 1,000 train / 1,000 test")
+    print(f"{'technique':>9} {'MAE':>7} {'s.e.':>6} {'Bayes MAE':>9} {'fit s':>6}  paper Table 1 (regularised)")
+    for technique in techniques:
+        errors, bayes, times = [], [], []
+        for r in range(repeats):
+            rng = np.random.default_rng(1000 + r)
+            X_tr, y_tr, _ = sample(1000, pi, theta, rng)
+            X_te, y_te, f_te = sample(1000, pi, theta, rng)
+            model = RankRules(n_rules=n_rules, subsample=subsample, technique=technique, random_state=r)
+            start = time.perf_counter()
+            model.fit(X_tr, y_tr)
+            times.append(time.perf_counter() - start)
+            errors.append(mae(y_te, model.predict(X_te)))
+            bayes.append(mae(y_te, 1 + np.sum(f_te[:, None] >= theta[None, :], axis=1)))
+        errors = np.array(errors)
+        se = errors.std(ddof=1) / np.sqrt(repeats) if repeats > 1 else float("nan")
+        print(f"{technique:>9} {errors.mean():7.3f} {se:6.3f} {np.mean(bayes):9.3f} "
+              f"{np.mean(times):6.1f}  {PAPER_TABLE1.get(technique, float('nan')):.2f}")
+
+
+def part_timing(sizes: list[int]):
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    pi, theta = calibrate()
+    print("\n== Fit time against N (artificial model, 14 features, defaults, one core) ==")
+    print(f"{'N':>6} {'RankRules s':>11} {'ratio':>6} {'GBR s':>7} {'ratio':>6} {'RR/GBR':>7}")
+    previous = None
+    for n in sizes:
+        X, y, _ = sample(n, pi, theta, np.random.default_rng(n))
+        start = time.perf_counter()
+        RankRules(random_state=0).fit(X, y)
+        t_rr = time.perf_counter() - start
+        start = time.perf_counter()
+        GradientBoostingRegressor(n_estimators=500, subsample=0.5, max_depth=3, random_state=0).fit(X, y)
+        t_gb = time.perf_counter() - start
+        if previous is None:
+            r_rr = r_gb = "-"
+        else:
+            r_rr, r_gb = f"{t_rr / previous[0]:.2f}", f"{t_gb / previous[1]:.2f}"
+        print(f"{n:>6} {t_rr:11.2f} {r_rr:>6} {t_gb:7.2f} {r_gb:>6} {t_rr / t_gb:7.2f}")
+        previous = (t_rr, t_gb)
+    print("ratio = time(N) / time(N/2); 2.0 is linear growth.")
+
+
+def load(name: str):
+    data = np.loadtxt(DATA_DIR / f"{name}.csv", delimiter=",", skiprows=1)
+    splits = np.genfromtxt(DATA_DIR / f"{name}.splits.csv", delimiter=",", names=True,
+                           dtype=None, encoding="utf-8")
+    return data[:, :-1], data[:, -1].astype(int), splits
+
+
+def part_datasets(max_splits: int):
+    print("\n== Table 4 data sets (hold-out splits of .splits.csv), RankRules() defaults ==")
+    print(f"{'data set':>10} {'splits':>6} {'train':>5} {'test':>5} {'MAE':>7} {'s.e.':>6} "
+          f"{'paper':>6} {'fit s':>6}")
+    for name, paper in PAPER_TABLE4.items():
+        if not (DATA_DIR / f"{name}.csv").exists():
+            print(f"{name:>10}  missing in {DATA_DIR}")
+            continue
+        X, y, splits = load(name)
+        ids = np.unique(splits["split"])[:max_splits]
+        errors, times = [], []
+        for split in ids:
+            rows = splits[splits["split"] == split]
+            train = rows["row"][rows["role"] == "train"]
+            test = rows["row"][rows["role"] == "test"]
+            model = RankRules(random_state=int(split))
+            start = time.perf_counter()
+            model.fit(X[train], y[train])
+            times.append(time.perf_counter() - start)
+            errors.append(mae(y[test], model.predict(X[test])))
+        errors = np.array(errors)
+        se = errors.std(ddof=1) / np.sqrt(len(errors)) if len(errors) > 1 else float("nan")
+        print(f"{name:>10} {len(ids):>6} {train.size:>5} {test.size:>5} {errors.mean():7.3f} "
+              f"{se:6.3f} {paper:6.3f} {np.mean(times):6.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["artificial", "timing", "datasets", "all"], default="all")
+    parser.add_argument("--repeats", type=int, default=10, help="artificial repeats (paper: 30)")
+    parser.add_argument("--techniques", default="sm", help="comma-separated, e.g. sm,gd,gb,cs")
+    parser.add_argument("--n-rules", type=int, default=500)
+    parser.add_argument("--subsample", type=float, default=0.5)
+    parser.add_argument("--sizes", default="1000,2000,4000,8000")
+    parser.add_argument("--splits", type=int, default=20, help="at most this many splits per data set")
+    args = parser.parse_args(argv)
+    if args.part in ("artificial", "all"):
+        part_artificial(args.repeats, args.techniques.split(","), args.n_rules, args.subsample)
+    if args.part in ("timing", "all"):
+        part_timing([int(s) for s in args.sizes.split(",")])
+    if args.part in ("datasets", "all"):
+        part_datasets(args.splits)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
