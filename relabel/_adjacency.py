@@ -165,6 +165,8 @@ def adjacency_edges(partition: Any, contact: str = "closure") -> AdjacencyEdges:
     contact = _check_contact(contact)
     lower, upper = _bounds_of(partition)
     n_regions, n_features = lower.shape
+    # Feature-major copies make every per-axis gather below contiguous.
+    lo_t, hi_t = np.ascontiguousarray(lower.T), np.ascontiguousarray(upper.T)
     all_a, all_b, all_face = [], [], []
     for f in range(n_features):
         cand_a = np.flatnonzero(np.isfinite(upper[:, f]))
@@ -186,16 +188,24 @@ def adjacency_edges(partition: Any, contact: str = "closure") -> AdjacencyEdges:
                 t_a, lower[cand_a, g], upper[cand_a, g], t_b, lower[cand_b, g], upper[cand_b, g]
             )
         else:
+            g = -1
             zeros_a = np.zeros_like(t_a)
             zeros_b = np.zeros_like(t_b)
             ia, jb = _hyperplane_join(t_a, zeros_a, zeros_a, t_b, zeros_b, zeros_b)
         a, b = cand_a[ia], cand_b[jb]
-        keep = np.ones(a.shape[0], dtype=bool)
-        touches = np.zeros(a.shape[0], dtype=np.int8)
+        # Check the remaining axes one at a time, compressing the candidates after each:
+        # most candidates fail on the first axis checked.
         for h in others:
-            lo_a, hi_a, lo_b, hi_b = lower[a, h], upper[a, h], lower[b, h], upper[b, h]
-            keep &= (lo_a <= hi_b) & (lo_b <= hi_a)
-            touch = (hi_a == lo_b) | (hi_b == lo_a)
+            if h == g:
+                continue
+            lo_h, hi_h = lo_t[h], hi_t[h]
+            ok = (lo_h[a] <= hi_h[b]) & (lo_h[b] <= hi_h[a])
+            a, b = a[ok], b[ok]
+        touches = np.zeros(a.shape[0], dtype=np.int8)
+        keep = np.ones(a.shape[0], dtype=bool)
+        for h in others:
+            lo_h, hi_h = lo_t[h], hi_t[h]
+            touch = (hi_h[a] == lo_h[b]) | (hi_h[b] == lo_h[a])
             if h < f:
                 # Touching on an earlier axis: that axis's pass already produced the pair.
                 keep &= ~touch

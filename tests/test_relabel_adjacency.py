@@ -1,0 +1,107 @@
+"""Tests of relabel.adjacency_edges / adjacency_graph / region_polygons against oracles."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import networkx as nx
+import numpy as np
+import pytest
+import shapely
+from hypothesis import given
+from hypothesis import strategies as st
+
+import relabel
+from test_relabel_helpers import fused_instance, naive_adjacency
+
+
+@given(
+    n_features=st.integers(1, 4),
+    n_trees=st.integers(1, 4),
+    max_leaf_nodes=st.integers(2, 12),
+    seed=st.integers(0, 10_000),
+    grid=st.sampled_from([None, 3, 5]),
+)
+def test_adjacency_equals_naive_all_pairs(n_features, n_trees, max_leaf_nodes, seed, grid):
+    """Check that the sweep finds exactly the all-pairs closure contacts with the right kinds."""
+    part, *_ = fused_instance(n_features, n_trees, max_leaf_nodes, 3, seed, grid=grid)
+    expected, expected_face = naive_adjacency(part.lower, part.upper)
+    got = relabel.adjacency_edges(part)
+    np.testing.assert_array_equal(got.edges, expected)
+    np.testing.assert_array_equal(got.is_face, expected_face)
+    faces = relabel.adjacency_edges(part, contact="face")
+    np.testing.assert_array_equal(faces.edges, expected[expected_face])
+    assert faces.is_face.all()
+
+
+@given(
+    n_trees=st.integers(1, 4),
+    max_leaf_nodes=st.integers(2, 15),
+    seed=st.integers(0, 10_000),
+    grid=st.sampled_from([None, 4]),
+)
+def test_adjacency_equals_shapely_in_2d(n_trees, max_leaf_nodes, seed, grid):
+    """Check that 2D adjacency equals shapely's intersects on the closed clipped boxes."""
+    part, *_ = fused_instance(2, n_trees, max_leaf_nodes, 3, seed, grid=grid)
+    finite = np.concatenate([part.lower[np.isfinite(part.lower)], part.upper[np.isfinite(part.upper)]])
+    lo, hi = (finite.min() - 1, finite.max() + 1) if finite.size else (-1.0, 1.0)
+    polygons = relabel.region_polygons(part, (lo, lo, hi, hi))
+    n = part.n_regions
+    i, j = np.triu_indices(n, k=1)
+    meets = shapely.intersects(polygons[i], polygons[j])
+    touch = shapely.intersection(polygons[i], polygons[j])
+    expected = np.column_stack((i[meets], j[meets])).reshape(-1, 2)
+    got = relabel.adjacency_edges(part)
+    np.testing.assert_array_equal(got.edges, expected)
+    # A face contact shares a segment of positive length; a corner only a point.
+    np.testing.assert_array_equal(got.is_face, shapely.length(touch[meets]) > 0)
+    assert np.all(shapely.area(touch[meets]) == 0)
+
+
+def test_adjacency_graph_nodes_and_attributes():
+    """Check that the graph has nodes 0..N-1 (isolated ones too) and a contact attribute per edge."""
+    inf = np.inf
+    # Four quadrants plus a far-away isolated box (not a partition, but valid boxes).
+    part = SimpleNamespace(
+        lower=np.array([[-inf, -inf], [0, -inf], [-inf, 0], [0, 0], [10, 10]], dtype=float),
+        upper=np.array([[0, 0], [5, 0], [0, 5], [5, 5], [11, 11]], dtype=float),
+    )
+    graph = relabel.adjacency_graph(part)
+    assert isinstance(graph, nx.Graph)
+    assert sorted(graph.nodes) == [0, 1, 2, 3, 4]
+    assert graph.degree[4] == 0
+    assert dict(((a, b), c) for a, b, c in graph.edges(data="contact")) == {
+        (0, 1): "face", (0, 2): "face", (0, 3): "corner", (1, 2): "corner", (1, 3): "face", (2, 3): "face",
+    }
+    face_graph = relabel.adjacency_graph(part, contact="face")
+    assert sorted(face_graph.edges) == [(0, 1), (0, 2), (1, 3), (2, 3)]
+    assert face_graph.number_of_nodes() == 5
+
+
+def test_face_adjacency_misses_corner_violations():
+    """Check that face-only adjacency admits a labelling that jumps two classes at a corner."""
+    inf = np.inf
+    part = SimpleNamespace(
+        lower=np.array([[-inf, -inf], [0, -inf], [-inf, 0], [0, 0]], dtype=float),
+        upper=np.array([[0, 0], [inf, 0], [0, inf], [inf, inf]], dtype=float),
+    )
+    labels = np.array([0, 1, 1, 2])
+    assert relabel.is_consistent(relabel.adjacency_graph(part, contact="face"), labels)
+    closure = relabel.adjacency_graph(part)
+    assert not relabel.is_consistent(closure, labels)
+    assert relabel.violating_edges(closure, labels).tolist() == [[0, 3]]
+
+
+def test_adjacency_rejects_bad_input():
+    """Check that adjacency and region_polygons name the bad parameter."""
+    part = SimpleNamespace(lower=np.zeros((2, 2)), upper=np.ones((2, 2)))
+    with pytest.raises(ValueError, match="contact"):
+        relabel.adjacency_edges(part, contact="edge")
+    with pytest.raises(ValueError, match="lower < upper"):
+        relabel.adjacency_edges(SimpleNamespace(lower=np.ones((1, 2)), upper=np.ones((1, 2))))
+    with pytest.raises(ValueError, match="partition"):
+        relabel.adjacency_graph(object())
+    with pytest.raises(ValueError, match="2D"):
+        relabel.region_polygons(SimpleNamespace(lower=np.zeros((1, 3)), upper=np.ones((1, 3))), (0, 0, 1, 1))
+    with pytest.raises(ValueError, match="bounds"):
+        relabel.region_polygons(part, (0, 0, 0, 1))

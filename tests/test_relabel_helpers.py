@@ -1,0 +1,113 @@
+"""Shared helpers for the relabel tests: instances, brute force and naive oracles."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import strategies as st
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+import relabel
+from trees import leaf_boxes
+
+
+def fit_trees(X, y, n_trees, max_leaf_nodes, seed, regressor=False):
+    """Bootstrap scikit-learn trees (a realistic source of partitions)."""
+    rng = np.random.default_rng(seed)
+    trees = []
+    for m in range(n_trees):
+        idx = rng.integers(0, X.shape[0], X.shape[0])
+        cls = DecisionTreeRegressor if regressor else DecisionTreeClassifier
+        tree = cls(max_leaf_nodes=max_leaf_nodes, random_state=int(rng.integers(1 << 30)))
+        trees.append(tree.fit(X[idx], y[idx]))
+    return trees
+
+
+def make_data(n_samples, n_features, n_classes, seed, grid=None):
+    """Ordinal data: a noisy monotone score cut into classes; optional coarse grid
+    values so that trees share thresholds and many corner contacts appear."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n_samples, n_features))
+    if grid:
+        X = np.round(X * grid) / grid
+    score = X.mean(axis=1) + rng.normal(0, 0.15, n_samples)
+    y = np.clip((score * n_classes).astype(int), 0, n_classes - 1)
+    return X, y
+
+
+def fused_instance(n_features, n_trees, max_leaf_nodes, n_classes, seed, n_samples=120, grid=None):
+    """Fuse bootstrap trees and return (partition, trees, X, y, counts)."""
+    X, y = make_data(n_samples, n_features, n_classes, seed, grid)
+    trees = fit_trees(X, y, n_trees, max_leaf_nodes, seed)
+    part = relabel.fuse([leaf_boxes(t) for t in trees])
+    leaves = np.column_stack([t.apply(X) for t in trees])
+    counts = relabel.region_counts(part.locate(leaves), y, n_classes, n_regions=part.n_regions)
+    return part, trees, X, y, counts
+
+
+def naive_adjacency(lower, upper):
+    """All-pairs closure test: (E, 2) edges (n < m, sorted) and the face flag."""
+    lo_a, hi_a = lower[:, None, :], upper[:, None, :]
+    lo_b, hi_b = lower[None, :, :], upper[None, :, :]
+    meet = np.all((lo_a <= hi_b) & (lo_b <= hi_a), axis=2)
+    n_touch = np.sum((hi_a == lo_b) | (hi_b == lo_a), axis=2)
+    a, b = np.nonzero(np.triu(meet, k=1))
+    return np.column_stack((a, b)).reshape(-1, 2), n_touch[a, b] == 1
+
+
+def brute_force(counts, edges, C1, C2, loss=None):
+    """Minimum of eq. (10) over all K^N labellings, computed from scratch."""
+    counts = np.asarray(counts, dtype=float)
+    n, k = counts.shape
+    if loss is None:
+        loss = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    cost = np.einsum("ni,ik->nk", counts, loss)
+    labellings = np.array(list(itertools.product(range(k), repeat=n)), dtype=int)
+    total = cost[np.arange(n), labellings].sum(axis=1)
+    empty = counts.sum(axis=1) == 0
+    for a, b in np.asarray(edges).reshape(-1, 2):
+        gap = np.abs(labellings[:, a] - labellings[:, b])
+        total = np.where(gap > 1, np.inf, total)
+        if empty[a] and empty[b]:
+            total = total + C1 * (gap > 0)
+        elif empty[a] or empty[b]:
+            total = total + C2 * (gap > 0)
+    return float(total.min())
+
+
+@st.composite
+def tiny_problems(draw, max_regions=8, max_classes=4):
+    """Hand-made graphs of at most ``max_regions`` nodes with random counts."""
+    n = draw(st.integers(1, max_regions))
+    k = draw(st.integers(2, max_classes))
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    edges = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=len(pairs))) if pairs else []
+    rows = []
+    for _ in range(n):
+        if draw(st.booleans()):
+            rows.append([0] * k)  # empty region: exercises Delta1 / Delta2
+        else:
+            rows.append(draw(st.lists(st.integers(0, 6), min_size=k, max_size=k)))
+    return np.array(rows, dtype=float), np.array(edges, dtype=int).reshape(-1, 2)
+
+
+def test_brute_force_path():
+    """Check that the brute-force oracle finds the hand-computed optimum of a path."""
+    # Regions 0 and 2 want labels 0 and 2; region 1 is empty: both transitions are
+    # Delta2 edges, so the optimum is 2 * C2.
+    counts = [[4, 0, 0], [0, 0, 0], [0, 0, 4]]
+    assert brute_force(counts, [[0, 1], [1, 2]], C1=0.1, C2=0.2) == 0.4
+    # Without the empty middle region the labels 0 and 2 cannot be adjacent: one
+    # region must move by one class at cost 4.
+    assert brute_force([[4, 0, 0], [0, 0, 4]], [[0, 1]], C1=0.1, C2=0.2) == 4.0
+
+
+def test_naive_adjacency_quadrants():
+    """Check that the naive oracle classifies the four quadrants' contacts."""
+    inf = np.inf
+    lower = np.array([[-inf, -inf], [0, -inf], [-inf, 0], [0, 0]], dtype=float)
+    upper = np.array([[0, 0], [inf, 0], [0, inf], [inf, inf]], dtype=float)
+    edges, face = naive_adjacency(lower, upper)
+    assert edges.tolist() == [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
+    assert face.tolist() == [True, True, False, False, True, True]
