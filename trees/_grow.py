@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from trees.criteria import _CRITERIA, _mass
+from trees.criteria import _CRITERIA, _encode, _mass, _mass_encoded
 
 __all__ = ["OrdinalTree", "grow_tree"]
 
@@ -147,14 +147,12 @@ def _segment_rank(flags: NDArray[np.bool_], seg_of_pos: NDArray[np.intp], seg_st
     """0-based rank of each position among earlier positions of its segment with the same flag."""
     m = flags.shape[-1]
     c_true = np.cumsum(flags, axis=-1)
-    c_false = np.arange(1, m + 1) - c_true
-    before = seg_start - 1
-    off_true = np.zeros(flags.shape[:-1] + (seg_start.shape[0],), dtype=c_true.dtype)
-    off_false = np.zeros_like(off_true)
-    has = before >= 0
-    off_true[..., has] = c_true[..., before[has]]
-    off_false[..., has] = c_false[..., before[has]]
-    return np.where(flags, c_true - off_true.take(seg_of_pos, axis=-1), c_false - off_false.take(seg_of_pos, axis=-1)) - 1
+    off = np.zeros(flags.shape[:-1] + (seg_start.shape[0],), dtype=c_true.dtype)
+    has = seg_start > 0
+    off[..., has] = c_true[..., seg_start[has] - 1]
+    within = c_true - off.take(seg_of_pos, axis=-1)  # flagged positions so far in the segment
+    offset = np.arange(m) - seg_start.take(seg_of_pos)  # positions before this one in the segment
+    return np.where(flags, within - 1, offset - within)
 
 
 def grow_tree(
@@ -191,6 +189,9 @@ def grow_tree(
     # Classes on the first axis: every per-class step is then contiguous.
     YwT = np.zeros((K, n))
     YwT[y, np.arange(n)] = sample_weight
+    YwT = np.ascontiguousarray(_encode(crit, YwT))
+    # Integer weights keep every cumulative count exact: no clipping of rounding residues.
+    exact = bool(np.all(sample_weight == np.round(sample_weight))) and total_w < 2.0**52
     XT = np.ascontiguousarray(X.T)
     XT_flat = XT.ravel()
     feature_offset = (np.arange(d, dtype=np.intp) * n)[:, None]
@@ -241,6 +242,7 @@ def grow_tree(
         parent_vt = np.ascontiguousarray(parent_value.T)  # (K, nf)
         parent_present = parent_vt > 0 if crit.uses_parent_classes else None
         parent_mass = _mass(crit, parent_vt, parent_present, power)
+        parent_enc = np.ascontiguousarray(_encode(crit, parent_vt))
         parent_w = parent_value.sum(axis=1)
 
         best_gain = np.full(nf, -np.inf)
@@ -248,7 +250,7 @@ def grow_tree(
         best_pos = np.full(nf, -1, dtype=np.intp)
         block = max(1, _BLOCK_ELEMENTS // max(1, m * K))
 
-        parent_at = parent_vt.take(seg_of_pos, axis=1)[:, None, :]  # (K, 1, m)
+        parent_at = parent_enc.take(seg_of_pos, axis=1)[:, None, :]  # (K, 1, m)
         mass_at = parent_mass.take(seg_of_pos)
         present_at = None if parent_present is None else parent_present.take(seg_of_pos, axis=1)[:, None, :]
         scale_at = 1.0 / parent_w.take(seg_of_pos) if crit.weighted else None
@@ -258,7 +260,7 @@ def grow_tree(
         parent_imp = parent_mass / parent_w if crit.weighted else parent_mass
         tol = _TIE_RTOL * np.abs(parent_imp)
         inner_starts = starts[1:]
-        previous_total = parent_vt[:, None, :-1]
+        previous_total = parent_enc[:, None, :-1]
         for f0 in range(0, d, block):
             f1 = min(d, f0 + block)
             if not valid[f0:f1].any():
@@ -268,11 +270,12 @@ def grow_tree(
             # one cumulative sum restart at every node: left counts, no gather.
             left[:, :, inner_starts] -= previous_total
             np.cumsum(left, axis=2, out=left)
-            np.maximum(left, 0.0, out=left)
             right = parent_at - left
-            np.maximum(right, 0.0, out=right)
-            gain = mass_at - _mass(crit, left, present_at, power)
-            gain -= _mass(crit, right, present_at, power)
+            if not exact:
+                np.maximum(left, 0.0, out=left)
+                np.maximum(right, 0.0, out=right)
+            gain = mass_at - _mass_encoded(crit, left, present_at, power)
+            gain -= _mass_encoded(crit, right, present_at, power)
             if scale_at is not None:
                 gain *= scale_at
             G = np.where(valid[f0:f1], gain, -np.inf)

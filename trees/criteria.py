@@ -50,15 +50,14 @@ def _mass_entropy(counts: NDArray, n: NDArray, present: NDArray | None, power: f
     return total / _LOG2
 
 
-def _mass_ogini(counts: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
+def _mass_ogini(cum: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
+    # Cumulative space: cum[k] = C_{k+1}, k < K - 1.
     # n * sum_k F_k (1 - F_k) = sum_{k<K} C_k - sum_{k<K} C_k^2 / n; F_K = 1 contributes 0.
-    cum = np.zeros_like(n)
     lin = np.zeros_like(n)
     sq = np.zeros_like(n)
-    for c in counts[:-1]:
-        cum += c
-        lin += cum
-        sq += cum * cum
+    for c in cum:
+        lin += c
+        sq += c * c
     return lin - np.divide(sq, n, out=np.zeros_like(sq), where=n > 0)
 
 
@@ -87,13 +86,11 @@ def _mass_wig(counts: NDArray, n: NDArray, present: NDArray | None, power: float
     return -np.divide(acc, norm, out=np.zeros_like(acc), where=norm > 0) / _LOG2
 
 
-def _mass_ranking(counts: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
-    # sum_{i<j} (j - i) n_i n_j = sum_{k<K} C_k (n - C_k): O(K) per node.
-    cum = np.zeros_like(n)
+def _mass_ranking(cum: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
+    # Cumulative space. sum_{i<j} (j - i) n_i n_j = sum_{k<K} C_k (n - C_k): O(K) per node.
     total = np.zeros_like(n)
-    for c in counts[:-1]:
-        cum += c
-        total += cum * (n - cum)
+    for c in cum:
+        total += c * (n - c)
     return total
 
 
@@ -101,14 +98,15 @@ class _Criterion(NamedTuple):
     mass_impurity: Callable[[NDArray, NDArray, NDArray | None, float], NDArray]
     weighted: bool  # children weighted by n_child / n (False: raw sum, for ranking)
     uses_parent_classes: bool  # wig: children's weights are normalised over the parent's classes
+    cumulative: bool  # mass written on cumulative counts C_1..C_{K-1} (plus n) instead of n_1..n_K
 
 
 _CRITERIA: dict[str, _Criterion] = {
-    "gini": _Criterion(_mass_gini, True, False),
-    "entropy": _Criterion(_mass_entropy, True, False),
-    "ogini": _Criterion(_mass_ogini, True, False),
-    "wig": _Criterion(_mass_wig, True, True),
-    "ranking": _Criterion(_mass_ranking, False, False),
+    "gini": _Criterion(_mass_gini, True, False, False),
+    "entropy": _Criterion(_mass_entropy, True, False, False),
+    "ogini": _Criterion(_mass_ogini, True, False, True),
+    "wig": _Criterion(_mass_wig, True, True, False),
+    "ranking": _Criterion(_mass_ranking, False, False, True),
 }
 
 #: Names of the splitting criteria, in the order of DESIGN.md section 3.
@@ -131,12 +129,29 @@ def _as_counts(counts: ArrayLike, what: str) -> NDArray[np.float64]:
     return arr
 
 
+def _encode(crit: _Criterion, counts: NDArray) -> NDArray:
+    """The criterion's working rows of counts (classes on the first axis).
+
+    Linear in the counts, so sums over samples and ``parent - left`` commute with
+    it: the tree encodes its one-hot matrix once. Cumulative criteria use
+    ``C_1..C_{K-1}, n`` (the last row is the total).
+    """
+    return np.cumsum(counts, axis=0) if crit.cumulative else counts
+
+
+def _mass_encoded(crit: _Criterion, rows: NDArray, present: NDArray | None, power: float) -> NDArray:
+    """``n * I`` (``I`` for ranking) from encoded rows (see :func:`_encode`)."""
+    if crit.cumulative:
+        return crit.mass_impurity(rows[:-1], rows[-1], present, power)
+    n = rows[0].astype(np.float64, copy=True)
+    for c in rows[1:]:
+        n += c
+    return crit.mass_impurity(rows, n, present, power)
+
+
 def _mass(crit: _Criterion, counts: NDArray, present: NDArray | None, power: float) -> NDArray:
     """``n * I`` (``I`` for ranking) of counts with the classes on the first axis."""
-    n = counts[0].astype(np.float64, copy=True)
-    for c in counts[1:]:
-        n += c
-    return crit.mass_impurity(counts, n, present, power)
+    return _mass_encoded(crit, _encode(crit, counts), present, power)
 
 
 def _last_to_first(arr: NDArray | None) -> NDArray | None:
@@ -193,7 +208,7 @@ def impurity(
     arr = _as_counts(counts, "counts")
     mask = None if present is None else np.broadcast_to(np.asarray(present, dtype=bool), arr.shape)
     n = arr.sum(axis=-1)
-    mass = crit.mass_impurity(_last_to_first(arr), n, _last_to_first(mask), float(wig_power))
+    mass = _mass(crit, _last_to_first(arr), _last_to_first(mask), float(wig_power))
     if not crit.weighted:
         return mass
     return np.divide(mass, n, out=np.zeros_like(mass), where=n > 0)
