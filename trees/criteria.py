@@ -38,8 +38,11 @@ def _mass_gini(counts: NDArray, n: NDArray, present: NDArray | None, power: floa
 
 
 def _xlogx(c: NDArray) -> NDArray:
-    # 0 log 0 = 0; log of the positive entries only.
-    return c * np.log(np.where(c > 0, c, 1.0))
+    # 0 log 0 = 0: the logarithm is evaluated on the positive entries only.
+    out = np.zeros(np.shape(c))
+    np.log(c, out=out, where=c > 0)
+    out *= c
+    return out
 
 
 def _mass_entropy(counts: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
@@ -62,28 +65,33 @@ def _mass_ogini(cum: NDArray, n: NDArray, present: NDArray | None, power: float)
 
 
 def _mass_wig(counts: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
-    # n * (-sum_k w_k p_k log2 p_k) = -sum_k w_k n_k log2(n_k / n) with
-    # w_k = |k - m|^a / sum_{u present} |u - m|^a and m the node's (lowest) mode.
+    # n * (-sum_k w_k p_k log2 p_k) = -sum_k w_k n_k log2(n_k / n)
+    #   = -[sum_k d_k n_k log n_k - log n * sum_k d_k n_k] / (log 2 * sum_{k present} d_k)
+    # with d_k = |k - m|^a and m the node's (lowest) mode.
     if present is None:
         present = counts > 0
     # Running maximum: the first (lowest) class wins ties, like argmax.
-    mode = np.zeros(np.shape(n), dtype=np.float64)
+    mode = np.zeros(np.shape(n))
     best = np.array(counts[0], dtype=np.float64)
     for k in range(1, counts.shape[0]):
         upd = counts[k] > best
-        mode[upd] = k
+        np.copyto(mode, k, where=upd)
         np.maximum(best, counts[k], out=best)
-    log_n = np.log(np.where(n > 0, n, 1.0))
     norm = np.zeros_like(n)
-    acc = np.zeros_like(n)
+    acc_xlogx = np.zeros_like(n)
+    acc_lin = np.zeros_like(n)
+    dist = np.empty(np.shape(n))
     for k, c in enumerate(counts):
-        dist = np.abs(k - mode)
+        np.subtract(mode, k, out=dist)
+        np.abs(dist, out=dist)
         if power != 1.0:
             dist **= power
-        norm += np.where(present[k], dist, 0.0)
-        acc += dist * (_xlogx(c) - c * log_n)
+        norm += dist * present[k]
+        acc_xlogx += dist * _xlogx(c)
+        acc_lin += dist * c
+    acc_xlogx -= acc_lin * np.log(np.where(n > 0, n, 1.0))
     # Only the mode present: every weight is 0 and so is the impurity.
-    return -np.divide(acc, norm, out=np.zeros_like(acc), where=norm > 0) / _LOG2
+    return -np.divide(acc_xlogx, norm, out=np.zeros_like(acc_xlogx), where=norm > 0) / _LOG2
 
 
 def _mass_ranking(cum: NDArray, n: NDArray, present: NDArray | None, power: float) -> NDArray:
