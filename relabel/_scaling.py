@@ -18,6 +18,8 @@ __all__ = ["IntegerProblem", "integer_scaling"]
 _MAX_DENOMINATOR = 10**12
 # Scaled values stay below this so that sums over a whole problem still fit in int64.
 _INT_LIMIT = 1 << 62
+# Tolerance, in units of the last place, between a float datum and its rational reading.
+_ULPS = 2
 
 
 @dataclass(frozen=True)
@@ -35,10 +37,16 @@ class IntegerProblem:
 
 
 def _rational(value: float) -> Fraction:
-    """The simplest rational whose float is exactly ``value`` (or its exact binary value)."""
+    """The simplest rational within two ulps of ``value``, else its exact binary value.
+
+    Float data such as ``5 * (1/3)`` are themselves rounded rationals (that product is
+    one ulp below the float nearest 5/3), so the rational is accepted within two ulps.
+    """
     exact = Fraction(value)
     simple = exact.limit_denominator(_MAX_DENOMINATOR)
-    return simple if float(simple) == value else exact
+    if simple == exact or abs(float(simple) - value) <= _ULPS * np.spacing(abs(value)):
+        return simple
+    return exact
 
 
 def _rationalise(values: NDArray[np.float64], name: str):
@@ -78,8 +86,10 @@ def integer_scaling(problem: ConsistencyProblem) -> IntegerProblem:
 
     Notes
     -----
-    Every count, loss entry and penalty is read as the simplest rational that rounds
-    to it (denominator at most 1e12), else as its exact binary fraction. With scale
+    Every count, loss entry and penalty is read as the simplest rational (denominator
+    at most 1e12) within two ulps of it, else as its exact binary fraction; the
+    integer problem is then exact, and :func:`relabel.solve` recomputes the
+    objective of the labels from the float data. With scale
     ``S = lcm(D_counts * D_loss, den(C1), den(C2))`` the costs ``S * c`` are integer
     matrix products; with integer counts and the default penalties S = 9 N (K-1),
     making C1 = 9 and C2 = 10 units (DESIGN.md section 4). O(N K^2 + u log u) for u
@@ -112,8 +122,8 @@ def integer_scaling(problem: ConsistencyProblem) -> IntegerProblem:
     C2 = int(c2 * scale)
     # The scaling must be exact: every datum is recovered from its integer numerator.
     assert Fraction(C1, scale) == c1 and Fraction(C2, scale) == c2
-    if d_counts < 2**53 and np.all(np.abs(counts) < 2**53):
-        assert np.array_equal(counts / float(d_counts), problem.counts), "inexact count scaling"
-    if d_loss < 2**53 and np.all(np.abs(loss) < 2**53):
-        assert np.array_equal(loss / float(d_loss), problem.loss), "inexact loss scaling"
+    for ints, d, original in ((counts, d_counts, problem.counts), (loss, d_loss, problem.loss)):
+        if d < 2**53 and np.all(np.abs(ints) < 2**53):
+            error = np.abs(ints / float(d) - original)
+            assert np.all(error <= _ULPS * np.spacing(np.abs(original))), "inexact scaling"
     return IntegerProblem(scale=int(scale), costs=costs.astype(np.int64), C1=C1, C2=C2)

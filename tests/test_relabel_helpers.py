@@ -111,3 +111,46 @@ def test_naive_adjacency_quadrants():
     edges, face = naive_adjacency(lower, upper)
     assert edges.tolist() == [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
     assert face.tolist() == [True, True, False, False, True, True]
+
+
+def objective_of(counts, edges, C1, C2, labels, loss=None):
+    """Eq. (10) of one labelling computed from scratch (inf when inconsistent)."""
+    counts = np.asarray(counts, dtype=float)
+    k = counts.shape[1]
+    if loss is None:
+        loss = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    total = sum(float(counts[n] @ loss[:, labels[n]]) for n in range(counts.shape[0]))
+    empty = counts.sum(axis=1) == 0
+    for a, b in np.asarray(edges).reshape(-1, 2):
+        gap = abs(int(labels[a]) - int(labels[b]))
+        if gap > 1:
+            return np.inf
+        if gap and empty[a] and empty[b]:
+            total += C1
+        elif gap and (empty[a] or empty[b]):
+            total += C2
+    return total
+
+
+def check_all_solvers(problem, formulations=("paper", "tight"), brute=None, loss=None):
+    """Run graph cut (both forms), CBC and CP-SAT and check agreement and certificates.
+
+    ``formulations`` gives the form used for (CBC, CP-SAT); the graph cut runs both.
+    Returns the common objective.
+    """
+    runs = [("graphcut", "paper"), ("graphcut", "tight"), ("cbc", formulations[0]), ("cpsat", formulations[1])]
+    results = [relabel.solve(problem, solver=s, formulation=f, on_failure="raise") for s, f in runs]
+    reference = results[0].objective
+    for (solver, formulation), result in zip(runs, results):
+        assert result.status is relabel.SolverStatus.OPTIMAL, (solver, formulation, result.message)
+        assert result.solver == solver and result.formulation == formulation
+        assert result.labels.shape == (problem.n_regions,)
+        assert result.labels.min() >= 0 and result.labels.max() < problem.n_classes
+        assert relabel.is_consistent(problem.edges, result.labels)
+        own = objective_of(problem.counts, problem.edges, problem.C1, problem.C2, result.labels, loss)
+        assert np.isclose(result.objective, own, rtol=1e-12, atol=1e-12)
+        assert np.isclose(result.objective, reference, rtol=1e-9, atol=1e-12), (solver, formulation)
+        assert result.wall_time >= 0
+    if brute is not None:
+        assert np.isclose(reference, brute, rtol=1e-9, atol=1e-12)
+    return reference

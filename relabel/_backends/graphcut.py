@@ -52,9 +52,11 @@ def build_cut_graph(problem) -> CutGraph:
     var = np.arange(n_vars, dtype=np.int64)
     pos = unary > 0
     neg = unary < 0
-    tails = [var[pos], np.full(int(neg.sum()), source, np.int64)]
-    heads = [np.full(int(pos.sum()), sink, np.int64), var[neg]]
-    caps = [unary[pos], -unary[neg]]
+    # A zero arc source->sink makes both terminals exist even when no other arc
+    # touches them (the max-flow graph only knows nodes that appear in arcs).
+    tails = [np.array([source], np.int64), var[pos], np.full(int(neg.sum()), source, np.int64)]
+    heads = [np.array([sink], np.int64), np.full(int(pos.sum()), sink, np.int64), var[neg]]
+    caps = [np.zeros(1, np.int64), unary[pos], -unary[neg]]
     finite_total = int(unary[pos].sum()) + int(-unary[neg].sum())
 
     # Pairwise |x_{n,k} - x_{m,k}| terms on edges with an empty region (eq. 7-10).
@@ -112,12 +114,7 @@ def solve(problem, *, formulation: str, time_limit, threads: int, verbose: bool)
     n, km = problem.n_regions, problem.n_classes - 1
     graph = build_cut_graph(problem)
     flow = max_flow.SimpleMaxFlow()
-    if graph.tails.shape[0]:
-        flow.add_arcs_with_capacity(graph.tails, graph.heads, graph.capacities)
-    else:
-        # Every region is cost-free in every label: any constant labelling is optimal.
-        labels = np.zeros(n, dtype=np.intp)
-        return BackendResult(labels, "OPTIMAL", problem.objective(labels), "empty cut graph")
+    flow.add_arcs_with_capacity(graph.tails, graph.heads, graph.capacities)
     status = flow.solve(graph.source, graph.sink)
     if status != flow.OPTIMAL:
         return BackendResult(None, "ERROR", None, f"max-flow status {status}")
