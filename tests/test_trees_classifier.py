@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -193,6 +195,34 @@ def test_tree_equals_brute_force_grower(criterion, params):
     np.testing.assert_allclose(ours.tree_.value[ours.apply(points)], reference_values(leaves, points), atol=1e-9)
 
 
+@given(
+    data=st.integers(2, 24).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.lists(st.integers(0, 5), min_size=2, max_size=2), min_size=n, max_size=n),
+            st.lists(st.integers(0, 3), min_size=n, max_size=n),
+            st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.7, 2.0, 3.1]), min_size=n, max_size=n),
+        )
+    ),
+    criterion=st.sampled_from(CRITERIA),
+    max_depth=st.sampled_from([None, 1, 2, 4]),
+    min_samples_leaf=st.integers(1, 3),
+)
+def test_tiny_trees_equal_brute_force_grower(data, criterion, max_depth, min_samples_leaf):
+    """Check on tiny grids with repeated values and zero weights that the tree equals the recursive grower."""
+    rows, y, w = (np.asarray(v, dtype=float) for v in data)
+    X, y = rows / 4.0, y.astype(int)
+    assume(np.count_nonzero(w) >= 1)
+    ours = OrdinalTreeClassifier(
+        criterion=criterion, max_depth=max_depth, min_samples_leaf=min_samples_leaf, classes=[0, 1, 2, 3]
+    ).fit(X, y, sample_weight=w)
+    keep = w > 0
+    leaves = reference_tree(X[keep], y[keep], w[keep], 4, criterion, max_depth, 2, min_samples_leaf, 0.0, 1.0)
+    grid = np.stack(np.meshgrid(np.arange(-1, 7) / 4.0 + 0.01, np.arange(-1, 7) / 4.0), axis=-1).reshape(-1, 2)
+    points = np.vstack([X, grid])
+    assert ours.get_n_leaves() == len(leaves)
+    np.testing.assert_allclose(ours.tree_.value[ours.apply(points)], reference_values(leaves, points), atol=1e-9)
+
+
 # ---------------------------------------------------------------- structure and leaf labels
 def test_tree_structure_invariants():
     """Check ids, children, values and sample counts of the tree_ arrays."""
@@ -364,6 +394,19 @@ def test_string_labels_with_explicit_order():
     default = OrdinalTreeClassifier().fit(X, y)
     assert default.classes_.tolist() == ["high", "low", "mid"]
     assert set(default.predict(X)) <= {"high", "low", "mid"}
+
+
+def test_pandas_ordered_categorical_carries_its_order():
+    """Check that an ordered Categorical y gives classes_ in its category order, absent ones included."""
+    pd = pytest.importorskip("pandas")
+    X = np.arange(6, dtype=float)[:, None]
+    y = pd.Series(pd.Categorical(["poor", "poor", "good", "good", "fair", "fair"],
+                                 categories=["poor", "fair", "good", "great"], ordered=True))
+    clf = OrdinalTreeClassifier().fit(X, y)
+    assert clf.classes_.tolist() == ["poor", "fair", "good", "great"]
+    assert clf.predict([[0.0], [2.5], [5.0]]).tolist() == ["poor", "good", "fair"]
+    unordered = OrdinalTreeClassifier().fit(X, y.astype(str))
+    assert unordered.classes_.tolist() == ["fair", "good", "poor"]
 
 
 def test_classes_may_contain_absent_labels_and_single_present_class():

@@ -32,12 +32,22 @@ def _leaf_labels(value: NDArray[np.float64], how: str) -> NDArray[np.intp]:
     return np.argmax(reached, axis=1).astype(np.intp)
 
 
+def _ordered_categories(y: object) -> NDArray | None:
+    """The categories of a pandas ordered Categorical ``y`` (its own class order), else None."""
+    dtype = getattr(y, "dtype", None)
+    if getattr(dtype, "ordered", False) and hasattr(dtype, "categories"):
+        return np.asarray(dtype.categories)
+    return None
+
+
 class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     """A decision tree for ordered classes with ordinal splitting criteria.
 
     The classes are ordered: by default ``classes_`` is ``np.unique(y)`` and its
     sorted order *is* the ordinal order; pass ``classes`` for another order
-    (e.g. string labels ``["low", "mid", "high"]``). The tree is grown
+    (e.g. string labels ``["low", "mid", "high"]``). A pandas ordered
+    Categorical ``y`` carries its own order (all its categories become
+    ``classes_``, as if passed as ``classes``). The tree is grown
     breadth-first, all nodes of a level at once, in pure numpy, and every leaf
     predicts the median of its class distribution by default.
 
@@ -167,9 +177,10 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         self.classes = classes
         self.random_state = random_state
 
-    def _encode_y(self, y: NDArray) -> NDArray[np.intp]:
+    def _encode_y(self, y: NDArray, categories: NDArray | None) -> NDArray[np.intp]:
         """Set ``classes_`` and return the class index of every label."""
-        if self.classes is None:
+        explicit = self.classes if self.classes is not None else categories
+        if explicit is None:
             self.classes_, y_idx = np.unique(y, return_inverse=True)
             if self.classes_.shape[0] < 2:
                 raise ValueError(
@@ -177,7 +188,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
                     f"({self.classes_[0]!r}). Pass `classes` to fit a single-leaf tree."
                 )
             return y_idx.astype(np.intp)
-        classes = np.asarray(self.classes)
+        classes = np.asarray(explicit)
         if classes.ndim != 1 or classes.shape[0] < 1:
             raise ValueError(f"classes must be a non-empty 1-d list of labels; got shape {classes.shape}")
         try:
@@ -222,9 +233,10 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
             ``classes``, ``classes`` missing a label of ``y``, negative or
             non-finite weights, or invalid parameters.
         """
+        categories = _ordered_categories(y)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
-        y_idx = self._encode_y(y)
+        y_idx = self._encode_y(y, categories)
         self.n_classes_ = int(self.classes_.shape[0])
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         keep = sample_weight > 0
