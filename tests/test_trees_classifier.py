@@ -248,6 +248,21 @@ def test_tree_structure_invariants():
     assert set(np.unique(clf.apply(X))) <= set(leaves.tolist())
 
 
+def test_feature_blocks_give_the_same_tree(monkeypatch):
+    """Check that scoring the features in several memory-bounded blocks builds the same tree as one block."""
+    import trees._grow
+
+    X, y = make_ordinal(600, d=5, seed=21)
+    w = np.random.default_rng(21).uniform(0.5, 2, size=600)
+    for criterion in CRITERIA:
+        whole = OrdinalTreeClassifier(criterion=criterion, max_depth=6).fit(X, y, sample_weight=w)
+        monkeypatch.setattr(trees._grow, "_BLOCK_ELEMENTS", 600 * 4 * 2)  # two features per block at the root
+        blocks = OrdinalTreeClassifier(criterion=criterion, max_depth=6).fit(X, y, sample_weight=w)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(whole.tree_.feature, blocks.tree_.feature)
+        np.testing.assert_array_equal(whole.tree_.threshold, blocks.tree_.threshold)
+
+
 def test_apply_matches_a_plain_traversal():
     """Check that the level-synchronous apply equals walking the tree point by point."""
     X, y = make_ordinal(400, seed=2)

@@ -20,6 +20,14 @@ class LeafBoxes(NamedTuple):
     lower, upper : ndarray of shape (n_leaves, n_features)
         Bounds of each leaf's box; ``-inf``/``+inf`` where the path to the leaf
         never splits on that feature.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from trees import LeafBoxes
+    >>> box = LeafBoxes(np.array([1]), np.array([[-np.inf]]), np.array([[0.5]]))
+    >>> bool(np.all((box.lower < 0.2) & (0.2 <= box.upper)))
+    True
     """
 
     leaf_ids: NDArray[np.intp]

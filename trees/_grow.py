@@ -52,6 +52,16 @@ class OrdinalTree:
         Depth of every node (root 0).
     node_count, max_depth, n_features, n_classes, n_leaves : int
         Sizes of the tree.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from trees import OrdinalTreeClassifier
+    >>> tree = OrdinalTreeClassifier().fit([[0.0], [1.0], [2.0]], [0, 1, 2]).tree_
+    >>> tree.children_left.tolist(), tree.children_right.tolist(), tree.threshold.tolist()
+    ([1, -1, 3, -1, -1], [2, -1, 4, -1, -1], [0.5, -2.0, 1.5, -2.0, -2.0])
+    >>> tree.apply(np.array([[0.2], [1.7]])).tolist()
+    [1, 4]
     """
 
     def __init__(self, *, children_left, feature, threshold, value, n_node_samples, impurity, depth, n_features):
@@ -79,7 +89,20 @@ class OrdinalTree:
     def apply(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
         """Leaf id of every row of a validated float64 matrix.
 
-        All rows advance one level per numpy step: O(n_samples * max_depth).
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Finite float64 data (the estimator's ``apply`` validates it).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Leaf node ids (intp).
+
+        Notes
+        -----
+        All rows advance one level per numpy step, and rows that reached a
+        leaf are dropped every four levels: O(n_samples * max_depth).
         """
         X = np.ascontiguousarray(X, dtype=np.float64)
         n, d = X.shape
