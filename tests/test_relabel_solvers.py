@@ -192,3 +192,26 @@ def test_solver_threads_and_verbose_run(capfd):
             result = relabel.solve(problem, solver=solver, threads=2, verbose=True)
             assert result.status is relabel.SolverStatus.OPTIMAL
             assert np.isclose(result.objective, 2 * problem.C2)
+
+
+@given(
+    rows=st.integers(1, 5),
+    cols=st.integers(2, 6),
+    n_classes=st.integers(2, 5),
+    data=st.data(),
+    forms=FORMS,
+)
+def test_king_grid_graphs_all_solvers_agree(rows, cols, n_classes, data, forms):
+    """Check agreement on grid partitions with corner contacts (king's graph), many cells empty."""
+    graph = nx.grid_2d_graph(rows, cols)
+    graph.add_edges_from(((r, c), (r + 1, c + dc)) for r in range(rows - 1) for c in range(cols)
+                         for dc in (-1, 1) if 0 <= c + dc < cols)
+    graph = nx.convert_node_labels_to_integers(graph, ordering="sorted")
+    n = rows * cols
+    counts = np.zeros((n, n_classes))
+    for cell in data.draw(st.lists(st.integers(0, n - 1), max_size=n)):
+        # Ordinal structure along the columns, with noise: labels must climb smoothly.
+        mean = (cell % cols) * (n_classes - 1) / max(cols - 1, 1)
+        counts[cell, int(np.clip(round(mean + data.draw(st.integers(-2, 2))), 0, n_classes - 1))] += 1
+    problem = relabel.ConsistencyProblem.from_counts(counts, graph)
+    check_all_solvers(problem, forms)
