@@ -174,6 +174,12 @@ class RankRules(ClassifierMixin, BaseEstimator):
     rules_ : list of Rule
         The fitted rules in the order they were added (fewer than ``n_rules`` if
         in some iteration no condition decreased the impurity).
+    rule_lower_, rule_upper_ : ndarray of shape (n_rules_fitted, n_features)
+        The same rules as boxes: rule ``m`` covers ``x`` iff
+        ``rule_lower_[m] <= x <= rule_upper_[m]`` (``-inf``/``inf`` where a
+        feature has no condition).
+    rule_response_ : ndarray of shape (n_rules_fitted,)
+        ``learning_rate * alpha_m`` for each rule.
     thresholds_ : ndarray of shape (n_classes - 1,)
         ``theta_1 <= ... <= theta_{K-1}`` of eq. (8).
     train_score_ : ndarray of shape (n_rules_fitted,)
