@@ -336,10 +336,12 @@ def fit_thresholds(scores: ArrayLike, codes: ArrayLike, n_classes: int) -> NDArr
 
     Notes
     -----
-    RankRules paper, eq. (8). The printed closed form below (8) has the two
-    sides of the fraction swapped (exponent signs); it agrees with the minimiser
-    only when each side holds one example. Computed with a log-sum-exp, so large
-    scores do not overflow. Complexity O(N + K).
+    RankRules paper, eq. (8). The closed form printed below (8) in the team's
+    copy of the paper pairs ``[y_ik > 0]`` with ``e^{f}`` and ``[y_ik < 0]`` with
+    ``e^{-f}``; that agrees with the minimiser only when each side holds one
+    example, so the form above (checked against a numerical minimisation in the
+    tests) is used. Computed with a per-class log-sum-exp, so large scores do
+    not overflow. Complexity O(N + K).
 
     Examples
     --------

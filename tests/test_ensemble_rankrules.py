@@ -526,3 +526,25 @@ EXPECTED_FAILED_CHECKS = {
 def test_sklearn_compatible(estimator, check):
     """Check that RankRules passes scikit-learn's common estimator checks (reasoned exceptions)."""
     check(estimator)
+
+
+def test_binary_problem_predicts_by_the_single_threshold():
+    """Check that with two classes the prediction is f(x) >= theta_1 and proba[:, 1] is monotone in f."""
+    X, y = ordinal_data(seed=12, n_classes=2)
+    model = RankRules(n_rules=30, random_state=0).fit(X, y - 1)
+    f = model.decision_function(X)
+    assert model.thresholds_.shape == (1,)
+    np.testing.assert_array_equal(model.predict(X), (f >= model.thresholds_[0]).astype(int))
+    order = np.argsort(f)
+    assert np.all(np.diff(model.predict_proba(X)[order, 1]) >= 0)
+
+
+def test_single_class_subsamples_are_skipped():
+    """Check that iterations whose subsample cannot rank anything add no rule and break nothing."""
+    X = np.arange(6, dtype=float).reshape(-1, 1)
+    y = np.array([1, 1, 1, 1, 1, 2])
+    model = RankRules(n_rules=30, subsample=0.2, random_state=0).fit(X, y)
+    assert 0 < len(model.rules_) < 30  # 2-point subsamples often miss the lone class 2
+    f = model.decision_function(X)
+    assert f[5] > f[0]  # the lone class-2 point is ranked above the class-1 points
+    assert set(model.predict(X)) <= {1, 2}
