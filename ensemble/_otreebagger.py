@@ -66,13 +66,15 @@ class FittedGroup:
     info: dict = field(default_factory=dict)
 
     def leaves(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
-        """Matrix of leaf ids, one column per tree."""
-        return np.column_stack([tree.apply(X) for tree in self.trees])
+        """Matrix of leaf ids, one column per tree, for already validated float64 ``X``."""
+        # The structures' own apply skips per-tree input validation: the
+        # ensemble validated X once.
+        return np.column_stack([tree.tree_.apply(X) for tree in self.trees])
 
     def predict_index(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
         """Class index predicted by this group: a lookup, no geometry."""
         if self.partition is None:
-            return self.labels[self.trees[0].apply(X)]
+            return self.labels[self.trees[0].tree_.apply(X)]
         return self.labels[self.partition.locate(self.leaves(X))]
 
 
@@ -122,8 +124,7 @@ def _fit_group(X, y, n_classes, seeds, params) -> FittedGroup:
         # The union of the group's bootstrap samples, each point once.
         count_weight = (np.sum(weights, axis=0) > 0).astype(np.float64)
     rows = np.flatnonzero(count_weight)
-    leaves = np.column_stack([tree.apply(X[rows]) for tree in trees])
-    region = partition.locate(leaves)
+    region = partition.locate(np.column_stack([tree.tree_.apply(X[rows]) for tree in trees]))
     counts = relabel.region_counts(region, y[rows], n_classes, count_weight[rows],
                                    n_regions=partition.n_regions)
     edges, _ = relabel.adjacency_edges(partition, contact=params["contact"])
@@ -347,7 +348,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             self.classes_ = classes
         if present.size < 2:
             raise ValueError(
-                f"y has a single class ({present[0]!r}); OTreeBagger needs samples of at least 2 classes"
+                f"y has one class ({present[0]!r}); OTreeBagger needs samples of at least 2 classes"
             )
         self.n_classes_ = len(self.classes_)
         if self.classes is None:
@@ -439,7 +440,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
     def _votes(self, X: ArrayLike) -> NDArray[np.intp]:
         """Class index of every voter for every sample, shape (n_samples, n_voters)."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
         return np.column_stack([group.predict_index(X) for group in self.groups_])
 
     def predict(self, X: ArrayLike) -> NDArray:

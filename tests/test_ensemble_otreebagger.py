@@ -201,7 +201,7 @@ def test_bad_data_is_rejected():
     bad[0, 0] = np.inf
     with pytest.raises(ValueError, match="infinity"):
         OTreeBagger(n_estimators=3).fit(bad, y)
-    with pytest.raises(ValueError, match="single class"):
+    with pytest.raises(ValueError, match="has one class"):
         OTreeBagger(n_estimators=3).fit(X, np.ones(60))
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         OTreeBagger(n_estimators=3).fit(X, y[:-1])

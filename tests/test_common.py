@@ -1,0 +1,32 @@
+"""scikit-learn's common estimator checks over every public estimator."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from ensemble import OTreeBagger, RankRules
+from trees import OrdinalTreeClassifier
+
+# Small settings keep the ~50 checks per estimator fast; the checks themselves
+# are unchanged.
+ESTIMATORS = [
+    OrdinalTreeClassifier(random_state=0),
+    OTreeBagger(n_estimators=4, group_size=2, random_state=0),
+    RankRules(n_rules=20, random_state=0),
+]
+
+# Every entry needs a real reason: a check that cannot apply to the estimator,
+# never one that is inconvenient.
+EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
+    "OrdinalTreeClassifier": {},
+    "OTreeBagger": {},
+    "RankRules": {},
+}
+
+
+def _expected_failed_checks(estimator):
+    return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
+def test_sklearn_compatible_estimator(estimator, check):
+    """Check that the estimator passes scikit-learn's common check ``check``."""
+    check(estimator)
