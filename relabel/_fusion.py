@@ -64,68 +64,100 @@ def _guillotine_tree(lower: NDArray, upper: NDArray, position: int):
     recovered by guillotine cuts: a threshold ``t`` on a feature such that every box
     lies entirely on one side. A tree's partition always admits one (its root split),
     and so does each side, recursively. Choosing the most balanced cut keeps the
-    hierarchy shallow, which is what makes pushing boxes down it cheap.
+    hierarchy shallow, which is what makes pushing boxes down it cheap. All nodes of
+    one depth are split at once (vectorised): O(depth * L * d * log L).
 
     Returns arrays ``feature, threshold, left, right, leaf`` indexed by node, with
     ``leaf[node]`` the leaf's position in the input (``-1`` for internal nodes).
     """
     n_leaves, n_features = lower.shape
-    feature, threshold, left, right, leaf = [], [], [], [], []
+    n_nodes = 2 * n_leaves - 1
+    feature = np.full(n_nodes, -1, dtype=np.intp)
+    threshold = np.full(n_nodes, np.nan)
+    left = np.full(n_nodes, -1, dtype=np.intp)
+    right = np.full(n_nodes, -1, dtype=np.intp)
+    leaf = np.full(n_nodes, -1, dtype=np.intp)
+    # Dense ranks of the bounds per feature: exact comparisons on small integers.
+    rank_lo, rank_hi, n_values = [], [], []
+    for f in range(n_features):
+        values, inverse = np.unique(np.concatenate((lower[:, f], upper[:, f])), return_inverse=True)
+        inverse = inverse.astype(np.int64).ravel()
+        rank_lo.append(inverse[:n_leaves])
+        rank_hi.append(inverse[n_leaves:])
+        n_values.append(values.shape[0] + 1)
 
-    def new_node():
-        feature.append(-1)
-        threshold.append(np.nan)
-        left.append(-1)
-        right.append(-1)
-        leaf.append(-1)
-        return len(leaf) - 1
-
-    root = new_node()
-    stack = [(root, np.arange(n_leaves))]
-    while stack:
-        node, members = stack.pop()
-        size = members.shape[0]
-        if size == 1:
-            leaf[node] = int(members[0])
-            continue
-        best = None  # (imbalance, feature, cut position, order)
+    members = np.arange(n_leaves, dtype=np.intp)
+    node_of = np.zeros(n_leaves, dtype=np.intp)
+    next_node = 1
+    while members.shape[0]:
+        nodes, group, sizes = np.unique(node_of, return_inverse=True, return_counts=True)
+        group = group.ravel()
+        single = sizes[group] == 1
+        if single.any():
+            leaf[node_of[single]] = members[single]
+            members, node_of = members[~single], node_of[~single]
+            if members.shape[0] == 0:
+                break
+            nodes, group, sizes = np.unique(node_of, return_inverse=True, return_counts=True)
+            group = group.ravel()
+        n_groups = nodes.shape[0]
+        starts = np.cumsum(sizes) - sizes
+        best_imbalance = np.full(n_groups, np.iinfo(np.int64).max)
+        best_feature = np.full(n_groups, -1, dtype=np.intp)
+        best_cut = np.full(n_groups, -1, dtype=np.intp)
+        orders = []
         for f in range(n_features):
-            lo = lower[members, f]
-            order = np.argsort(lo, kind="stable")
+            lo = rank_lo[f][members]
+            order = np.lexsort((lo, group))
+            orders.append(order)
+            g_sorted = group[order]
             lo_sorted = lo[order]
-            running_max = np.maximum.accumulate(upper[members, f][order])
-            valid = np.flatnonzero(running_max[:-1] <= lo_sorted[1:])
+            radix = np.int64(n_values[f])
+            # Running maximum of the upper bounds, restarted in every group by offsets.
+            running = np.maximum.accumulate(g_sorted * radix + rank_hi[f][members[order]]) - g_sorted * radix
+            valid = np.flatnonzero((g_sorted[:-1] == g_sorted[1:]) & (running[:-1] <= lo_sorted[1:]))
             if valid.shape[0] == 0:
                 continue
-            # Position i cuts after the (i+1)-th box; prefer the cut nearest the middle.
-            imbalance = np.abs(2 * (valid + 1) - size)
-            pick = int(np.argmin(imbalance))
-            if best is None or imbalance[pick] < best[0]:
-                best = (int(imbalance[pick]), f, int(valid[pick]), order)
-                if best[0] <= 1:
-                    break
-        if best is None:
+            g_valid = g_sorted[valid]
+            imbalance = np.abs(2 * (valid - starts[g_valid] + 1) - sizes[g_valid])
+            # Best cut of this feature per group: sort by (group, imbalance), keep firsts.
+            pick = np.lexsort((imbalance, g_valid))
+            first = np.ones(pick.shape[0], dtype=bool)
+            first[1:] = g_valid[pick[1:]] != g_valid[pick[:-1]]
+            pick = pick[first]
+            g_pick = g_valid[pick]
+            better = imbalance[pick] < best_imbalance[g_pick]
+            g_pick, pick = g_pick[better], pick[better]
+            best_imbalance[g_pick] = imbalance[pick]
+            best_feature[g_pick] = f
+            best_cut[g_pick] = valid[pick]
+        if np.any(best_feature < 0):
             raise ValueError(
                 f"boxes_list[{position}] is not the leaf partition of a tree: some boxes "
                 "overlap or cannot be separated by axis-aligned cuts"
             )
-        _, f, cut, order = best
-        sorted_members = members[order]
-        feature[node] = f
-        threshold[node] = float(lower[sorted_members[cut + 1], f])
-        left_node = new_node()
-        right_node = new_node()
-        left[node] = left_node
-        right[node] = right_node
-        stack.append((left_node, sorted_members[: cut + 1]))
-        stack.append((right_node, sorted_members[cut + 1 :]))
-    return (
-        np.asarray(feature, dtype=np.intp),
-        np.asarray(threshold, dtype=np.float64),
-        np.asarray(left, dtype=np.intp),
-        np.asarray(right, dtype=np.intp),
-        np.asarray(leaf, dtype=np.intp),
-    )
+        left_nodes = next_node + 2 * np.arange(n_groups)
+        right_nodes = left_nodes + 1
+        next_node += 2 * n_groups
+        feature[nodes] = best_feature
+        left[nodes] = left_nodes
+        right[nodes] = right_nodes
+        new_node_of = np.empty_like(node_of)
+        for f in range(n_features):
+            chosen = best_feature == f
+            if not chosen.any():
+                continue
+            order = orders[f]
+            g_sorted = group[order]
+            in_f = chosen[g_sorted]
+            positions = np.arange(order.shape[0])
+            goes_left = positions <= best_cut[g_sorted]
+            sel = order[in_f]
+            new_node_of[sel] = np.where(goes_left[in_f], left_nodes[g_sorted[in_f]], right_nodes[g_sorted[in_f]])
+            groups_f = np.flatnonzero(chosen)
+            threshold[nodes[groups_f]] = lower[members[order[best_cut[groups_f] + 1]], f]
+        node_of = new_node_of
+    return feature, threshold, left, right, leaf
 
 
 def _push_down(region_lower, region_upper, hierarchy):
@@ -301,7 +333,8 @@ def _build_stages(ranks: NDArray[np.int64], radices: Sequence[int]) -> tuple:
         prefix = prefix * radix + ranks[:, j]
         prefix_radix *= radix
         columns.append(j)
-    stages.append((tuple(columns), np.unique(prefix), tuple(radices)))
+    # The regions' full codes are distinct (checked by fuse), so sorting suffices.
+    stages.append((tuple(columns), np.sort(prefix), tuple(radices)))
     return tuple(stages), prefix
 
 

@@ -1,0 +1,127 @@
+"""Benchmark of the relabel pipeline: fusion, adjacency and the three solvers.
+
+For fused partitions of bootstrap scikit-learn trees (2D and 4D data, M = 1..5 trees)
+from about 25 to about 100,000 regions, prints one row per partition: regions, edges,
+the seconds of fusion, adjacency and each solver, each solver's status, and whether the
+solvers agree on the optimum (relative 1e-9). CBC (paper formulation) and CP-SAT (paper
+and tight) run with a time limit and are skipped above the sizes where they cannot
+finish (the row says so). The column ``fit`` is the time scikit-learn takes to fit the
+M trees, measured in the same run, and ``(fu+adj)/fit`` the ratio of fusion plus
+adjacency to it.
+
+Targets (DESIGN.md section 7): graph cut on 100,000 regions under 5 s; fusion plus
+adjacency for 100,000 regions under 5 s.
+
+Usage::
+
+    python benchmarks/relabel_solvers.py            # full table, up to ~100k regions
+    python benchmarks/relabel_solvers.py --quick    # small sizes only (about a minute)
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.tree import DecisionTreeClassifier
+
+import relabel
+from trees import leaf_boxes
+
+# (n_features, n_trees, max_leaf_nodes, n_samples): partitions from ~25 to ~100k regions.
+QUICK = [
+    (2, 1, 25, 2000), (2, 2, 15, 2000), (2, 3, 20, 2000), (2, 5, 25, 2000),
+    (4, 1, 25, 2000), (4, 2, 12, 2000), (4, 3, 10, 2000), (4, 5, 8, 2000),
+]
+FULL = QUICK + [
+    (2, 3, 100, 20000), (2, 5, 300, 20000), (2, 5, 1000, 20000), (2, 5, 3000, 60000),
+    (4, 3, 60, 20000), (4, 5, 60, 20000), (4, 5, 150, 40000), (4, 5, 250, 60000),
+]
+
+
+def make_partition(n_features, n_trees, max_leaf_nodes, n_samples, n_classes=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n_samples, n_features))
+    score = X.mean(axis=1) + rng.normal(0, 0.15, n_samples)
+    y = np.clip((score * n_classes).astype(int), 0, n_classes - 1)
+    start = time.perf_counter()
+    trees, weights = [], []
+    for m in range(n_trees):
+        w = np.bincount(rng.integers(0, n_samples, n_samples), minlength=n_samples).astype(float)
+        trees.append(
+            DecisionTreeClassifier(max_leaf_nodes=max_leaf_nodes, random_state=m).fit(X, y, sample_weight=w)
+        )
+        weights.append(w)
+    fit_time = time.perf_counter() - start
+    boxes = [leaf_boxes(t) for t in trees]
+    start = time.perf_counter()
+    part = relabel.fuse(boxes)
+    fuse_time = time.perf_counter() - start
+    start = time.perf_counter()
+    adjacency = relabel.adjacency_edges(part)
+    adjacency_time = time.perf_counter() - start
+    region = part.locate(np.column_stack([t.apply(X) for t in trees]))
+    # Counts of the union of the bootstrap samples (the ensemble's default).
+    counts = relabel.region_counts(region, y, n_classes, sample_weight=np.sum(weights, axis=0),
+                                   n_regions=part.n_regions)
+    problem = relabel.ConsistencyProblem.from_counts(counts, adjacency.edges)
+    return problem, fit_time, fuse_time, adjacency_time
+
+
+def run_solver(problem, solver, formulation, time_limit):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", relabel.RelabelWarning)
+        result = relabel.solve(problem, solver=solver, formulation=formulation, time_limit=time_limit)
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small partitions only")
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds for CBC and CP-SAT")
+    parser.add_argument("--cbc-max", type=int, default=2500, help="largest N given to CBC")
+    parser.add_argument("--cpsat-max", type=int, default=1500, help="largest N given to CP-SAT")
+    args = parser.parse_args(argv)
+    configs = QUICK if args.quick else FULL
+    time_limit = min(args.time_limit, 10.0) if args.quick else args.time_limit
+    print(relabel.cbc_info())
+    print(f"CBC / CP-SAT time limit {time_limit:g} s; CBC skipped above N={args.cbc_max}, "
+          f"CP-SAT above N={args.cpsat_max}")
+    header = (f"{'d':>2} {'M':>2} {'leaves':>6} {'N':>7} {'E':>8} {'fit':>6} {'fuse':>6} {'adj':>6} "
+              f"{'(fu+adj)/fit':>12} {'graphcut':>8} {'cbc-paper':>16} {'cpsat-paper':>16} {'cpsat-tight':>16} agree")
+    print(header)
+    print("-" * len(header))
+    for n_features, n_trees, leaves, n_samples in configs:
+        problem, fit_time, fuse_time, adj_time = make_partition(n_features, n_trees, leaves, n_samples)
+        n = problem.n_regions
+        cut = run_solver(problem, "graphcut", "paper", None)
+        cells, agree = [], cut.status is relabel.SolverStatus.OPTIMAL
+        unproven = False
+        for solver, formulation, limit in (("cbc", "paper", args.cbc_max), ("cpsat", "paper", args.cpsat_max),
+                                           ("cpsat", "tight", args.cpsat_max)):
+            if n > limit:
+                cells.append("skipped (size)")
+                continue
+            result = run_solver(problem, solver, formulation, time_limit)
+            if result.status is relabel.SolverStatus.OPTIMAL:
+                same = abs(result.objective - cut.objective) <= 1e-9 * max(1.0, abs(cut.objective))
+                agree &= same
+                cells.append(f"{result.wall_time:7.2f}s {'ok' if same else 'DIFF'}")
+            else:
+                unproven = True
+                ratio = result.objective / cut.objective if cut.objective else float("nan")
+                cells.append(f"{result.wall_time:5.1f}s {result.status.name[:4]} x{ratio:.2f}")
+        print(f"{n_features:>2} {n_trees:>2} {leaves:>6} {n:>7} {problem.n_edges:>8} {fit_time:6.2f} "
+              f"{fuse_time:6.2f} {adj_time:6.2f} {(fuse_time + adj_time) / fit_time:12.2f} "
+              f"{cut.wall_time:7.2f}s {cells[0]:>16} {cells[1]:>16} {cells[2]:>16} {('yes*' if unproven else 'yes') if agree else 'NO'}",
+              flush=True)
+    print("Solver columns: seconds and 'ok' when the solver proved the graph cut's optimum; "
+          "TIME (limit hit) or FEAS with the ratio of its objective to the optimum otherwise. "
+          "agree: yes = every solver proved the same optimum; yes* = those that finished did.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
