@@ -22,6 +22,8 @@ def _edge_array(graph: Any) -> NDArray[np.intp]:
         except (TypeError, ValueError):
             raise ValueError("graph nodes must be integer region indices 0..N-1") from None
     edges = np.asarray(graph)
+    if edges.size == 0:
+        edges = np.zeros((0, 2), dtype=np.intp)
     if edges.ndim != 2 or edges.shape[1] != 2:
         raise ValueError(
             f"graph must be a networkx.Graph or an (n_edges, 2) integer array; got shape {edges.shape}"

@@ -98,6 +98,8 @@ def _check_edges(graph: Any, n_regions: int) -> NDArray[np.intp]:
         edges = np.array(list(graph.edges()), dtype=np.int64).reshape(-1, 2)
     else:
         edges = np.asarray(graph)
+        if edges.size == 0:
+            edges = np.zeros((0, 2), dtype=np.int64)  # an empty list means no edges
         if edges.ndim != 2 or edges.shape[1] != 2:
             raise ValueError(
                 "graph must be a networkx.Graph or an (n_edges, 2) integer array; "

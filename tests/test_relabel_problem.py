@@ -42,7 +42,7 @@ def test_costs_sets_and_objective_match_definitions(instance, data):
 def test_custom_loss_is_used_and_checked():
     """Check that a V-shaped loss replaces |i-k| and a non-V-shaped one is refused."""
     squared = np.subtract.outer(np.arange(3), np.arange(3)) ** 2.0
-    problem = relabel.ConsistencyProblem.from_counts([[1, 0, 2]], np.zeros((0, 2), int), loss=squared)
+    problem = relabel.ConsistencyProblem.from_counts([[1, 0, 2]], [], loss=squared)
     np.testing.assert_array_equal(problem.costs, [[8.0, 3.0, 4.0]])
     bumpy = np.array([[0, 2, 1], [1, 0, 1], [2, 1, 0]], dtype=float)
     with pytest.raises(ValueError, match="V-shaped"):
