@@ -151,6 +151,9 @@ def check_all_solvers(problem, formulations=("paper", "tight"), brute=None, loss
         assert np.isclose(result.objective, own, rtol=1e-12, atol=1e-12)
         assert np.isclose(result.objective, reference, rtol=1e-9, atol=1e-12), (solver, formulation)
         assert result.wall_time >= 0
+    if brute is None and problem.n_regions <= 8:
+        # Every instance of at most 8 regions is also checked against enumeration.
+        brute = brute_force(problem.counts, problem.edges, problem.C1, problem.C2, problem.loss)
     if brute is not None:
         assert np.isclose(reference, brute, rtol=1e-9, atol=1e-12)
     return reference
