@@ -212,3 +212,13 @@ def test_region_budget_is_enforced_before_solving():
     X, y = _lattice_data(300, 3, 5, seed=2)
     with pytest.raises(TooManyRegionsError, match="group_size or max_depth"):
         OTreeBagger(n_estimators=5, group_size=5, max_regions=50, random_state=0).fit(X, y)
+
+
+def test_verbose_shows_a_progress_bar_over_groups(capsys):
+    """Check that verbose=1 draws a progress bar on stderr that counts the groups."""
+    X, y = _lattice_data(100, 2, 3, seed=4)
+    OTreeBagger(n_estimators=6, group_size=2, verbose=1, random_state=0).fit(X, y)
+    err = capsys.readouterr().err
+    assert "OTreeBagger groups" in err and "3/3" in err
+    OTreeBagger(n_estimators=6, group_size=2, random_state=0).fit(X, y)
+    assert capsys.readouterr().err == ""
