@@ -114,6 +114,31 @@ def _hyperplane_join(t_a, lo_a, hi_a, t_b, lo_b, hi_b, count_only=False):
     return ia, jb
 
 
+def _hierarchy_join(t_a, t_b, lo_a, hi_a, lo_b, hi_b):
+    """Pairs (i, j) with ``t_a[i] == t_b[j]`` whose closed faces meet, or None.
+
+    On the hyperplane ``x_f = t`` the faces of the regions ending at t (A) tile the
+    same set as the faces of the regions starting at t (B). The A faces of every
+    hyperplane are organised in a guillotine hierarchy (as in fusion) and the B faces
+    are pushed down it with closed comparisons: the work is the number of (face, node)
+    pairs visited, close to the output, instead of all pairs overlapping on one axis.
+    Returns None when the faces are not a guillotine family (arbitrary boxes), so the
+    caller falls back to the sweep.
+    """
+    from relabel._fusion import _guillotine_tree, _push_down
+
+    values, inverse = np.unique(t_a, return_inverse=True)
+    group_a = inverse.ravel()
+    pos = np.minimum(np.searchsorted(values, t_b), values.shape[0] - 1)
+    matched = np.flatnonzero(values[pos] == t_b)
+    try:
+        hierarchy = _guillotine_tree(lo_a, hi_a, 0, groups=group_a)
+    except ValueError:
+        return None
+    jb, ia = _push_down(lo_b[matched], hi_b[matched], hierarchy, start=pos[matched], closed=True)
+    return ia, matched[jb]
+
+
 def adjacency_edges(partition: Any, contact: str = "closure") -> AdjacencyEdges:
     """Adjacent pairs of regions of a box partition, as numpy arrays.
 
@@ -175,7 +200,12 @@ def adjacency_edges(partition: Any, contact: str = "closure") -> AdjacencyEdges:
             continue
         t_a, t_b = upper[cand_a, f], lower[cand_b, f]
         others = [g for g in range(n_features) if g != f]
-        if others:
+        pairs = _hierarchy_join(t_a, t_b, lower[cand_a][:, others], upper[cand_a][:, others],
+                                lower[cand_b][:, others], upper[cand_b][:, others]) if others else None
+        if pairs is not None:
+            ia, jb = pairs
+            g = -1
+        elif others:
             costs = [
                 _hyperplane_join(
                     t_a, lower[cand_a, g], upper[cand_a, g], t_b, lower[cand_b, g], upper[cand_b, g],

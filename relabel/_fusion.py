@@ -57,7 +57,7 @@ def _read_boxes(boxes: Any, position: int) -> tuple[NDArray, NDArray, NDArray]:
     return leaf_ids.astype(np.int64), lower, upper
 
 
-def _guillotine_tree(lower: NDArray, upper: NDArray, position: int):
+def _guillotine_tree(lower: NDArray, upper: NDArray, position: int, groups: NDArray | None = None):
     """Rebuild a binary splitting hierarchy over a tree's leaf boxes.
 
     Only the boxes are given, not the tree, so a hierarchy with the same leaves is
@@ -67,11 +67,15 @@ def _guillotine_tree(lower: NDArray, upper: NDArray, position: int):
     hierarchy shallow, which is what makes pushing boxes down it cheap. All nodes of
     one depth are split at once (vectorised): O(depth * L * d * log L).
 
+    With ``groups`` (dense ids 0..G-1, one per box) a separate hierarchy is built per
+    group, rooted at node ``g``.
+
     Returns arrays ``feature, threshold, left, right, leaf`` indexed by node, with
     ``leaf[node]`` the leaf's position in the input (``-1`` for internal nodes).
     """
     n_leaves, n_features = lower.shape
-    n_nodes = 2 * n_leaves - 1
+    n_roots = 1 if groups is None else int(groups.max()) + 1
+    n_nodes = 2 * n_leaves
     feature = np.full(n_nodes, -1, dtype=np.intp)
     threshold = np.full(n_nodes, np.nan)
     left = np.full(n_nodes, -1, dtype=np.intp)
@@ -87,8 +91,8 @@ def _guillotine_tree(lower: NDArray, upper: NDArray, position: int):
         n_values.append(values.shape[0] + 1)
 
     members = np.arange(n_leaves, dtype=np.intp)
-    node_of = np.zeros(n_leaves, dtype=np.intp)
-    next_node = 1
+    node_of = np.zeros(n_leaves, dtype=np.intp) if groups is None else groups.astype(np.intp)
+    next_node = n_roots
     while members.shape[0]:
         nodes, group, sizes = np.unique(node_of, return_inverse=True, return_counts=True)
         group = group.ravel()
@@ -160,16 +164,18 @@ def _guillotine_tree(lower: NDArray, upper: NDArray, position: int):
     return feature, threshold, left, right, leaf
 
 
-def _push_down(region_lower, region_upper, hierarchy):
+def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False):
     """Send every region box down a hierarchy; return the (region, leaf) pairs reached.
 
     A region enters the left child when it has points with ``x_f <= t`` (``lower_f < t``)
     and the right child when it has points with ``x_f > t`` (``upper_f > t``). The work is
     the number of (region, node) pairs visited: output-sensitive, never all combinations.
+    ``start`` gives each box its root node; ``closed`` treats boxes as closed (a box
+    touching a threshold visits both sides), which is what contact detection needs.
     """
     feature, threshold, left, right, leaf = hierarchy
     regions = np.arange(region_lower.shape[0], dtype=np.intp)
-    nodes = np.zeros(region_lower.shape[0], dtype=np.intp)
+    nodes = np.zeros(region_lower.shape[0], dtype=np.intp) if start is None else start.astype(np.intp)
     done_regions, done_leaves = [], []
     while regions.shape[0]:
         at_leaf = leaf[nodes] >= 0
@@ -181,8 +187,13 @@ def _push_down(region_lower, region_upper, hierarchy):
                 break
         f = feature[nodes]
         t = threshold[nodes]
-        go_left = region_lower[regions, f] < t
-        go_right = region_upper[regions, f] > t
+        if closed:
+            # Closed boxes (contacts): touching the threshold reaches both sides.
+            go_left = region_lower[regions, f] <= t
+            go_right = region_upper[regions, f] >= t
+        else:
+            go_left = region_lower[regions, f] < t
+            go_right = region_upper[regions, f] > t
         regions = np.concatenate((regions[go_left], regions[go_right]))
         nodes = np.concatenate((left[nodes[go_left]], right[nodes[go_right]]))
     if not done_regions:
