@@ -105,3 +105,24 @@ def test_adjacency_rejects_bad_input():
         relabel.region_polygons(SimpleNamespace(lower=np.zeros((1, 3)), upper=np.ones((1, 3))), (0, 0, 1, 1))
     with pytest.raises(ValueError, match="bounds"):
         relabel.region_polygons(part, (0, 0, 0, 1))
+
+
+def test_non_guillotine_faces_fall_back_to_the_sweep():
+    """Check that adjacency stays exact when a hyperplane's faces form a pinwheel (no guillotine cut)."""
+    from relabel._adjacency import _hierarchy_join
+
+    # Five boxes below z = 0 whose tops form the pinwheel tiling of [0, 3]^2, and one
+    # box above z = 0 touching all of them.
+    pinwheel = np.array([[0, 0, 2, 1], [2, 0, 3, 2], [1, 2, 3, 3], [0, 1, 1, 3], [1, 1, 2, 2]], dtype=float)
+    lower = np.column_stack((pinwheel[:, 0], pinwheel[:, 1], np.full(5, -1.0)))
+    upper = np.column_stack((pinwheel[:, 2], pinwheel[:, 3], np.zeros(5)))
+    lower = np.vstack((lower, [0, 0, 0]))
+    upper = np.vstack((upper, [3, 3, 1]))
+    assert _hierarchy_join(np.zeros(5), np.zeros(1), lower[:5, :2], upper[:5, :2],
+                           lower[5:, :2], upper[5:, :2]) is None
+    part = SimpleNamespace(lower=lower, upper=upper)
+    expected, expected_face = naive_adjacency(lower, upper)
+    got = relabel.adjacency_edges(part)
+    np.testing.assert_array_equal(got.edges, expected)
+    np.testing.assert_array_equal(got.is_face, expected_face)
+    assert [5] * 5 == got.edges[got.edges[:, 1] == 5][:, 1].tolist()
