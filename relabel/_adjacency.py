@@ -168,12 +168,15 @@ def adjacency_edges(partition: Any, contact: str = "closure") -> AdjacencyEdges:
     DESIGN.md section 4 (adjacency). Disjoint boxes whose closures meet touch on at
     least one axis f: ``upper_a[f] == lower_b[f] = t`` (exact float equality, as both
     bounds come from the same tree thresholds; infinite bounds never touch). For
-    every axis f the regions are grouped by that hyperplane value t and, inside each
-    group, swept along the second axis g that yields the fewest candidates (sort and
-    binary search), then checked on the remaining axes. A pair touching on several
-    axes is kept only at its first one, and is a corner contact. Cost
-    O(d^2 N log N + C d) for C candidates, near-linear for tree partitions; exactly
-    output-sensitive in 2D.
+    every axis f the regions are grouped by that hyperplane value t; the faces of the
+    regions ending at t are organised in a guillotine hierarchy (the one used by
+    :func:`fuse`) and the faces of the regions starting at t are pushed down it with
+    closed comparisons, then checked on every axis. A pair touching on several axes
+    is kept only at its first one, and is a corner contact. Cost about
+    O(d (N + E) depth) for E edges: near-linear, output-sensitive. Boxes whose faces
+    admit no guillotine cut (possible for arbitrary boxes, never for fused tree
+    partitions) fall back to a sort-and-sweep along the best second axis with binary
+    searches, O(d^2 N log N + C d) for C candidate pairs.
 
     Examples
     --------

@@ -215,3 +215,21 @@ def test_king_grid_graphs_all_solvers_agree(rows, cols, n_classes, data, forms):
         counts[cell, int(np.clip(round(mean + data.draw(st.integers(-2, 2))), 0, n_classes - 1))] += 1
     problem = relabel.ConsistencyProblem.from_counts(counts, graph)
     check_all_solvers(problem, forms)
+
+
+def test_cbc_falls_back_to_pulp_bundled_command(monkeypatch):
+    """Check that without a cbc on PATH the bundled PULP_CBC_CMD solves, its deprecation warning filtered."""
+    import pulp
+
+    if not pulp.PULP_CBC_CMD().available():  # pragma: no cover - depends on the wheel
+        pytest.skip("PuLP ships no bundled CBC here")
+    original = pulp.COIN_CMD.available
+    # PULP_CBC_CMD subclasses COIN_CMD: hide only the PATH command.
+    monkeypatch.setattr(pulp.COIN_CMD, "available", lambda self: type(self) is not pulp.COIN_CMD and original(self))
+    problem = relabel.ConsistencyProblem.from_counts([[4, 0, 0], [0, 0, 0], [0, 0, 4]], nx.path_graph(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = relabel.solve(problem, solver="cbc")
+    assert result.status is relabel.SolverStatus.OPTIMAL
+    assert np.isclose(result.objective, 2 * problem.C2)
+    assert relabel.cbc_info().startswith("PULP_CBC_CMD")
