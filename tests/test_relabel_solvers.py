@@ -221,7 +221,10 @@ def test_cbc_falls_back_to_pulp_bundled_command(monkeypatch):
     """Check that without a cbc on PATH the bundled PULP_CBC_CMD solves, its deprecation warning filtered."""
     import pulp
 
-    if not pulp.PULP_CBC_CMD().available():  # pragma: no cover - depends on the wheel
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        bundled = pulp.PULP_CBC_CMD().available()
+    if not bundled:  # pragma: no cover - depends on the wheel
         pytest.skip("PuLP ships no bundled CBC here")
     original = pulp.COIN_CMD.available
     # PULP_CBC_CMD subclasses COIN_CMD: hide only the PATH command.
