@@ -413,17 +413,20 @@ def fuse(boxes_list: Sequence[Any]) -> FusedPartition:
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn.tree import DecisionTreeClassifier
-    >>> from trees import leaf_boxes
     >>> from relabel import fuse
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.uniform(size=(60, 2)); y = (X.sum(axis=1) > 1).astype(int)
-    >>> t1 = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
-    >>> t2 = DecisionTreeClassifier(max_depth=2, random_state=1).fit(X[::-1], y[::-1])
-    >>> part = fuse([leaf_boxes(t1), leaf_boxes(t2)])
-    >>> leaves = np.column_stack([t1.apply(X), t2.apply(X)])
-    >>> bool(np.all(part.keys[part.locate(leaves)] == leaves))
-    True
+    >>> inf = np.inf
+    >>> # Tree 1 splits x0 at 0.5; tree 2 splits x1 at 0.3, then x0 at 0.8 above it.
+    >>> t1 = (np.array([1, 2]), np.array([[-inf, -inf], [0.5, -inf]]), np.array([[0.5, inf], [inf, inf]]))
+    >>> t2 = (np.array([1, 3, 4]), np.array([[-inf, -inf], [-inf, 0.3], [0.8, 0.3]]),
+    ...       np.array([[inf, 0.3], [0.8, inf], [inf, inf]]))
+    >>> part = fuse([t1, t2])
+    >>> part.keys.tolist()
+    [[1, 1], [1, 3], [2, 1], [2, 3], [2, 4]]
+    >>> part.locate([[2, 4], [1, 3]]).tolist()
+    [4, 1]
+
+    With scikit-learn trees, pass ``[trees.leaf_boxes(t) for t in fitted_trees]`` and
+    locate ``np.column_stack([t.apply(X) for t in fitted_trees])``.
     """
     if isinstance(boxes_list, tuple) and len(boxes_list) == 3 and hasattr(boxes_list, "_fields"):
         raise ValueError("boxes_list must be a sequence of LeafBoxes (one per tree), not one LeafBoxes")
