@@ -17,6 +17,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 import relabel
+from relabel import TooManyRegionsError
 from ensemble._docs import fill_doc
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
 
@@ -31,10 +32,6 @@ _MAX_SEED = np.iinfo(np.int32).max
 # (K - 1 nodes per region). 2,000,000 regions stay within a few GiB for K <= 10
 # (benchmarks/memory.py); beyond that a group would exhaust a 24 GiB machine.
 DEFAULT_MAX_REGIONS = 2_000_000
-
-
-class TooManyRegionsError(ValueError):
-    """A group's fused partition would exceed ``max_regions``."""
 
 
 @dataclass
@@ -111,13 +108,7 @@ def _fit_group(X, y, n_classes, seeds, params) -> FittedGroup:
                 "objective": np.nan, "status": "not relabelled", "solver": None, "solve_time": 0.0}
         return FittedGroup(trees, None, labels, np.empty((0, 2), np.intp), None, info)
 
-    partition = relabel.fuse([leaf_boxes(tree) for tree in trees])
-    if partition.n_regions > params["max_regions"]:
-        raise TooManyRegionsError(
-            f"a group's fused partition has {partition.n_regions} regions, more than "
-            f"max_regions={params['max_regions']}; use a smaller group_size or max_depth "
-            "(or raise max_regions if memory allows)"
-        )
+    partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=params["max_regions"])
     if params["relabel_counts"] == "train":
         count_weight = np.ones(X.shape[0])
     else:
@@ -209,7 +200,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         consistent labelling found, or raise :class:`relabel.RelabelError`.
     max_regions : int, default=2_000_000
         Largest fused partition a group may build; a larger one raises
-        :class:`TooManyRegionsError` before allocating it.
+        :class:`relabel.TooManyRegionsError` (a ``ValueError``) before allocating it.
     {classes}
     {n_jobs}
     {random_state}
@@ -377,7 +368,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         ValueError
             On invalid data or parameters, a single class, ``group_size`` larger
             than ``n_estimators``, or ``vote="majority"`` with relabelling.
-        TooManyRegionsError
+        relabel.TooManyRegionsError
             If a fused partition would exceed ``max_regions``.
         relabel.RelabelError
             If a solver fails and ``on_solver_failure="raise"``.

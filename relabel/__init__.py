@@ -20,6 +20,7 @@ from relabel._errors import (
     RelabelTimeLimitError,
     RelabelWarning,
     SolverNotInstalledError,
+    TooManyRegionsError,
 )
 from relabel._fusion import FusedPartition, fuse, region_counts
 from relabel._geometry import region_polygons
@@ -40,6 +41,7 @@ __all__ = [
     "SOLVERS",
     "SolverNotInstalledError",
     "SolverStatus",
+    "TooManyRegionsError",
     "absolute_loss",
     "adjacency_edges",
     "adjacency_graph",

@@ -10,6 +10,7 @@ __all__ = [
     "RelabelTimeLimitError",
     "RelabelWarning",
     "SolverNotInstalledError",
+    "TooManyRegionsError",
 ]
 
 
@@ -82,3 +83,17 @@ class SolverNotInstalledError(ImportError):
         )
         self.solver = solver
         self.package = package
+
+
+class TooManyRegionsError(ValueError):
+    """A fused partition would exceed its ``max_regions`` budget.
+
+    Raised by :func:`relabel.fuse` while pushing boxes down, before the large
+    arrays are allocated.
+
+    Examples
+    --------
+    >>> from relabel import TooManyRegionsError
+    >>> issubclass(TooManyRegionsError, ValueError)
+    True
+    """

@@ -9,6 +9,8 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from relabel._errors import TooManyRegionsError
+
 __all__ = ["FusedPartition", "fuse", "region_counts"]
 
 logger = logging.getLogger(__name__)
@@ -164,7 +166,7 @@ def _guillotine_tree(lower: NDArray, upper: NDArray, position: int, groups: NDAr
     return feature, threshold, left, right, leaf
 
 
-def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False):
+def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False, max_pairs=None):
     """Send every region box down a hierarchy; return the (region, leaf) pairs reached.
 
     A region enters the left child when it has points with ``x_f <= t`` (``lower_f < t``)
@@ -172,16 +174,27 @@ def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False):
     the number of (region, node) pairs visited: output-sensitive, never all combinations.
     ``start`` gives each box its root node; ``closed`` treats boxes as closed (a box
     touching a threshold visits both sides), which is what contact detection needs.
+    ``max_pairs`` stops early: every (region, node) pair in flight reaches at least one
+    leaf, so finished plus in-flight pairs bound the final count from below, and the
+    walk raises :class:`TooManyRegionsError` as soon as that bound passes ``max_pairs``.
     """
     feature, threshold, left, right, leaf = hierarchy
     regions = np.arange(region_lower.shape[0], dtype=np.intp)
     nodes = np.zeros(region_lower.shape[0], dtype=np.intp) if start is None else start.astype(np.intp)
     done_regions, done_leaves = [], []
+    n_done = 0
     while regions.shape[0]:
+        if max_pairs is not None and n_done + regions.shape[0] > max_pairs:
+            raise TooManyRegionsError(
+                f"the fused partition would have more than max_regions={max_pairs} regions "
+                f"(at least {n_done + regions.shape[0]} so far); fuse fewer or shallower trees "
+                "(in OTreeBagger: a smaller group_size or max_depth) or raise max_regions"
+            )
         at_leaf = leaf[nodes] >= 0
         if at_leaf.any():
             done_regions.append(regions[at_leaf])
             done_leaves.append(leaf[nodes[at_leaf]])
+            n_done += done_regions[-1].shape[0]
             regions, nodes = regions[~at_leaf], nodes[~at_leaf]
             if regions.shape[0] == 0:
                 break
@@ -377,7 +390,7 @@ def _find_codes(stage: tuple, code: NDArray[np.int64], leaves: NDArray) -> NDArr
     return pos.astype(np.intp)
 
 
-def fuse(boxes_list: Sequence[Any]) -> FusedPartition:
+def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedPartition:
     """Intersect the leaves of M trees into one partition of the feature space.
 
     Parameters
@@ -386,6 +399,10 @@ def fuse(boxes_list: Sequence[Any]) -> FusedPartition:
         One LeafBoxes-like triple per tree (for example :func:`trees.leaf_boxes`):
         ``leaf_ids`` of shape (L,), ``lower`` and ``upper`` of shape (L, d) describing
         half-open boxes ``lower < x <= upper`` that partition the feature space.
+    max_regions : int, optional
+        Budget for the number of regions; the fusion stops with
+        :class:`TooManyRegionsError` as soon as it is certain to exceed it, before
+        the region arrays are allocated. ``None`` means no limit.
 
     Returns
     -------
@@ -395,6 +412,8 @@ def fuse(boxes_list: Sequence[Any]) -> FusedPartition:
 
     Raises
     ------
+    TooManyRegionsError
+        If the partition would have more than ``max_regions`` regions.
     ValueError
         If ``boxes_list`` is empty, a triple is malformed (shapes, NaN, empty or
         duplicate leaves), the trees disagree on the number of features, or a tree's
@@ -430,6 +449,10 @@ def fuse(boxes_list: Sequence[Any]) -> FusedPartition:
     """
     if isinstance(boxes_list, tuple) and len(boxes_list) == 3 and hasattr(boxes_list, "_fields"):
         raise ValueError("boxes_list must be a sequence of LeafBoxes (one per tree), not one LeafBoxes")
+    if max_regions is not None and (
+        isinstance(max_regions, bool) or not isinstance(max_regions, (int, np.integer)) or max_regions < 1
+    ):
+        raise ValueError(f"max_regions must be a positive integer or None; got {max_regions!r}")
     boxes_list = list(boxes_list)
     if not boxes_list:
         raise ValueError("boxes_list must contain at least one tree's leaf boxes")
@@ -443,6 +466,11 @@ def fuse(boxes_list: Sequence[Any]) -> FusedPartition:
             )
 
     leaf_ids0, lower, upper = trees[0]
+    if max_regions is not None and leaf_ids0.shape[0] > max_regions:
+        raise TooManyRegionsError(
+            f"the first tree alone has {leaf_ids0.shape[0]} leaves, more than max_regions={max_regions}; "
+            "fuse shallower trees (in OTreeBagger: a smaller max_depth) or raise max_regions"
+        )
     # Ranks of leaf ids within each tree's sorted ids: the key columns as small integers.
     orders = [np.argsort(ids, kind="stable") for ids, _, _ in trees]
     rank_of_position = []
@@ -455,7 +483,7 @@ def fuse(boxes_list: Sequence[Any]) -> FusedPartition:
     for j in range(1, len(trees)):
         _, leaf_lower, leaf_upper = trees[j]
         hierarchy = _guillotine_tree(leaf_lower, leaf_upper, j)
-        regions, leaves = _push_down(lower, upper, hierarchy)
+        regions, leaves = _push_down(lower, upper, hierarchy, max_pairs=max_regions)
         new_lower = np.maximum(lower[regions], leaf_lower[leaves])
         new_upper = np.minimum(upper[regions], leaf_upper[leaves])
         # A region only reaches a leaf it overlaps when the boxes tile the space; the

@@ -210,8 +210,13 @@ def test_bad_data_is_rejected():
 def test_region_budget_is_enforced_before_solving():
     """Check that a fused partition over max_regions raises TooManyRegionsError with advice."""
     X, y = _lattice_data(300, 3, 5, seed=2)
-    with pytest.raises(TooManyRegionsError, match="group_size or max_depth"):
-        OTreeBagger(n_estimators=5, group_size=5, max_regions=50, random_state=0).fit(X, y)
+    with pytest.raises(TooManyRegionsError, match="more than max_regions=300.*group_size or max_depth"):
+        OTreeBagger(n_estimators=5, group_size=5, max_regions=300, random_state=0).fit(X, y)
+    with pytest.raises(TooManyRegionsError, match="first tree alone.*max_depth"):
+        OTreeBagger(n_estimators=5, group_size=5, max_regions=20, random_state=0).fit(X, y)
+    # A budget the partition fits in changes nothing.
+    ok = OTreeBagger(n_estimators=5, group_size=5, max_regions=10**6, random_state=0).fit(X, y)
+    assert ok.groups_info_[0]["n_regions"] > 300
 
 
 def test_verbose_shows_a_progress_bar_over_groups(capsys):

@@ -175,3 +175,19 @@ def test_region_counts_rejects_bad_input():
         relabel.region_counts([0], [0], 2, sample_weight=[-1.0])
     with pytest.raises(ValueError, match="region_index"):
         relabel.region_counts([5], [0], 2, n_regions=2)
+
+
+def test_fuse_stops_before_exceeding_max_regions():
+    """Check that fuse raises TooManyRegionsError once max_regions is certain to be exceeded, and not below."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(200, 2))
+    boxes = [
+        leaf_boxes(DecisionTreeRegressor(max_depth=4, random_state=s).fit(X, rng.normal(size=200)))
+        for s in range(3)
+    ]
+    n = relabel.fuse(boxes).n_regions
+    assert relabel.fuse(boxes, max_regions=n).n_regions == n
+    with pytest.raises(relabel.TooManyRegionsError, match=f"max_regions={n - 1}"):
+        relabel.fuse(boxes, max_regions=n - 1)
+    with pytest.raises(ValueError, match="max_regions must be a positive integer"):
+        relabel.fuse(boxes, max_regions=0)
