@@ -27,11 +27,13 @@ __all__ = ["OTreeBagger", "TooManyRegionsError"]
 
 _MAX_SEED = np.iinfo(np.int32).max
 
-# A fused partition costs roughly 2 * n_features * 8 bytes of bounds plus about a
-# dozen edges per region in the adjacency arrays and the max-flow graph
-# (K - 1 nodes per region). 2,000,000 regions stay within a few GiB for K <= 10
-# (benchmarks/memory.py); beyond that a group would exhaust a 24 GiB machine.
-DEFAULT_MAX_REGIONS = 2_000_000
+# Measured (benchmarks/memory.py and the relabel benchmark, K = 5): a group's peak
+# memory is driven by its adjacency edges, about 1 KB per edge once the solver's
+# graph is built (10.3 M edges in 4D: 10.9 GB; 1.7 M edges in 2D: 2.2 GB), plus
+# about 0.3 KB per region. These budgets keep one group under about 6 GB, so two
+# parallel jobs fit a 24 GB machine.
+DEFAULT_MAX_REGIONS = 1_000_000
+DEFAULT_MAX_EDGES = 5_000_000
 
 
 @dataclass
@@ -118,7 +120,7 @@ def _fit_group(X, y, n_classes, seeds, params) -> FittedGroup:
     region = partition.locate(np.column_stack([tree.tree_.apply(X[rows]) for tree in trees]))
     counts = relabel.region_counts(region, y[rows], n_classes, count_weight[rows],
                                    n_regions=partition.n_regions)
-    edges, _ = relabel.adjacency_edges(partition, contact=params["contact"])
+    edges, _ = relabel.adjacency_edges(partition, contact=params["contact"], max_edges=params["max_edges"])
     problem = relabel.ConsistencyProblem.from_counts(counts, edges, C1=params["C1"], C2=params["C2"])
     result = relabel.solve(
         problem,
@@ -198,9 +200,14 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
     on_solver_failure : {"warn", "raise"}, default="warn"
         When a solver stops without a proven optimum: warn and keep the best
         consistent labelling found, or raise :class:`relabel.RelabelError`.
-    max_regions : int, default=2_000_000
+    max_regions : int, default=1_000_000
         Largest fused partition a group may build; a larger one raises
         :class:`relabel.TooManyRegionsError` (a ``ValueError``) before allocating it.
+    max_edges : int, default=5_000_000
+        Largest adjacency graph a group may build (about 1 KB of solver memory per
+        edge); a larger one raises :class:`relabel.TooManyRegionsError` before the
+        solver allocates. High-dimensional data with deep trees and large groups
+        reach it first: lower ``group_size`` or ``max_depth``.
     {classes}
     {n_jobs}
     {random_state}
@@ -266,6 +273,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         "time_limit": [Interval(Real, 0.0, None, closed="neither"), None],
         "on_solver_failure": [StrOptions({"warn", "raise"})],
         "max_regions": [Interval(Integral, 1, None, closed="left")],
+        "max_edges": [Interval(Integral, 0, None, closed="left")],
         "classes": ["array-like", None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -293,6 +301,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         time_limit: float | None = None,
         on_solver_failure: str = "warn",
         max_regions: int = DEFAULT_MAX_REGIONS,
+        max_edges: int = DEFAULT_MAX_EDGES,
         classes: ArrayLike | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
@@ -316,6 +325,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         self.time_limit = time_limit
         self.on_solver_failure = on_solver_failure
         self.max_regions = max_regions
+        self.max_edges = max_edges
         self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -410,6 +420,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             "time_limit": self.time_limit,
             "on_solver_failure": self.on_solver_failure,
             "max_regions": self.max_regions,
+            "max_edges": self.max_edges,
         }
         jobs = (delayed(_fit_group)(X, y_idx, self.n_classes_, seeds[g], params) for g in range(n_groups))
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")

@@ -9,6 +9,8 @@ import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
 
+from relabel._errors import TooManyRegionsError
+
 __all__ = ["AdjacencyEdges", "CONTACTS", "adjacency_edges", "adjacency_graph"]
 
 logger = logging.getLogger(__name__)
@@ -139,7 +141,7 @@ def _hierarchy_join(t_a, t_b, lo_a, hi_a, lo_b, hi_b):
     return ia, matched[jb]
 
 
-def adjacency_edges(partition: Any, contact: str = "closure") -> AdjacencyEdges:
+def adjacency_edges(partition: Any, contact: str = "closure", *, max_edges: int | None = None) -> AdjacencyEdges:
     """Adjacent pairs of regions of a box partition, as numpy arrays.
 
     Parameters
@@ -152,6 +154,11 @@ def adjacency_edges(partition: Any, contact: str = "closure") -> AdjacencyEdges:
         edge or corner), the pointwise consistency of the paper. ``"face"``: only
         shared (d-1)-dimensional faces of positive measure; weaker, since labels may
         then jump by more than one at a corner.
+    max_edges : int, optional
+        Budget for the number of edges; the sweep stops with
+        :class:`TooManyRegionsError` as soon as it has found more, before the edge
+        arrays are joined and long before a solver would allocate its graph (about
+        1 KB per edge). ``None`` means no limit.
 
     Returns
     -------
@@ -160,6 +167,8 @@ def adjacency_edges(partition: Any, contact: str = "closure") -> AdjacencyEdges:
 
     Raises
     ------
+    TooManyRegionsError
+        If the partition has more than ``max_edges`` adjacent pairs.
     ValueError
         If ``contact`` is unknown or the bounds are malformed.
 
@@ -195,7 +204,12 @@ def adjacency_edges(partition: Any, contact: str = "closure") -> AdjacencyEdges:
     n_regions, n_features = lower.shape
     # Feature-major copies make every per-axis gather below contiguous.
     lo_t, hi_t = np.ascontiguousarray(lower.T), np.ascontiguousarray(upper.T)
+    if max_edges is not None and (
+        isinstance(max_edges, bool) or not isinstance(max_edges, (int, np.integer)) or max_edges < 0
+    ):
+        raise ValueError(f"max_edges must be a non-negative integer or None; got {max_edges!r}")
     all_a, all_b, all_face = [], [], []
+    n_found = 0
     for f in range(n_features):
         cand_a = np.flatnonzero(np.isfinite(upper[:, f]))
         cand_b = np.flatnonzero(np.isfinite(lower[:, f]))
@@ -249,6 +263,13 @@ def adjacency_edges(partition: Any, contact: str = "closure") -> AdjacencyEdges:
         all_a.append(a[keep])
         all_b.append(b[keep])
         all_face.append(is_face[keep])
+        n_found += all_a[-1].shape[0]
+        if max_edges is not None and n_found > max_edges:
+            raise TooManyRegionsError(
+                f"the partition's adjacency graph has more than max_edges={max_edges} edges "
+                f"({n_found} after {f + 1} of {n_features} axes, {n_regions} regions); fuse fewer "
+                "or shallower trees (in OTreeBagger: a smaller group_size or max_depth) or raise max_edges"
+            )
     if all_a:
         a = np.concatenate(all_a)
         b = np.concatenate(all_b)

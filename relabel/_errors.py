@@ -86,10 +86,11 @@ class SolverNotInstalledError(ImportError):
 
 
 class TooManyRegionsError(ValueError):
-    """A fused partition would exceed its ``max_regions`` budget.
+    """A fused partition would exceed its ``max_regions`` or ``max_edges`` budget.
 
-    Raised by :func:`relabel.fuse` while pushing boxes down, before the large
-    arrays are allocated.
+    Raised by :func:`relabel.fuse` while pushing boxes down and by
+    :func:`relabel.adjacency_edges` while sweeping, before the large arrays (and
+    the solver's graph) are allocated.
 
     Examples
     --------

@@ -227,3 +227,13 @@ def test_verbose_shows_a_progress_bar_over_groups(capsys):
     assert "OTreeBagger groups" in err and "3/3" in err
     OTreeBagger(n_estimators=6, group_size=2, random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
+
+
+def test_edge_budget_is_enforced_before_solving():
+    """Check that an adjacency graph over max_edges raises TooManyRegionsError naming max_edges."""
+    X, y = _lattice_data(300, 3, 5, seed=2)
+    ok = OTreeBagger(n_estimators=3, group_size=3, random_state=0).fit(X, y)
+    n_edges = ok.groups_info_[0]["n_edges"]
+    OTreeBagger(n_estimators=3, group_size=3, max_edges=n_edges, random_state=0).fit(X, y)
+    with pytest.raises(TooManyRegionsError, match=f"more than max_edges={n_edges - 1}"):
+        OTreeBagger(n_estimators=3, group_size=3, max_edges=n_edges - 1, random_state=0).fit(X, y)
