@@ -20,6 +20,7 @@ import relabel
 from relabel import TooManyRegionsError
 from ensemble._docs import fill_doc
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
+from trees._labels import encode_labels, ordered_categories
 
 logger = logging.getLogger(__name__)
 
@@ -331,31 +332,16 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _encode_classes(self, y: NDArray) -> NDArray[np.intp]:
+    def _encode_classes(self, y: NDArray, categories: NDArray | None) -> NDArray[np.intp]:
         """Set ``classes_`` and return ``y`` as class indices 0..K-1."""
-        present = np.unique(y)
-        if self.classes is None:
-            self.classes_ = present
-        else:
-            classes = np.asarray(self.classes)
-            if classes.ndim != 1 or len(np.unique(classes)) != len(classes):
-                raise ValueError("classes must be a 1-D list of distinct labels in ordinal order")
-            missing = np.setdiff1d(present, classes)
-            if missing.size:
-                raise ValueError(
-                    f"classes is missing label(s) {missing.tolist()} that occur in y; "
-                    f"classes={classes.tolist()}"
-                )
-            self.classes_ = classes
+        self.classes_, y_idx = encode_labels(y, self.classes if self.classes is not None else categories)
+        present = np.unique(y_idx)
         if present.size < 2:
             raise ValueError(
-                f"y has one class ({present[0]!r}); OTreeBagger needs samples of at least 2 classes"
+                f"y has one class ({self.classes_[present[0]]!r}); OTreeBagger needs samples of at least 2 classes"
             )
         self.n_classes_ = len(self.classes_)
-        if self.classes is None:
-            return np.searchsorted(self.classes_, y).astype(np.intp)
-        lookup = {label: i for i, label in enumerate(self.classes_.tolist())}
-        return np.fromiter((lookup[v] for v in y.tolist()), dtype=np.intp, count=len(y))
+        return y_idx
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike) -> "OTreeBagger":
@@ -383,6 +369,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         relabel.RelabelError
             If a solver fails and ``on_solver_failure="raise"``.
         """
+        categories = ordered_categories(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         if self.group_size > self.n_estimators:
@@ -394,7 +381,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
                 "vote='majority' breaks the consistency that relabelling guarantees; "
                 "use vote='median' or relabel=False"
             )
-        y_idx = self._encode_classes(y)
+        y_idx = self._encode_classes(y, categories)
         X = np.ascontiguousarray(X)
 
         rng = check_random_state(self.random_state)

@@ -237,3 +237,14 @@ def test_edge_budget_is_enforced_before_solving():
     OTreeBagger(n_estimators=3, group_size=3, max_edges=n_edges, random_state=0).fit(X, y)
     with pytest.raises(TooManyRegionsError, match=f"more than max_edges={n_edges - 1}"):
         OTreeBagger(n_estimators=3, group_size=3, max_edges=n_edges - 1, random_state=0).fit(X, y)
+
+
+def test_pandas_ordered_categorical_gives_the_class_order():
+    """Check that an ordered pandas Categorical y sets classes_ to its categories' order."""
+    pd = pytest.importorskip("pandas")
+    X, y = _lattice_data(120, 2, 3, seed=6)
+    order = ["poor", "fair", "good"]
+    cat = pd.Categorical(np.array(order)[y - 1], categories=order, ordered=True)
+    model = OTreeBagger(n_estimators=4, group_size=2, random_state=0).fit(X, pd.Series(cat))
+    assert model.classes_.tolist() == order
+    assert model.is_consistent()

@@ -16,6 +16,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from trees._grow import OrdinalTree, grow_tree
 from trees.criteria import _CRITERIA
+from trees._labels import encode_labels, ordered_categories
 
 __all__ = ["OrdinalTreeClassifier", "OrdinalDecisionTreeClassifier"]
 
@@ -30,14 +31,6 @@ def _leaf_labels(value: NDArray[np.float64], how: str) -> NDArray[np.intp]:
     # A relative tolerance keeps exact halves (e.g. weights 0.1 + 0.2 vs 0.3) on the lower class.
     reached = np.cumsum(value, axis=1) >= 0.5 * total * (1.0 - 1e-12)
     return np.argmax(reached, axis=1).astype(np.intp)
-
-
-def _ordered_categories(y: object) -> NDArray | None:
-    """The categories of a pandas ordered Categorical ``y`` (its own class order), else None."""
-    dtype = getattr(y, "dtype", None)
-    if getattr(dtype, "ordered", False) and hasattr(dtype, "categories"):
-        return np.asarray(dtype.categories)
-    return None
 
 
 class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
@@ -177,36 +170,6 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         self.classes = classes
         self.random_state = random_state
 
-    def _encode_y(self, y: NDArray, categories: NDArray | None) -> NDArray[np.intp]:
-        """Set ``classes_`` and return the class index of every label."""
-        explicit = self.classes if self.classes is not None else categories
-        if explicit is None:
-            self.classes_, y_idx = np.unique(y, return_inverse=True)
-            if self.classes_.shape[0] < 2:
-                raise ValueError(
-                    "OrdinalTreeClassifier needs samples of at least 2 classes in y; got 1 class "
-                    f"({self.classes_[0]!r}). Pass `classes` to fit a single-leaf tree."
-                )
-            return y_idx.astype(np.intp)
-        classes = np.asarray(explicit)
-        if classes.ndim != 1 or classes.shape[0] < 1:
-            raise ValueError(f"classes must be a non-empty 1-d list of labels; got shape {classes.shape}")
-        try:
-            sorter = np.argsort(classes, kind="stable")
-            ordered = classes[sorter]
-            if np.any(ordered[1:] == ordered[:-1]):
-                raise ValueError("classes must not contain duplicate labels")
-            pos = np.searchsorted(ordered, y)
-            pos = np.clip(pos, 0, ordered.shape[0] - 1)
-            found = ordered[pos] == y
-        except TypeError as exc:
-            raise ValueError(f"classes and the labels of y cannot be compared: {exc}") from None
-        if not np.all(found):
-            missing = np.unique(np.asarray(y)[~found])
-            raise ValueError(f"classes is missing label(s) present in y: {missing.tolist()!r}")
-        self.classes_ = classes
-        return sorter[pos].astype(np.intp)
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "OrdinalTreeClassifier":
         """Grow the tree.
@@ -233,10 +196,15 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
             ``classes``, ``classes`` missing a label of ``y``, negative or
             non-finite weights, or invalid parameters.
         """
-        categories = _ordered_categories(y)
+        categories = ordered_categories(y)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
-        y_idx = self._encode_y(y, categories)
+        self.classes_, y_idx = encode_labels(y, self.classes if self.classes is not None else categories)
+        if self.classes is None and categories is None and self.classes_.shape[0] < 2:
+            raise ValueError(
+                "OrdinalTreeClassifier needs samples of at least 2 classes in y; got 1 class "
+                f"({self.classes_[0]!r}). Pass `classes` to fit a single-leaf tree."
+            )
         self.n_classes_ = int(self.classes_.shape[0])
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         keep = sample_weight > 0
