@@ -372,7 +372,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         categories = ordered_categories(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        if self.group_size > self.n_estimators:
+        if self.relabel and self.group_size > self.n_estimators:
             raise ValueError(
                 f"group_size={self.group_size} must not exceed n_estimators={self.n_estimators}"
             )
