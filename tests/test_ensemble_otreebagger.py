@@ -248,3 +248,10 @@ def test_pandas_ordered_categorical_gives_the_class_order():
     model = OTreeBagger(n_estimators=4, group_size=2, random_state=0).fit(X, pd.Series(cat))
     assert model.classes_.tolist() == order
     assert model.is_consistent()
+
+
+def test_bagged_trees_ignore_group_size():
+    """Check that relabel=False accepts fewer trees than the (unused) group_size."""
+    X, y = _lattice_data(80, 2, 3, seed=8)
+    model = OTreeBagger(n_estimators=1, relabel=False, random_state=0).fit(X, y)
+    assert len(model.groups_) == 1 and model.group_size == 3
