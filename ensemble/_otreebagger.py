@@ -56,6 +56,15 @@ class FittedGroup:
         Training class counts per region (the p_{n,i} of the ILP).
     info : dict
         Regions, edges, empty regions, objective, solver status and solve time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ensemble import OTreeBagger
+    >>> X = np.random.RandomState(0).uniform(size=(60, 2)); y = (X.sum(axis=1) > 1).astype(int)
+    >>> group = OTreeBagger(n_estimators=2, group_size=2, random_state=0).fit(X, y).groups_[0]
+    >>> group.predict_index(X[:4]).shape, group.info["status"]
+    ((4,), 'optimal')
     """
 
     trees: list

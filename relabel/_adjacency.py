@@ -29,6 +29,13 @@ class AdjacencyEdges(NamedTuple):
     is_face : ndarray of shape (n_edges,), bool
         True for a face contact (a shared (d-1)-dimensional boundary of positive
         measure), False for a corner contact (closures meet in lower dimension).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relabel import AdjacencyEdges
+    >>> AdjacencyEdges(np.array([[0, 1], [0, 3]]), np.array([True, False])).contact.tolist()
+    ['face', 'corner']
     """
 
     edges: NDArray[np.intp]
