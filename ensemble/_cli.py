@@ -16,6 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
+from relabel import TooManyRegionsError
+
 __all__ = ["main"]
 
 EXIT_USAGE = 2
@@ -29,9 +31,11 @@ def _models(args) -> dict:
     """The estimators compared by ``demo`` and ``evaluate``, keyed by display name."""
     from ensemble import OTreeBagger
 
-    common = dict(n_estimators=args.n_estimators, random_state=args.seed, n_jobs=args.n_jobs)
+    common = dict(n_estimators=args.n_estimators, max_depth=args.max_depth, random_state=args.seed,
+                  n_jobs=args.n_jobs)
     return {
-        f"OTreeBagger (M={args.group_size})": OTreeBagger(group_size=args.group_size, **common),
+        f"OTreeBagger (M={args.group_size})": OTreeBagger(group_size=args.group_size, max_regions=args.max_regions,
+                                                           **common),
         "TreeBagger (gini, majority)": OTreeBagger(
             relabel=False, vote="majority", criterion="gini", **common
         ),
@@ -195,6 +199,8 @@ def _cmd_fit(args) -> int:
     model = OTreeBagger(
         n_estimators=args.n_estimators,
         group_size=args.group_size,
+        max_depth=args.max_depth,
+        max_regions=args.max_regions,
         classes=classes,
         random_state=args.seed,
         n_jobs=args.n_jobs,
@@ -245,6 +251,9 @@ def _parser() -> argparse.ArgumentParser:
     def model_options(p, n_estimators=100):
         p.add_argument("--n-estimators", type=int, default=n_estimators, help="bootstrap trees B")
         p.add_argument("--group-size", type=int, default=3, help="trees per fused group M")
+        p.add_argument("--max-depth", type=int, default=None, help="depth of every tree (default: full)")
+        p.add_argument("--max-regions", type=int, default=1_000_000,
+                       help="largest fused partition per group (default 1,000,000)")
         p.add_argument("--seed", type=int, default=0, help="random seed")
         p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs (joblib)")
 
@@ -281,7 +290,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check_args(args) -> None:
-    for name in ("n_estimators", "group_size", "folds"):
+    for name in ("n_estimators", "group_size", "folds", "max_depth", "max_regions"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise CLIError(f"--{name.replace('_', '-')} must be a positive integer, got {value}")
@@ -318,6 +327,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except CLIError as exc:
         print(f"otreebagger {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except TooManyRegionsError as exc:
+        # Data too large for the chosen trees: the message says what to lower.
+        print(f"otreebagger {args.command}: error: {exc} (options --group-size, --max-depth, --max-regions)", file=sys.stderr)
         return EXIT_USAGE
 
 

@@ -82,6 +82,7 @@ def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot):
         (["fit", "{data}", "--n-estimators", "2", "--group-size", "5", "-o", "{tmp}/m.joblib"],
          "--group-size"),
         (["fit", "{data}", "--classes", "1,2", "-o", "{tmp}/m.joblib"], "classes"),
+        (["fit", "{data}", "--max-depth", "0", "-o", "{tmp}/m.joblib"], "--max-depth"),
     ],
 )
 def test_user_mistakes_give_one_line_and_exit_2(tmp_path, capsys, argv, message):
@@ -104,3 +105,12 @@ def test_console_script_help_for_every_command():
         res = subprocess.run(cmd + sub + ["--help"], capture_output=True, text=True, timeout=60)
         assert res.returncode == 0
         assert "usage: otreebagger" in res.stdout
+
+
+def test_oversized_partition_is_one_line_naming_the_options(tmp_path, capsys):
+    """Check that a partition over the region budget ends as one line that names --group-size and --max-depth."""
+    data = _write_csv(tmp_path / "d.csv", n=200)
+    argv = ["fit", str(data), "-o", str(tmp_path / "m.joblib"), "--n-estimators", "3", "--max-regions", "5"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "max_regions=5" in err and "--max-depth" in err
