@@ -77,6 +77,20 @@ def _discrete_colormap(cmap: Any, n_classes: int):
     return listed, norm
 
 
+
+def _finish_axes(ax, mappable, classes, xlabel, ylabel, colorbar: bool, label: str):
+    """Axis labels and a colour bar with one tick per class (in ordinal order); returns the bar or None."""
+    if xlabel is not None:
+        ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    if not colorbar:
+        return None
+    bar = ax.figure.colorbar(mappable, ax=ax)
+    bar.set_ticks(np.arange(len(classes)), labels=[str(c) for c in np.asarray(classes).tolist()])
+    bar.set_label(label)
+    return bar
+
 class RegionDisplay:
     """Predicted-class regions of a 2D classifier, one colour per class in ordinal order.
 
@@ -252,17 +266,8 @@ class RegionDisplay:
         ax.set_ylim(self.xx1.min(), self.xx1.max())
         xlabel = self.xlabel if xlabel is None else xlabel
         ylabel = self.ylabel if ylabel is None else ylabel
-        if xlabel is not None:
-            ax.set_xlabel(xlabel)
-        if ylabel is not None:
-            ax.set_ylabel(ylabel)
-        self.colorbar_ = None
-        if colorbar:
-            self.colorbar_ = ax.figure.colorbar(self.surface_, ax=ax)
-            self.colorbar_.set_ticks(
-                np.arange(n_classes), labels=[str(c) for c in self.classes.tolist()]
-            )
-            self.colorbar_.set_label("predicted class")
+        self.colorbar_ = _finish_axes(ax, self.surface_, self.classes, xlabel, ylabel, colorbar,
+                                      "predicted class")
         self.ax_ = ax
         self.figure_ = ax.figure
         return self
@@ -608,17 +613,8 @@ class PartitionDisplay:
             ax.add_collection(self.edges_)
         ax.set_xlim(self.bounds[0], self.bounds[2])
         ax.set_ylim(self.bounds[1], self.bounds[3])
-        if xlabel is not None:
-            ax.set_xlabel(xlabel)
-        if ylabel is not None:
-            ax.set_ylabel(ylabel)
-        self.colorbar_ = None
-        if colorbar:
-            self.colorbar_ = ax.figure.colorbar(self.regions_, ax=ax)
-            self.colorbar_.set_ticks(
-                np.arange(n_classes), labels=[str(c) for c in self.classes.tolist()]
-            )
-            self.colorbar_.set_label("region label")
+        self.colorbar_ = _finish_axes(ax, self.regions_, self.classes, xlabel, ylabel, colorbar,
+                                      "region label")
         self.ax_ = ax
         self.figure_ = ax.figure
         return self
