@@ -19,6 +19,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from trees._labels import encode_labels, ordered_categories
+
 from ._rankrules_core import (
     IMPURITIES,
     candidate_rank_sums,
@@ -160,13 +162,18 @@ class RankRules(ClassifierMixin, BaseEstimator):
         minimisation (eq. 20). The names come from :data:`TECHNIQUES`.
     beta : float > 0, default=0.1
         Step length of the constant-step technique; ignored by the others.
+    classes : array-like of shape (n_classes,) or None, default=None
+        The classes in ordinal order (lowest first), e.g. ``["poor", "fair",
+        "good"]``; every one must occur in ``y`` (the thresholds of eq. 8 need
+        examples on both sides). ``None`` orders the labels as ``np.unique`` sorts
+        them; a pandas ordered Categorical ``y`` carries its own order.
     random_state : int, RandomState instance or None, default=None
         Seeds the subsamples. Pass an int for reproducible results.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        ``np.unique(y)``; this sorted order *is* the ordinal order of the classes.
+        ``classes``, or ``np.unique(y)``: this order *is* the ordinal order.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -232,6 +239,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         "subsample": [Interval(Real, 0.0, 1.0, closed="right")],
         "technique": [StrOptions(set(TECHNIQUES))],
         "beta": [Interval(Real, 0.0, None, closed="neither")],
+        "classes": ["array-like", None],
         "random_state": ["random_state"],
     }
 
@@ -243,6 +251,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         subsample: float = 0.5,
         technique: str = "sm",
         beta: float = 0.1,
+        classes: ArrayLike | None = None,
         random_state=None,
     ):
         self.n_rules = n_rules
@@ -250,6 +259,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         self.subsample = subsample
         self.technique = technique
         self.beta = beta
+        self.classes = classes
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -278,10 +288,17 @@ class RankRules(ClassifierMixin, BaseEstimator):
         >>> RankRules(n_rules=5).fit([[0.0], [1.0], [2.0]], [1, 2, 3]).thresholds_.shape
         (2,)
         """
+        categories = ordered_categories(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
+        self.classes_, codes = encode_labels(y, self.classes if self.classes is not None else categories)
         n_classes = self.classes_.shape[0]
+        absent = np.setdiff1d(np.arange(n_classes), codes)
+        if absent.size and n_classes >= 2:
+            raise ValueError(
+                f"classes {self.classes_[absent].tolist()!r} do not occur in y; RankRules needs "
+                "examples of every class in `classes` to fit its thresholds"
+            )
         if n_classes < 2:
             raise ValueError(
                 "RankRules needs at least 2 classes in y to rank examples; "

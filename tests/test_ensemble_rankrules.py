@@ -527,3 +527,23 @@ def test_single_class_subsamples_are_skipped():
     f = model.decision_function(X)
     assert f[5] > f[0]  # the lone class-2 point is ranked above the class-1 points
     assert set(model.predict(X)) <= {1, 2}
+
+
+def test_string_classes_follow_the_given_order():
+    """Check that classes= sets the ordinal order of string labels and predictions are members of it."""
+    rng = np.random.RandomState(3)
+    X = rng.uniform(size=(150, 2))
+    idx = np.searchsorted([0.7, 1.3], X.sum(axis=1))
+    names = np.array(["low", "mid", "high"])[idx]
+    model = RankRules(n_rules=30, classes=["low", "mid", "high"], random_state=0).fit(X, names)
+    assert model.classes_.tolist() == ["low", "mid", "high"]
+    pred_idx = np.searchsorted(["high", "low", "mid"], model.predict(X))  # alphabetical positions
+    rank = np.array([2, 0, 1])[pred_idx]
+    assert np.mean(np.abs(rank - idx)) < 0.5
+    # The alphabetical order would put "high" between "low" and "mid": a different model.
+    alpha = RankRules(n_rules=30, random_state=0).fit(X, names)
+    assert alpha.classes_.tolist() == ["high", "low", "mid"]
+    with pytest.raises(ValueError, match="do not occur in y"):
+        RankRules(n_rules=5, classes=["low", "mid", "high", "top"]).fit(X, names)
+    with pytest.raises(ValueError, match="classes is missing label"):
+        RankRules(n_rules=5, classes=["low", "mid"]).fit(X, names)
