@@ -28,27 +28,15 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from ensemble import OTreeBagger
+from ensemble._otreebagger import _vote_counts, combine_votes
 from relabel import TooManyRegionsError
 from ensemble.datasets import load_ordinal_csv, make_synthetic_i, make_synthetic_ii
 from ensemble.metrics import mean_absolute_error, quadratic_weighted_kappa, ranked_probability_score
 
 
-def _prefix_predictions(votes: np.ndarray, n_classes: int, majority: bool, sizes) -> dict:
+def _prefix_predictions(votes: np.ndarray, n_classes: int, vote: str, sizes) -> dict:
     """Class indices predicted by the first L voters, for every L in ``sizes``."""
-    out = {}
-    for L in sizes:
-        v = votes[:, :L]
-        if majority:
-            counts = np.stack([(v == k).sum(axis=1) for k in range(n_classes)], axis=1)
-            out[L] = np.argmax(counts, axis=1)
-        else:
-            rank = (L + 1) // 2 - 1
-            out[L] = np.partition(v, rank, axis=1)[:, rank]
-    return out
-
-
-def _proba(votes: np.ndarray, n_classes: int) -> np.ndarray:
-    return np.stack([(votes == k).mean(axis=1) for k in range(n_classes)], axis=1)
+    return {L: combine_votes(votes[:, :L], n_classes, vote) for L in sizes}
 
 
 def _datasets(args):
@@ -120,13 +108,13 @@ def main(argv=None) -> None:
                     votes = model._votes(X_te)
                     M = model.group_size if model.relabel else 1
                     sizes = range(1, votes.shape[1] + 1)
-                    preds = _prefix_predictions(votes, K, model.vote == "majority", sizes)
+                    preds = _prefix_predictions(votes, K, model.vote, sizes)
                     for L, pred in preds.items():
                         row = {"dataset": name, "fraction": frac, "rep": rep, "model": model_name,
                                "B": L * M, "MAE": mean_absolute_error(y_te_idx, pred, labels=np.arange(K))}
                         if L == votes.shape[1]:
                             row["QWK"] = quadratic_weighted_kappa(y_te_idx, pred, labels=np.arange(K))
-                            row["RPS"] = ranked_probability_score(y_te_idx, _proba(votes, K),
+                            row["RPS"] = ranked_probability_score(y_te_idx, _vote_counts(votes, K) / votes.shape[1],
                                                                   labels=np.arange(K))
                             if model.relabel:
                                 row["consistent"] = model.is_consistent()

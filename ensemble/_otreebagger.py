@@ -454,14 +454,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         y : ndarray of shape (n_samples,)
             Members of ``classes_``.
         """
-        votes = self._votes(X)
-        if self.vote == "majority":
-            # argmax returns the first maximum: ties go to the lower class.
-            index = np.argmax(_vote_counts(votes, self.n_classes_), axis=1)
-        else:
-            rank = (votes.shape[1] + 1) // 2 - 1  # lower median: order statistic ceil(L/2)
-            index = np.partition(votes, rank, axis=1)[:, rank]
-        return self.classes_[index]
+        return self.classes_[combine_votes(self._votes(X), self.n_classes_, self.vote)]
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Share of voters per class.
@@ -498,6 +491,27 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+def combine_votes(votes: NDArray[np.intp], n_classes: int, vote: str = "median") -> NDArray[np.intp]:
+    """Class index chosen by the voters of every sample (columns of ``votes``).
+
+    ``"median"`` is the lower median, the order statistic of rank ceil(L/2),
+    which keeps consistency (Theorem 1); ``"majority"`` the most frequent class,
+    lowest on ties.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> votes = np.array([[0, 2, 2, 1]])
+    >>> combine_votes(votes, 3).tolist(), combine_votes(votes, 3, "majority").tolist()
+    ([1], [2])
+    """
+    if vote == "majority":
+        # argmax returns the first maximum: ties go to the lower class.
+        return np.argmax(_vote_counts(votes, n_classes), axis=1)
+    rank = (votes.shape[1] + 1) // 2 - 1
+    return np.partition(votes, rank, axis=1)[:, rank]
 
 
 def _vote_counts(votes: NDArray[np.intp], n_classes: int) -> NDArray[np.float64]:
