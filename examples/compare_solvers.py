@@ -34,10 +34,8 @@ def build_problem(n_samples: int, group_size: int, seed: int):
     X, y = make_synthetic_i(n_samples, random_state=seed)
     model = OTreeBagger(n_estimators=group_size, group_size=group_size, random_state=seed).fit(X, y)
     group = model.groups_[0]
-    region = group.partition.locate(group.leaves(X))
-    counts = relabel.region_counts(region, np.searchsorted(model.classes_, y), model.n_classes_,
-                                   n_regions=group.partition.n_regions)
-    return relabel.ConsistencyProblem.from_counts(counts, relabel.adjacency_graph(group.partition))
+    # The group's own counts: the problem the model solved, rebuilt from its graph.
+    return relabel.ConsistencyProblem.from_counts(group.counts, relabel.adjacency_graph(group.partition))
 
 
 def main(argv=None) -> Path:
