@@ -454,7 +454,8 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         y : ndarray of shape (n_samples,)
             Members of ``classes_``.
         """
-        return self.classes_[combine_votes(self._votes(X), self.n_classes_, self.vote)]
+        votes = self._votes(X)  # checks fitting before classes_ is read
+        return self.classes_[combine_votes(votes, self.n_classes_, self.vote)]
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Share of voters per class.
