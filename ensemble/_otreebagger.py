@@ -14,7 +14,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 import relabel
 from relabel import TooManyRegionsError
@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["OTreeBagger", "TooManyRegionsError"]
 
 _MAX_SEED = np.iinfo(np.int32).max
+_MAX_REDRAWS = 1000
 
 # Measured (benchmarks/memory.py and the relabel benchmark, K = 5): a group's peak
 # memory is driven by its adjacency edges, about 1 KB per edge once the solver's
@@ -87,19 +88,36 @@ class FittedGroup:
         return self.labels[self.partition.locate(self.leaves(X))]
 
 
-def _bootstrap_weights(n_samples: int, seed: int, bootstrap: bool) -> NDArray[np.float64]:
-    """Multiplicities of one bootstrap sample, drawn from ``seed`` alone (reproducible in any worker)."""
+def _bootstrap_weights(
+    n_samples: int, seed: int, bootstrap: bool, sample_weight: NDArray[np.float64] | None = None
+) -> NDArray[np.float64]:
+    """Multiplicities of one bootstrap sample, drawn from ``seed`` alone (reproducible in any worker).
+
+    With ``sample_weight`` the sample is redrawn (from the same stream) until it holds
+    a row of positive weight, since a tree cannot grow on zero total weight; without
+    weights the first draw is kept, so unweighted fits are unchanged.
+    """
     if not bootstrap:
         return np.ones(n_samples)
     rng = np.random.RandomState(seed)
-    return np.bincount(rng.randint(0, n_samples, n_samples), minlength=n_samples).astype(np.float64)
+    for _ in range(_MAX_REDRAWS):
+        counts = np.bincount(rng.randint(0, n_samples, n_samples), minlength=n_samples).astype(np.float64)
+        if sample_weight is None or np.any(counts * sample_weight > 0):
+            return counts
+    raise ValueError(
+        f"sample_weight: {_MAX_REDRAWS} bootstrap samples in a row drew only rows of weight 0; "
+        "give more rows a positive weight or use bootstrap=False"
+    )
 
 
-def _fit_group(X, y, n_classes, seeds, params) -> FittedGroup:
+def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGroup:
     """Grow, fuse, count and relabel one group. Module level so that joblib can pickle it."""
     trees, weights = [], []
     for bootstrap_seed, tree_seed in seeds:
-        w = _bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"])
+        w = _bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
+        if sample_weight is not None:
+            # Bootstrap multiplicity times the user's weight: zero-weight rows never reach a tree.
+            w = w * sample_weight
         tree = OrdinalTreeClassifier(
             criterion=params["criterion"],
             max_depth=params["max_depth"],
@@ -121,11 +139,12 @@ def _fit_group(X, y, n_classes, seeds, params) -> FittedGroup:
         return FittedGroup(trees, None, labels, np.empty((0, 2), np.intp), None, info)
 
     partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=params["max_regions"])
+    user_weight = np.ones(X.shape[0]) if sample_weight is None else sample_weight
     if params["relabel_counts"] == "train":
-        count_weight = np.ones(X.shape[0])
+        count_weight = user_weight.copy()
     else:
-        # The union of the group's bootstrap samples, each point once.
-        count_weight = (np.sum(weights, axis=0) > 0).astype(np.float64)
+        # The union of the group's bootstrap samples, each point once, times its weight.
+        count_weight = np.where(np.sum(weights, axis=0) > 0, user_weight, 0.0)
     rows = np.flatnonzero(count_weight)
     region = partition.locate(np.column_stack([tree.tree_.apply(X[rows]) for tree in trees]))
     counts = relabel.region_counts(region, y[rows], n_classes, count_weight[rows],
@@ -353,7 +372,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         return y_idx
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike) -> "OTreeBagger":
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "OTreeBagger":
         """Grow the bootstrap trees, relabel every group and keep the voters.
 
         Parameters
@@ -362,6 +381,17 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             Training data; NaN and infinite values are rejected.
         y : array-like of shape (n_samples,)
             Ordinal class labels (order: ``classes`` or sorted).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative finite weights; ``None`` weighs every sample 1. Each
+            tree is grown with (bootstrap multiplicity x weight), and the region
+            counts p_{n,i} (DESIGN.md section 4, "Costs") are weighted too: for
+            ``relabel_counts="bootstrap"`` every row of the union of the group's
+            bootstrap samples counts once times its weight, for ``"train"``
+            every row counts its weight. A row of weight 0 influences neither
+            the trees nor the counts. Its label still enters ``classes_``, as
+            in scikit-learn: the classes are a property of ``y`` (and of
+            ``classes``), so ``predict_proba`` keeps the same columns whatever
+            the weights.
 
         Returns
         -------
@@ -372,11 +402,27 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         ------
         ValueError
             On invalid data or parameters, a single class, ``group_size`` larger
-            than ``n_estimators``, or ``vote="majority"`` with relabelling.
+            than ``n_estimators``, ``vote="majority"`` with relabelling, or a
+            ``sample_weight`` that is negative, NaN, infinite, of the wrong
+            length or all zero.
         relabel.TooManyRegionsError
             If a fused partition would exceed ``max_regions``.
         relabel.RelabelError
             If a solver fails and ``on_solver_failure="raise"``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ensemble import OTreeBagger
+        >>> X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
+        >>> y = np.array([1, 1, 2, 2, 3, 3])
+        >>> w = np.array([1.0, 0.5, 2.0, 1 / 3, 1.0, 0.0])
+        >>> model = OTreeBagger(n_estimators=2, group_size=2, random_state=0)
+        >>> model = model.fit(X, y, sample_weight=w)
+        >>> model.is_consistent()
+        True
+        >>> model.classes_
+        array([1, 2, 3])
         """
         categories = ordered_categories(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -392,6 +438,16 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             )
         y_idx = self._encode_classes(y, categories)
         X = np.ascontiguousarray(X)
+        if sample_weight is not None:
+            try:
+                sample_weight = _check_sample_weight(
+                    sample_weight, X, dtype=np.float64, ensure_non_negative=True, allow_all_zero_weights=False
+                )
+            except ValueError as error:
+                # scikit-learn says "Sample weights" in some messages; name the parameter every time.
+                if "sample_weight" in str(error):
+                    raise
+                raise ValueError(f"sample_weight: {error}") from error
 
         rng = check_random_state(self.random_state)
         if self.relabel:
@@ -418,7 +474,10 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             "max_regions": self.max_regions,
             "max_edges": self.max_edges,
         }
-        jobs = (delayed(_fit_group)(X, y_idx, self.n_classes_, seeds[g], params) for g in range(n_groups))
+        jobs = (
+            delayed(_fit_group)(X, y_idx, self.n_classes_, seeds[g], params, sample_weight)
+            for g in range(n_groups)
+        )
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
         groups = parallel(jobs)
         if self.verbose:

@@ -1,0 +1,203 @@
+"""Tests of OTreeBagger.fit(sample_weight=...): equivalences with repeated and dropped rows, and bad weights."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ensemble import OTreeBagger
+from ensemble._otreebagger import _bootstrap_weights
+
+
+def _data(n=60, n_classes=4, seed=0):
+    """2D points in the unit square on a 0.05 lattice, with ordinal labels from a noisy sum."""
+    rng = np.random.RandomState(seed)
+    X = rng.randint(0, 21, size=(n, 2)) * 0.05
+    score = X.sum(axis=1) + rng.normal(0, 0.3, n)
+    y = np.searchsorted(np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]), score) + 1
+    return X, y
+
+
+def _grid():
+    """Query points covering the unit square, between and on the lattice."""
+    g = np.linspace(-0.1, 1.1, 49)
+    return np.array([[a, b] for a in g for b in g])
+
+
+def _recount(model, X, y, w, union):
+    """Counts of every group recomputed from the raw rows: each row's region gets its weight."""
+    out = []
+    for group, mult in zip(model.groups_, union):
+        region = group.partition.locate(group.leaves(X))
+        counts = np.zeros_like(group.counts)
+        keep = mult > 0
+        np.add.at(counts, (region[keep], np.searchsorted(model.classes_, y[keep])), w[keep])
+        out.append(counts)
+    return out
+
+
+def _assert_same_models(a, b, scale=1.0):
+    """Same predictions everywhere, same labels per group, counts of b = scale * counts of a."""
+    grid = _grid()
+    np.testing.assert_array_equal(a.predict(grid), b.predict(grid))
+    np.testing.assert_array_equal(a.predict_proba(grid), b.predict_proba(grid))
+    for ga, gb in zip(a.groups_, b.groups_):
+        for ta, tb in zip(ga.trees, gb.trees):
+            np.testing.assert_array_equal(ta.tree_.apply(grid), tb.tree_.apply(grid))
+        if ga.counts is not None:
+            np.testing.assert_allclose(gb.counts, scale * ga.counts)
+            np.testing.assert_array_equal(ga.labels, gb.labels)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"n_estimators": 4, "group_size": 2},
+        {"n_estimators": 3, "group_size": 1},
+        {"n_estimators": 1, "group_size": 1},
+        {"n_estimators": 3, "group_size": 1, "relabel": False},
+    ],
+)
+def test_integer_weights_equal_repeated_rows(params):
+    """Check that integer weights give the model of the data with each row repeated that often (no bootstrap)."""
+    X, y = _data()
+    w = np.random.RandomState(1).randint(1, 4, size=X.shape[0])
+    kwargs = dict(params, bootstrap=False, max_features=1, relabel_counts="train", random_state=0)
+    weighted = OTreeBagger(**kwargs).fit(X, y, sample_weight=w)
+    repeated = OTreeBagger(**kwargs).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    _assert_same_models(weighted, repeated)
+    for ia, ib in zip(weighted.groups_info_, repeated.groups_info_):
+        assert ia["objective"] == pytest.approx(ib["objective"], rel=1e-12, nan_ok=True)
+    assert weighted.is_consistent() or not weighted.relabel
+
+
+@pytest.mark.parametrize("relabel_counts", ["train", "bootstrap"])
+def test_zero_weight_rows_change_nothing_under_bootstrap(relabel_counts):
+    """Check that rows of weight 0 moved far away with other labels leave trees, counts and votes unchanged."""
+    X, y = _data(n=80)
+    w = np.ones(X.shape[0])
+    zero = np.arange(0, 80, 4)
+    w[zero] = 0.0
+    X_moved, y_moved = X.copy(), y.copy()
+    # Far outside the data and with reversed labels: any leak would move splits, counts or votes.
+    X_moved[zero] = X[zero] + 5.0
+    y_moved[zero] = 5 - y[zero]
+    kwargs = dict(n_estimators=6, group_size=3, relabel_counts=relabel_counts, random_state=3)
+    a = OTreeBagger(**kwargs).fit(X, y, sample_weight=w)
+    b = OTreeBagger(**kwargs).fit(X_moved, y_moved, sample_weight=w)
+    _assert_same_models(a, b)
+    assert a.is_consistent() and b.is_consistent()
+
+
+def test_zero_weight_rows_equal_dropped_rows_without_bootstrap():
+    """Check that weight 0 equals dropping the rows when there is no bootstrap (deterministic)."""
+    X, y = _data(n=70)
+    w = np.ones(X.shape[0])
+    w[::3] = 0.0
+    kwargs = dict(n_estimators=4, group_size=2, bootstrap=False, max_features=1, random_state=0)
+    a = OTreeBagger(**kwargs).fit(X, y, sample_weight=w)
+    b = OTreeBagger(**kwargs).fit(X[w > 0], y[w > 0])
+    _assert_same_models(a, b)
+
+
+@pytest.mark.parametrize("relabel_counts", ["train", "bootstrap"])
+def test_counts_are_the_weighted_counts(relabel_counts):
+    """Check that each group's counts equal an independent weighted recount (union of bootstraps or all rows)."""
+    X, y = _data(n=50, seed=4)
+    w = np.random.RandomState(0).choice([0.0, 0.1, 1 / 3, 1.0, 2.5], size=X.shape[0])
+    model = OTreeBagger(n_estimators=4, group_size=2, relabel_counts=relabel_counts, random_state=1)
+    model.fit(X, y, sample_weight=w)
+    if relabel_counts == "train":
+        union = [np.ones(X.shape[0])] * len(model.groups_)
+    else:
+        # The bootstrap draws replayed from the seeds fit() draws in the parent.
+        union = []
+        all_seeds = np.random.RandomState(1).randint(np.iinfo(np.int32).max, size=(2, 2, 2))
+        for seeds in all_seeds:
+            mult = sum(_bootstrap_weights(X.shape[0], s[0], True, w) for s in seeds)
+            union.append(mult)
+    for counts, group in zip(_recount(model, X, y, w, union), model.groups_):
+        np.testing.assert_allclose(group.counts, counts, rtol=1e-12, atol=1e-12)
+    assert model.is_consistent()
+
+
+def test_scaled_weights_give_the_same_model():
+    """Check that w and 3 w give the same trees and votes (counts times 3) without bootstrap."""
+    X, y = _data(n=60, seed=2)
+    w = np.random.RandomState(2).choice([0.5, 1.0, 2.0, 1 / 3], size=X.shape[0])
+    kwargs = dict(n_estimators=4, group_size=2, bootstrap=False, max_features=1, random_state=0)
+    a = OTreeBagger(**kwargs).fit(X, y, sample_weight=w)
+    b = OTreeBagger(**kwargs).fit(X, y, sample_weight=3 * w)
+    _assert_same_models(a, b, scale=3.0)
+
+
+@given(
+    weights=st.lists(st.sampled_from([0.0, 0.1, 0.2, 1 / 3, 0.5, 1.0, 2.0, 7.0]), min_size=40, max_size=40),
+    seed=st.integers(0, 1000),
+    group_size=st.integers(1, 3),
+    relabel_counts=st.sampled_from(["train", "bootstrap"]),
+)
+def test_weighted_models_are_consistent(weights, seed, group_size, relabel_counts):
+    """Check that every model fitted with float weights (0.1, 1/3, ...) is consistent, graph cut included."""
+    X, y = _data(n=40, seed=seed)
+    w = np.asarray(weights)
+    if not np.any(w > 0):
+        w[0] = 1.0
+    model = OTreeBagger(
+        n_estimators=2 * group_size, group_size=group_size, relabel_counts=relabel_counts, random_state=seed
+    ).fit(X, y, sample_weight=w)
+    assert model.is_consistent()
+    assert set(model.predict(_grid())) <= set(model.classes_)
+    for group in model.groups_:
+        assert group.counts.sum() <= w.sum() * (1 + 1e-12)
+
+
+def test_arbitrary_float_weights_raise_clearly_under_graphcut_and_fit_with_cbc():
+    """Check that weights with no exact int64 scaling raise a clear ValueError, and CBC fits them."""
+    X, y = _data(n=40, seed=5)
+    w = np.random.RandomState(0).uniform(0.1, 3.0, size=X.shape[0])
+    with pytest.raises(ValueError, match="cannot be scaled to exact integers"):
+        OTreeBagger(n_estimators=2, group_size=2, random_state=0).fit(X, y, sample_weight=w)
+    model = OTreeBagger(n_estimators=2, group_size=2, solver="cbc", random_state=0).fit(X, y, sample_weight=w)
+    assert model.is_consistent()
+
+
+def test_classes_come_from_y_including_zero_weight_rows():
+    """Check that a class seen only in rows of weight 0 stays in classes_ (as in scikit-learn) and is never voted."""
+    X, y = _data(n=40, n_classes=3)
+    X = np.vstack([X, [[0.5, 0.5]]])
+    y = np.append(y, 9)
+    w = np.append(np.ones(40), 0.0)
+    model = OTreeBagger(n_estimators=4, group_size=2, random_state=0).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(model.classes_, [1, 2, 3, 9])
+    assert 9 not in model.predict(_grid())
+    assert model.predict_proba(_grid()).shape[1] == 4
+    assert model.is_consistent()
+
+
+def test_sample_weight_none_equals_unit_weights():
+    """Check that sample_weight=None and all-ones weights give the same model (bootstrap on)."""
+    X, y = _data()
+    kwargs = dict(n_estimators=4, group_size=2, random_state=7)
+    a = OTreeBagger(**kwargs).fit(X, y)
+    b = OTreeBagger(**kwargs).fit(X, y, sample_weight=np.ones(X.shape[0]))
+    _assert_same_models(a, b)
+
+
+@pytest.mark.parametrize(
+    "w, match",
+    [
+        (lambda n: -np.ones(n), "sample_weight"),
+        (lambda n: np.full(n, np.nan), "sample_weight"),
+        (lambda n: np.full(n, np.inf), "sample_weight"),
+        (lambda n: np.ones(n - 1), "sample_weight"),
+        (lambda n: np.ones((n, 2)), "sample_weight: .*1D"),
+        (lambda n: np.zeros(n), "sample_weight: .*non-zero"),
+    ],
+    ids=["negative", "nan", "inf", "length", "2d", "all-zero"],
+)
+def test_bad_sample_weight_raises(w, match):
+    """Check that negative, NaN, infinite, misshapen and all-zero weights raise a ValueError naming them."""
+    X, y = _data(n=30)
+    with pytest.raises(ValueError, match=match):
+        OTreeBagger(n_estimators=2, group_size=1).fit(X, y, sample_weight=w(X.shape[0]))
