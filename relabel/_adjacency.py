@@ -15,6 +15,12 @@ __all__ = ["AdjacencyEdges", "CONTACTS", "adjacency_edges", "adjacency_graph"]
 
 logger = logging.getLogger(__name__)
 
+#: Bounds on the starting faces pushed down the hierarchy per chunk when
+#: ``max_edges`` is set (the chunk is sized from the observed candidates per face).
+_CHUNK_MIN, _CHUNK_MAX = 16, 16384
+#: Debug counter: candidate pairs examined by the last :func:`adjacency_edges` call.
+_STATS = {"candidates": 0}
+
 #: Accepted values of ``contact``: closures intersect (default) or shared faces only.
 CONTACTS = ("closure", "face")
 
@@ -134,16 +140,32 @@ def _hierarchy_join(t_a, t_b, lo_a, hi_a, lo_b, hi_b):
     Returns None when the faces are not a guillotine family (arbitrary boxes), so the
     caller falls back to the sweep.
     """
-    from relabel._fusion import _guillotine_tree, _push_down
+
+    prepared = _hierarchy_prepare(t_a, lo_a, hi_a)
+    if prepared is None:
+        return None
+    values, hierarchy = prepared
+    return _hierarchy_push(values, hierarchy, t_b, lo_b, hi_b)
+
+
+def _hierarchy_prepare(t_a, lo_a, hi_a):
+    """The guillotine hierarchy of the faces ending on each hyperplane, or None."""
+    from relabel._fusion import _guillotine_tree
 
     values, inverse = np.unique(t_a, return_inverse=True)
-    group_a = inverse.ravel()
-    pos = np.minimum(np.searchsorted(values, t_b), values.shape[0] - 1)
-    matched = np.flatnonzero(values[pos] == t_b)
     try:
-        hierarchy = _guillotine_tree(lo_a, hi_a, 0, groups=group_a)
+        hierarchy = _guillotine_tree(lo_a, hi_a, 0, groups=inverse.ravel())
     except ValueError:
         return None
+    return values, hierarchy
+
+
+def _hierarchy_push(values, hierarchy, t_b, lo_b, hi_b):
+    """Pairs (a face index, b face index) from pushing the b faces down the hierarchy."""
+    from relabel._fusion import _push_down
+
+    pos = np.minimum(np.searchsorted(values, t_b), values.shape[0] - 1)
+    matched = np.flatnonzero(values[pos] == t_b)
     jb, ia = _push_down(lo_b[matched], hi_b[matched], hierarchy, start=pos[matched], closed=True)
     return ia, matched[jb]
 
@@ -194,6 +216,12 @@ def adjacency_edges(partition: Any, contact: str = "closure", *, max_edges: int 
     partitions) fall back to a sort-and-sweep along the best second axis with binary
     searches, O(d^2 N log N + C d) for C candidate pairs.
 
+    With ``max_edges`` the faces are pushed down in chunks sized from the candidates
+    per face seen so far, and the count of distinct edges found is checked after each
+    chunk: it only raises once more than ``max_edges`` true edges are in hand (never a
+    false alarm), after examining a small multiple of ``max_edges`` candidate pairs
+    and holding at most that many in memory. The output does not depend on the chunks.
+
     Examples
     --------
     >>> import numpy as np
@@ -217,36 +245,15 @@ def adjacency_edges(partition: Any, contact: str = "closure", *, max_edges: int 
         raise ValueError(f"max_edges must be a non-negative integer or None; got {max_edges!r}")
     all_a, all_b, all_face = [], [], []
     n_found = 0
-    for f in range(n_features):
-        cand_a = np.flatnonzero(np.isfinite(upper[:, f]))
-        cand_b = np.flatnonzero(np.isfinite(lower[:, f]))
-        if cand_a.shape[0] == 0 or cand_b.shape[0] == 0:
-            continue
-        t_a, t_b = upper[cand_a, f], lower[cand_b, f]
-        others = [g for g in range(n_features) if g != f]
-        pairs = _hierarchy_join(t_a, t_b, lower[cand_a][:, others], upper[cand_a][:, others],
-                                lower[cand_b][:, others], upper[cand_b][:, others]) if others else None
-        if pairs is not None:
-            ia, jb = pairs
-            g = -1
-        elif others:
-            costs = [
-                _hyperplane_join(
-                    t_a, lower[cand_a, g], upper[cand_a, g], t_b, lower[cand_b, g], upper[cand_b, g],
-                    count_only=True,
-                )
-                for g in others
-            ] if len(others) > 1 else [0]
-            g = others[int(np.argmin(costs))]
-            ia, jb = _hyperplane_join(
-                t_a, lower[cand_a, g], upper[cand_a, g], t_b, lower[cand_b, g], upper[cand_b, g]
-            )
-        else:
-            g = -1
-            zeros_a = np.zeros_like(t_a)
-            zeros_b = np.zeros_like(t_b)
-            ia, jb = _hyperplane_join(t_a, zeros_a, zeros_a, t_b, zeros_b, zeros_b)
-        a, b = cand_a[ia], cand_b[jb]
+    faces_done = 0
+    _STATS["candidates"] = 0
+
+    def check(f, a, b, g):
+        # Candidate pairs (a, b) touching on axis f: keep those whose closures meet
+        # and that no earlier axis produced; returns the kept pairs and face flags.
+        nonlocal n_found
+        _STATS["candidates"] += int(a.shape[0])
+        others = [h for h in range(n_features) if h != f]
         # Check the remaining axes one at a time, compressing the candidates after each:
         # most candidates fail on the first axis checked.
         for h in others:
@@ -271,12 +278,67 @@ def adjacency_edges(partition: Any, contact: str = "closure", *, max_edges: int 
         all_b.append(b[keep])
         all_face.append(is_face[keep])
         n_found += all_a[-1].shape[0]
+        # Every kept pair is a distinct true edge, so n_found is a lower bound on the
+        # final count and stopping here is never a false alarm.
         if max_edges is not None and n_found > max_edges:
             raise TooManyRegionsError(
                 f"the partition's adjacency graph has more than max_edges={max_edges} edges "
-                f"({n_found} after {f + 1} of {n_features} axes, {n_regions} regions); fuse fewer "
+                f"({n_found} found by axis {f + 1} of {n_features}, {n_regions} regions); fuse fewer "
                 "or shallower trees (in OTreeBagger: a smaller group_size or max_depth) or raise max_edges"
             )
+
+    for f in range(n_features):
+        cand_a = np.flatnonzero(np.isfinite(upper[:, f]))
+        cand_b = np.flatnonzero(np.isfinite(lower[:, f]))
+        if cand_a.shape[0] == 0 or cand_b.shape[0] == 0:
+            continue
+        t_a, t_b = upper[cand_a, f], lower[cand_b, f]
+        others = [g for g in range(n_features) if g != f]
+        prepared = _hierarchy_prepare(t_a, lower[cand_a][:, others], upper[cand_a][:, others]) if others else None
+        if prepared is not None:
+            # Push the starting faces down in chunks (when there is a budget) so that an
+            # oversized graph is detected after a bounded number of candidates, not after
+            # a whole axis; chunking changes neither the pairs nor the final order.
+            start = 0
+            while start < cand_b.shape[0]:
+                if max_edges is None:
+                    step = cand_b.shape[0]
+                else:
+                    # Size the chunk from the candidates per face seen so far, so that one
+                    # chunk spends about half the remaining budget: the candidates examined
+                    # before raising stay a small multiple of max_edges (only half, as the
+                    # rate varies between faces).
+                    rate = _STATS["candidates"] / faces_done if faces_done else 1.0
+                    remaining = max_edges - n_found + 1
+                    step = int(min(max(remaining / (2.0 * max(rate, 1.0)), _CHUNK_MIN), _CHUNK_MAX))
+                    if not faces_done:
+                        step = _CHUNK_MIN
+                sub = cand_b[start : start + step]
+                ia, jb = _hierarchy_push(*prepared, t_b[start : start + step],
+                                         lower[sub][:, others], upper[sub][:, others])
+                faces_done += sub.shape[0]
+                start += step
+                check(f, cand_a[ia], sub[jb], -1)
+            continue
+        # One axis, or faces with no guillotine cut: the sort-and-sweep (not chunked).
+        if others:
+            costs = [
+                _hyperplane_join(
+                    t_a, lower[cand_a, g], upper[cand_a, g], t_b, lower[cand_b, g], upper[cand_b, g],
+                    count_only=True,
+                )
+                for g in others
+            ] if len(others) > 1 else [0]
+            g = others[int(np.argmin(costs))]
+            ia, jb = _hyperplane_join(
+                t_a, lower[cand_a, g], upper[cand_a, g], t_b, lower[cand_b, g], upper[cand_b, g]
+            )
+        else:
+            g = -1
+            zeros_a = np.zeros_like(t_a)
+            zeros_b = np.zeros_like(t_b)
+            ia, jb = _hyperplane_join(t_a, zeros_a, zeros_a, t_b, zeros_b, zeros_b)
+        check(f, cand_a[ia], cand_b[jb], g)
     if all_a:
         a = np.concatenate(all_a)
         b = np.concatenate(all_b)
