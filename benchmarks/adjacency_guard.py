@@ -1,0 +1,175 @@
+"""Benchmark of the ``max_edges`` guard of ``relabel.adjacency_edges``: how soon it stops.
+
+Two full-depth scikit-learn trees on bootstrap samples of 10,000 x 10 uniform data
+(5 ordinal classes from a noisy score) fuse into a partition whose adjacency graph is
+far above the default budget of ``OTreeBagger`` (``max_edges=5_000_000``). This script
+times ``adjacency_edges(partition, max_edges=5_000_000)`` until it raises
+``TooManyRegionsError``, each run in a fresh child process that reports its seconds and
+peak resident set size (``ru_maxrss``, which includes the interpreter, the data and the
+fused partition: see the ``base`` column, measured just before the call).
+
+"new" is the working tree's ``relabel/_adjacency.py``; "old" is the same file at
+``--old-rev`` (default: the commit before the chunked guard), loaded as a separate
+module, so no checkout is needed. The old code only checks the budget after whole axes
+and takes minutes and gigabytes; ``--old-timeout`` bounds it.
+
+A second table runs the small 2D/4D partitions of ``benchmarks/relabel_solvers.py
+--quick`` through old and new, with and without the budget, to show that the chunked
+path costs nothing measurable when the budget is not exceeded.
+
+Usage::
+
+    python benchmarks/adjacency_guard.py                  # new and old (old takes ~10 min)
+    python benchmarks/adjacency_guard.py --skip-old       # new only
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OLD_REV = "d8313fe~1"
+MAX_EDGES = 5_000_000
+
+
+def load_adjacency(which: str, old_rev: str):
+    """The adjacency module: the working tree's ("new") or the one at old_rev ("old")."""
+    if which == "new":
+        from relabel import _adjacency
+
+        return _adjacency
+    source = subprocess.run(
+        ["git", "show", f"{old_rev}:relabel/_adjacency.py"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+    path = os.path.join(tempfile.mkdtemp(prefix="adjacency_old_"), "_adjacency_old.py")
+    with open(path, "w") as handle:
+        handle.write(source)
+    spec = importlib.util.spec_from_file_location("_adjacency_old", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def high_dim_partition(n_samples=10_000, n_features=10, n_trees=2, seed=0):
+    """Fuse full-depth bootstrap trees on uniform data with 5 classes from a noisy score."""
+    import numpy as np
+    from sklearn.tree import DecisionTreeClassifier
+
+    import relabel
+    from trees import leaf_boxes
+
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n_samples, n_features))
+    score = X.mean(axis=1) + rng.normal(0, 0.15, n_samples)
+    y = np.clip((score * 5).astype(int), 0, 4)
+    trees = []
+    for _ in range(n_trees):
+        idx = rng.integers(0, n_samples, n_samples)
+        trees.append(DecisionTreeClassifier(random_state=int(rng.integers(1 << 30))).fit(X[idx], y[idx]))
+    return relabel.fuse([leaf_boxes(t) for t in trees])
+
+
+def child(which: str, old_rev: str) -> None:
+    """Time one guarded adjacency call in this process and print a JSON line."""
+    import resource
+
+    import relabel
+
+    module = load_adjacency(which, old_rev)
+    part = high_dim_partition()
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    start = time.perf_counter()
+    outcome = "no error"
+    try:
+        edges = module.adjacency_edges(part, max_edges=MAX_EDGES)
+        outcome = f"{edges.edges.shape[0]} edges"
+    except relabel.TooManyRegionsError as exc:
+        outcome = str(exc)
+    print(json.dumps({
+        "which": which, "regions": int(part.n_regions), "seconds": time.perf_counter() - start,
+        "rss_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_base_mb": base,
+        "outcome": outcome,
+    }))
+
+
+def run_child(which: str, old_rev: str, timeout: float) -> dict:
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", which, "--old-rev", old_rev]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"which": which, "seconds": time.perf_counter() - start, "outcome": f"killed after {timeout:.0f} s"}
+    if done.returncode != 0:
+        return {"which": which, "outcome": "child failed: " + done.stderr.strip().splitlines()[-1]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def quick_table(old_rev: str, repeats: int = 3) -> None:
+    """Old vs new adjacency seconds (best of repeats) on the relabel_solvers --quick partitions."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import numpy as np
+    from relabel_solvers import QUICK
+    from sklearn.tree import DecisionTreeClassifier
+
+    import relabel
+    from trees import leaf_boxes
+
+    old, new = load_adjacency("old", old_rev), load_adjacency("new", old_rev)
+    print(f"{'d':>2} {'M':>2} {'leaves':>6} {'regions':>7} {'edges':>7} {'old s':>8} {'new s':>8} "
+          f"{'old s (5e6)':>11} {'new s (5e6)':>11} same")
+    for d, m, leaves, n in QUICK:
+        rng = np.random.default_rng(0)
+        X = rng.uniform(size=(n, d))
+        y = np.clip(((X.mean(axis=1) + rng.normal(0, 0.15, n)) * 5).astype(int), 0, 4)
+        trees = [DecisionTreeClassifier(max_leaf_nodes=leaves, random_state=i).fit(*_boot(rng, X, y))
+                 for i in range(m)]
+        part = relabel.fuse([leaf_boxes(t) for t in trees])
+        times, outputs = [], []
+        for module, budget in ((old, None), (new, None), (old, MAX_EDGES), (new, MAX_EDGES)):
+            best = np.inf
+            for _ in range(repeats):
+                start = time.perf_counter()
+                out = module.adjacency_edges(part, max_edges=budget)
+                best = min(best, time.perf_counter() - start)
+            times.append(best)
+            outputs.append(out)
+        same = all(np.array_equal(o.edges, outputs[0].edges) and np.array_equal(o.is_face, outputs[0].is_face)
+                   for o in outputs)
+        print(f"{d:>2} {m:>2} {leaves:>6} {part.n_regions:>7} {outputs[0].edges.shape[0]:>7} "
+              f"{times[0]:>8.4f} {times[1]:>8.4f} {times[2]:>11.4f} {times[3]:>11.4f} {same}")
+
+
+def _boot(rng, X, y):
+    idx = rng.integers(0, X.shape[0], X.shape[0])
+    return X[idx], y[idx]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", choices=["old", "new"], help=argparse.SUPPRESS)
+    parser.add_argument("--old-rev", default=DEFAULT_OLD_REV, help="git revision of the old _adjacency.py")
+    parser.add_argument("--skip-old", action="store_true", help="do not run the old code on 10,000 x 10")
+    parser.add_argument("--old-timeout", type=float, default=1200.0, help="seconds before the old run is killed")
+    args = parser.parse_args(argv)
+    if args.child:
+        child(args.child, args.old_rev)
+        return
+    print(f"10,000 x 10, two full-depth trees, max_edges={MAX_EDGES:,} (fresh process each)")
+    for which in (["new"] if args.skip_old else ["new", "old"]):
+        r = run_child(which, args.old_rev, args.old_timeout if which == "old" else 600.0)
+        print(f"  {which}: {r.get('seconds', float('nan')):.2f} s, peak RSS {r.get('rss_peak_mb', float('nan')):.0f} MB "
+              f"(base {r.get('rss_base_mb', float('nan')):.0f} MB), {r.get('regions', '?')} regions")
+        print(f"       {r['outcome']}")
+    print("\nrelabel_solvers.py --quick partitions: adjacency seconds (best of 3), old vs new")
+    quick_table(args.old_rev)
+
+
+if __name__ == "__main__":
+    main()
