@@ -151,6 +151,12 @@ def check_all_solvers(problem, formulations=("paper", "tight"), brute=None, loss
         assert np.isclose(result.objective, own, rtol=1e-12, atol=1e-12)
         assert np.isclose(result.objective, reference, rtol=1e-9, atol=1e-12), (solver, formulation)
         assert result.wall_time >= 0
+    # Both max-flow engines of the graph cut return the smallest optimal labelling.
+    from relabel._backends import graphcut
+
+    alternative = graphcut.solve(problem, formulation="tight", time_limit=None, threads=1, verbose=False,
+                                 engine="ortools")
+    assert alternative.status == "OPTIMAL" and np.array_equal(alternative.labels, results[0].labels)
     if brute is None and problem.n_regions <= 8:
         # Every instance of at most 8 regions is also checked against enumeration.
         brute = brute_force(problem.counts, problem.edges, problem.C1, problem.C2, problem.loss)
