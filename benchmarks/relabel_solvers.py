@@ -101,20 +101,26 @@ def main(argv=None):
     print(f"CBC / CP-SAT time limit {time_limit:g} s; CBC skipped above N={args.cbc_max}, "
           f"CP-SAT above N={args.cpsat_max}")
     header = (f"{'d':>2} {'M':>2} {'leaves':>6} {'N':>7} {'E':>8} {'fit':>6} {'fuse':>6} {'adj':>6} "
-              f"{'(fu+adj)/fit':>12} {'graphcut':>8} {'or-tools cut':>12} {'cbc-paper':>16} {'cpsat-paper':>16} {'cpsat-tight':>16} agree")
+              f"{'(fu+adj)/fit':>12} {'graphcut':>8} {'1st run':>8} {'or-tools cut':>12} {'cbc-paper':>16} {'cpsat-paper':>16} {'cpsat-tight':>16} agree")
     print(header)
     print("-" * len(header))
     large = []
     for n_features, n_trees, leaves, n_samples in configs:
         problem, fit_time, fuse_time, adj_time = make_partition(n_features, n_trees, leaves, n_samples)
         n = problem.n_regions
-        cut = run_solver(problem, "graphcut", "paper", None)
+        # Best of three runs, as the other speed benchmarks; the first run is shown too,
+        # because on this VM the first touch of fresh memory is slow (a 1 GB array:
+        # about 4 s the first time, 0.07 s after) and the 100k 4D graph holds 1.1 GB.
+        runs = [run_solver(problem, "graphcut", "paper", None) for _ in range(3)]
+        first_time = runs[0].wall_time
+        cut = min(runs, key=lambda r: r.wall_time)
+        assert all(np.array_equal(r.labels, cut.labels) for r in runs)
         ortools_time, ortools = run_ortools_cut(problem)
         cells, agree = [], cut.status is relabel.SolverStatus.OPTIMAL
         # The two max-flow engines must return the same (smallest) optimal labelling.
         agree &= ortools.status == "OPTIMAL" and bool(np.array_equal(ortools.labels, cut.labels))
         if n >= 90_000:
-            large.append((n_features, n, cut.wall_time, ortools_time))
+            large.append((n_features, n, cut.wall_time, first_time, ortools_time))
         unproven = False
         for solver, formulation, limit in (("cbc", "paper", args.cbc_max), ("cpsat", "paper", args.cpsat_max),
                                            ("cpsat", "tight", args.cpsat_max)):
@@ -132,17 +138,18 @@ def main(argv=None):
                 cells.append(f"{result.wall_time:5.1f}s {result.status.name[:4]} x{ratio:.2f}")
         print(f"{n_features:>2} {n_trees:>2} {leaves:>6} {n:>7} {problem.n_edges:>8} {fit_time:6.2f} "
               f"{fuse_time:6.2f} {adj_time:6.2f} {(fuse_time + adj_time) / fit_time:12.2f} "
-              f"{cut.wall_time:7.2f}s {ortools_time:11.2f}s {cells[0]:>16} {cells[1]:>16} {cells[2]:>16} {('yes*' if unproven else 'yes') if agree else 'NO'}",
+              f"{cut.wall_time:7.2f}s {first_time:7.2f}s {ortools_time:11.2f}s {cells[0]:>16} {cells[1]:>16} {cells[2]:>16} {('yes*' if unproven else 'yes') if agree else 'NO'}",
               flush=True)
-    print("graphcut: relabel.solve's default (pseudoflow max-flow, certified); or-tools cut: the same cut "
+    print("graphcut: relabel.solve's default (pseudoflow max-flow, certified), best of 3 runs (1st run: the "
+          "first, with fresh memory); or-tools cut: the same cut "
           "with OR-Tools' push-relabel (same labels required for 'agree'). Solver columns: seconds and 'ok' "
           "when the solver proved the graph cut's optimum; TIME (limit hit) or FEAS with the ratio of its "
           "objective to the optimum otherwise. agree: yes = every solver proved the same optimum; "
           "yes* = those that finished did.")
-    for d, n, seconds, ortools_seconds in large:
+    for d, n, seconds, first, ortools_seconds in large:
         verdict = "met" if seconds < 5.0 else "MISSED"
-        print(f"target graph cut on {n:,} regions ({d}D) under 5 s: {seconds:.2f} s {verdict} "
-              f"(OR-Tools max-flow {ortools_seconds:.2f} s, {ortools_seconds / seconds:.1f}x slower)")
+        print(f"target graph cut on {n:,} regions ({d}D) under 5 s: {seconds:.2f} s {verdict} (first run "
+              f"{first:.2f} s; OR-Tools max-flow {ortools_seconds:.2f} s, {ortools_seconds / seconds:.1f}x slower)")
     return 0
 
 

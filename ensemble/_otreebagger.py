@@ -30,10 +30,11 @@ _MAX_SEED = np.iinfo(np.int32).max
 _MAX_REDRAWS = 1000
 
 # Measured (benchmarks/memory.py and the relabel benchmark, K = 5): a group's peak
-# memory is driven by its adjacency edges, about 1 KB per edge once the solver's
-# graph is built (10.3 M edges in 4D: 10.9 GB; 1.7 M edges in 2D: 2.2 GB), plus
-# about 0.3 KB per region. These budgets keep one group under about 6 GB, so two
-# parallel jobs fit a 24 GB machine.
+# memory is driven by its adjacency edges. With OR-Tools' max-flow it was about
+# 1 KB per edge (10.3 M edges in 4D: 10.9 GB; 1.7 M edges in 2D: 2.2 GB); the
+# pseudoflow graph cut needs about 0.4 KB per edge (2.84 M edges in 4D: 1.14 GB
+# above the data), plus about 0.3 KB per region. These budgets keep one group well
+# under 6 GB, so two parallel jobs fit a 24 GB machine with room to spare.
 DEFAULT_MAX_REGIONS = 1_000_000
 DEFAULT_MAX_EDGES = 5_000_000
 
@@ -233,8 +234,8 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         Largest fused partition a group may build; a larger one raises
         :class:`relabel.TooManyRegionsError` (a ``ValueError``) before allocating it.
     max_edges : int, default=5_000_000
-        Largest adjacency graph a group may build (about 1 KB of solver memory per
-        edge); a larger one raises :class:`relabel.TooManyRegionsError` before the
+        Largest adjacency graph a group may build (about 0.4 KB of graph-cut memory
+        per edge with K = 5); a larger one raises :class:`relabel.TooManyRegionsError` before the
         solver allocates. High-dimensional data with deep trees and large groups
         reach it first: lower ``group_size`` or ``max_depth``.
     {classes}

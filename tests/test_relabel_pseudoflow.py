@@ -205,3 +205,16 @@ def test_unknown_engine_is_refused():
     problem = relabel.ConsistencyProblem.from_counts([[1, 0], [0, 1]], [[0, 1]])
     with pytest.raises(ValueError, match="engine must be one of"):
         graphcut.solve(problem, formulation="tight", time_limit=None, threads=1, verbose=False, engine="bk")
+
+
+def test_uncertified_cut_is_reported_not_returned(monkeypatch):
+    """Check that a cut whose certificate fails gives status ERROR and a consistent fallback."""
+    counts = [[5, 0, 0], [0, 0, 0], [0, 0, 5], [0, 4, 0]]
+    problem = relabel.ConsistencyProblem.from_counts(counts, [[0, 1], [1, 2], [2, 3]])
+    monkeypatch.setattr(pf, "certify", lambda *args: -1)
+    with pytest.warns(relabel.RelabelWarning, match="certificate failed"):
+        result = relabel.solve(problem)
+    assert result.status is relabel.SolverStatus.ERROR
+    assert relabel.is_consistent(problem.edges, result.labels)
+    with pytest.raises(relabel.RelabelError, match="certificate failed"):
+        relabel.solve(problem, on_failure="raise")
