@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from relabel._problem import ConsistencyProblem
 
-__all__ = ["IntegerProblem", "integer_scaling"]
+__all__ = ["IntegerProblem", "integer_scaling", "approximate_scaling"]
 
 # Largest denominator tried when reading a float as a simple rational: the default
 # penalties have denominators 9 N (K-1), and weights such as 0.5 or 1/3 are common.
@@ -24,16 +24,20 @@ _ULPS = 2
 
 @dataclass(frozen=True)
 class IntegerProblem:
-    """A problem's data multiplied by ``scale`` into exact integers.
+    """A problem's data multiplied by ``scale`` into integers.
 
     ``costs`` is int64 (N, K) with ``costs / scale == problem.costs`` as rationals of
-    the problem's data; ``C1``, ``C2`` are Python ints.
+    the problem's data; ``C1``, ``C2`` are Python ints. ``error`` is 0 for an exact
+    scaling; for an approximate one (:func:`approximate_scaling`) it bounds, in the
+    problem's units, how far the integer objective divided by ``scale`` can be from the
+    problem's objective, for every labelling.
     """
 
     scale: int
     costs: NDArray[np.int64]
     C1: int
     C2: int
+    error: float = 0.0
 
 
 def _rational(value: float) -> Fraction:
@@ -127,3 +131,60 @@ def integer_scaling(problem: ConsistencyProblem) -> IntegerProblem:
             error = np.abs(ints / float(d) - original)
             assert np.all(error <= _ULPS * np.spacing(np.abs(original))), "inexact scaling"
     return IntegerProblem(scale=int(scale), costs=costs.astype(np.int64), C1=C1, C2=C2)
+
+
+def approximate_scaling(problem: ConsistencyProblem, limit: int = 1 << 59) -> IntegerProblem:
+    """Round costs and penalties times a power of two F to integers, with an error bound.
+
+    For float data without a small common denominator (such as scikit-learn's
+    ``compute_sample_weight("balanced")`` weights): F is the largest power of two that
+    keeps the sum of all capacities of the graph cut below ``limit``. Every labelling's
+    integer objective differs from F times its objective by at most
+    ``0.5 (N + |Delta1| + |Delta2|)`` (one rounded cost per region, one rounded penalty
+    per changed edge), so the optimum of the integer problem is optimal for the problem
+    within twice ``error`` = that bound / F (plus one unit for float sums).
+
+    Parameters
+    ----------
+    problem : ConsistencyProblem
+    limit : int, default=2**59
+        Bound on the total capacity (leaves int64 headroom for the max-flow).
+
+    Returns
+    -------
+    IntegerProblem
+        With ``error > 0``.
+
+    Raises
+    ------
+    ValueError
+        If the data are too large for any F >= 1.
+
+    Examples
+    --------
+    >>> from relabel import ConsistencyProblem
+    >>> from relabel._scaling import approximate_scaling
+    >>> scaled = approximate_scaling(ConsistencyProblem.from_counts([[0.1, 0.3], [0.7, 0.2]], [[0, 1]]))
+    >>> scaled.error < 1e-15, scaled.costs[0, 1] / scaled.scale
+    (True, 0.1)
+    """
+    costs = problem.costs
+    km = problem.n_classes - 1
+    n_pen = int(problem.delta1.sum()) + int(problem.delta2.sum())
+    total = (
+        float(np.abs(np.diff(costs, axis=1)).sum())
+        + float(np.abs(costs[:, 0]).sum())
+        + 2.0 * km * (problem.C1 * float(problem.delta1.sum()) + problem.C2 * float(problem.delta2.sum()))
+    )
+    exponent = math.floor(math.log2(limit / total)) if total > 0 else 0
+    if not math.isfinite(total) or exponent < 0:
+        raise ValueError(
+            "counts, loss and penalties are too large to be scaled to int64 for the graph cut; use solver='cbc'"
+        )
+    factor = 1 << min(exponent, 62)
+    scaled_costs = np.rint(costs * float(factor)).astype(np.int64)
+    C1 = int(round(problem.C1 * factor))
+    C2 = int(round(problem.C2 * factor))
+    # One unit more for the float arithmetic of the products and of the objective sums.
+    error = (0.5 * (problem.n_regions + n_pen) + 1.0) / factor
+    return IntegerProblem(scale=factor, costs=scaled_costs, C1=C1, C2=C2, error=error)

@@ -152,14 +152,23 @@ def test_weighted_models_are_consistent(weights, seed, group_size, relabel_count
         assert group.counts.sum() <= w.sum() * (1 + 1e-12)
 
 
-def test_arbitrary_float_weights_raise_clearly_under_graphcut_and_fit_with_cbc():
-    """Check that weights with no exact int64 scaling raise a clear ValueError, and CBC fits them."""
-    X, y = _data(n=40, seed=5)
-    w = np.random.RandomState(0).uniform(0.1, 3.0, size=X.shape[0])
-    with pytest.raises(ValueError, match="cannot be scaled to exact integers"):
-        OTreeBagger(n_estimators=2, group_size=2, random_state=0).fit(X, y, sample_weight=w)
-    model = OTreeBagger(n_estimators=2, group_size=2, solver="cbc", random_state=0).fit(X, y, sample_weight=w)
-    assert model.is_consistent()
+@pytest.mark.parametrize("kind", ["uniform", "balanced"])
+def test_arbitrary_float_weights_fit_with_graphcut_and_agree_with_cbc(kind):
+    """Check that weights without a small common denominator (random, or scikit-learn's balanced
+    class weights) fit under the graph cut, at CBC's optimum group by group."""
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    X, y = _data(n=60, seed=5)
+    if kind == "uniform":
+        w = np.random.RandomState(0).uniform(0.1, 3.0, size=X.shape[0])
+    else:
+        w = compute_sample_weight("balanced", y)
+    cut = OTreeBagger(n_estimators=4, group_size=2, random_state=0).fit(X, y, sample_weight=w)
+    cbc = OTreeBagger(n_estimators=4, group_size=2, solver="cbc", random_state=0).fit(X, y, sample_weight=w)
+    assert cut.is_consistent() and cbc.is_consistent()
+    for ours, reference in zip(cut.groups_info_, cbc.groups_info_):
+        assert ours["status"] == "optimal" and reference["status"] == "optimal"
+        assert ours["objective"] == pytest.approx(reference["objective"], rel=1e-9, abs=1e-12)
 
 
 def test_classes_come_from_y_including_zero_weight_rows():

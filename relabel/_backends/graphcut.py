@@ -41,7 +41,8 @@ class CutGraph(NamedTuple):
     is an arc to ``nbr[i]`` with capacities ``table[kind[i]]`` (out, back); ``mate[i]``
     is the same arc seen from ``nbr[i]``, and ``res`` the residual capacities (the
     out-capacities until a max-flow runs on them). The integer objective is
-    ``offset + cut value``, the problem's objective that divided by ``scale``.
+    ``offset + cut value``, the problem's objective that divided by ``scale``, exactly
+    (``error = 0``) or within ``error`` when float data had to be rounded.
     """
 
     excess: NDArray[np.int64]
@@ -53,6 +54,7 @@ class CutGraph(NamedTuple):
     res: NDArray[np.int64]
     offset: int
     scale: int
+    error: float = 0.0
 
     @property
     def n_nodes(self) -> int:
@@ -88,11 +90,15 @@ def build_cut_graph(problem) -> CutGraph:
     capacity (one more than the cut of the all-zero labelling, so no minimum cut
     crosses it); ``C |x_u - x_v|`` is one arc with capacity C both ways. O(N K + E K).
     """
-    from relabel._scaling import integer_scaling
+    from relabel._scaling import approximate_scaling, integer_scaling
 
     pf = _pseudoflow_module()
-
-    scaled = integer_scaling(problem)
+    try:
+        scaled = integer_scaling(problem)
+    except ValueError:
+        # Float data without a small common denominator (e.g. balanced class weights):
+        # rounded to integers with a proven error bound instead.
+        scaled = approximate_scaling(problem)
     n, km = problem.n_regions, problem.n_classes - 1
     costs = scaled.costs
     unary = np.diff(costs, axis=1).ravel()  # a_{n,k} = c_{n,k+1} - c_{n,k}
@@ -111,7 +117,7 @@ def build_cut_graph(problem) -> CutGraph:
     table = pf.capacity_table(source_total + 1, scaled.C1, scaled.C2)
     start, nbr, mate, kind, res = pf.build_relabel_graph(n, km, edges, kinds, table)
     offset = int(costs[:, 0].sum()) - source_total
-    return CutGraph(-unary, start, nbr, mate, kind, table, res, offset, scaled.scale)
+    return CutGraph(-unary, start, nbr, mate, kind, table, res, offset, scaled.scale, scaled.error)
 
 
 def _cut_pseudoflow(graph: CutGraph):
@@ -186,6 +192,14 @@ def solve(problem, *, formulation: str, time_limit, threads: int, verbose: bool,
     objective = integer_objective / graph.scale
     # Certificate: the labelling's own objective must equal the cut's (max-flow duality).
     own = problem.objective(labels)
-    if not np.isfinite(own) or abs(own - objective) > 1e-9 * max(1.0, abs(objective)):
+    tolerance = 1e-9 * max(1.0, abs(objective))
+    if not np.isfinite(own) or abs(own - objective) > graph.error + tolerance:
         return BackendResult(labels, "ERROR", None, f"{message}; cut value {objective} != labelling {own}")
-    return BackendResult(labels, "OPTIMAL", objective, message)
+    if graph.error == 0:
+        return BackendResult(labels, "OPTIMAL", objective, message)
+    # Rounded float data: the cut is optimal for the integer problem, whose objective is
+    # within `error` of the problem's for every labelling; hence a proven lower bound.
+    bound = objective - graph.error
+    gap = own - bound
+    message = f"{message}; float data rounded with scale 2**{graph.scale.bit_length() - 1}: within {gap:.3g} of the optimum"
+    return BackendResult(labels, "OPTIMAL" if gap <= tolerance else "FEASIBLE", bound, message)
