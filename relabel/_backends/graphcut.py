@@ -93,13 +93,21 @@ def build_cut_graph(problem) -> CutGraph:
     from relabel._scaling import approximate_scaling, integer_scaling
 
     pf = _pseudoflow_module()
+    n, km = problem.n_regions, problem.n_classes - 1
     try:
         scaled = integer_scaling(problem)
+        as_float = scaled.costs.astype(np.float64)
+        total = (
+            np.abs(np.diff(as_float, axis=1)).sum() + np.abs(as_float[:, 0]).sum()
+            + 2.0 * km * (scaled.C1 * float(problem.delta1.sum()) + scaled.C2 * float(problem.delta2.sum()))
+        )
+        if total >= 2.0**59:
+            raise ValueError("exact scaling too large for int64 sums")
     except ValueError:
-        # Float data without a small common denominator (e.g. balanced class weights):
-        # rounded to integers with a proven error bound instead.
+        # Float data without a small common denominator (e.g. balanced class weights),
+        # or an exact scaling too large for the max-flow's int64 sums: rounded to
+        # integers with a proven error bound instead.
         scaled = approximate_scaling(problem)
-    n, km = problem.n_regions, problem.n_classes - 1
     costs = scaled.costs
     unary = np.diff(costs, axis=1).ravel()  # a_{n,k} = c_{n,k+1} - c_{n,k}
     source_total = -int(unary[unary < 0].sum())
@@ -110,7 +118,7 @@ def build_cut_graph(problem) -> CutGraph:
         kinds[problem.delta2] = 2
     penalty_total = 2 * km * (scaled.C1 * int(problem.delta1.sum()) + scaled.C2 * int(problem.delta2.sum()))
     if source_total + int(unary[unary > 0].sum()) + penalty_total >= _INT64_SAFE // 2:
-        raise ValueError("graph-cut capacities overflow int64 after exact scaling; use solver='cbc'")
+        raise ValueError("graph-cut capacities overflow int64 after scaling; use solver='cbc'")
     if n * km >= 2**31:
         raise ValueError(f"problem too large for the graph cut ({n * km} variables)")
     edges = np.ascontiguousarray(problem.edges, dtype=np.int64).reshape(-1, 2)
