@@ -165,7 +165,7 @@ def approximate_scaling(problem: ConsistencyProblem, limit: int = 1 << 59) -> In
     >>> from relabel import ConsistencyProblem
     >>> from relabel._scaling import approximate_scaling
     >>> scaled = approximate_scaling(ConsistencyProblem.from_counts([[0.1, 0.3], [0.7, 0.2]], [[0, 1]]))
-    >>> scaled.error < 1e-15, scaled.costs[0, 1] / scaled.scale
+    >>> bool(scaled.error < 1e-15), float(scaled.costs[0, 1] / scaled.scale)
     (True, 0.1)
     """
     costs = problem.costs
