@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from trees._labels import encode_labels, ordered_categories
 
@@ -202,7 +202,16 @@ class RankRules(ClassifierMixin, BaseEstimator):
     implemented with ``|sqrt(W>) - sqrt(W<)|`` and ``|W> - W<|``: the paper's
     ``+`` signs are typographical (its proofs of Theorems 1-2 use the
     difference). The regulariser of eq. (9) is the weight of one average pair,
-    ``W / (number of pairs)``.
+    ``W / (number of pairs)``, the pairs counted with weight ``w_i w_j`` when
+    ``fit`` gets ``sample_weight``.
+
+    Sample weights: ``fit(X, y, sample_weight=w)`` weights the pair ``y_i > y_j``
+    of the rank loss by ``w_i w_j`` and the terms of (8) by ``w_i``, so integer
+    weights give the model of the repeated rows (exactly so with
+    ``subsample=1.0``; with subsampling the draws differ) and zero weights the
+    model without those rows. Scaling all weights by ``c`` acts like repeating
+    every row ``c`` times: the conditions and thresholds do not move, the
+    responses only through the regulariser of (9).
 
     Complexity: the attributes are sorted once, O(P N log N). Each condition
     step of each rule costs O(P n K) for the ``n`` covered subsample examples
@@ -231,6 +240,13 @@ class RankRules(ClassifierMixin, BaseEstimator):
     True
     >>> print(model.rules_[0])  # doctest: +ELLIPSIS
     if x[0] ...
+
+    Weighting the examples of the top class up makes it predicted more often:
+
+    >>> w = np.where(y == 3, 5.0, 1.0)
+    >>> heavy = RankRules(n_rules=50, random_state=0).fit(X, y, sample_weight=w)
+    >>> bool(np.mean(heavy.predict(X) == 3) > np.mean(model.predict(X) == 3))
+    True
     """
 
     _parameter_constraints: dict = {
@@ -263,7 +279,9 @@ class RankRules(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike) -> "RankRules":
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> "RankRules":
         """Grow ``n_rules`` rules on the exponential rank loss, then fit the thresholds.
 
         Parameters
@@ -272,6 +290,14 @@ class RankRules(ClassifierMixin, BaseEstimator):
             Training data; NaN and infinite values are rejected.
         y : array-like of shape (n_samples,)
             Ordinal labels; their sorted unique values define the class order.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative, finite weights, not all zero; ``None`` gives every
+            example weight 1. A pair ``y_i > y_j`` of the rank loss (7) weighs
+            ``w_i w_j``, and the sums of the thresholds (8) and of the response
+            (9) are weighted alike, so an integer weight acts as that many copies
+            of the row and a zero weight as dropping it. The subsample of each
+            rule is drawn from the rows of positive weight, uniformly as without
+            weights, and its rows keep their weights.
 
         Returns
         -------
@@ -280,17 +306,35 @@ class RankRules(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            On invalid parameters, non-finite ``X``, mismatched lengths or fewer
-            than two classes.
+            On invalid parameters, non-finite ``X``, mismatched lengths, fewer
+            than two classes, invalid ``sample_weight`` (negative, NaN, infinite,
+            wrong length or all zero), or a class of ``classes_`` whose examples
+            all have zero weight.
+
+        Notes
+        -----
+        Weights enter the per-class sums of section 3.2 (``a_i = w_i e^{-f_i}``,
+        ``b_i = w_i e^{f_i}``), so the cost stays O(P N K) per condition. Scaling
+        every weight by ``c`` scales every ``W`` by ``c^2``, which leaves the
+        chosen conditions and the thresholds unchanged; the response (9) changes
+        only through its regulariser, the weight of one average pair (see the
+        class Notes), exactly as repeating every row ``c`` times would.
 
         Examples
         --------
         >>> RankRules(n_rules=5).fit([[0.0], [1.0], [2.0]], [1, 2, 3]).thresholds_.shape
         (2,)
+        >>> X, y = [[0.0], [1.0], [2.0], [3.0]], [1, 2, 2, 3]
+        >>> weighted = RankRules(n_rules=5, subsample=1.0).fit(X, y, sample_weight=[1, 2, 0, 1])
+        >>> repeated = RankRules(n_rules=5, subsample=1.0).fit(
+        ...     [[0.0], [1.0], [1.0], [3.0]], [1, 2, 2, 3])
+        >>> bool(np.allclose(weighted.decision_function(X), repeated.decision_function(X)))
+        True
         """
         categories = ordered_categories(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
+        sample_weight = _validate_sample_weight(sample_weight, X)
         self.classes_, codes = encode_labels(y, self.classes if self.classes is not None else categories)
         n_classes = self.classes_.shape[0]
         absent = np.setdiff1d(np.arange(n_classes), codes)
@@ -304,6 +348,20 @@ class RankRules(ClassifierMixin, BaseEstimator):
                 "RankRules needs at least 2 classes in y to rank examples; "
                 f"got 1 class: {self.classes_[0]!r}."
             )
+        # A zero-weight row is dropped outright rather than carried with weight 0:
+        # it would still split runs of equal values in the presort (moving the
+        # midpoint thresholds) and count in the subsample size.
+        positive = sample_weight > 0
+        if not positive.all():
+            X, codes, sample_weight = X[positive], codes[positive], sample_weight[positive]
+            weightless = np.setdiff1d(np.arange(n_classes), codes)
+            if weightless.size:
+                raise ValueError(
+                    f"classes {self.classes_[weightless].tolist()!r} have only examples with "
+                    "zero sample_weight; RankRules needs a positive weight in every class of "
+                    "`classes_` to fit its thresholds"
+                )
+        log_weight = np.log(sample_weight)
         rng = check_random_state(self.random_state)
         impurity = TECHNIQUES[self.technique]
         n_samples, n_features = X.shape
@@ -313,7 +371,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         order = np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T)  # (P, N)
         X_t = np.ascontiguousarray(X.T)
 
-        pair_count = _pair_count(codes, n_classes)
+        pair_count = _pair_count(codes, n_classes, sample_weight)
         scores = np.zeros(n_samples)
         lower = np.full((self.n_rules, n_features), -np.inf)
         upper = np.full((self.n_rules, n_features), np.inf)
@@ -329,15 +387,15 @@ class RankRules(ClassifierMixin, BaseEstimator):
                 in_sub = np.ones(n_samples, dtype=bool)
                 sub_order = order
             rule_lower, rule_upper, covered = _grow_rule(
-                X_t, sub_order, in_sub, codes, scores, n_classes, impurity, self.beta,
-                self.technique == "gb",
+                X_t, sub_order, in_sub, codes, scores, log_weight, sample_weight, n_classes,
+                impurity, self.beta, self.technique == "gb",
             )
             if rule_lower is None:
                 logger.debug("iteration %d: no condition decreases the impurity", m)
                 continue
             # Response on all training examples (section 3.3), weights shifted so
             # that exp() cannot overflow; a common factor leaves (9) unchanged.
-            a, b = _shifted_weights(scores)
+            a, b = _shifted_weights(scores, log_weight)
             w_gt, w_lt, w_total = rank_sums(codes, a, b, covered, n_classes)
             alpha = response_closed_form(w_gt, w_lt, eps=w_total / pair_count)
             response = self.learning_rate * alpha
@@ -346,7 +404,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
             upper[n_fitted] = rule_upper
             responses[n_fitted] = response
             n_fitted += 1
-            losses.append(_log_rank_loss(scores, codes, n_classes))
+            losses.append(_log_rank_loss(scores, codes, n_classes, log_weight))
             if (m + 1) % 100 == 0:
                 logger.debug("rule %d: log rank loss %.6g", m + 1, losses[-1])
 
@@ -358,7 +416,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
             for lo, up, r in zip(self.rule_lower_, self.rule_upper_, self.rule_response_)
         ]
         self.train_score_ = np.asarray(losses)
-        self.thresholds_ = fit_thresholds(scores, codes, n_classes)
+        self.thresholds_ = fit_thresholds(scores, codes, n_classes, sample_weight)
         return self
 
     def decision_function(self, X: ArrayLike) -> NDArray:
@@ -454,19 +512,23 @@ class RankRules(ClassifierMixin, BaseEstimator):
         return "\n".join(lines)
 
 
-def _grow_rule(X_t, sub_order, in_sub, codes, scores, n_classes, impurity, beta, need_counts):
+def _grow_rule(
+    X_t, sub_order, in_sub, codes, scores, log_weight, weight, n_classes, impurity, beta,
+    need_counts,
+):
     """Greedy growth of one rule on the subsample; returns bounds and its full-data cover.
 
     ``sub_order`` (P, n_sub) is the presorted order restricted to the subsample.
+    ``weight`` are the sample weights (``log_weight`` their logarithms); the pair
+    counts of ``"gb"`` are then the weighted counts ``sum w_i w_j``.
     Returns ``(None, None, None)`` when no first condition lowers the impurity.
     """
     n_features = X_t.shape[0]
-    a, b = _shifted_weights(scores, in_sub)
+    a, b = _shifted_weights(scores, log_weight, in_sub)
     sub_codes = codes[in_sub]
     total_plus, total_minus = _totals(sub_codes, a[in_sub], b[in_sub], n_classes)
     if need_counts:
-        ones = np.ones_like(a)
-        count_plus, count_minus = _totals(sub_codes, ones[in_sub], ones[in_sub], n_classes)
+        count_plus, count_minus = _totals(sub_codes, weight[in_sub], weight[in_sub], n_classes)
 
     rule_lower = np.full(n_features, -np.inf)
     rule_upper = np.full(n_features, np.inf)
@@ -477,22 +539,33 @@ def _grow_rule(X_t, sub_order, in_sub, codes, scores, n_classes, impurity, beta,
     while idx.shape[1] >= 2:
         values = np.take_along_axis(X_t, idx, axis=1)
         idx_codes = codes[idx]
+        # Sums over the subsample outside the rule, added up directly (not as
+        # total - covered) so that no W cancels; zero while the rule is empty.
+        outside = in_sub & ~covered
+        out_codes = codes[outside]
+        out_plus, out_minus = _totals(out_codes, a[outside], b[outside], n_classes)
         w_gt, w_lt, valid, thresholds = candidate_rank_sums(
-            values, idx_codes, a[idx], b[idx], total_plus, total_minus
+            values, idx_codes, a[idx], b[idx], total_plus, total_minus,
+            outside_plus=out_plus, outside_minus=out_minus,
         )
         pair_counts = None
         if need_counts:
-            unit = np.ones(idx.shape)
+            unit = weight[idx]
+            c_out_plus, c_out_minus = _totals(
+                out_codes, weight[outside], weight[outside], n_classes
+            )
             c_gt, c_lt, _, _ = candidate_rank_sums(
-                values, idx_codes, unit, unit, count_plus, count_minus
+                values, idx_codes, unit, unit, count_plus, count_minus,
+                outside_plus=c_out_plus, outside_minus=c_out_minus,
             )
             pair_counts = (c_gt, c_lt)
         score = impurity(w_gt, w_lt, pair_counts, beta)
         score = np.where(valid[:, None, :], score, np.inf)
         best_score = score.min()
         # A condition and its complement at the same cut score exactly alike at the
-        # first step (W> and W< swap); rounding must not pick between such ties, so
-        # the first candidate within a relative tolerance wins (attribute, then
+        # first step (W> and W< swap), as do conditions on different attributes
+        # that cover the same examples; rounding must not pick between such ties,
+        # so the first candidate within a relative tolerance wins (attribute, then
         # direction "<=" before ">=", then threshold).
         best = int(np.argmax(score <= best_score + _RELATIVE_TOLERANCE * abs(best_score)))
         if not best_score < current - _RELATIVE_TOLERANCE * abs(current):
@@ -517,12 +590,18 @@ def _grow_rule(X_t, sub_order, in_sub, codes, scores, n_classes, impurity, beta,
     return rule_lower, rule_upper, full_cover
 
 
-def _shifted_weights(scores, mask=None):
-    """``exp(-f)`` and ``exp(f)`` each divided by its maximum over ``mask`` (no overflow)."""
-    ref = scores if mask is None else scores[mask]
-    a = np.exp(-scores - (-ref).max())
-    b = np.exp(scores - ref.max())
-    return a, b
+def _shifted_weights(scores, log_weight, mask=None):
+    """``w exp(-f)`` and ``w exp(f)`` each divided by its maximum over ``mask`` (no overflow).
+
+    The weights enter as ``log w`` inside the exponent, so that neither extreme
+    weights nor extreme scores overflow; with unit weights ``log w = 0`` and the
+    result is bit for bit the unweighted one.
+    """
+    log_a = log_weight - scores
+    log_b = log_weight + scores
+    ref_a = log_a if mask is None else log_a[mask]
+    ref_b = log_b if mask is None else log_b[mask]
+    return np.exp(log_a - ref_a.max()), np.exp(log_b - ref_b.max())
 
 
 def _totals(codes, a, b, n_classes):
@@ -532,19 +611,32 @@ def _totals(codes, a, b, n_classes):
     return w_plus, w_minus
 
 
-def _pair_count(codes, n_classes):
-    """Number of pairs counted with multiplicity ``y_i - y_j``: sum_k n(y > k) n(y <= k)."""
-    counts = np.bincount(codes, minlength=n_classes).astype(float)
+def _pair_count(codes, n_classes, weight):
+    """Weighted number of pairs, multiplicity ``y_i - y_j``: sum_k w(y > k) w(y <= k)."""
+    counts = np.bincount(codes, weights=weight, minlength=n_classes)
     below = np.cumsum(counts)[:-1]
     return float(below @ (counts.sum() - below))
 
 
-def _log_rank_loss(scores, codes, n_classes):
-    """Natural log of the exponential rank loss ``sum_k sum_{y_i>k>=y_j} exp(f_j - f_i)``."""
-    a, b = _shifted_weights(scores)
+def _log_rank_loss(scores, codes, n_classes, log_weight):
+    """Log of the weighted rank loss ``sum_k sum_{y_i>k>=y_j} w_i w_j exp(f_j - f_i)``."""
+    a, b = _shifted_weights(scores, log_weight)
     plus, minus = _totals(codes, a, b, n_classes)
-    shift = (-scores).max() + scores.max()
+    shift = (log_weight - scores).max() + (log_weight + scores).max()
     return float(np.log(plus @ minus) + shift)
+
+
+def _validate_sample_weight(sample_weight, X):
+    """Finite, non-negative weights of the right length, not all zero (ValueError naming them)."""
+    sample_weight = _check_sample_weight(
+        sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+        allow_all_zero_weights=True,
+    )
+    if not np.all(np.isfinite(sample_weight)):
+        raise ValueError("sample_weight must be finite; got NaN or infinite values.")
+    if not np.any(sample_weight > 0):
+        raise ValueError("sample_weight must contain at least one non-zero weight; all are zero.")
+    return sample_weight
 
 
 def _make_rule(lower, upper, response):

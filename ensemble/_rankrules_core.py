@@ -6,6 +6,11 @@ and on the two per-example weight vectors of section 3.2 of the paper,
 ``w_i^-``). Nothing here knows about estimators, so the tests can compare each
 kernel with an independent brute-force computation over pairs.
 
+Sample weights ``v_i`` need no separate code path: the rank loss with a pair
+``y_i > y_j`` weighted by ``v_i v_j`` is the same sum with ``a_i = v_i exp(-f(x_i))``
+and ``b_i = v_i exp(f(x_i))``, so callers fold the weights into ``a`` and ``b``
+and every per-class sum below, hence every O(KN) formula, stays as it is.
+
 Conventions
 -----------
 * "above threshold k" means ``y > k`` in the paper's 1-based labels, i.e.
@@ -139,6 +144,9 @@ def candidate_rank_sums(
     b: NDArray,
     total_plus: NDArray,
     total_minus: NDArray,
+    *,
+    outside_plus: NDArray | None = None,
+    outside_minus: NDArray | None = None,
 ) -> tuple[NDArray, NDArray, NDArray, NDArray]:
     """``W_>`` and ``W_<`` of every candidate condition, from cumulative sums.
 
@@ -162,6 +170,12 @@ def candidate_rank_sums(
         covered or not.
     total_minus : ndarray of shape (K - 1,)
         ``sum of b over y <= k`` over the same set.
+    outside_plus, outside_minus : ndarray of shape (K - 1,) or None, default=None
+        The same two sums over the examples of that set *not* covered by the
+        current rule, i.e. not in ``values``. ``None`` derives them as the totals
+        minus the sums over the row, which cancels when the rule holds nearly all
+        the weight; callers that have them (:class:`ensemble.RankRules` does)
+        should pass them, and then every ``W`` is a sum of non-negative terms.
 
     Returns
     -------
@@ -179,7 +193,12 @@ def candidate_rank_sums(
     -----
     Complexity O(n_attributes * n * K) time and memory, with no Python loop over
     thresholds; ``rank_sums`` applied to each candidate's covered set would cost
-    O(n_attributes * n^2).
+    O(n_attributes * n^2). The uncovered side of a candidate is the outside set
+    plus the other end of the row, so ``W_> = sum_k W_k^+ (O_k^- + R_k^-)`` is
+    accumulated from non-negative terms: candidates that cover the same examples
+    (through different attributes) or complementary ones (while the rule covers
+    the whole set) then agree to a few ulps, and their ties are broken by their
+    order, not by rounding.
 
     Examples
     --------
@@ -207,18 +226,22 @@ def candidate_rank_sums(
         np.cumsum(a_above[..., :0:-1], axis=2)[..., ::-1],
         np.cumsum(b_below[..., :0:-1], axis=2)[..., ::-1],
     )
+    if outside_plus is None or outside_minus is None:
+        row_plus = a_above[0].sum(axis=1)
+        row_minus = b_below[0].sum(axis=1)
+        outside_plus = np.maximum(np.asarray(total_plus, dtype=float) - row_plus, 0.0)
+        outside_minus = np.maximum(np.asarray(total_minus, dtype=float) - row_minus, 0.0)
+    out_plus = np.asarray(outside_plus, dtype=float)[None, :, None]
+    out_minus = np.asarray(outside_minus, dtype=float)[None, :, None]
     n_attributes, n = values.shape
     w_gt = np.empty((n_attributes, 2, n - 1))
     w_lt = np.empty((n_attributes, 2, n - 1))
-    for direction, (w_plus, w_minus) in enumerate((prefix, suffix)):
-        # sum_k W+_k (T-_k - W-_k) = W+ . T- - sum_k W+_k W-_k, and the cross term
-        # is shared by W> and W<.
-        cross = np.einsum("pkt,pkt->pt", w_plus, w_minus)
-        w_gt[:, direction] = np.einsum("pkt,k->pt", w_plus, total_minus) - cross
-        w_lt[:, direction] = np.einsum("pkt,k->pt", w_minus, total_plus) - cross
-    # Rounding can leave a tiny negative where one side holds all the weight.
-    np.maximum(w_gt, 0.0, out=w_gt)
-    np.maximum(w_lt, 0.0, out=w_lt)
+    # A candidate covers one end of the row; the other end joins the outside set.
+    for direction, ((w_plus, w_minus), (r_plus, r_minus)) in enumerate(
+        ((prefix, suffix), (suffix, prefix))
+    ):
+        w_gt[:, direction] = np.einsum("pkt,pkt->pt", w_plus, out_minus + r_minus)
+        w_lt[:, direction] = np.einsum("pkt,pkt->pt", w_minus, out_plus + r_plus)
 
     lo = values[:, :-1]
     hi = values[:, 1:]
@@ -309,7 +332,12 @@ def response_closed_form(w_gt: float, w_lt: float, eps: float) -> float:
     return 0.5 * float(np.log((w_gt + eps) / (w_lt + eps)))
 
 
-def fit_thresholds(scores: ArrayLike, codes: ArrayLike, n_classes: int) -> NDArray:
+def fit_thresholds(
+    scores: ArrayLike,
+    codes: ArrayLike,
+    n_classes: int,
+    sample_weight: ArrayLike | None = None,
+) -> NDArray:
     """Thresholds ``theta_1..theta_{K-1}`` minimising the exponential threshold loss (8).
 
     Parameters
@@ -320,19 +348,23 @@ def fit_thresholds(scores: ArrayLike, codes: ArrayLike, n_classes: int) -> NDArr
         Class codes ``0..K-1``; every class must occur.
     n_classes : int
         ``K``.
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+        Non-negative weights ``w_i`` of the terms of (8); ``None`` means 1. An
+        integer weight counts as that many copies of the example, and scaling
+        every weight by the same factor leaves the thresholds unchanged.
 
     Returns
     -------
     ndarray of shape (n_classes - 1,)
-        ``theta_k = 1/2 ln( sum_{y_i <= k} e^{f_i} / sum_{y_i > k} e^{-f_i} )``, the
-        stationary point of the convex sum ``sum_i exp(-y_ik (f_i - theta_k))``
+        ``theta_k = 1/2 ln( sum_{y_i <= k} w_i e^{f_i} / sum_{y_i > k} w_i e^{-f_i} )``,
+        the stationary point of the convex sum ``sum_i w_i exp(-y_ik (f_i - theta_k))``
         for each k separately. It is non-decreasing in ``k`` (the numerator grows,
         the denominator shrinks), so constraint (3) holds without being imposed.
 
     Raises
     ------
     ValueError
-        If the lowest or the highest class has no example.
+        If the lowest or the highest class has no example of positive weight.
 
     Notes
     -----
@@ -347,15 +379,27 @@ def fit_thresholds(scores: ArrayLike, codes: ArrayLike, n_classes: int) -> NDArr
     --------
     >>> fit_thresholds([-1.0, 3.0], [0, 1], 2).tolist()
     [1.0]
+    >>> w = [1.0, 2.0, 0.0]  # the same as repeating the second example once more
+    >>> fit_thresholds([-1.0, 3.0, 3.0], [0, 1, 1], 2, sample_weight=w).round(6).tolist()
+    [0.653426]
+    >>> fit_thresholds([-1.0, 3.0, 3.0], [0, 1, 1], 2).round(6).tolist()
+    [0.653426]
     """
     scores = np.asarray(scores, dtype=float)
     codes = np.asarray(codes, dtype=np.intp)
+    log_weight = np.zeros_like(scores)
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=float)
+        # A zero-weight example is no example: dropping it keeps log(0) out of the sums.
+        keep = sample_weight > 0
+        scores, codes, log_weight = scores[keep], codes[keep], np.log(sample_weight[keep])
     counts = np.bincount(codes, minlength=n_classes)
     if counts[0] == 0 or counts[-1] == 0:
         raise ValueError("fit_thresholds needs examples of the lowest and the highest class.")
-    # log sum_{class c} exp(+-f), then cumulative log-sum-exp over classes.
-    log_pos = _log_class_sums(scores, codes, n_classes)
-    log_neg = _log_class_sums(-scores, codes, n_classes)
+    # log sum_{class c} w exp(+-f), then cumulative log-sum-exp over classes; the
+    # weights enter as log w so that extreme weights cannot overflow either.
+    log_pos = _log_class_sums(log_weight + scores, codes, n_classes)
+    log_neg = _log_class_sums(log_weight - scores, codes, n_classes)
     log_below = np.logaddexp.accumulate(log_pos)[:-1]  # y <= k: exp(f)
     log_above = np.logaddexp.accumulate(log_neg[::-1])[::-1][1:]  # y > k: exp(-f)
     return 0.5 * (log_below - log_above)

@@ -34,6 +34,12 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
         "check_classifiers_classes": (
             "same reason: for two classes the prediction is f(x) >= theta_1, not f(x) > 0"
         ),
+        "check_sample_weight_equivalence_on_dense_data": (
+            "with the default subsample=0.5 each rule's subsample is drawn from the n weighted "
+            "rows, while the repeated-rows fit draws from sum(w) rows, so the two fits grow rules "
+            "on different subsamples; with subsample=1.0 this very check passes, see "
+            "tests/test_ensemble_rankrules_weights.py"
+        ),
     },
 }
 
