@@ -185,7 +185,8 @@ def main(argv=None) -> None:
                 frow[f"pairs_{contact}"], frow[f"points_{contact}"] = conflict_pairs(lattice, ctr, ytr, E)
                 frow[f"train_floor_{contact}"] = floor_mae(lattice, ctr, ytr, K, E)
                 frow[f"test_floor_{contact}"] = floor_mae(lattice, cte, yte, K, E)
-                if args.check_cbc:
+                # CBC on the ESL grid (4,900 cells, 139,062 edges, K = 9) ran for over 10 minutes: small grids only.
+                if args.check_cbc and lattice.n_cells <= 1000:
                     for key, (cc, yy) in (("train", (ctr, ytr)), ("test", (cte, yte))):
                         cbc = floor_mae(lattice, cc, yy, K, E, solver="cbc")
                         assert abs(cbc - frow[f"{key}_floor_{contact}"]) < 1e-9, (key, contact, cbc)
