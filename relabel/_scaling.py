@@ -11,7 +11,10 @@ from numpy.typing import NDArray
 
 from relabel._problem import ConsistencyProblem
 
-__all__ = ["IntegerProblem", "integer_scaling", "approximate_scaling"]
+__all__ = ["IntegerProblem", "integer_scaling", "approximate_scaling", "cut_scaling", "capacity_total"]
+
+# Bound on the sum of all capacities of the graph cut (leaves int64 headroom for the max-flow).
+CAPACITY_LIMIT = 1 << 59
 
 # Largest denominator tried when reading a float as a simple rational: the default
 # penalties have denominators 9 N (K-1), and weights such as 0.5 or 1/3 are common.
@@ -133,7 +136,7 @@ def integer_scaling(problem: ConsistencyProblem) -> IntegerProblem:
     return IntegerProblem(scale=int(scale), costs=costs.astype(np.int64), C1=C1, C2=C2)
 
 
-def approximate_scaling(problem: ConsistencyProblem, limit: int = 1 << 59) -> IntegerProblem:
+def approximate_scaling(problem: ConsistencyProblem, limit: int = CAPACITY_LIMIT) -> IntegerProblem:
     """Round costs and penalties times a power of two F to integers, with an error bound.
 
     For float data without a small common denominator (such as scikit-learn's
@@ -169,13 +172,8 @@ def approximate_scaling(problem: ConsistencyProblem, limit: int = 1 << 59) -> In
     (True, 0.1)
     """
     costs = problem.costs
-    km = problem.n_classes - 1
     n_pen = int(problem.delta1.sum()) + int(problem.delta2.sum())
-    total = (
-        float(np.abs(np.diff(costs, axis=1)).sum())
-        + float(np.abs(costs[:, 0]).sum())
-        + 2.0 * km * (problem.C1 * float(problem.delta1.sum()) + problem.C2 * float(problem.delta2.sum()))
-    )
+    total = capacity_total(costs, problem.C1, problem.C2, problem)
     exponent = math.floor(math.log2(limit / total)) if total > 0 else 0
     if not math.isfinite(total) or exponent < 0:
         raise ValueError(
@@ -188,3 +186,53 @@ def approximate_scaling(problem: ConsistencyProblem, limit: int = 1 << 59) -> In
     # One unit more for the float arithmetic of the products and of the objective sums.
     error = (0.5 * (problem.n_regions + n_pen) + 1.0) / factor
     return IntegerProblem(scale=factor, costs=scaled_costs, C1=C1, C2=C2, error=error)
+
+
+def capacity_total(costs: NDArray, C1: float, C2: float, problem: ConsistencyProblem) -> float:
+    """Sum of all capacities of the graph cut for ``costs`` and penalties (in their units), as a float.
+
+    Unary terms ``|c_{n,k+1} - c_{n,k}|``, the constant ``|c_{n,0}|`` and both
+    directions of every penalty arc (K-1 per penalised edge).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relabel import ConsistencyProblem
+    >>> from relabel._scaling import capacity_total
+    >>> p = ConsistencyProblem.from_counts([[2, 0], [0, 1]], [[0, 1]])
+    >>> capacity_total(p.costs, p.C1, p.C2, p)  # unary 2 + 1, constant 0 + 1
+    4.0
+    """
+    costs = np.asarray(costs, dtype=np.float64)
+    km = problem.n_classes - 1
+    return (
+        float(np.abs(np.diff(costs, axis=1)).sum())
+        + float(np.abs(costs[:, 0]).sum())
+        + 2.0 * km * (C1 * float(problem.delta1.sum()) + C2 * float(problem.delta2.sum()))
+    )
+
+
+def cut_scaling(problem: ConsistencyProblem) -> IntegerProblem:
+    """The graph cut's integer problem: exact when the data allow, else rounded with a bound.
+
+    Falls back to :func:`approximate_scaling` for float data without a small common
+    denominator (such as balanced class weights) and for exact scalings whose
+    capacities would exceed :data:`CAPACITY_LIMIT`.
+
+    Examples
+    --------
+    >>> from relabel import ConsistencyProblem
+    >>> from relabel._scaling import cut_scaling
+    >>> cut_scaling(ConsistencyProblem.from_counts([[2, 0], [0, 1]], [[0, 1]])).error
+    0.0
+    >>> import math
+    >>> bool(cut_scaling(ConsistencyProblem.from_counts([[math.pi, 0.3], [0.7, math.e]], [[0, 1]])).error > 0)
+    True
+    """
+    try:
+        scaled = integer_scaling(problem)
+    except ValueError:
+        return approximate_scaling(problem)
+    if capacity_total(scaled.costs, scaled.C1, scaled.C2, problem) >= CAPACITY_LIMIT:
+        return approximate_scaling(problem)
+    return scaled

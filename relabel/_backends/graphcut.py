@@ -90,24 +90,13 @@ def build_cut_graph(problem) -> CutGraph:
     capacity (one more than the cut of the all-zero labelling, so no minimum cut
     crosses it); ``C |x_u - x_v|`` is one arc with capacity C both ways. O(N K + E K).
     """
-    from relabel._scaling import approximate_scaling, integer_scaling
+    from relabel._scaling import cut_scaling
 
     pf = _pseudoflow_module()
     n, km = problem.n_regions, problem.n_classes - 1
-    try:
-        scaled = integer_scaling(problem)
-        as_float = scaled.costs.astype(np.float64)
-        total = (
-            np.abs(np.diff(as_float, axis=1)).sum() + np.abs(as_float[:, 0]).sum()
-            + 2.0 * km * (scaled.C1 * float(problem.delta1.sum()) + scaled.C2 * float(problem.delta2.sum()))
-        )
-        if total >= 2.0**59:
-            raise ValueError("exact scaling too large for int64 sums")
-    except ValueError:
-        # Float data without a small common denominator (e.g. balanced class weights),
-        # or an exact scaling too large for the max-flow's int64 sums: rounded to
-        # integers with a proven error bound instead.
-        scaled = approximate_scaling(problem)
+    # Exact integers when the data allow; float data without a small common
+    # denominator (e.g. balanced class weights) are rounded with a proven error bound.
+    scaled = cut_scaling(problem)
     costs = scaled.costs
     unary = np.diff(costs, axis=1).ravel()  # a_{n,k} = c_{n,k+1} - c_{n,k}
     source_total = -int(unary[unary < 0].sum())
