@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ensemble import OTreeBagger
-from ensemble._otreebagger import _bootstrap_weights
+from ensemble._base import bootstrap_weights as _bootstrap_weights
 
 
 def _data(n=60, n_classes=4, seed=0):
