@@ -1,0 +1,634 @@
+"""The certified consistent forest: bagged trees with distinct thresholds, rounded mean.
+
+DESIGN.md section 9. Consistency comes from a bound on how much the mean of the trees
+can move near any point, not from fusing partitions, so the model works in any
+dimension.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.tree import DecisionTreeRegressor
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ensemble import _kernels
+from ensemble._base import MAX_SEED, bootstrap_weights, categorical_mask, encode_target
+from ensemble._docs import fill_doc
+from ensemble._voting import SNAP_ULPS, oscillation_bound, rounded_mean, threshold_multiplicity
+from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
+from trees._labels import ordered_categories
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ConsistentForestClassifier"]
+
+#: Tree values are stored as integer multiples of 2**-UNIT_BITS: sums over the trees
+#: are then exact, and so are the rounding and the certificate (no float error can
+#: turn a mean of 1.4999999 and one of 2.5000001 into a jump of two).
+UNIT_BITS = 20
+_MIN_AUTO_TREES = 100
+_MAX_REDRAW_ROUNDS = 50
+_ORDINAL_CRITERIA = tuple(CRITERIA)
+FOREST_CRITERIA = ("squared_error",) + _ORDINAL_CRITERIA
+
+
+@dataclass(frozen=True)
+class _Forest:
+    """The trees packed for compiled prediction (global node ids, roots per tree)."""
+
+    roots: NDArray[np.int64]
+    left: NDArray[np.int64]
+    right: NDArray[np.int64]
+    feature: NDArray[np.int64]
+    threshold: NDArray[np.float64]
+    value: NDArray[np.int64]
+    proba: NDArray[np.float64]
+    n_nodes: NDArray[np.int64]
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.roots.shape[0])
+
+    def tree(self, t: int) -> tuple:
+        """Local node arrays (left, right, feature, threshold, value) of tree ``t``."""
+        a, b = int(self.roots[t]), int(self.roots[t] + self.n_nodes[t])
+        left = np.where(self.left[a:b] >= 0, self.left[a:b] - a, -1)
+        right = np.where(self.right[a:b] >= 0, self.right[a:b] - a, -1)
+        return left, right, self.feature[a:b], self.threshold[a:b], self.value[a:b]
+
+
+def _structure(tree: Any) -> tuple:
+    """Node arrays (left, right, feature, threshold) of a fitted tree, as int64/float64 copies."""
+    s = tree.tree_
+    return (
+        np.asarray(s.children_left, dtype=np.int64).copy(),
+        np.asarray(s.children_right, dtype=np.int64).copy(),
+        np.asarray(s.feature, dtype=np.int64).copy(),
+        np.asarray(s.threshold, dtype=np.float64).copy(),
+    )
+
+
+def _set_thresholds(tree: Any, threshold: NDArray[np.float64]) -> None:
+    """Write new thresholds into a fitted tree (ours, or scikit-learn's through its pickle state)."""
+    if isinstance(tree, OrdinalTreeClassifier):
+        tree.tree_.set_thresholds(threshold)
+        return
+    # scikit-learn's Tree exposes its nodes only through the pickle protocol, which
+    # is stable across its versions (tests pin it).
+    state = tree.tree_.__getstate__()
+    nodes = state["nodes"].copy()
+    nodes["threshold"] = threshold
+    state["nodes"] = nodes
+    tree.tree_.__setstate__(state)
+
+
+def _float32_margins(lo: NDArray, hi: NDArray) -> tuple[NDArray, NDArray]:
+    """Narrow [lo, hi) so that every float64 rounding to float32 lo (hi) stays on its side.
+
+    scikit-learn's trees see ``X`` cast to float32: the gap values lo and hi are float32
+    numbers, and a float64 training value x lies within half a float32 spacing of them.
+    """
+    lo32, hi32 = lo.astype(np.float32), hi.astype(np.float32)
+    up = (np.nextafter(lo32, np.float32(np.inf)).astype(np.float64) - lo) / 2.0
+    down = (hi - np.nextafter(hi32, np.float32(-np.inf)).astype(np.float64)) / 2.0
+    return lo + np.where(np.isfinite(up), up, 0.0), hi - np.where(np.isfinite(down), down, 0.0)
+
+
+def _draw_in_gaps(rng: np.random.RandomState, lo: NDArray, hi: NDArray) -> NDArray[np.float64]:
+    """Uniform draws in ``[lo, hi)`` (``lo`` itself when the gap has no room)."""
+    u = rng.random_sample(lo.shape[0])
+    t = lo + u * (hi - lo)
+    t = np.where(t >= hi, np.nextafter(hi, -np.inf), t)
+    return np.where((t < lo) | ~(hi > lo), lo, t)
+
+
+def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
+    """Grow one tree on a bootstrap sample and move its thresholds into their gaps.
+
+    ``X_fit`` is what the tree is grown on (for ``criterion="squared_error"`` the
+    float32 copy of ``X`` that scikit-learn's trees split, passed unchecked as its
+    forests do) and ``X_walk`` its rows of positive weight as float64, which define
+    the gaps.
+
+    Returns the fitted tree, its node arrays (thresholds moved), the gap ``[lo, hi)``
+    of every node and the leaf class counts. Module level so that joblib can pickle it.
+    """
+    bootstrap_seed, tree_seed = seeds
+    w = bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
+    if sample_weight is not None:
+        w = w * sample_weight
+    if params["criterion"] == "squared_error":
+        tree = DecisionTreeRegressor(
+            criterion="squared_error",
+            max_depth=params["max_depth"],
+            min_samples_leaf=params["min_samples_leaf"],
+            max_features=params["max_features"],
+            random_state=tree_seed,
+        )
+        tree.fit(X_fit, y.astype(np.float64), sample_weight=w, check_input=False)
+    else:
+        tree = OrdinalTreeClassifier(
+            criterion=params["criterion"],
+            max_depth=params["max_depth"],
+            min_samples_leaf=params["min_samples_leaf"],
+            max_features=params["max_features"],
+            classes=np.arange(n_classes),
+            random_state=tree_seed,
+        )
+        tree.fit(X, y, sample_weight=w)
+    left, right, feature, threshold = _structure(tree)
+    lo, hi = _kernels.node_gaps(left, right, feature, threshold, X_walk)
+    internal = left >= 0
+    if params["criterion"] == "squared_error":
+        lo[internal], hi[internal] = _float32_margins(lo[internal], hi[internal])
+    rng = np.random.RandomState(tree_seed)
+    threshold[internal] = _draw_in_gaps(rng, lo[internal], hi[internal])
+    _set_thresholds(tree, threshold)
+    # Leaf class counts of the tree's own (weighted bootstrap) sample: the mean class
+    # index is the tree's value, the normalised counts its class distribution.
+    leaf = _kernels.forest_apply(X, np.zeros(1, np.int64), left, right, feature, threshold)[:, 0]
+    counts = np.bincount(leaf * n_classes + y, weights=w, minlength=left.shape[0] * n_classes)
+    counts = counts.reshape(left.shape[0], n_classes)
+    return tree, threshold, lo, hi, counts
+
+
+def _separate_thresholds(records, rng, countable) -> int:
+    """Redraw thresholds of different trees that coincide on a feature; returns the rounds used.
+
+    ``records`` holds (feature, threshold, lo, hi) arrays per tree (internal nodes
+    only); thresholds are updated in place. Two thresholds coincide when they differ
+    by at most :data:`SNAP_ULPS` ulps; the later of each such pair is drawn again
+    inside its own gap. A gap too narrow for two distinct thresholds may leave a
+    collision: the certificate then counts the trees sharing it (threshold
+    multiplicity). Features outside ``countable`` (categorical) are left alone.
+    """
+    for rounds in range(_MAX_REDRAW_ROUNDS):
+        feature = np.concatenate([r[0] for r in records])
+        threshold = np.concatenate([r[1] for r in records])
+        owner = np.concatenate([np.full(r[0].shape[0], t) for t, r in enumerate(records)])
+        position = np.concatenate([np.arange(r[0].shape[0]) for r in records])
+        order = np.lexsort((owner, threshold, feature))
+        f, t, o = feature[order], threshold[order], owner[order]
+        tol = SNAP_ULPS * np.spacing(np.maximum(np.abs(t[:-1]), np.abs(t[1:])))
+        clash = (f[1:] == f[:-1]) & (t[1:] - t[:-1] <= tol) & (o[1:] != o[:-1]) & countable[f[1:]]
+        if not clash.any():
+            return rounds
+        again = order[1:][clash]
+        moved = 0
+        for tree_id in np.unique(owner[again]):
+            rows = position[again[owner[again] == tree_id]]
+            _, thr, lo, hi = records[tree_id]
+            rows = rows[hi[rows] > np.nextafter(lo[rows], np.inf)]
+            thr[rows] = _draw_in_gaps(rng, lo[rows], hi[rows])
+            moved += rows.shape[0]
+        if not moved:
+            return rounds
+    return _MAX_REDRAW_ROUNDS
+
+
+def _pack(trees_nodes, values, probas) -> _Forest:
+    """Concatenate per-tree node arrays into one forest with global child ids."""
+    n_nodes = np.array([nodes[0].shape[0] for nodes in trees_nodes], dtype=np.int64)
+    roots = np.concatenate(([0], np.cumsum(n_nodes)[:-1])).astype(np.int64)
+    left = np.concatenate([np.where(n[0] >= 0, n[0] + r, -1) for n, r in zip(trees_nodes, roots)])
+    right = np.concatenate([np.where(n[1] >= 0, n[1] + r, -1) for n, r in zip(trees_nodes, roots)])
+    return _Forest(
+        roots=roots,
+        left=left.astype(np.int64),
+        right=right.astype(np.int64),
+        feature=np.concatenate([n[2] for n in trees_nodes]).astype(np.int64),
+        threshold=np.concatenate([n[3] for n in trees_nodes]).astype(np.float64),
+        value=np.concatenate(values).astype(np.int64),
+        proba=np.concatenate(probas).astype(np.float64),
+        n_nodes=n_nodes,
+    )
+
+
+def forest_certificate(forest: _Forest, n_features: int, countable: NDArray[np.bool_],
+                       resolution: NDArray[np.float64] | None = None, *, exact: bool = False) -> dict:
+    """Oscillation bound of a packed forest, recomputed from its geometry alone.
+
+    Parameters
+    ----------
+    forest : _Forest
+        The packed trees (thresholds and integer leaf values).
+    n_features : int
+        Dimension d.
+    countable : ndarray of bool, shape (d,)
+        Features that count in the bound (categorical features do not).
+    resolution : ndarray of shape (d,), optional
+        Window widths r_f (DESIGN.md section 4c); ``None`` is the paper's r = 0.
+    exact : bool, default=False
+        Compute every tree's jump J_t exactly; by default a tree's value range (an
+        upper bound of J_t) is used while it suffices to certify.
+
+    Returns
+    -------
+    dict
+        ``bound`` (the sum of the ``n_boundaries`` largest jumps, integer units),
+        ``scale`` (n_trees * unit: certified when ``bound <= scale``),
+        ``n_boundaries``, ``multiplicity`` (per feature), ``jumps`` (per tree) and
+        ``exact`` (whether the jumps are exact J_t).
+    """
+    reach = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
+    internal = forest.left >= 0
+    owner = np.repeat(np.arange(forest.n_trees), forest.n_nodes)
+    multiplicity = np.zeros(n_features, dtype=np.int64)
+    feat = forest.feature[internal]
+    thr = forest.threshold[internal]
+    own = owner[internal]
+    for f in np.flatnonzero(countable):
+        on_f = feat == f
+        multiplicity[f] = threshold_multiplicity(thr[on_f], own[on_f], window=float(reach[f]))
+    n_boundaries = int(multiplicity.sum())
+    scale = forest.n_trees * (1 << UNIT_BITS)
+    leaf = ~internal
+    value = np.where(leaf, forest.value, 0)
+    big = np.iinfo(np.int64).max
+    lo = np.minimum.reduceat(np.where(leaf, value, big), forest.roots)
+    hi = np.maximum.reduceat(np.where(leaf, value, -big), forest.roots)
+    jumps = hi - lo
+    is_exact = False
+    if exact or oscillation_bound(jumps, n_boundaries) > scale:
+        jumps = np.array([_tree_jump(forest, t, n_features, reach) for t in range(forest.n_trees)], dtype=np.int64)
+        is_exact = True
+    return {
+        "bound": oscillation_bound(jumps, n_boundaries),
+        "scale": scale,
+        "n_boundaries": n_boundaries,
+        "multiplicity": multiplicity,
+        "jumps": jumps,
+        "exact": is_exact,
+    }
+
+
+def _tree_jump(forest: _Forest, t: int, n_features: int, reach: NDArray[np.float64]) -> int:
+    """J_t (or its r-version) of one packed tree from its leaf boxes."""
+    left, right, feature, threshold, value = forest.tree(t)
+    structure = _NodeArrays(left, right, feature, threshold, n_features)
+    boxes = leaf_boxes(structure, n_features)
+    return int(_kernels.tree_jump(left, right, feature, threshold, value,
+                                  boxes.leaf_ids.astype(np.int64), boxes.lower, boxes.upper, reach))
+
+
+@dataclass(frozen=True)
+class _NodeArrays:
+    """A ``tree_``-like view of node arrays, accepted by :func:`trees.leaf_boxes`."""
+
+    children_left: NDArray
+    children_right: NDArray
+    feature: NDArray
+    threshold: NDArray
+    n_features: int
+
+
+@fill_doc
+class ConsistentForestClassifier(ClassifierMixin, BaseEstimator):
+    """Bagged trees with distinct thresholds whose rounded mean is certified consistent.
+
+    Each of the B trees predicts a value in [0, K - 1]: the mean class index of its
+    leaf (a regression tree on the class index, or an ordinal tree of
+    :mod:`trees`). Every split threshold is drawn uniformly inside the gap between
+    the two training values it separates, and drawn again where it would coincide
+    with another tree's threshold on the same feature, so that at most one tree per
+    feature has a boundary through any point. The prediction is the class
+    ``floor(mean + 1/2)``. Near any point the mean moves by at most
+    ``bound = (sum of the d largest per-tree jumps J_t) / B``; when ``bound <= 1``
+    no two neighbouring points get classes two apart (DESIGN.md section 9). No
+    partition is fused, so the model works in any dimension.
+
+    Parameters
+    ----------
+    n_estimators : int or "auto", default="auto"
+        Number of trees B. ``"auto"`` grows 100 trees, then more while the bound
+        exceeds 1, so the model is always certified (B >= d (K - 1) suffices for
+        any data; the measured jumps usually certify B = 100). An integer is
+        respected; :meth:`is_consistent` then tells whether it is certified, and
+        ``fit`` warns when it is not.
+    criterion : {"squared_error", "ogini", "gini", "entropy", "wig", "ranking"}, \
+default="squared_error"
+        ``"squared_error"``: scikit-learn's regression tree on the class index
+        (fast); the others: :class:`trees.OrdinalTreeClassifier` with that
+        splitting criterion, its leaf value the mean class index.
+    max_depth : int or None, default=None
+        Maximum depth of the trees.
+    min_samples_leaf : int, default=1
+        Minimum number of bootstrap rows in a leaf.
+    max_features : int, float, {"sqrt", "log2"} or None, default=1.0
+        Features drawn per split, as in scikit-learn's forests.
+    bootstrap : bool, default=True
+        Grow every tree on a bootstrap sample (else on all rows; the trees then
+        differ only through ``max_features`` and their thresholds).
+    categorical_features : array-like of int, bool or str, or None, default=None
+        Features whose values are categories (indices, a boolean mask or names).
+        A valid point never lies on a threshold of such a feature, so they do
+        not count in the bound.
+    {classes}
+    {n_jobs}
+    {random_state}
+    verbose : int, default=0
+        ``verbose >= 1`` shows a progress bar over the trees.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels in ordinal order.
+    n_classes_ : int
+        Number of classes K.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` has string column names.
+    estimators_ : list of tree estimators
+        The fitted trees, thresholds moved (each accepted by :func:`trees.leaf_boxes`).
+    n_estimators_ : int
+        The number of trees B actually grown.
+    consistency_bound_ : float
+        ``(sum of the n_boundaries_ largest jumps) / B``; the model is certified
+        consistent when it is at most 1.
+    n_boundaries_ : int
+        The largest number of trees that can have a boundary through one point
+        (one per split feature when the thresholds are distinct).
+    threshold_multiplicity_ : ndarray of shape (n_features_in_,)
+        Per feature, the largest number of trees sharing one threshold (0 for a
+        feature no tree splits on, or a categorical one).
+
+    Notes
+    -----
+    Fitting costs B tree fits plus O(n depth) per tree to find the threshold gaps;
+    the certificate sorts the thresholds of each feature and, only when the value
+    ranges of the trees do not already certify, computes the jumps J_t by a pruned
+    search of each tree's touching leaves. Tree values are integer multiples of
+    2**-20, so the mean, its rounding and the bound are exact.
+
+    Examples
+    --------
+    >>> from ensemble import ConsistentForestClassifier
+    >>> from ensemble.datasets import make_synthetic_i
+    >>> X, y = make_synthetic_i(300, random_state=0)
+    >>> model = ConsistentForestClassifier(random_state=0).fit(X, y)
+    >>> model.is_consistent(), model.n_estimators_
+    (True, 100)
+    >>> model.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "criterion": [StrOptions(set(FOREST_CRITERIA))],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "bootstrap": ["boolean"],
+        "categorical_features": ["array-like", None],
+        "classes": ["array-like", None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_estimators: int | str = "auto",
+        criterion: str = "squared_error",
+        max_depth: int | None = None,
+        min_samples_leaf: int = 1,
+        max_features: int | float | str | None = 1.0,
+        bootstrap: bool = True,
+        categorical_features: ArrayLike | None = None,
+        classes: ArrayLike | None = None,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+        verbose: int = 0,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.categorical_features = categorical_features
+        self.classes = classes
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "ConsistentForestClassifier":
+        """Grow the trees, separate their thresholds and certify the rounded mean.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; NaN and infinite values are rejected.
+        y : array-like of shape (n_samples,)
+            Ordinal class labels (order: ``classes`` or sorted).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative finite weights; each tree is grown with (bootstrap
+            multiplicity x weight). A row of weight 0 influences neither the
+            trees nor the threshold gaps.
+
+        Returns
+        -------
+        self : ConsistentForestClassifier
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            On invalid data or parameters, a single class, a bad
+            ``categorical_features`` or a bad ``sample_weight``.
+        """
+        categories = ordered_categories(y)
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
+        y_idx = encode_target(self, y, categories)
+        n_samples, n_features = X.shape
+        self._categorical = categorical_mask(
+            self.categorical_features, n_features, getattr(self, "feature_names_in_", None)
+        )
+        if sample_weight is not None:
+            try:
+                sample_weight = _check_sample_weight(
+                    sample_weight, X, dtype=np.float64, ensure_non_negative=True, allow_all_zero_weights=False
+                )
+            except ValueError as error:
+                if "sample_weight" in str(error):
+                    raise
+                raise ValueError(f"sample_weight: {error}") from error
+
+        rng = check_random_state(self.random_state)
+        keep = slice(None) if sample_weight is None else sample_weight > 0
+        # scikit-learn's trees split a float32 copy of X: the gaps are those of the same values.
+        X_fit = X.astype(np.float32) if self.criterion == "squared_error" else X
+        X_walk = np.ascontiguousarray(X_fit[keep], dtype=np.float64)
+        params = {
+            "criterion": self.criterion,
+            "max_depth": self.max_depth,
+            "min_samples_leaf": self.min_samples_leaf,
+            "max_features": self.max_features,
+            "bootstrap": self.bootstrap,
+        }
+        auto = self.n_estimators == "auto"
+        target = _MIN_AUTO_TREES if auto else int(self.n_estimators)
+        self.estimators_, records, values, probas, nodes = [], [], [], [], []
+        unit = 1 << UNIT_BITS
+        index = np.arange(self.n_classes_, dtype=np.float64)
+        while True:
+            seeds = rng.randint(MAX_SEED, size=(target - len(self.estimators_), 2))
+            jobs = (delayed(_fit_tree)(X, X_fit, X_walk, y_idx, self.n_classes_, s, params, sample_weight) for s in seeds)
+            results = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
+            for tree, threshold, lo, hi, counts in results:
+                left, right, feature, _ = _structure(tree)
+                internal = left >= 0
+                self.estimators_.append(tree)
+                records.append([feature[internal], threshold[internal], lo[internal], hi[internal]])
+                nodes.append([left, right, feature, threshold])
+                total = counts.sum(axis=1)
+                safe = np.where(total > 0, total, 1.0)
+                mean = counts @ index / safe
+                values.append(np.where(internal, 0, np.rint(mean * unit)).astype(np.int64))
+                probas.append(np.where(internal[:, None], 0.0, counts / safe[:, None]))
+            _separate_thresholds(records, rng, ~self._categorical)
+            for tree, record, node in zip(self.estimators_, records, nodes):
+                internal = node[0] >= 0
+                if not np.array_equal(node[3][internal], record[1]):
+                    node[3][internal] = record[1]
+                    _set_thresholds(tree, node[3])
+            self._forest = _pack(nodes, values, probas)
+            certificate = forest_certificate(self._forest, n_features, ~self._categorical)
+            if not auto or certificate["bound"] <= certificate["scale"]:
+                break
+            # Enough trees to cover the current bound; new trees may raise it again.
+            target = max(len(self.estimators_) + 1, -(-certificate["bound"] // unit))
+            logger.info("bound %.3f > 1 with %d trees: growing %d", certificate["bound"] / certificate["scale"],
+                        len(self.estimators_), target)
+        self._store_certificate(certificate)
+        if not auto and not self._certified:
+            warnings.warn(
+                f"ConsistentForestClassifier with n_estimators={self.n_estimators} is not certified consistent: "
+                f"consistency_bound_={self.consistency_bound_:.3f} > 1; use n_estimators='auto' or at least "
+                f"{-(-certificate['bound'] // unit)} trees",
+                UserWarning,
+            )
+        return self
+
+    def _store_certificate(self, certificate: dict) -> None:
+        self.n_estimators_ = self._forest.n_trees
+        self.consistency_bound_ = certificate["bound"] / certificate["scale"]
+        self.n_boundaries_ = certificate["n_boundaries"]
+        self.threshold_multiplicity_ = certificate["multiplicity"]
+        self._certified = certificate["bound"] <= certificate["scale"]
+
+    def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.float64, order="C")
+
+    def _sums(self, X: NDArray[np.float64]) -> NDArray[np.int64]:
+        f = self._forest
+        return _kernels.forest_sums(X, f.roots, f.left, f.right, f.feature, f.threshold, f.value)
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """Predict the rounded mean class of the trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Members of ``classes_``.
+        """
+        X = self._validate_X_predict(X)
+        index = rounded_mean(self._sums(X), self._forest.n_trees << UNIT_BITS, self.n_classes_)
+        return self.classes_[index]
+
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Mean of the trees' leaf class distributions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in ``classes_`` order; rows sum to 1.
+        """
+        X = self._validate_X_predict(X)
+        f = self._forest
+        return _kernels.forest_proba(X, f.roots, f.left, f.right, f.feature, f.threshold, f.proba) / f.n_trees
+
+    def predict_value(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Mean of the trees' values (the mean class index before rounding).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Values in [0, K - 1]; ``predict`` rounds them half up.
+        """
+        X = self._validate_X_predict(X)
+        return self._sums(X) / float(self._forest.n_trees << UNIT_BITS)
+
+    def apply(self, X: ArrayLike) -> NDArray[np.int64]:
+        """Leaf id reached in every tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_estimators_)
+            Node id of the leaf of each sample in each tree (as the tree's own ``apply``).
+        """
+        X = self._validate_X_predict(X)
+        f = self._forest
+        return _kernels.forest_apply(X, f.roots, f.left, f.right, f.feature, f.threshold)
+
+    def is_consistent(self) -> bool:
+        """Whether the oscillation bound, recomputed from the fitted trees, certifies the model.
+
+        Returns
+        -------
+        bool
+            True when ``(sum of the largest jumps) / B <= 1`` (DESIGN.md section
+            9): then no two neighbouring points get classes two apart. False means
+            the bound does not certify (too few trees, or thresholds shared by
+            several trees); the model may then be inconsistent.
+        """
+        check_is_fitted(self)
+        certificate = forest_certificate(self._forest, self.n_features_in_, ~self._categorical)
+        return certificate["bound"] <= certificate["scale"]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
