@@ -11,7 +11,7 @@ import logging
 import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -44,40 +44,10 @@ _ORDINAL_CRITERIA = tuple(CRITERIA)
 FOREST_CRITERIA = ("squared_error",) + _ORDINAL_CRITERIA
 
 
-@dataclass(frozen=True)
-class _Forest:
-    """The trees packed for compiled prediction (global node ids, roots per tree)."""
-
-    roots: NDArray[np.int64]
-    left: NDArray[np.int64]
-    right: NDArray[np.int64]
-    feature: NDArray[np.int64]
-    threshold: NDArray[np.float64]
-    value: NDArray[np.int64]
-    proba: NDArray[np.float64]
-    n_nodes: NDArray[np.int64]
-
-    @property
-    def n_trees(self) -> int:
-        return int(self.roots.shape[0])
-
-    def tree(self, t: int) -> tuple:
-        """Local node arrays (left, right, feature, threshold, value) of tree ``t``."""
-        a, b = int(self.roots[t]), int(self.roots[t] + self.n_nodes[t])
-        left = np.where(self.left[a:b] >= 0, self.left[a:b] - a, -1)
-        right = np.where(self.right[a:b] >= 0, self.right[a:b] - a, -1)
-        return left, right, self.feature[a:b], self.threshold[a:b], self.value[a:b]
-
-
-def _structure(tree: Any) -> tuple:
-    """Node arrays (left, right, feature, threshold) of a fitted tree, as int64/float64 copies."""
+def _nodes(tree: Any) -> tuple:
+    """Node arrays (left, right, feature, threshold) of a fitted tree, read in place (no copies)."""
     s = tree.tree_
-    return (
-        np.asarray(s.children_left, dtype=np.int64).copy(),
-        np.asarray(s.children_right, dtype=np.int64).copy(),
-        np.asarray(s.feature, dtype=np.int64).copy(),
-        np.asarray(s.threshold, dtype=np.float64).copy(),
-    )
+    return s.children_left, s.children_right, s.feature, s.threshold
 
 
 def _set_thresholds(tree: Any, threshold: NDArray[np.float64]) -> None:
@@ -120,10 +90,9 @@ def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
     ``X_fit`` is what the tree is grown on (for ``criterion="squared_error"`` the
     float32 copy of ``X`` that scikit-learn's trees split, passed unchecked as its
     forests do) and ``X_walk`` its rows of positive weight as float64, which define
-    the gaps.
-
-    Returns the fitted tree, its node arrays (thresholds moved), the gap ``[lo, hi)``
-    of every node and the leaf class counts. Module level so that joblib can pickle it.
+    the gaps. Returns the fitted tree, the gap ``[lo, hi)`` of every internal node
+    and the tree's voter tables (:class:`_Voter`). Module level so that joblib can
+    pickle it.
     """
     bootstrap_seed, tree_seed = seeds
     w = bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
@@ -148,82 +117,121 @@ def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
             random_state=tree_seed,
         )
         tree.fit(X, y, sample_weight=w)
-    left, right, feature, threshold = _structure(tree)
+    left, right, feature, threshold = _nodes(tree)
     lo, hi = _kernels.node_gaps(left, right, feature, threshold, X_walk)
-    internal = left >= 0
+    internal = np.asarray(left) >= 0
+    lo, hi = lo[internal], hi[internal]
     if params["criterion"] == "squared_error":
-        lo[internal], hi[internal] = _float32_margins(lo[internal], hi[internal])
-    rng = np.random.RandomState(tree_seed)
-    threshold[internal] = _draw_in_gaps(rng, lo[internal], hi[internal])
-    _set_thresholds(tree, threshold)
+        lo, hi = _float32_margins(lo, hi)
+    moved = np.array(threshold, dtype=np.float64)
+    moved[internal] = _draw_in_gaps(np.random.RandomState(tree_seed), lo, hi)
+    _set_thresholds(tree, moved)
     # Leaf class counts of the tree's own (weighted bootstrap) sample: the mean class
     # index is the tree's value, the normalised counts its class distribution.
-    leaf = _kernels.forest_apply(X, np.zeros(1, np.int64), left, right, feature, threshold)[:, 0]
-    counts = np.bincount(leaf * n_classes + y, weights=w, minlength=left.shape[0] * n_classes)
-    counts = counts.reshape(left.shape[0], n_classes)
-    return tree, threshold, lo, hi, counts
+    leaf = _kernels.tree_apply(X, *_nodes(tree))
+    counts = np.bincount(leaf * n_classes + y, weights=w, minlength=internal.shape[0] * n_classes)
+    return tree, lo, hi, _Voter.from_counts(counts.reshape(-1, n_classes), internal)
 
 
-def _separate_thresholds(records, rng, countable) -> int:
-    """Redraw thresholds of different trees that coincide on a feature; returns the rounds used.
+class _Voter(NamedTuple):
+    """What a tree contributes besides its structure: integer values and leaf distributions.
 
-    ``records`` holds (feature, threshold, lo, hi) arrays per tree (internal nodes
-    only); thresholds are updated in place. Two thresholds coincide when they differ
-    by at most :data:`SNAP_ULPS` ulps; the later of each such pair is drawn again
-    inside its own gap. A gap too narrow for two distinct thresholds may leave a
-    collision: the certificate then counts the trees sharing it (threshold
-    multiplicity). Features outside ``countable`` (categorical) are left alone.
+    ``value`` holds each leaf's mean class index as an integer multiple of
+    2**-UNIT_BITS (0 at internal nodes), ``leaf_row`` each node's row in ``proba``
+    (-1 at internal nodes) and ``proba`` the class distribution of every leaf.
     """
+
+    value: NDArray[np.int64]
+    leaf_row: NDArray[np.int32]
+    proba: NDArray[np.float32]
+
+    @classmethod
+    def from_counts(cls, counts: NDArray[np.float64], internal: NDArray[np.bool_]) -> "_Voter":
+        leaves = np.flatnonzero(~internal)
+        total = counts[leaves].sum(axis=1)
+        share = counts[leaves] / np.where(total > 0, total, 1.0)[:, None]
+        value = np.zeros(internal.shape[0], dtype=np.int64)
+        value[leaves] = np.rint(share @ np.arange(counts.shape[1]) * (1 << UNIT_BITS))
+        leaf_row = np.full(internal.shape[0], -1, dtype=np.int32)
+        leaf_row[leaves] = np.arange(leaves.shape[0], dtype=np.int32)
+        return cls(value, leaf_row, share.astype(np.float32))
+
+
+class _Gaps(NamedTuple):
+    """The thresholds of a batch of new trees, one entry per internal node, with their gaps."""
+
+    feature: NDArray[np.int64]
+    threshold: NDArray[np.float64]
+    lo: NDArray[np.float64]
+    hi: NDArray[np.float64]
+    owner: NDArray[np.int64]
+
+
+def _separate_thresholds(new: _Gaps, fixed_feature: NDArray, fixed_threshold: NDArray, fixed_owner: NDArray,
+                         rng: np.random.RandomState, countable: NDArray[np.bool_]) -> int:
+    """Redraw new thresholds that coincide with another tree's on the same feature.
+
+    Two thresholds coincide when they differ by at most :data:`SNAP_ULPS` ulps. Of
+    each coinciding pair of different trees a new threshold is drawn again inside its
+    own gap (the later one when both are new); the ``fixed`` thresholds (trees of an
+    earlier batch) never move. A gap too narrow for two distinct thresholds may
+    leave a collision: the certificate then counts the trees sharing it (threshold
+    multiplicity). Features outside ``countable`` (categorical) are left alone.
+    Works one feature at a time, so its temporaries stay small. Returns the number
+    of rounds that moved something.
+    """
+    movable = new.hi > np.nextafter(new.lo, np.inf)
     for rounds in range(_MAX_REDRAW_ROUNDS):
-        feature = np.concatenate([r[0] for r in records])
-        threshold = np.concatenate([r[1] for r in records])
-        owner = np.concatenate([np.full(r[0].shape[0], t) for t, r in enumerate(records)])
-        position = np.concatenate([np.arange(r[0].shape[0]) for r in records])
-        order = np.lexsort((owner, threshold, feature))
-        f, t, o = feature[order], threshold[order], owner[order]
-        tol = SNAP_ULPS * np.spacing(np.maximum(np.abs(t[:-1]), np.abs(t[1:])))
-        clash = (f[1:] == f[:-1]) & (t[1:] - t[:-1] <= tol) & (o[1:] != o[:-1]) & countable[f[1:]]
-        if not clash.any():
+        again = []
+        for f in np.flatnonzero(countable):
+            rows = np.flatnonzero(new.feature == f)
+            if rows.shape[0] == 0:
+                continue
+            old = np.flatnonzero(fixed_feature == f)
+            t = np.concatenate((new.threshold[rows], fixed_threshold[old]))
+            owner = np.concatenate((new.owner[rows], fixed_owner[old]))
+            slot = np.concatenate((rows, np.full(old.shape[0], -1)))  # -1: a fixed threshold
+            order = np.lexsort((slot < 0, t))  # among equal values, new entries first
+            t, owner, slot = t[order], owner[order], slot[order]
+            gap = t[1:] - t[:-1]
+            clash = (gap <= SNAP_ULPS * np.spacing(np.maximum(np.abs(t[:-1]), np.abs(t[1:])))) & (
+                owner[1:] != owner[:-1])
+            if not clash.any():
+                continue
+            first, second = slot[:-1][clash], slot[1:][clash]
+            pick = np.where(second >= 0, second, first)  # prefer moving the later, never a fixed one
+            pick = pick[pick >= 0]
+            again.append(pick[movable[pick]])
+        again = np.unique(np.concatenate(again)) if again else np.empty(0, np.int64)
+        if again.shape[0] == 0:
             return rounds
-        again = order[1:][clash]
-        moved = 0
-        for tree_id in np.unique(owner[again]):
-            rows = position[again[owner[again] == tree_id]]
-            _, thr, lo, hi = records[tree_id]
-            rows = rows[hi[rows] > np.nextafter(lo[rows], np.inf)]
-            thr[rows] = _draw_in_gaps(rng, lo[rows], hi[rows])
-            moved += rows.shape[0]
-        if not moved:
-            return rounds
+        new.threshold[again] = _draw_in_gaps(rng, new.lo[again], new.hi[again])
     return _MAX_REDRAW_ROUNDS
 
 
-def _pack(trees_nodes, values, probas) -> _Forest:
-    """Concatenate per-tree node arrays into one forest with global child ids."""
-    n_nodes = np.array([nodes[0].shape[0] for nodes in trees_nodes], dtype=np.int64)
-    roots = np.concatenate(([0], np.cumsum(n_nodes)[:-1])).astype(np.int64)
-    left = np.concatenate([np.where(n[0] >= 0, n[0] + r, -1) for n, r in zip(trees_nodes, roots)])
-    right = np.concatenate([np.where(n[1] >= 0, n[1] + r, -1) for n, r in zip(trees_nodes, roots)])
-    return _Forest(
-        roots=roots,
-        left=left.astype(np.int64),
-        right=right.astype(np.int64),
-        feature=np.concatenate([n[2] for n in trees_nodes]).astype(np.int64),
-        threshold=np.concatenate([n[3] for n in trees_nodes]).astype(np.float64),
-        value=np.concatenate(values).astype(np.int64),
-        proba=np.concatenate(probas).astype(np.float64),
-        n_nodes=n_nodes,
+def _split_thresholds(estimators: list) -> tuple:
+    """Feature, threshold and tree index of every split of the fitted trees."""
+    nodes = [_nodes(tree) for tree in estimators]
+    internal = [np.asarray(n[0]) >= 0 for n in nodes]
+    if not nodes:
+        return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
+    return (
+        np.concatenate([np.asarray(n[2])[i] for n, i in zip(nodes, internal)]),
+        np.concatenate([np.asarray(n[3])[i] for n, i in zip(nodes, internal)]),
+        np.repeat(np.arange(len(nodes)), [int(i.sum()) for i in internal]),
     )
 
 
-def forest_certificate(forest: _Forest, n_features: int, countable: NDArray[np.bool_],
+def forest_certificate(estimators: list, voters: list, n_features: int, countable: NDArray[np.bool_],
                        resolution: NDArray[np.float64] | None = None, *, exact: bool = False) -> dict:
-    """Oscillation bound of a packed forest, recomputed from its geometry alone.
+    """Oscillation bound of a fitted forest, recomputed from its trees' geometry alone.
 
     Parameters
     ----------
-    forest : _Forest
-        The packed trees (thresholds and integer leaf values).
+    estimators : list of fitted trees
+        The trees (thresholds as used by ``predict``).
+    voters : list of _Voter
+        Their integer leaf values.
     n_features : int
         Dimension d.
     countable : ndarray of bool, shape (d,)
@@ -240,30 +248,22 @@ def forest_certificate(forest: _Forest, n_features: int, countable: NDArray[np.b
         ``bound`` (the sum of the ``n_boundaries`` largest jumps, integer units),
         ``scale`` (n_trees * unit: certified when ``bound <= scale``),
         ``n_boundaries``, ``multiplicity`` (per feature), ``jumps`` (per tree) and
-        ``exact`` (whether the jumps are exact J_t).
+        ``exact`` (whether the jumps are the exact J_t).
     """
     reach = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
-    internal = forest.left >= 0
-    owner = np.repeat(np.arange(forest.n_trees), forest.n_nodes)
+    nodes = [_nodes(tree) for tree in estimators]
+    internal = [np.asarray(n[0]) >= 0 for n in nodes]
+    feature, threshold, owner = _split_thresholds(estimators)
     multiplicity = np.zeros(n_features, dtype=np.int64)
-    feat = forest.feature[internal]
-    thr = forest.threshold[internal]
-    own = owner[internal]
     for f in np.flatnonzero(countable):
-        on_f = feat == f
-        multiplicity[f] = threshold_multiplicity(thr[on_f], own[on_f], window=float(reach[f]))
+        on_f = feature == f
+        multiplicity[f] = threshold_multiplicity(threshold[on_f], owner[on_f], window=float(reach[f]))
     n_boundaries = int(multiplicity.sum())
-    scale = forest.n_trees * (1 << UNIT_BITS)
-    leaf = ~internal
-    value = np.where(leaf, forest.value, 0)
-    big = np.iinfo(np.int64).max
-    lo = np.minimum.reduceat(np.where(leaf, value, big), forest.roots)
-    hi = np.maximum.reduceat(np.where(leaf, value, -big), forest.roots)
-    jumps = hi - lo
-    is_exact = False
-    if exact or oscillation_bound(jumps, n_boundaries) > scale:
-        jumps = np.array([_tree_jump(forest, t, n_features, reach) for t in range(forest.n_trees)], dtype=np.int64)
-        is_exact = True
+    scale = len(estimators) * (1 << UNIT_BITS)
+    jumps = np.array([np.ptp(v.value[~i]) for v, i in zip(voters, internal)], dtype=np.int64)
+    is_exact = exact or oscillation_bound(jumps, n_boundaries) > scale
+    if is_exact:
+        jumps = np.array([_tree_jump(n, v.value, n_features, reach) for n, v in zip(nodes, voters)], dtype=np.int64)
     return {
         "bound": oscillation_bound(jumps, n_boundaries),
         "scale": scale,
@@ -274,11 +274,10 @@ def forest_certificate(forest: _Forest, n_features: int, countable: NDArray[np.b
     }
 
 
-def _tree_jump(forest: _Forest, t: int, n_features: int, reach: NDArray[np.float64]) -> int:
-    """J_t (or its r-version) of one packed tree from its leaf boxes."""
-    left, right, feature, threshold, value = forest.tree(t)
-    structure = _NodeArrays(left, right, feature, threshold, n_features)
-    boxes = leaf_boxes(structure, n_features)
+def _tree_jump(nodes: tuple, value: NDArray[np.int64], n_features: int, reach: NDArray[np.float64]) -> int:
+    """J_t (or its r-version) of one tree from its leaf boxes."""
+    left, right, feature, threshold = nodes
+    boxes = leaf_boxes(_NodeArrays(left, right, feature, threshold, n_features), n_features)
     return int(_kernels.tree_jump(left, right, feature, threshold, value,
                                   boxes.leaf_ids.astype(np.int64), boxes.lower, boxes.upper, reach))
 
@@ -489,32 +488,37 @@ default="squared_error"
         }
         auto = self.n_estimators == "auto"
         target = _MIN_AUTO_TREES if auto else int(self.n_estimators)
-        self.estimators_, records, values, probas, nodes = [], [], [], [], []
+        self.estimators_, self._voters = [], []
+        countable = ~self._categorical
         unit = 1 << UNIT_BITS
-        index = np.arange(self.n_classes_, dtype=np.float64)
         while True:
             seeds = rng.randint(MAX_SEED, size=(target - len(self.estimators_), 2))
             jobs = (delayed(_fit_tree)(X, X_fit, X_walk, y_idx, self.n_classes_, s, params, sample_weight) for s in seeds)
-            results = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
-            for tree, threshold, lo, hi, counts in results:
-                left, right, feature, _ = _structure(tree)
-                internal = left >= 0
+            # scikit-learn's tree builder releases the GIL: threads, as in its forests.
+            batch = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
+            fixed = _split_thresholds(self.estimators_)
+            first = len(self.estimators_)
+            internal = [np.asarray(_nodes(tree)[0]) >= 0 for tree, *_ in batch]
+            new = _Gaps(
+                feature=np.concatenate([np.asarray(_nodes(b[0])[2])[i] for b, i in zip(batch, internal)]),
+                threshold=np.concatenate([np.asarray(_nodes(b[0])[3])[i] for b, i in zip(batch, internal)]),
+                lo=np.concatenate([b[1] for b in batch]),
+                hi=np.concatenate([b[2] for b in batch]),
+                owner=np.repeat(np.arange(first, first + len(batch)), [int(i.sum()) for i in internal]),
+            )
+            _separate_thresholds(new, *fixed, rng, countable)
+            start = 0
+            for (tree, _, _, voter), inner in zip(batch, internal):
+                moved = new.threshold[start : start + int(inner.sum())]
+                start += int(inner.sum())
+                current = np.array(_nodes(tree)[3], dtype=np.float64)
+                if not np.array_equal(current[inner], moved):
+                    current[inner] = moved
+                    _set_thresholds(tree, current)
                 self.estimators_.append(tree)
-                records.append([feature[internal], threshold[internal], lo[internal], hi[internal]])
-                nodes.append([left, right, feature, threshold])
-                total = counts.sum(axis=1)
-                safe = np.where(total > 0, total, 1.0)
-                mean = counts @ index / safe
-                values.append(np.where(internal, 0, np.rint(mean * unit)).astype(np.int64))
-                probas.append(np.where(internal[:, None], 0.0, counts / safe[:, None]))
-            _separate_thresholds(records, rng, ~self._categorical)
-            for tree, record, node in zip(self.estimators_, records, nodes):
-                internal = node[0] >= 0
-                if not np.array_equal(node[3][internal], record[1]):
-                    node[3][internal] = record[1]
-                    _set_thresholds(tree, node[3])
-            self._forest = _pack(nodes, values, probas)
-            certificate = forest_certificate(self._forest, n_features, ~self._categorical)
+                self._voters.append(voter)
+            del batch, new, fixed
+            certificate = forest_certificate(self.estimators_, self._voters, n_features, countable)
             if not auto or certificate["bound"] <= certificate["scale"]:
                 break
             # Enough trees to cover the current bound; new trees may raise it again.
@@ -532,7 +536,7 @@ default="squared_error"
         return self
 
     def _store_certificate(self, certificate: dict) -> None:
-        self.n_estimators_ = self._forest.n_trees
+        self.n_estimators_ = len(self.estimators_)
         self.consistency_bound_ = certificate["bound"] / certificate["scale"]
         self.n_boundaries_ = certificate["n_boundaries"]
         self.threshold_multiplicity_ = certificate["multiplicity"]
@@ -542,9 +546,16 @@ default="squared_error"
         check_is_fitted(self)
         return validate_data(self, X, reset=False, dtype=np.float64, order="C")
 
+    def _leaves(self, X: NDArray[np.float64]):
+        """Leaf id of every row in every tree, one tree at a time."""
+        for tree, voter in zip(self.estimators_, self._voters):
+            yield _kernels.tree_apply(X, *_nodes(tree)), voter
+
     def _sums(self, X: NDArray[np.float64]) -> NDArray[np.int64]:
-        f = self._forest
-        return _kernels.forest_sums(X, f.roots, f.left, f.right, f.feature, f.threshold, f.value)
+        total = np.zeros(X.shape[0], dtype=np.int64)
+        for leaf, voter in self._leaves(X):
+            total += voter.value[leaf]
+        return total
 
     def predict(self, X: ArrayLike) -> NDArray:
         """Predict the rounded mean class of the trees.
@@ -560,7 +571,7 @@ default="squared_error"
             Members of ``classes_``.
         """
         X = self._validate_X_predict(X)
-        index = rounded_mean(self._sums(X), self._forest.n_trees << UNIT_BITS, self.n_classes_)
+        index = rounded_mean(self._sums(X), self.n_estimators_ << UNIT_BITS, self.n_classes_)
         return self.classes_[index]
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -577,8 +588,10 @@ default="squared_error"
             Columns in ``classes_`` order; rows sum to 1.
         """
         X = self._validate_X_predict(X)
-        f = self._forest
-        return _kernels.forest_proba(X, f.roots, f.left, f.right, f.feature, f.threshold, f.proba) / f.n_trees
+        total = np.zeros((X.shape[0], self.n_classes_))
+        for leaf, voter in self._leaves(X):
+            total += voter.proba[voter.leaf_row[leaf]]
+        return total / self.n_estimators_
 
     def predict_value(self, X: ArrayLike) -> NDArray[np.float64]:
         """Mean of the trees' values (the mean class index before rounding).
@@ -594,7 +607,7 @@ default="squared_error"
             Values in [0, K - 1]; ``predict`` rounds them half up.
         """
         X = self._validate_X_predict(X)
-        return self._sums(X) / float(self._forest.n_trees << UNIT_BITS)
+        return self._sums(X) / float(self.n_estimators_ << UNIT_BITS)
 
     def apply(self, X: ArrayLike) -> NDArray[np.int64]:
         """Leaf id reached in every tree.
@@ -610,8 +623,7 @@ default="squared_error"
             Node id of the leaf of each sample in each tree (as the tree's own ``apply``).
         """
         X = self._validate_X_predict(X)
-        f = self._forest
-        return _kernels.forest_apply(X, f.roots, f.left, f.right, f.feature, f.threshold)
+        return np.column_stack([leaf for leaf, _ in self._leaves(X)])
 
     def is_consistent(self) -> bool:
         """Whether the oscillation bound, recomputed from the fitted trees, certifies the model.
@@ -625,7 +637,7 @@ default="squared_error"
             several trees); the model may then be inconsistent.
         """
         check_is_fitted(self)
-        certificate = forest_certificate(self._forest, self.n_features_in_, ~self._categorical)
+        certificate = forest_certificate(self.estimators_, self._voters, self.n_features_in_, ~self._categorical)
         return certificate["bound"] <= certificate["scale"]
 
     def __sklearn_tags__(self):

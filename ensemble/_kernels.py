@@ -1,9 +1,8 @@
-"""Compiled loops over tree structures: threshold gaps, forest sums and per-tree jumps.
+"""Compiled loops over tree structures: threshold gaps, leaf lookup and per-tree jumps.
 
 Trees are given as scikit-learn-style node arrays (``left``, ``right``, ``feature``,
-``threshold``; ``left == -1`` at a leaf, ``x <= threshold`` goes left). A forest is
-the concatenation of its trees' node arrays with child ids shifted to global ids and
-``roots`` holding each tree's first node, so one compiled loop serves all trees.
+``threshold``; ``left == -1`` at a leaf, ``x <= threshold`` goes left), read in place
+from the fitted trees (scikit-learn's are strided views of its node records).
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ import numpy as np
 
 from relabel._backends._pseudoflow import _compiled
 
-__all__ = ["node_gaps", "forest_sums", "forest_proba", "forest_apply", "tree_jump"]
+__all__ = ["node_gaps", "tree_apply", "tree_jump"]
 
 
 @_compiled
@@ -44,57 +43,18 @@ def node_gaps(left, right, feature, threshold, X):
 
 
 @_compiled
-def forest_sums(X, roots, left, right, feature, threshold, value):
-    """Sum over the trees of the int64 ``value`` of the leaf each row reaches."""
+def tree_apply(X, left, right, feature, threshold):
+    """Node id of the leaf every row of ``X`` reaches (``x <= threshold`` goes left)."""
     n = X.shape[0]
-    out = np.zeros(n, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
     for i in range(n):
-        total = 0
-        for t in range(roots.shape[0]):
-            node = roots[t]
-            while left[node] != -1:
-                if X[i, feature[node]] <= threshold[node]:
-                    node = left[node]
-                else:
-                    node = right[node]
-            total += value[node]
-        out[i] = total
-    return out
-
-
-@_compiled
-def forest_proba(X, roots, left, right, feature, threshold, table):
-    """Sum over the trees of the row of ``table`` (n_nodes, K) of each row's leaf."""
-    n = X.shape[0]
-    n_classes = table.shape[1]
-    out = np.zeros((n, n_classes))
-    for i in range(n):
-        for t in range(roots.shape[0]):
-            node = roots[t]
-            while left[node] != -1:
-                if X[i, feature[node]] <= threshold[node]:
-                    node = left[node]
-                else:
-                    node = right[node]
-            for k in range(n_classes):
-                out[i, k] += table[node, k]
-    return out
-
-
-@_compiled
-def forest_apply(X, roots, left, right, feature, threshold):
-    """Local leaf id (node id within its tree) reached by every row in every tree."""
-    n = X.shape[0]
-    out = np.empty((n, roots.shape[0]), dtype=np.int64)
-    for i in range(n):
-        for t in range(roots.shape[0]):
-            node = roots[t]
-            while left[node] != -1:
-                if X[i, feature[node]] <= threshold[node]:
-                    node = left[node]
-                else:
-                    node = right[node]
-            out[i, t] = node - roots[t]
+        node = 0
+        while left[node] != -1:
+            if X[i, feature[node]] <= threshold[node]:
+                node = left[node]
+            else:
+                node = right[node]
+        out[i] = node
     return out
 
 

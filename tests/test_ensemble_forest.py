@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 import relabel
 from ensemble import ConsistentForestClassifier
-from ensemble._forest import UNIT_BITS, _separate_thresholds, _set_thresholds, forest_certificate
+from ensemble._forest import UNIT_BITS, _Gaps, _separate_thresholds, _set_thresholds, forest_certificate
+from ensemble._voting import threshold_multiplicity
 from trees import leaf_boxes
 
 
@@ -36,12 +37,15 @@ def _fused_oracle(model):
 
 
 def _force_threshold(model, tree_index, node, value):
-    """Move one split threshold of a fitted forest (its estimator and the packed arrays predict uses)."""
+    """Move one split threshold of a fitted forest's tree (what predict and the certificate read)."""
     tree = model.estimators_[tree_index]
     threshold = np.asarray(tree.tree_.threshold, dtype=np.float64).copy()
     threshold[node] = value
     _set_thresholds(tree, threshold)
-    model._forest.threshold[model._forest.roots[tree_index] + node] = value
+
+
+def _all_thresholds(model):
+    return np.concatenate([np.asarray(t.tree_.threshold) for t in model.estimators_])
 
 
 def _brute_jump(tree, n_features, value):
@@ -125,7 +129,7 @@ def test_auto_grows_until_certified():
     assert model.is_consistent()
     assert model.consistency_bound_ <= 1
     assert model.n_estimators_ >= 100
-    certificate = forest_certificate(model._forest, 30, np.ones(30, bool), exact=True)
+    certificate = forest_certificate(model.estimators_, model._voters, 30, np.ones(30, bool), exact=True)
     # Smallest B for the exact jumps of the grown trees is not more than what was grown.
     assert certificate["bound"] <= certificate["scale"]
 
@@ -137,9 +141,9 @@ def test_bound_equals_brute_force(criterion):
     X = np.round(rng.uniform(size=(40, 3)) * 4) / 4  # a lattice: many shared gaps
     y = np.clip(np.floor(X.sum(axis=1) * 1.5), 0, 4).astype(int)
     model = _fit(X, y, n_estimators=6, max_depth=4, criterion=criterion, random_state=3)
-    certificate = forest_certificate(model._forest, 3, np.ones(3, bool), exact=True)
+    certificate = forest_certificate(model.estimators_, model._voters, 3, np.ones(3, bool), exact=True)
     for t, tree in enumerate(model.estimators_):
-        value = model._forest.tree(t)[4]
+        value = model._voters[t].value
         assert certificate["jumps"][t] == _brute_jump(tree, 3, value)
     for f in range(3):
         assert certificate["multiplicity"][f] == _brute_multiplicity(model, f)
@@ -151,20 +155,28 @@ def test_bound_equals_brute_force(criterion):
 def test_collision_is_detected_and_redrawn():
     """Check that thresholds a few ulps apart in different trees are redrawn apart, and unavoidable ones counted."""
     rng = np.random.RandomState(0)
-    lo, hi = np.array([0.0, 0.0]), np.array([1.0, 1.0])
-    records = [
-        [np.array([0, 1]), np.array([0.325, 0.5]), lo.copy(), hi.copy()],
-        [np.array([0, 1]), np.array([0.32500000000000007, 0.9]), lo.copy(), hi.copy()],
-    ]
-    rounds = _separate_thresholds(records, rng, np.ones(2, bool))
-    assert rounds >= 1
-    assert abs(records[0][1][0] - records[1][1][0]) > 4 * np.spacing(0.325)
-    assert records[0][1][1] == 0.5 and records[1][1][1] == 0.9  # distinct thresholds stay
+    none = (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
+    new = _Gaps(feature=np.array([0, 1, 0, 1]), threshold=np.array([0.325, 0.5, 0.32500000000000007, 0.9]),
+                lo=np.zeros(4), hi=np.ones(4), owner=np.array([0, 0, 1, 1]))
+    assert _separate_thresholds(new, *none, rng, np.ones(2, bool)) >= 1
+    assert abs(new.threshold[0] - new.threshold[2]) > 4 * np.spacing(0.325)
+    assert new.threshold[1] == 0.5 and new.threshold[3] == 0.9  # distinct thresholds stay
+    # A threshold of an earlier batch never moves: the new one does.
+    new = _Gaps(np.array([0]), np.array([0.7]), np.zeros(1), np.ones(1), np.array([5]))
+    _separate_thresholds(new, np.array([0]), np.array([np.nextafter(0.7, 1)]), np.array([2]), rng, np.ones(1, bool))
+    assert abs(new.threshold[0] - 0.7) > 4 * np.spacing(0.7)
+    # Thresholds of one tree may coincide (two branches split at the same value): no redraw.
+    new = _Gaps(np.array([0, 0]), np.array([0.4, 0.4]), np.zeros(2), np.ones(2), np.array([3, 3]))
+    assert _separate_thresholds(new, *none, rng, np.ones(1, bool)) == 0
     # A gap with no room between two floats: the collision stays and the certificate counts it.
     a = 0.3
-    tight = [[np.array([0]), np.array([a]), np.array([a]), np.array([np.nextafter(a, 1)])] for _ in range(2)]
-    _separate_thresholds(tight, rng, np.ones(1, bool))
-    assert tight[0][1][0] == tight[1][1][0] == a
+    tight = _Gaps(np.array([0, 0]), np.array([a, a]), np.array([a, a]), np.full(2, np.nextafter(a, 1)), np.array([0, 1]))
+    _separate_thresholds(tight, *none, rng, np.ones(1, bool))
+    assert tight.threshold.tolist() == [a, a]
+    assert threshold_multiplicity(tight.threshold, tight.owner) == 2
+    # Categorical features are left alone.
+    cat = _Gaps(np.array([0, 0]), np.array([0.5, 0.5]), np.zeros(2), np.ones(2), np.array([0, 1]))
+    assert _separate_thresholds(cat, *none, rng, np.zeros(1, bool)) == 0
 
 
 def test_fitted_thresholds_are_distinct_and_keep_the_training_partition():
@@ -190,8 +202,9 @@ def test_fitted_thresholds_are_distinct_and_keep_the_training_partition():
 
 def _probe_around(model, X, rng, n_points=6, n_signs=32):
     """Largest class gap among points a hair's breadth around spots where many trees have boundaries."""
-    forest = model._forest
-    inner = forest.left >= 0
+    feature = np.concatenate([np.asarray(t.tree_.feature) for t in model.estimators_])
+    threshold = _all_thresholds(model)
+    inner = np.concatenate([np.asarray(t.tree_.children_left) >= 0 for t in model.estimators_])
     d = X.shape[1]
     worst = 0
     for _ in range(n_points):
@@ -200,9 +213,9 @@ def _probe_around(model, X, rng, n_points=6, n_signs=32):
         nodes = rng.permutation(np.flatnonzero(inner))
         taken = set()
         for node in nodes:
-            f = int(forest.feature[node])
+            f = int(feature[node])
             if f not in taken:
-                x[f] = forest.threshold[node]
+                x[f] = threshold[node]
                 taken.add(f)
         eps = 1e-9 * np.maximum(1.0, np.abs(x))
         signs = rng.choice([-1.0, 0.0, 1.0], size=(n_signs, d))
@@ -295,10 +308,10 @@ def test_n_jobs_and_random_state_reproduce():
     y = np.clip(np.floor(X[:, :2].sum(axis=1) * 2), 0, 3).astype(int)
     a = ConsistentForestClassifier(n_estimators=30, n_jobs=1, random_state=7).fit(X, y)
     b = ConsistentForestClassifier(n_estimators=30, n_jobs=2, random_state=7).fit(X, y)
-    np.testing.assert_array_equal(a._forest.threshold, b._forest.threshold)
+    np.testing.assert_array_equal(_all_thresholds(a), _all_thresholds(b))
     np.testing.assert_array_equal(a.predict_value(X), b.predict_value(X))
     c = ConsistentForestClassifier(n_estimators=30, random_state=8).fit(X, y)
-    assert not np.array_equal(a._forest.threshold, c._forest.threshold)
+    assert not np.array_equal(_all_thresholds(a), _all_thresholds(c))
 
 
 def test_sample_weight_equals_repeated_rows_without_bootstrap():
