@@ -275,8 +275,8 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         "relabel": ["boolean"],
         "vote": [StrOptions(set(VOTES))],
         "solver": [StrOptions(set(relabel.SOLVERS))],
-        "formulation": [StrOptions({"paper", "tight"})],
-        "contact": [StrOptions({"closure", "face"})],
+        "formulation": [StrOptions(set(relabel.FORMULATIONS))],
+        "contact": [StrOptions(set(relabel.CONTACTS))],
         "relabel_counts": [StrOptions({"bootstrap", "train"})],
         "bootstrap": ["boolean"],
         "C1": [Interval(Real, 0.0, None, closed="neither"), None],
@@ -503,20 +503,54 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         votes = self._votes(X)
         return vote_counts(votes, self.n_classes_) / votes.shape[1]
 
-    def is_consistent(self) -> bool:
-        """Check every relabelled group's labels against its adjacency graph.
+    def is_consistent(self, contact: str = "closure") -> bool:
+        """Certify the model from its fitted geometry, not from the solver's edges.
+
+        For every group the contacts of its fused partition are derived again
+        from the regions' boxes (:func:`relabel.adjacency_edges`) and every
+        contact's two labels must differ by at most one; then the median or the
+        rounded mean of the groups is consistent (Theorem 1; DESIGN.md
+        sections 4 and 9).
+
+        Parameters
+        ----------
+        contact : {"closure", "face"}, default="closure"
+            ``"closure"`` is the paper's pointwise consistency (regions whose
+            closures meet, at a face, an edge or a corner), whatever contact the
+            model was fitted with: a ``contact="face"`` model usually fails it.
+            ``"face"`` is the weaker check that only shared faces are
+            consistent.
 
         Returns
         -------
         bool
-            True when in every group adjacent regions differ by at most one
-            class, hence (Theorem 1) the median vote is consistent too. Always
-            False for ``relabel=False`` models, which carry no guarantee.
+            True when certified. Always False for ``relabel=False`` and
+            ``vote="majority"`` models, which carry no guarantee.
+
+        Raises
+        ------
+        ValueError
+            If ``contact`` is not one of :data:`relabel.CONTACTS`.
+
+        Examples
+        --------
+        >>> from ensemble import OTreeBagger
+        >>> from ensemble.datasets import make_synthetic_i
+        >>> X, y = make_synthetic_i(200, random_state=0)
+        >>> model = OTreeBagger(n_estimators=6, contact="face", random_state=0).fit(X, y)
+        >>> model.is_consistent(contact="face")
+        True
         """
         check_is_fitted(self)
+        if contact not in relabel.CONTACTS:
+            raise ValueError(f"contact must be one of {relabel.CONTACTS}; got {contact!r}")
         if not self.relabel:
             return False
-        return voters_certificate((relabel.is_consistent(g.edges, g.labels) for g in self.groups_), self.vote)
+        checks = (
+            relabel.is_consistent(relabel.adjacency_edges(group.partition, contact=contact).edges, group.labels)
+            for group in self.groups_
+        )
+        return voters_certificate(checks, self.vote)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
