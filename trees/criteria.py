@@ -18,8 +18,8 @@ The public implementation of the splitting-criteria study (Ayllón-Gavilán et
 al., 2025) takes the mode from the unweighted counts while weighting the
 probabilities, so the two agree without weights and may differ with them, in
 the nodes where the weighted and the unweighted modes differ. We keep the
-repeated-rows reading: a weight is a multiplicity, as the bootstrap counts of
-:class:`ensemble.OTreeBagger` are.
+repeated-rows reading: a weight is a multiplicity, as a bootstrap sample's
+counts are.
 """
 
 from __future__ import annotations
