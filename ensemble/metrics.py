@@ -507,8 +507,8 @@ def average_mean_absolute_error(
     Baccianella, Esuli and Sebastiani (2009); the AMAE of the splitting-criteria
     study. A class listed in ``labels`` but absent from ``y_true`` (or present
     only with weight 0) has no samples, hence no MAE of its own, and is left out
-    of the average, as in imbalanced-learn's ``macro_averaged_mean_absolute_error``
-    and the ORCA tools; it still widens the rank scale when listed. Integer
+    of the average, as in the ORCA tools (which drop the classes whose row of
+    the confusion matrix is empty); it still widens the rank scale when listed. Integer
     weights give the same value as repeated rows. Cost O((n + K) log K).
 
     Examples
