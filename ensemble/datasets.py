@@ -23,6 +23,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import check_random_state
 
+from trees._labels import check_classes
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -356,11 +358,10 @@ def _match_classes(
     raw: list[str], lines: list[int], classes: Sequence[Any], target: str, path: Path
 ) -> NDArray[Any]:
     """Map each raw target cell to the member of ``classes`` it names."""
-    classes_arr = np.asarray(classes)
-    if classes_arr.ndim != 1 or classes_arr.shape[0] == 0:
-        raise ValueError(f"classes must be a non-empty 1-D sequence, got {classes!r}")
+    classes_arr = check_classes(classes, "classes")
     text_keys = [str(c).strip() for c in classes_arr.tolist()]
     if len(set(text_keys)) != len(text_keys):
+        # Cells are matched by their text, so 1 and "1" (or "a" and " a") are one class.
         raise ValueError(f"classes must not contain duplicates, got {list(classes)!r}")
     by_text = {key: i for i, key in enumerate(text_keys)}
     by_number: dict[float, int] = {}

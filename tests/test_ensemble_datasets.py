@@ -219,6 +219,12 @@ def test_csv_error_paths(tmp_path):
         load_ordinal_csv(path, classes=["low", "high"])
     with pytest.raises(ValueError, match="classes must not contain duplicates"):
         load_ordinal_csv(path, classes=["low", "low", "top"])
+    with pytest.raises(ValueError, match="classes must not contain duplicates"):
+        load_ordinal_csv(path, classes=["low", " low", "top"])  # the same text in a cell
+    with pytest.raises(ValueError, match="classes must be a non-empty 1-d list"):
+        load_ordinal_csv(path, classes=[])
+    with pytest.raises(ValueError, match=r"classes contains missing values \(NaN or None\)"):
+        load_ordinal_csv(path, classes=np.array(["low", None, "top"], dtype=object))
     ragged = tmp_path / "r.csv"
     ragged.write_text("x,y\n1,2\n3\n")
     with pytest.raises(ValueError, match="line 3 .* has 1 fields, the header has 2"):
