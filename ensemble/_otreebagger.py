@@ -13,13 +13,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 import relabel
 from relabel import TooManyRegionsError
 from ensemble._base import MAX_SEED, bootstrap_weights, encode_target
 from ensemble._docs import fill_doc
+from ensemble._parallel import run_jobs
 from ensemble._voting import VOTES, combine_votes, vote_counts, voters_certificate
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
 from trees._labels import ordered_categories
@@ -449,11 +450,8 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             delayed(_fit_group)(X, y_idx, self.n_classes_, seeds[g], params, sample_weight)
             for g in range(n_groups)
         )
-        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-        groups = parallel(jobs)
-        if self.verbose:
-            groups = _progress(groups, total=n_groups, desc="OTreeBagger groups")
-        self.groups_ = list(groups)
+        self.groups_ = run_jobs(jobs, n_jobs=self.n_jobs, total=n_groups, desc="OTreeBagger groups",
+                                verbose=self.verbose)
         self.estimators_ = [tree for group in self.groups_ for tree in group.trees]
         self.groups_info_ = [group.info for group in self.groups_]
         if self.relabel:
@@ -556,10 +554,3 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
-
-
-def _progress(iterable, total: int, desc: str):
-    """Wrap ``iterable`` in a tqdm progress bar (stderr)."""
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, total=total, desc=desc)
