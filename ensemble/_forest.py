@@ -20,12 +20,13 @@ from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ensemble import _kernels
 from ensemble._base import MAX_SEED, bootstrap_weights, categorical_mask, encode_target
 from ensemble._docs import fill_doc
+from ensemble._parallel import run_jobs
 from ensemble._voting import SNAP_ULPS, oscillation_bound, rounded_mean, threshold_multiplicity
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
 from trees._labels import ordered_categories
@@ -495,7 +496,8 @@ default="squared_error"
             seeds = rng.randint(MAX_SEED, size=(target - len(self.estimators_), 2))
             jobs = (delayed(_fit_tree)(X, X_fit, X_walk, y_idx, self.n_classes_, s, params, sample_weight) for s in seeds)
             # scikit-learn's tree builder releases the GIL: threads, as in its forests.
-            batch = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
+            batch = run_jobs(jobs, n_jobs=self.n_jobs, total=len(seeds), desc="ConsistentForest trees",
+                             verbose=self.verbose, prefer="threads")
             fixed = _split_thresholds(self.estimators_)
             first = len(self.estimators_)
             internal = [np.asarray(_nodes(tree)[0]) >= 0 for tree, *_ in batch]

@@ -17,8 +17,14 @@ from sklearn.utils.parallel import Parallel
 __all__ = ["run_jobs", "supports_generator"]
 
 
-def supports_generator() -> bool:
+def supports_generator(prefer: str | None = None) -> bool:
     """Whether the active joblib backend can return results as a generator.
+
+    Parameters
+    ----------
+    prefer : {"processes", "threads"} or None, default=None
+        The soft hint the caller gives ``Parallel``: it may pick another default
+        backend, whose flag is then the one that matters.
 
     Returns
     -------
@@ -45,13 +51,14 @@ def supports_generator() -> bool:
     ...     supports_generator()
     True
     """
-    backend, _ = get_active_backend()
+    backend, _ = get_active_backend(prefer=prefer)
     return isinstance(backend, SequentialBackend) or bool(
         getattr(backend, "supports_return_generator", False)
     )
 
 
-def run_jobs(jobs: Iterable, *, n_jobs: int | None, total: int, desc: str, verbose: int = 0) -> list:
+def run_jobs(jobs: Iterable, *, n_jobs: int | None, total: int, desc: str, verbose: int = 0,
+             prefer: str | None = None) -> list:
     """Run joblib ``delayed`` jobs and return their results in order.
 
     Parameters
@@ -69,6 +76,9 @@ def run_jobs(jobs: Iterable, *, n_jobs: int | None, total: int, desc: str, verbo
         Label of the progress bar.
     verbose : int, default=0
         ``verbose >= 1`` shows a tqdm progress bar on stderr.
+    prefer : {"processes", "threads"} or None, default=None
+        joblib's soft hint for the default backend (``"threads"`` for work that
+        releases the GIL); a backend set by the user still wins.
 
     Returns
     -------
@@ -100,8 +110,8 @@ def run_jobs(jobs: Iterable, *, n_jobs: int | None, total: int, desc: str, verbo
             "n_jobs=0 has no meaning: use None or 1 for one job, a positive count, "
             "or -1 for all processors"
         )
-    streaming = supports_generator()
-    parallel = Parallel(n_jobs=n_jobs, return_as="generator" if streaming else "list")
+    streaming = supports_generator(prefer)
+    parallel = Parallel(n_jobs=n_jobs, return_as="generator" if streaming else "list", prefer=prefer)
     results: Iterable[Any] = parallel(jobs)
     if verbose:
         results = _progress(results, total=total, desc=desc)

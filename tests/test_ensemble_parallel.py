@@ -72,3 +72,18 @@ def test_run_jobs_rejects_zero_jobs():
     X, y = make_synthetic_i(60, random_state=0)
     with pytest.raises(ValueError, match="n_jobs=0"):
         OTreeBagger(n_estimators=2, group_size=1, n_jobs=0).fit(X, y)
+
+
+@pytest.mark.parametrize("backend", ["test-no-generator", "threading"])
+def test_consistent_forest_under_any_backend_matches_one_job(backend, capsys):
+    """Check that the certified forest fits under backends with and without generators, as with n_jobs=1."""
+    from ensemble import ConsistentForestClassifier
+
+    X, y = make_synthetic_i(150, random_state=1)
+    reference = ConsistentForestClassifier(n_estimators=12, n_jobs=1, random_state=0).fit(X, y)
+    with joblib.parallel_backend(backend, n_jobs=2):
+        model = ConsistentForestClassifier(n_estimators=12, n_jobs=2, verbose=1, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.predict_value(X), reference.predict_value(X))
+    assert "12/12" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="n_jobs=0"):
+        ConsistentForestClassifier(n_jobs=0).fit(X, y)
