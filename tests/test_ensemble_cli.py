@@ -61,7 +61,7 @@ def test_evaluate_prints_a_table_for_every_model(tmp_path, capsys):
     assert main(["evaluate", str(data), "--folds", "3", "--n-estimators", "6", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "3-fold CV" in out
-    for name in ("OTreeBagger", "TreeBagger", "Bagged ordinal trees"):
+    for name in ("OTreeBagger", "Certified forest", "TreeBagger", "Bagged ordinal trees"):
         assert name in out
     for column in ("MAE", "AMAE", "QWK", "RPS", "1-off acc"):
         assert column in out
@@ -77,7 +77,8 @@ def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monk
     assert main(["demo", "--n-estimators", "6", "--train-size", "0.1", "--output", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     out = captured.out
-    assert "OTreeBagger is consistent: True" in out
+    assert "OTreeBagger (M=3): certified consistent: True" in out
+    assert "Certified forest (auto B): certified consistent: True" in out
     assert "lower is better" in out and "higher is better" in out and "excl. compile" in out
     assert "fitting OTreeBagger" in captured.err and "drawing the regions" in captured.err
     png = tmp_path / "demo_regions.png"
@@ -85,7 +86,7 @@ def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monk
     (fig,) = figures
     assert fig.get_suptitle().startswith("otreebagger demo: predicted classes on syntheticI")
     titled = [ax for ax in fig.axes if "jumps of more than one class" in ax.get_title()]
-    assert len(titled) == 2
+    assert len(titled) == 3
     # The count in each title is the display's own count on the drawn grid.
     from ensemble._display import _jumps
 
@@ -94,6 +95,7 @@ def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monk
         ranks = np.asarray(mesh.get_array()).reshape(300, 300).astype(int)
         assert ax.get_title().endswith(f": {_jumps(ranks)}")
     assert titled[0].get_title().endswith(": 0")  # OTreeBagger is consistent
+    assert titled[1].get_title().endswith(": 0")  # and so is the certified forest
     (legend,) = fig.legends
     assert legend.get_title().get_text() == "training points"
     assert [t.get_text() for t in legend.get_texts()] == [f"class {k}" for k in range(1, 6)]
@@ -343,3 +345,19 @@ def test_oversized_partition_is_one_line_naming_the_options(tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "max_regions=5" in err and "--max-depth" in err
+
+
+def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path, capsys):
+    """Check --model forest in fit, and that evaluate still compares the forest when OTreeBagger stops."""
+    data = _write_csv(tmp_path / "d.csv", n=90)
+    model = tmp_path / "forest.joblib"
+    assert main(["fit", str(data), "--model", "forest", "-o", str(model)]) == 0
+    assert "fitted Certified forest (auto B)" in capsys.readouterr().out
+    assert type(joblib.load(model)["model"]).__name__ == "ConsistentForestClassifier"
+    code = main(["evaluate", str(data), "--folds", "3", "--n-estimators", "6", "--max-regions", "2", "--quiet",
+                 "--model", "otreebagger", "forest"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "OTreeBagger (M=3) could not run: " in out and "max_regions" in out
+    table = out.split("OTreeBagger (M=3) could not run")[0]
+    assert "Certified forest (auto B)" in table and "OTreeBagger" not in table
