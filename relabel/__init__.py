@@ -4,16 +4,29 @@ The pipeline of DESIGN.md section 4, on boxes and counts only (no tree code):
 
 - :func:`fuse` intersects the leaves of M trees into a :class:`FusedPartition`;
 - :func:`region_counts` counts the training classes per region;
-- :func:`adjacency_edges` / :func:`adjacency_graph` find the touching regions;
+- :func:`adjacency_edges` / :func:`adjacency_graph` find the touching regions (with
+  categorical features and a resolution, DESIGN.md sections 4b-4c);
+- :func:`monotone_pairs` orders the regions along monotone-constrained features;
 - :meth:`ConsistencyProblem.from_counts` builds the ILP of Sousa & Cardoso (2011);
 - :func:`solve` runs one of :data:`SOLVERS` (exact graph cut, CBC, CP-SAT);
-- :func:`is_consistent` / :func:`violating_edges` certify the labelling;
+- :func:`is_consistent` / :func:`violating_edges` and :func:`is_monotone` /
+  :func:`violating_pairs` certify the labelling;
+- :func:`check_categorical_features`, :func:`check_monotonic_cst` and
+  :func:`check_resolution` validate the per-feature options (one home for them);
 - :func:`region_polygons` gives 2D regions as shapely boxes.
 """
 
-from relabel._adjacency import CONTACTS, AdjacencyEdges, adjacency_edges, adjacency_graph
+from relabel._adjacency import CONTACTS, AdjacencyEdges, adjacency_edges, adjacency_graph, monotone_pairs
 from relabel._backends.cbc import cbc_info
-from relabel._certificate import is_consistent, violating_edges
+from relabel._certificate import (
+    edge_violations,
+    is_consistent,
+    is_monotone,
+    pair_violations,
+    violating_edges,
+    violating_pairs,
+)
+from relabel._features import check_categorical_features, check_monotonic_cst, check_resolution
 from relabel._errors import (
     RelabelError,
     RelabelInfeasibleError,
@@ -46,10 +59,18 @@ __all__ = [
     "adjacency_edges",
     "adjacency_graph",
     "cbc_info",
+    "check_categorical_features",
+    "check_monotonic_cst",
+    "check_resolution",
+    "edge_violations",
     "fuse",
     "is_consistent",
+    "is_monotone",
+    "monotone_pairs",
+    "pair_violations",
     "region_counts",
     "region_polygons",
     "solve",
     "violating_edges",
+    "violating_pairs",
 ]

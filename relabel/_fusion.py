@@ -173,7 +173,8 @@ def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False, 
     and the right child when it has points with ``x_f > t`` (``upper_f > t``). The work is
     the number of (region, node) pairs visited: output-sensitive, never all combinations.
     ``start`` gives each box its root node; ``closed`` treats boxes as closed (a box
-    touching a threshold visits both sides), which is what contact detection needs.
+    touching a threshold visits both sides), which is what contact detection needs; a
+    boolean array makes them closed on those features only.
     ``max_pairs`` stops early: every (region, node) pair in flight reaches at least one
     leaf, so finished plus in-flight pairs bound the final count from below, and the
     walk raises :class:`TooManyRegionsError` as soon as that bound passes ``max_pairs``.
@@ -200,7 +201,14 @@ def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False, 
                 break
         f = feature[nodes]
         t = threshold[nodes]
-        if closed:
+        if isinstance(closed, np.ndarray):
+            # Closed on some features only (contacts with the categorical rule: a box
+            # ending on a categorical threshold does not reach across it).
+            c = closed[f]
+            lo, hi = region_lower[regions, f], region_upper[regions, f]
+            go_left = np.where(c, lo <= t, lo < t)
+            go_right = np.where(c, hi >= t, hi > t)
+        elif closed:
             # Closed boxes (contacts): touching the threshold reaches both sides.
             go_left = region_lower[regions, f] <= t
             go_right = region_upper[regions, f] >= t
