@@ -35,7 +35,8 @@ class AdjacencyEdges(NamedTuple):
         Pairs ``(n, m)`` with ``n < m``, sorted lexicographically.
     is_face : ndarray of shape (n_edges,), bool
         True for a face contact (a shared (d-1)-dimensional boundary of positive
-        measure), False for a corner contact (closures meet in lower dimension).
+        measure), False for a corner contact (closures meet in lower dimension) and
+        for r-neighbours whose closures do not meet (``resolution``).
 
     Examples
     --------
@@ -525,11 +526,6 @@ def _alias_contacts(partition, lower, upper, contact, categorical, radius):
         hi_i = np.broadcast_to(img_hi[i], upper.shape)
         near = near_rule(lo_i, hi_i, lower, upper, radius, categorical)
         face = _face_flags(lo_i, hi_i, lower, upper)
-        if not radius.any():
-            # Touching on a categorical axis crosses a category split (near_rule with
-            # r = 0 only checks that the closures meet there).
-            touch_cat = ((hi_i == lower) | (upper == lo_i))[:, categorical].any(axis=1)
-            near &= ~touch_cat
         if contact == "face":
             near &= face
         others = np.flatnonzero(near)
@@ -657,7 +653,9 @@ def adjacency_graph(
     -------
     networkx.Graph
         Nodes are exactly ``0 .. N-1`` (isolated regions included); every edge has the
-        attribute ``contact`` equal to ``"face"`` or ``"corner"``.
+        attribute ``contact`` equal to ``"face"`` or ``"corner"`` (every other contact:
+        an edge or a corner, and with a resolution the r-neighbours whose closures do
+        not meet).
 
     Raises
     ------
