@@ -2,7 +2,8 @@
 
 The pipeline of DESIGN.md section 4, on boxes and counts only (no tree code):
 
-- :func:`fuse` intersects the leaves of M trees into a :class:`FusedPartition`;
+- :func:`fuse` intersects the leaves of M trees into a :class:`FusedPartition`, with
+  bounds a few ulps apart snapped to one (:func:`snap_table`, :data:`SNAP_ULPS`);
 - :func:`region_counts` counts the training classes per region;
 - :func:`adjacency_edges` / :func:`adjacency_graph` find the touching regions (with
   categorical features and a resolution, DESIGN.md sections 4b-4c);
@@ -35,7 +36,7 @@ from relabel._errors import (
     SolverNotInstalledError,
     TooManyRegionsError,
 )
-from relabel._fusion import FusedPartition, fuse, region_counts
+from relabel._fusion import SNAP_ULPS, FusedPartition, fuse, region_counts, snap_table
 from relabel._geometry import region_polygons
 from relabel._problem import ConsistencyProblem, absolute_loss
 from relabel._solve import FORMULATIONS, SOLVERS, RelabelResult, SolverStatus, solve
@@ -51,6 +52,7 @@ __all__ = [
     "RelabelResult",
     "RelabelTimeLimitError",
     "RelabelWarning",
+    "SNAP_ULPS",
     "SOLVERS",
     "SolverNotInstalledError",
     "SolverStatus",
@@ -70,6 +72,7 @@ __all__ = [
     "pair_violations",
     "region_counts",
     "region_polygons",
+    "snap_table",
     "solve",
     "violating_edges",
     "violating_pairs",

@@ -532,7 +532,12 @@ def _alias_contacts(partition, lower, upper, contact, categorical, radius):
         others = others[others != target[i]]
         found_a.append(np.full(others.shape[0], target[i], dtype=np.intp))
         found_b.append(others.astype(np.intp))
-        found_face.append(face[others])
+        # The kind is the two regions' own (a face of the image is not a face between
+        # them); with contact="face" these are face contacts of the region and its sliver.
+        t_lo = np.broadcast_to(lower[target[i]], (others.shape[0], lower.shape[1]))
+        t_hi = np.broadcast_to(upper[target[i]], (others.shape[0], lower.shape[1]))
+        kind = _face_flags(t_lo, t_hi, lower[others], upper[others])
+        found_face.append(np.ones(others.shape[0], dtype=bool) if contact == "face" else kind)
     return np.concatenate(found_a), np.concatenate(found_b), np.concatenate(found_face)
 
 

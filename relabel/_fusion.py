@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from relabel._errors import TooManyRegionsError
 
-__all__ = ["FusedPartition", "fuse", "region_counts"]
+__all__ = ["SNAP_ULPS", "FusedPartition", "fuse", "region_counts", "snap_table"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def snap_table(values: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float
 
     Examples
     --------
-    >>> from relabel._fusion import snap_table
+    >>> from relabel import snap_table
     >>> distinct, snapped = snap_table([0.325, 0.32500000000000007, 0.5, float("inf")])
     >>> distinct.tolist(), snapped.tolist()
     ([0.325, 0.32500000000000007, 0.5], [0.32500000000000007, 0.32500000000000007, 0.5])
@@ -72,8 +72,12 @@ def snap_table(values: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float
 def _snap(values: NDArray, distinct: NDArray, snapped: NDArray) -> NDArray:
     """Map every finite value of ``values`` (all present in ``distinct``) to its representative."""
     out = values.copy()
-    finite = np.isfinite(values)
-    out[finite] = snapped[np.searchsorted(distinct, values[finite])]
+    moved = distinct != snapped
+    if not moved.any():
+        return out
+    # Few values move: find their occurrences instead of searching every bound.
+    at = np.flatnonzero(np.isin(values, distinct[moved]))
+    out[at] = snapped[np.searchsorted(distinct, values[at])]
     return out
 
 
