@@ -137,7 +137,7 @@ def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGrou
         formulation=params["formulation"],
         time_limit=params["time_limit"],
         threads=1,
-        on_failure=params["on_solver_failure"],
+        on_solver_failure=params["on_solver_failure"],
     )
     info = {
         "n_regions": int(partition.n_regions),
