@@ -27,7 +27,7 @@ from ensemble import _kernels
 from ensemble._base import MAX_SEED, bootstrap_weights, categorical_mask, encode_target
 from ensemble._docs import fill_doc
 from ensemble._parallel import run_jobs
-from ensemble._voting import SNAP_ULPS, oscillation_bound, rounded_mean, threshold_multiplicity
+from ensemble._voting import oscillation_bound, rounded_mean, threshold_clusters, threshold_multiplicity
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
 from trees._labels import ordered_categories
 
@@ -170,16 +170,16 @@ class _Gaps(NamedTuple):
 
 def _separate_thresholds(new: _Gaps, fixed_feature: NDArray, fixed_threshold: NDArray, fixed_owner: NDArray,
                          rng: np.random.RandomState, countable: NDArray[np.bool_]) -> int:
-    """Redraw new thresholds that coincide with another tree's on the same feature.
+    """Redraw new thresholds that are one threshold with another tree's on the same feature.
 
-    Two thresholds coincide when they differ by at most :data:`SNAP_ULPS` ulps. Of
-    each coinciding pair of different trees a new threshold is drawn again inside its
-    own gap (the later one when both are new); the ``fixed`` thresholds (trees of an
-    earlier batch) never move. A gap too narrow for two distinct thresholds may
-    leave a collision: the certificate then counts the trees sharing it (threshold
-    multiplicity). Features outside ``countable`` (categorical) are left alone.
-    Works one feature at a time, so its temporaries stay small. Returns the number
-    of rounds that moved something.
+    Thresholds a few ulps apart are one threshold (:func:`threshold_clusters`, the
+    rule :func:`relabel.fuse` snaps with). In every such cluster shared by several
+    trees, one threshold stays (a ``fixed`` one, from an earlier batch, if any) and
+    the new thresholds of the other trees are drawn again inside their own gaps. A
+    gap too narrow for two distinct thresholds may leave a collision: the
+    certificate then counts the trees sharing it (threshold multiplicity). Features
+    outside ``countable`` (categorical) are left alone. Works one feature at a time,
+    so its temporaries stay small. Returns the number of rounds that moved something.
     """
     movable = new.hi > np.nextafter(new.lo, np.inf)
     for rounds in range(_MAX_REDRAW_ROUNDS):
@@ -189,20 +189,16 @@ def _separate_thresholds(new: _Gaps, fixed_feature: NDArray, fixed_threshold: ND
             if rows.shape[0] == 0:
                 continue
             old = np.flatnonzero(fixed_feature == f)
-            t = np.concatenate((new.threshold[rows], fixed_threshold[old]))
+            cluster = threshold_clusters(np.concatenate((new.threshold[rows], fixed_threshold[old])))
             owner = np.concatenate((new.owner[rows], fixed_owner[old]))
             slot = np.concatenate((rows, np.full(old.shape[0], -1)))  # -1: a fixed threshold
-            order = np.lexsort((slot < 0, t))  # among equal values, new entries first
-            t, owner, slot = t[order], owner[order], slot[order]
-            gap = t[1:] - t[:-1]
-            clash = (gap <= SNAP_ULPS * np.spacing(np.maximum(np.abs(t[:-1]), np.abs(t[1:])))) & (
-                owner[1:] != owner[:-1])
-            if not clash.any():
-                continue
-            first, second = slot[:-1][clash], slot[1:][clash]
-            pick = np.where(second >= 0, second, first)  # prefer moving the later, never a fixed one
-            pick = pick[pick >= 0]
-            again.append(pick[movable[pick]])
+            # Per cluster, fixed thresholds first, then new ones by tree: the first tree keeps its place.
+            order = np.lexsort((owner, slot >= 0, cluster))
+            cluster, owner, slot = cluster[order], owner[order], slot[order]
+            starts = np.concatenate(([True], cluster[1:] != cluster[:-1]))
+            keeper = owner[np.maximum.accumulate(np.where(starts, np.arange(cluster.shape[0]), 0))]
+            clash = (owner != keeper) & (slot >= 0)
+            again.append(slot[clash][movable[slot[clash]]])
         again = np.unique(np.concatenate(again)) if again else np.empty(0, np.int64)
         if again.shape[0] == 0:
             return rounds

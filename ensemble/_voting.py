@@ -19,6 +19,8 @@ from typing import Iterable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from relabel import snap_table
+
 __all__ = [
     "VOTES",
     "combine_votes",
@@ -26,18 +28,12 @@ __all__ = [
     "rounded_mean",
     "voters_certificate",
     "oscillation_bound",
+    "threshold_clusters",
     "threshold_multiplicity",
-    "SNAP_ULPS",
 ]
 
 #: The votes: lower median, most frequent class (lowest on ties), rounded mean.
 VOTES = ("median", "majority", "mean")
-
-#: Thresholds of one feature closer than this many units in the last place (of the
-#: larger magnitude) are one threshold (DESIGN.md section 4c): two trees computing the
-#: same midpoint through different pairs of values differ by an ulp or two.
-SNAP_ULPS = 4
-
 
 def vote_counts(votes: NDArray[np.integer], n_classes: int) -> NDArray[np.float64]:
     """Number of voters per class for every sample.
@@ -211,6 +207,22 @@ def oscillation_bound(jumps: ArrayLike, n_boundaries: int) -> int:
     return int(jumps[: max(int(n_boundaries), 0)].sum())
 
 
+def threshold_clusters(thresholds: ArrayLike) -> NDArray[np.float64]:
+    """The threshold each value is one with: its representative under :func:`relabel.snap_table`.
+
+    Thresholds of one feature a few ulps apart are one threshold (DESIGN.md section
+    4c); the same rule snaps the bounds in :func:`relabel.fuse`.
+
+    Examples
+    --------
+    >>> threshold_clusters([0.325, 0.32500000000000007, 0.7]).tolist()
+    [0.32500000000000007, 0.32500000000000007, 0.7]
+    """
+    t = np.asarray(thresholds, dtype=np.float64)
+    distinct, snapped = snap_table(t)
+    return snapped[np.searchsorted(distinct, t)] if t.size else t.copy()
+
+
 def threshold_multiplicity(thresholds: ArrayLike, owners: ArrayLike, window: float = 0.0) -> int:
     """Largest number of distinct trees with a threshold in one window of one feature.
 
@@ -222,8 +234,8 @@ def threshold_multiplicity(thresholds: ArrayLike, owners: ArrayLike, window: flo
         The tree of each threshold.
     window : float, default=0.0
         Width of the window (the resolution r_f of DESIGN.md section 4c). With 0,
-        thresholds count together only when they differ by at most
-        :data:`SNAP_ULPS` units in the last place.
+        thresholds count together only when they are one threshold
+        (:func:`threshold_clusters`: a few ulps apart).
 
     Returns
     -------
@@ -248,20 +260,13 @@ def threshold_multiplicity(thresholds: ArrayLike, owners: ArrayLike, window: flo
     owners = np.asarray(owners)
     if t.size == 0:
         return 0
+    if window <= 0:
+        t = threshold_clusters(t)
     order = np.argsort(t, kind="stable")
     t, owners = t[order], owners[order]
-    if window > 0:
-        stop = np.searchsorted(t, t + window, side="right")
-    else:
-        # Chains of near-equal values form one cluster (a single linkage).
-        tol = SNAP_ULPS * np.spacing(np.maximum(np.abs(t[:-1]), np.abs(t[1:])))
-        new_cluster = np.concatenate(([True], np.diff(t) > tol))
-        cluster = np.cumsum(new_cluster) - 1
-        ends = np.flatnonzero(np.concatenate((new_cluster[1:], [True])))
-        stop = ends[cluster] + 1
-    if np.all(stop - np.arange(t.size) == 1):
-        return 1
+    stop = np.searchsorted(t, t + max(window, 0.0), side="right")
+    crowded = np.flatnonzero(stop - np.arange(t.size) > 1)
     best = 1
-    for i in np.flatnonzero(stop - np.arange(t.size) > 1):
+    for i in crowded:
         best = max(best, np.unique(owners[i : stop[i]]).size)
     return int(best)
