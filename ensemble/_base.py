@@ -7,9 +7,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+import relabel
 from trees._labels import encode_labels
 
-__all__ = ["MAX_SEED", "bootstrap_weights", "categorical_mask", "encode_target"]
+__all__ = ["MAX_SEED", "bootstrap_weights", "categorical_mask", "encode_target", "monotonic_array"]
 
 MAX_SEED = np.iinfo(np.int32).max
 _MAX_REDRAWS = 1000
@@ -39,7 +40,7 @@ def encode_target(estimator: Any, y: NDArray, categories: NDArray | None) -> NDA
     present = np.unique(y_idx)
     if present.size < 2:
         raise ValueError(
-            f"y has one class ({estimator.classes_[present[0]]!r}); "
+            f"y has one class ({np.asarray(estimator.classes_[present[0]]).tolist()!r}); "
             f"{type(estimator).__name__} needs samples of at least 2 classes"
         )
     estimator.n_classes_ = len(estimator.classes_)
@@ -75,6 +76,20 @@ def bootstrap_weights(
     )
 
 
+def _names_to_indices(values: Any, feature_names: NDArray | None, parameter: str) -> list[int]:
+    """Indices of the named features, with errors naming ``parameter``."""
+    if feature_names is None:
+        raise ValueError(
+            f"{parameter} names features but X has no feature names (fit on a DataFrame with string "
+            "column names, or give indices)"
+        )
+    known = {str(name): i for i, name in enumerate(feature_names)}
+    unknown = [str(v) for v in values if str(v) not in known]
+    if unknown:
+        raise ValueError(f"{parameter} names unknown features: {unknown}")
+    return [known[str(v)] for v in values]
+
+
 def categorical_mask(
     categorical_features: ArrayLike | None, n_features: int, feature_names: NDArray | None = None
 ) -> NDArray[np.bool_]:
@@ -97,9 +112,13 @@ def categorical_mask(
     Raises
     ------
     ValueError
-        On an index out of range, a mask of the wrong length, an unknown name, names
-        without feature names, or a mix of types; every message names
-        ``categorical_features``.
+        On an index out of range, a mask of the wrong length, an unknown name or
+        names without feature names; every message names ``categorical_features``.
+
+    Notes
+    -----
+    Names are resolved here; indices and masks are checked by
+    :func:`relabel.check_categorical_features`, the one rule for both packages.
 
     Examples
     --------
@@ -109,46 +128,54 @@ def categorical_mask(
     >>> categorical_mask(["b"], 2, np.array(["a", "b"])).tolist()
     [False, True]
     """
-    mask = np.zeros(n_features, dtype=bool)
-    if categorical_features is None:
-        return mask
-    values = np.asarray(categorical_features)
-    if values.ndim == 0:
-        values = values.reshape(1)
-    if values.ndim != 1:
-        raise ValueError(
-            f"categorical_features must be a 1-d list of indices, names or a boolean mask; got shape {values.shape}"
-        )
-    if values.size == 0:
-        return mask
-    if values.dtype.kind == "b":
-        if values.shape[0] != n_features:
-            raise ValueError(
-                f"categorical_features as a boolean mask must have length n_features={n_features}; "
-                f"got {values.shape[0]}"
-            )
-        return values.copy()
-    if values.dtype.kind in "iu":
-        bad = values[(values < 0) | (values >= n_features)]
-        if bad.size:
-            raise ValueError(
-                f"categorical_features indices must lie in 0..{n_features - 1}; got {bad.tolist()}"
-            )
-        mask[values] = True
-        return mask
-    if values.dtype.kind in "UO":
-        if feature_names is None:
-            raise ValueError(
-                "categorical_features holds names but X has no feature names (fit on a DataFrame "
-                "with string column names, or pass indices)"
-            )
-        names = [str(v) for v in values]
-        known = {str(name): i for i, name in enumerate(feature_names)}
-        unknown = [name for name in names if name not in known]
-        if unknown:
-            raise ValueError(f"categorical_features names unknown features: {unknown}")
-        mask[[known[name] for name in names]] = True
-        return mask
-    raise ValueError(
-        f"categorical_features must hold integer indices, booleans or feature names; got dtype {values.dtype}"
-    )
+    if categorical_features is not None:
+        values = np.asarray(categorical_features)
+        if values.ndim == 1 and values.dtype.kind in "UO":
+            categorical_features = _names_to_indices(values, feature_names, "categorical_features")
+    return relabel.check_categorical_features(categorical_features, n_features)
+
+
+def monotonic_array(
+    monotonic_cst: Any, n_features: int, feature_names: NDArray | None = None,
+    categorical: NDArray[np.bool_] | None = None,
+) -> NDArray[np.int8]:
+    """Monotone constraints as -1/0/+1 per feature, from scikit-learn's conventions.
+
+    Parameters
+    ----------
+    monotonic_cst : array-like of int, dict or None
+        One of -1, 0, +1 per feature, or a dict ``{feature name: -1 / +1}`` (the
+        others unconstrained), as in :class:`~sklearn.ensemble.HistGradientBoostingClassifier`.
+    n_features : int
+        Number of features of ``X``.
+    feature_names : ndarray of str, optional
+        ``feature_names_in_`` of the estimator (needed for a dict).
+    categorical : ndarray of bool, optional
+        Categorical features, which cannot be constrained.
+
+    Returns
+    -------
+    ndarray of shape (n_features,), int8
+
+    Raises
+    ------
+    ValueError
+        Naming ``monotonic_cst``: a wrong length, values outside {-1, 0, 1}, an
+        unknown name, a dict without feature names, a constrained categorical feature.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> monotonic_array({"b": -1}, 2, np.array(["a", "b"])).tolist()
+    [0, -1]
+    """
+    if isinstance(monotonic_cst, dict):
+        array = np.zeros(n_features, dtype=np.int64)
+        indices = _names_to_indices(list(monotonic_cst), feature_names, "monotonic_cst")
+        values = list(monotonic_cst.values())
+        for index, value in zip(indices, values):
+            if isinstance(value, (bool, np.bool_)) or value not in (-1, 0, 1):
+                raise ValueError(f"monotonic_cst values must be -1, 0 or 1; got {value!r}")
+            array[index] = value
+        monotonic_cst = array
+    return relabel.check_monotonic_cst(monotonic_cst, n_features, categorical_features=categorical)

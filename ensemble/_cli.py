@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import re
 import sys
 import time
 import warnings
@@ -55,32 +56,43 @@ class ModelEntry:
 
 def _common(args: argparse.Namespace) -> dict:
     return dict(n_estimators=args.n_estimators, max_depth=args.max_depth, random_state=args.seed,
-                n_jobs=args.n_jobs)
+                n_jobs=args.n_jobs, verbose=int(getattr(args, "verbose", False)))
+
+
+def _features(args: argparse.Namespace) -> dict:
+    """The feature options every model understands (resolved to indices by ``_resolve_features``)."""
+    return dict(categorical_features=getattr(args, "categorical_features", None),
+                monotonic_cst=getattr(args, "monotonic_cst", None))
 
 
 def _build_otreebagger(args: argparse.Namespace):
     from ensemble import OTreeBagger
 
-    return OTreeBagger(group_size=args.group_size, max_regions=args.max_regions, **_common(args))
+    return OTreeBagger(group_size=args.group_size, max_regions=args.max_regions, max_edges=args.max_edges,
+                       on_budget=args.on_budget, projection=args.projection, **_common(args), **_features(args))
 
 
 def _build_forest(args: argparse.Namespace):
     from ensemble import ConsistentForestClassifier
 
     # The forest chooses its own number of trees: the smallest B >= 100 it can certify.
-    return ConsistentForestClassifier(max_depth=args.max_depth, random_state=args.seed, n_jobs=args.n_jobs)
+    common = {k: v for k, v in _common(args).items() if k != "n_estimators"}
+    features = _features(args)
+    if features["monotonic_cst"] is None:
+        del features["monotonic_cst"]  # the forest's monotone trees come with issue 13's wiring
+    return ConsistentForestClassifier(**common, **features)
 
 
 def _build_treebagger(args: argparse.Namespace):
     from ensemble import OTreeBagger
 
-    return OTreeBagger(relabel=False, vote="majority", criterion="gini", **_common(args))
+    return OTreeBagger(relabel=False, vote="majority", criterion="gini", projection="none", **_common(args))
 
 
 def _build_bagged(args: argparse.Namespace):
     from ensemble import OTreeBagger
 
-    return OTreeBagger(relabel=False, **_common(args))
+    return OTreeBagger(relabel=False, projection="none", **_common(args))
 
 
 # The one place that lists the models: ``fit --model NAME`` builds one of them,
@@ -103,14 +115,31 @@ def _build(name: str, args: argparse.Namespace, classes: Any = None):
     return entry.label.format(**vars(args)), model
 
 
-def _fit(model, X, y):
-    """Fit, turning the estimator's input errors into one line."""
+def _fit(model, X, y, args=None):
+    """Fit, turning the estimator's input errors into one line and its size warning into one line."""
+    from ensemble._otreebagger import GroupSizeWarning
+
     try:
-        return model.fit(X, y)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", GroupSizeWarning)
+            model.fit(X, y)
     except TooManyRegionsError:
         raise
     except ValueError as exc:
         raise CLIError(_one_line(exc)) from exc
+    for warning in caught:
+        if issubclass(warning.category, GroupSizeWarning) and args is not None:
+            _warn(args, _options(_one_line(warning.message)))
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return model
+
+
+def _options(message: str) -> str:
+    """A library message with its parameter names spelled as this command line's options."""
+    for name in ("group_size", "max_depth", "max_regions", "max_edges", "on_budget", "projection"):
+        message = re.sub(rf"\b{name}\b", "--" + name.replace("_", "-"), message)
+    return message
 
 
 def _one_line(exc: BaseException) -> str:
@@ -231,7 +260,35 @@ def _load(args: argparse.Namespace):
             _warn(args, f"the classes of {args.target!r} are text and --classes was not given, so they are "
                         f"ordered alphabetically: {' < '.join(map(str, present.tolist()))}; pass --classes "
                         "lowest,...,highest if that is not their order")
-    return X, y, classes, [str(n) for n in names]
+    names = [str(n) for n in names]
+    _resolve_features(args, names)
+    return X, y, classes, names
+
+
+def _resolve_features(args: argparse.Namespace, names: list[str]) -> None:
+    """Turn --categorical and --monotone (names or 0-based indices) into the models' parameters."""
+
+    def index(token: str, option: str) -> int:
+        token = token.strip()
+        if token in names:
+            return names.index(token)
+        if token.isdigit() and int(token) < len(names):
+            return int(token)
+        raise CLIError(f"{option}: {token!r} is not a feature column of {args.data} "
+                       f"(columns: {', '.join(names)})")
+
+    spec = getattr(args, "categorical", None)
+    args.categorical_features = None if not spec else sorted({index(t, "--categorical") for t in spec.split(",")})
+    spec = getattr(args, "monotone", None)
+    args.monotonic_cst = None
+    if spec:
+        cst = np.zeros(len(names), dtype=int)
+        for item in spec.split(","):
+            name, sign, direction = item.rpartition("=")
+            if not sign or direction.strip() not in ("+1", "1", "-1"):
+                raise CLIError(f"--monotone: {item!r} is not NAME=+1 or NAME=-1")
+            cst[index(name, "--monotone")] = int(direction)
+        args.monotonic_cst = cst.tolist()
 
 
 def _load_model(path: str):
@@ -397,10 +454,10 @@ def _cmd_evaluate(args) -> int:
                     bar.update(1)
                     continue
                 try:
-                    _fit(model, X[train], y[train])
+                    _fit(model, X[train], y[train], args)
                 except TooManyRegionsError as exc:
                     # A model that cannot run on these data is reported; the others still compare.
-                    failed[label] = _one_line(exc)
+                    failed[label] = _options(_one_line(exc))
                     results.pop(label, None)
                     bar.update(1)
                     continue
@@ -425,7 +482,7 @@ def _cmd_fit(args) -> int:
     output = _check_output(args.output, "model")
     X, y, classes, names = _load(args)
     label, model = _build(args.model, args, classes)
-    _fit(model, X, y)
+    _fit(model, X, y, args)
     with _open_output(output, "model", "wb") as fh:
         joblib.dump({"model": model, "target": args.target, "features": names}, fh)
     print(f"fitted {label} on {len(y)} samples; consistent: {model.is_consistent()}; saved to {output}")
@@ -478,6 +535,14 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--max-depth", type=int, default=None, help="depth of every tree (default: full)")
         p.add_argument("--max-regions", type=int, default=1_000_000,
                        help="largest fused partition per group (default 1,000,000)")
+        p.add_argument("--max-edges", type=int, default=5_000_000,
+                       help="largest region adjacency graph per group (default 5,000,000)")
+        p.add_argument("--on-budget", choices=["adapt", "raise"], default="adapt",
+                       help="a group past --max-regions/--max-edges is made smaller with a warning (adapt, "
+                            "default) or stops the fit with an error naming a setting that fits (raise)")
+        p.add_argument("--projection", choices=["auto", "pls", "none"], default="auto",
+                       help="OTreeBagger groups split PLS components of the features (default auto: "
+                            "when more than 4 features can be projected)")
         p.add_argument("--seed", type=int, default=0, help="random seed")
         p.add_argument("--n-jobs", type=int, default=None,
                        help="parallel jobs (joblib): a count, or -1 for all processors")
@@ -488,6 +553,11 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--classes", default=None,
                        help="class order, lowest first, e.g. poor,fair,good (text classes are otherwise "
                             "ordered alphabetically, with a warning)")
+        p.add_argument("--categorical", default=None, metavar="COLUMNS",
+                       help="comma-separated categorical feature columns (names or 0-based indices): "
+                            "moving between categories is not a small move")
+        p.add_argument("--monotone", default=None, metavar="NAME=+1,...",
+                       help="monotone constraints, e.g. income=+1,debt=-1 (OTreeBagger)")
 
     demo = sub.add_parser("demo", help="fit on built-in synthetic data and compare with TreeBagger")
     model_options(demo)
@@ -513,6 +583,7 @@ def _parser() -> argparse.ArgumentParser:
     model_options(fit)
     fit.add_argument("--model", choices=list(MODELS), default="otreebagger",
                      help=f"which model, among {', '.join(MODELS)} (default otreebagger)")
+    fit.add_argument("--verbose", action="store_true", help="show a progress bar while fitting")
     fit.add_argument("-o", "--output", required=True,
                      help="where to save the model (joblib; missing folders are created)")
     fit.set_defaults(func=_cmd_fit)
@@ -528,7 +599,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check_args(args) -> None:
-    for name in ("n_estimators", "group_size", "max_depth", "max_regions"):
+    for name in ("n_estimators", "group_size", "max_depth", "max_regions", "max_edges"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise CLIError(f"--{name.replace('_', '-')} must be a positive integer, got {value}")
@@ -572,9 +643,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"otreebagger {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except TooManyRegionsError as exc:
-        # Data too large for the chosen trees: the message says what to lower.
-        print(f"otreebagger {args.command}: error: {_one_line(exc)} (options --group-size, --max-depth, "
-              "--max-regions)", file=sys.stderr)
+        # Data too large for the chosen trees (with --on-budget raise): the message says
+        # which smaller setting was measured to fit.
+        print(f"otreebagger {args.command}: error: {_options(_one_line(exc))}", file=sys.stderr)
         return EXIT_USAGE
 
 

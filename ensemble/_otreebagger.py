@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any
@@ -18,7 +19,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 import relabel
 from relabel import TooManyRegionsError
-from ensemble._base import MAX_SEED, bootstrap_weights, encode_target
+from ensemble._base import MAX_SEED, bootstrap_weights, categorical_mask, encode_target, monotonic_array
 from ensemble._docs import fill_doc
 from ensemble._parallel import run_jobs
 from ensemble._voting import VOTES, combine_votes, vote_counts, voters_certificate
@@ -27,7 +28,11 @@ from trees._labels import ordered_categories
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["OTreeBagger", "TooManyRegionsError"]
+__all__ = ["GroupSizeWarning", "OTreeBagger", "TooManyRegionsError"]
+
+
+class GroupSizeWarning(UserWarning):
+    """Some groups of an :class:`OTreeBagger` fit were made smaller to fit the size budgets."""
 
 
 # Measured (benchmarks/memory.py and the relabel benchmark, K = 5): a group's peak
@@ -40,6 +45,94 @@ DEFAULT_MAX_REGIONS = 1_000_000
 DEFAULT_MAX_EDGES = 5_000_000
 
 
+@dataclass(frozen=True)
+class GroupSpace:
+    """The space a group's trees split: PLS components of some features, the others as they are.
+
+    ``z = [offset + x[:, projected] @ weights, x[:, kept]]``. The map is linear, hence
+    continuous, so a labelling that is consistent in z is consistent in x (a small
+    move of x is a small move of z), and a monotone constraint on a kept feature
+    is one on its own axis of z.
+
+    Attributes
+    ----------
+    projected : ndarray of int
+        Features combined into components (none: the identity).
+    weights : ndarray of shape (len(projected), n_components)
+        Coefficient of every projected feature in every component.
+    offset : ndarray of shape (n_components,)
+        Constant term of every component.
+    kept : ndarray of int
+        Features passed through unchanged (categorical and constrained ones).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> space = GroupSpace(np.array([0, 1]), np.array([[1.0], [2.0]]), np.array([0.5]), np.array([2]))
+    >>> space.transform(np.array([[1.0, 1.0, 7.0]])).tolist()
+    [[3.5, 7.0]]
+    """
+
+    projected: NDArray[np.intp]
+    weights: NDArray[np.float64]
+    offset: NDArray[np.float64]
+    kept: NDArray[np.intp]
+
+    @classmethod
+    def identity(cls, n_features: int) -> "GroupSpace":
+        return cls(np.empty(0, np.intp), np.empty((0, 0)), np.empty(0), np.arange(n_features))
+
+    @classmethod
+    def pls(cls, X: NDArray, y: NDArray, rows: NDArray, projected: NDArray, kept: NDArray,
+            n_components: int) -> "GroupSpace":
+        """Partial least squares directions of the class index on the projected features."""
+        from sklearn.cross_decomposition import PLSRegression
+
+        n_components = int(min(n_components, projected.shape[0], rows.shape[0] - 1))
+        Xp = X[np.ix_(rows, projected)]
+        pls = PLSRegression(n_components=n_components, scale=True).fit(Xp, y[rows].astype(np.float64))
+        # The affine map behind the public transform: its value at 0 and along each axis.
+        basis = np.vstack([np.zeros(projected.shape[0]), np.eye(projected.shape[0])])
+        image = pls.transform(basis)
+        return cls(projected, image[1:] - image[0], image[0], kept)
+
+    @property
+    def n_components(self) -> int:
+        return int(self.offset.shape[0])
+
+    @property
+    def is_identity(self) -> bool:
+        return self.n_components == 0
+
+    def transform(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Coordinates of validated float64 rows in this space."""
+        if self.is_identity:
+            return X if self.kept.shape[0] == X.shape[1] else np.ascontiguousarray(X[:, self.kept])
+        Z = np.empty((X.shape[0], self.n_components + self.kept.shape[0]))
+        for j in range(self.n_components):
+            # One feature at a time, in a fixed order: every row's value is the same
+            # float whatever the batch, which a BLAS product does not promise.
+            column = np.full(X.shape[0], self.offset[j])
+            for i, f in enumerate(self.projected):
+                column += X[:, f] * self.weights[i, j]
+            Z[:, j] = column
+        Z[:, self.n_components:] = X[:, self.kept]
+        return Z
+
+    def kept_mask(self, mask: NDArray) -> NDArray:
+        """A per-feature array of x mapped to the axes of z (zero on the components)."""
+        out = np.zeros(self.n_components + self.kept.shape[0], dtype=np.asarray(mask).dtype)
+        out[self.n_components:] = np.asarray(mask)[self.kept]
+        return out
+
+    def resolution(self, r: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Resolution in z that covers every move of at most r_f along each feature of x."""
+        out = self.kept_mask(r).astype(np.float64)
+        if not self.is_identity:
+            out[: self.n_components] = np.abs(self.weights).T @ r[self.projected]
+        return out
+
+
 @dataclass
 class FittedGroup:
     """One relabelled group of ``M`` trees (an :class:`OTreeBagger` voter).
@@ -47,7 +140,7 @@ class FittedGroup:
     Attributes
     ----------
     trees : list of OrdinalTreeClassifier
-        The group's trees, fitted on bootstrap weights.
+        The group's trees, fitted on bootstrap weights in the group's space.
     partition : relabel.FusedPartition or None
         The fused partition of the trees' leaves (``None`` without relabelling).
     labels : ndarray of shape (n_regions,)
@@ -58,7 +151,12 @@ class FittedGroup:
     counts : ndarray of shape (n_regions, n_classes) or None
         Training class counts per region (the p_{n,i} of the ILP).
     info : dict
-        Regions, edges, empty regions, objective, solver status and solve time.
+        Regions, edges, empty regions, objective, solver status, solve time, and
+        what was adapted to fit the size budgets.
+    space : GroupSpace or None
+        The coordinates the trees split (``None``: the features themselves).
+    monotone : ndarray of shape (n_pairs, 2) or None
+        Region pairs (n, m) with label(n) <= label(m) from the monotone constraints.
 
     Examples
     --------
@@ -76,61 +174,76 @@ class FittedGroup:
     edges: NDArray[np.intp]
     counts: NDArray[np.float64] | None = None
     info: dict = field(default_factory=dict)
+    space: GroupSpace | None = None
+    monotone: NDArray[np.intp] | None = None
+
+    def coordinates(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Validated float64 rows in the group's space."""
+        return X if self.space is None else self.space.transform(X)
 
     def leaves(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
         """Matrix of leaf ids, one column per tree, for already validated float64 ``X``."""
         # The structures' own apply skips per-tree input validation: the
         # ensemble validated X once.
-        return np.column_stack([tree.tree_.apply(X) for tree in self.trees])
+        Z = self.coordinates(X)
+        return np.column_stack([tree.tree_.apply(Z) for tree in self.trees])
 
     def predict_index(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
         """Class index predicted by this group: a lookup, no geometry."""
         if self.partition is None:
-            return self.labels[self.trees[0].tree_.apply(X)]
+            return self.labels[self.trees[0].tree_.apply(self.coordinates(X))]
         return self.labels[self.partition.locate(self.leaves(X))]
 
 
-def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGroup:
-    """Grow, fuse, count and relabel one group. Module level so that joblib can pickle it."""
-    trees, weights = [], []
-    for bootstrap_seed, tree_seed in seeds:
-        w = bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
-        if sample_weight is not None:
-            # Bootstrap multiplicity times the user's weight: zero-weight rows never reach a tree.
-            w = w * sample_weight
+def _group_space(X, y, weights, params) -> GroupSpace | None:
+    """The group's space: PLS components of the projectable features of its bootstrap rows."""
+    projected = params["projected"]
+    if projected.shape[0] == 0:
+        return None
+    rows = np.flatnonzero(np.sum(weights, axis=0) > 0)
+    return GroupSpace.pls(X, y, rows, projected, params["kept"], params["n_components"])
+
+
+def _grow(Z, y, n_classes, seeds, weights, params, max_depth):
+    """The group's trees, grown in its space on their bootstrap weights."""
+    trees = []
+    for (_, tree_seed), w in zip(seeds, weights):
         tree = OrdinalTreeClassifier(
             criterion=params["criterion"],
-            max_depth=params["max_depth"],
+            max_depth=max_depth,
             min_samples_leaf=params["min_samples_leaf"],
             max_features=params["max_features"],
             leaf_label=params["leaf_label"],
             classes=np.arange(n_classes),
             random_state=tree_seed,
         )
-        tree.fit(X, y, sample_weight=w)
-        trees.append(tree)
-        weights.append(w)
+        trees.append(tree.fit(Z, y, sample_weight=w))
+    return trees
 
-    if not params["relabel"]:
-        # The tree votes with its own leaf labels; indexed by node id for apply().
-        labels = np.asarray(trees[0].leaf_label_, dtype=np.intp)
-        info = {"n_regions": int(trees[0].get_n_leaves()), "n_edges": 0, "n_empty": 0,
-                "objective": np.nan, "status": "not relabelled", "solver": None, "solve_time": 0.0}
-        return FittedGroup(trees, None, labels, np.empty((0, 2), np.intp), None, info)
 
+def _relabel_group(Z, y, n_classes, trees, weights, space, params, sample_weight):
+    """Fuse, count, find the contacts and solve; raises TooManyRegionsError past a budget."""
     partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=params["max_regions"])
-    user_weight = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+    user_weight = np.ones(Z.shape[0]) if sample_weight is None else sample_weight
     if params["relabel_counts"] == "train":
         count_weight = user_weight.copy()
     else:
         # The union of the group's bootstrap samples, each point once, times its weight.
         count_weight = np.where(np.sum(weights, axis=0) > 0, user_weight, 0.0)
     rows = np.flatnonzero(count_weight)
-    region = partition.locate(np.column_stack([tree.tree_.apply(X[rows]) for tree in trees]))
-    counts = relabel.region_counts(region, y[rows], n_classes, count_weight[rows],
-                                   n_regions=partition.n_regions)
-    edges, _ = relabel.adjacency_edges(partition, contact=params["contact"], max_edges=params["max_edges"])
-    problem = relabel.ConsistencyProblem.from_counts(counts, edges, C1=params["C1"], C2=params["C2"])
+    region = partition.locate(np.column_stack([tree.tree_.apply(Z[rows]) for tree in trees]))
+    counts = relabel.region_counts(region, y[rows], n_classes, count_weight[rows], n_regions=partition.n_regions)
+    categorical = _in_space(space, params["categorical"])
+    edges, _ = relabel.adjacency_edges(
+        partition, contact=params["contact"], max_edges=params["max_edges"],
+        categorical_features=categorical, resolution=_resolution_in_space(space, params["resolution"]),
+    )
+    monotone = None
+    if params["monotonic_cst"] is not None:
+        monotone = relabel.monotone_pairs(partition, _in_space(space, params["monotonic_cst"]),
+                                          categorical_features=categorical)
+    problem = relabel.ConsistencyProblem.from_counts(counts, edges, C1=params["C1"], C2=params["C2"],
+                                                     monotone=monotone)
     result = relabel.solve(
         problem,
         solver=params["solver"],
@@ -148,7 +261,73 @@ def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGrou
         "solver": result.solver,
         "solve_time": float(result.wall_time),
     }
-    return FittedGroup(trees, partition, np.asarray(result.labels, dtype=np.intp), edges, counts, info)
+    return partition, np.asarray(result.labels, dtype=np.intp), edges, counts, info, monotone
+
+
+def _in_space(space: GroupSpace | None, per_feature):
+    if per_feature is None or space is None:
+        return per_feature
+    return space.kept_mask(per_feature)
+
+
+def _resolution_in_space(space: GroupSpace | None, resolution):
+    if resolution is None or space is None:
+        return resolution
+    return space.resolution(resolution)
+
+
+def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGroup:
+    """Grow, fuse, count and relabel one group. Module level so that joblib can pickle it.
+
+    A group whose partition or contact graph would pass ``max_regions`` or
+    ``max_edges`` is made smaller (with ``on_budget="adapt"``): first fewer trees
+    (halving the group), then shallower trees (halving the depth), until it fits;
+    ``info["adapted"]`` says what changed.
+    """
+    weights = []
+    for bootstrap_seed, _ in seeds:
+        w = bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
+        # Bootstrap multiplicity times the user's weight: zero-weight rows never reach a tree.
+        weights.append(w if sample_weight is None else w * sample_weight)
+    space = _group_space(X, y, weights, params)
+    Z = X if space is None else space.transform(X)
+    depth = params["max_depth"]
+    trees = _grow(Z, y, n_classes, seeds, weights, params, depth)
+    if not params["relabel"]:
+        # The tree votes with its own leaf labels; indexed by node id for apply().
+        labels = np.asarray(trees[0].leaf_label_, dtype=np.intp)
+        info = {"n_regions": int(trees[0].get_n_leaves()), "n_edges": 0, "n_empty": 0,
+                "objective": np.nan, "status": "not relabelled", "solver": None, "solve_time": 0.0,
+                "group_size": 1, "max_depth": depth, "adapted": None}
+        return FittedGroup(trees, None, labels, np.empty((0, 2), np.intp), None, info, space)
+
+    adapted, first_error = [], None
+    while True:
+        try:
+            partition, labels, edges, counts, info, monotone = _relabel_group(
+                Z, y, n_classes, trees, weights, space, params, sample_weight)
+            break
+        except TooManyRegionsError as error:
+            first_error = first_error or error
+            if len(trees) > 1:
+                keep = len(trees) // 2
+                adapted.append(f"group_size {len(trees)} -> {keep}")
+                trees, weights, seeds = trees[:keep], weights[:keep], seeds[:keep]
+            else:
+                current = trees[0].get_depth()
+                if current <= 1:
+                    raise first_error
+                depth = max(1, current // 2)
+                adapted.append(f"max_depth {current} -> {depth}")
+                trees = _grow(Z, y, n_classes, seeds, weights, params, depth)
+    if adapted and params["on_budget"] == "raise":
+        # The smaller setting was measured on this very group: name it in the error.
+        raise TooManyRegionsError(
+            f"{first_error} Measured on this group: {'; '.join(adapted)} fits "
+            f"({info['n_regions']} regions, {info['n_edges']} edges)."
+        ) from first_error
+    info.update(group_size=len(trees), max_depth=depth, adapted="; ".join(adapted) or None)
+    return FittedGroup(trees, partition, labels, edges, counts, info, space, monotone)
 
 
 @fill_doc
@@ -213,13 +392,47 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         When a solver stops without a proven optimum: warn and keep the best
         consistent labelling found, or raise :class:`relabel.RelabelError`.
     max_regions : int, default=1_000_000
-        Largest fused partition a group may build; a larger one raises
-        :class:`relabel.TooManyRegionsError` (a ``ValueError``) before allocating it.
+        Largest fused partition a group may build; the fusion stops before
+        allocating a larger one (:class:`relabel.TooManyRegionsError`).
     max_edges : int, default=5_000_000
         Largest adjacency graph a group may build (about 0.4 KB of graph-cut memory
-        per edge with K = 5); a larger one raises :class:`relabel.TooManyRegionsError` before the
-        solver allocates. High-dimensional data with deep trees and large groups
-        reach it first: lower ``group_size`` or ``max_depth``.
+        per edge with K = 5); the contact search stops before the solver
+        allocates a larger one.
+    on_budget : {"adapt", "raise"}, default="adapt"
+        What a group does when it passes ``max_regions`` or ``max_edges``:
+        ``"adapt"`` fuses fewer trees (halving the group), then shallower trees
+        (halving their depth), until it fits, records it in ``groups_info_``
+        (``"adapted"``) and warns once per fit (:class:`GroupSizeWarning`);
+        ``"raise"`` raises :class:`relabel.TooManyRegionsError`.
+    projection : {"auto", "pls", "none"}, default="auto"
+        The space every group's trees split. ``"pls"``: the group fits
+        ``n_components`` partial least squares directions of the class index on
+        its bootstrap rows, over the features that are neither categorical nor
+        constrained, and its trees split those components plus the other
+        features unchanged. The map is linear, so consistency (and monotonicity
+        in a kept feature) in the group's space is consistency in the features.
+        Fused partitions and their contacts then stay small in any dimension.
+        ``"none"``: the features themselves. ``"auto"``: ``"pls"`` when more than
+        4 features could be projected, else ``"none"``.
+    n_components : int, default=3
+        Number of PLS components of a group's space.
+    categorical_features : array-like of int, bool or str, or None, default=None
+        Features whose values are categories (indices, a boolean mask or
+        names, scikit-learn's convention). Moving from one category to another
+        is not a small move: regions that touch only across a split of such a
+        feature are not neighbours (DESIGN.md section 4b).
+    monotonic_cst : array-like of int, dict or None, default=None
+        Monotone constraints: +1 (a larger value never lowers the class), -1
+        (never raises it) or 0 per feature, or a dict by feature name. Enforced
+        exactly in every group's relabelling (one more implication per face
+        contact along the feature), so the median and the mean vote are
+        monotone too; certified by :meth:`is_monotone`. A categorical feature
+        cannot be constrained.
+    resolution : float, array-like or None, default=None
+        r-consistency (DESIGN.md section 4c): classes two apart are forbidden
+        between any points closer than r_f along every feature f (one value for
+        all features or one per feature, in the features' units); ``None`` is
+        the paper's pointwise consistency.
     {classes}
     {n_jobs}
     {random_state}
@@ -286,6 +499,12 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         "on_solver_failure": [StrOptions({"warn", "raise"})],
         "max_regions": [Interval(Integral, 1, None, closed="left")],
         "max_edges": [Interval(Integral, 0, None, closed="left")],
+        "on_budget": [StrOptions({"adapt", "raise"})],
+        "projection": [StrOptions({"auto", "pls", "none"})],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "categorical_features": ["array-like", None],
+        "monotonic_cst": ["array-like", dict, None],
+        "resolution": [Interval(Real, 0, None, closed="left"), "array-like", None],
         "classes": ["array-like", None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -314,6 +533,12 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         on_solver_failure: str = "warn",
         max_regions: int = DEFAULT_MAX_REGIONS,
         max_edges: int = DEFAULT_MAX_EDGES,
+        on_budget: str = "adapt",
+        projection: str = "auto",
+        n_components: int = 3,
+        categorical_features: ArrayLike | None = None,
+        monotonic_cst: ArrayLike | dict | None = None,
+        resolution: float | ArrayLike | None = None,
         classes: ArrayLike | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
@@ -338,6 +563,12 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         self.on_solver_failure = on_solver_failure
         self.max_regions = max_regions
         self.max_edges = max_edges
+        self.on_budget = on_budget
+        self.projection = projection
+        self.n_components = n_components
+        self.categorical_features = categorical_features
+        self.monotonic_cst = monotonic_cst
+        self.resolution = resolution
         self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -421,6 +652,23 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
                     raise
                 raise ValueError(f"sample_weight: {error}") from error
 
+        n_features = X.shape[1]
+        names = getattr(self, "feature_names_in_", None)
+        self._categorical = categorical_mask(self.categorical_features, n_features, names)
+        monotone = None
+        if self.monotonic_cst is not None:
+            monotone = monotonic_array(self.monotonic_cst, n_features, names, self._categorical)
+            if not monotone.any():
+                monotone = None
+        self._monotonic = monotone
+        resolution = None if self.resolution is None else relabel.check_resolution(self.resolution, n_features)
+        # Categorical and constrained features keep their own axes; the others may be projected.
+        kept = self._categorical.copy() if monotone is None else self._categorical | (monotone != 0)
+        projectable = np.flatnonzero(~kept)
+        project = self.projection == "pls" or (self.projection == "auto" and projectable.shape[0] > 4)
+        if not project:
+            projectable = np.empty(0, np.intp)
+
         rng = check_random_state(self.random_state)
         if self.relabel:
             n_groups, size = self.n_estimators // self.group_size, self.group_size
@@ -445,6 +693,13 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             "on_solver_failure": self.on_solver_failure,
             "max_regions": self.max_regions,
             "max_edges": self.max_edges,
+            "on_budget": self.on_budget,
+            "projected": projectable,
+            "kept": np.flatnonzero(kept) if project else np.arange(n_features),
+            "n_components": self.n_components,
+            "categorical": self._categorical if self._categorical.any() else None,
+            "monotonic_cst": monotone,
+            "resolution": resolution,
         }
         jobs = (
             delayed(_fit_group)(X, y_idx, self.n_classes_, seeds[g], params, sample_weight)
@@ -454,6 +709,14 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
                                 verbose=self.verbose)
         self.estimators_ = [tree for group in self.groups_ for tree in group.trees]
         self.groups_info_ = [group.info for group in self.groups_]
+        changed = [i["adapted"] for i in self.groups_info_ if i.get("adapted")]
+        if changed:
+            warnings.warn(
+                f"{len(changed)} of {n_groups} groups passed max_regions={self.max_regions} or "
+                f"max_edges={self.max_edges} and were made smaller (e.g. {changed[0]}); see groups_info_. "
+                "A smaller group_size or max_depth, or projection='pls', avoids this",
+                GroupSizeWarning,
+            )
         if self.relabel:
             logger.info(
                 "fitted %d groups: %d regions and %d edges on average",
@@ -501,14 +764,25 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         votes = self._votes(X)
         return vote_counts(votes, self.n_classes_) / votes.shape[1]
 
-    def is_consistent(self, contact: str = "closure") -> bool:
+    def _voter_geometry(self):
+        """Every voter's partition (in its own space) and region labels, from the fitted trees."""
+        for group in self.groups_:
+            if group.partition is not None:
+                yield group, group.partition, group.labels
+            else:
+                # A plain tree: its leaves are its partition, keyed by node id.
+                tree = group.trees[0]
+                partition = relabel.fuse([leaf_boxes(tree)])
+                yield group, partition, group.labels[partition.keys[:, 0]]
+
+    def is_consistent(self, contact: str = "closure", resolution: float | ArrayLike | None = None) -> bool:
         """Certify the model from its fitted geometry, not from the solver's edges.
 
-        For every group the contacts of its fused partition are derived again
-        from the regions' boxes (:func:`relabel.adjacency_edges`) and every
-        contact's two labels must differ by at most one; then the median or the
-        rounded mean of the groups is consistent (Theorem 1; DESIGN.md
-        sections 4 and 9).
+        For every voter the contacts of its partition are derived again from the
+        regions' boxes (:func:`relabel.adjacency_edges`, with the model's
+        categorical features) and every contact's two labels must differ by at
+        most one; then the median or the rounded mean of the voters is
+        consistent (Theorem 1; DESIGN.md sections 4 and 9).
 
         Parameters
         ----------
@@ -518,17 +792,22 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             model was fitted with: a ``contact="face"`` model usually fails it.
             ``"face"`` is the weaker check that only shared faces are
             consistent.
+        resolution : float, array-like or None, default=None
+            Check r-consistency instead (DESIGN.md section 4c): no classes two
+            apart between points closer than r_f along every feature.
 
         Returns
         -------
         bool
-            True when certified. Always False for ``relabel=False`` and
-            ``vote="majority"`` models, which carry no guarantee.
+            True when certified. Always False for ``vote="majority"``, which
+            carries no guarantee; bagged trees without relabelling are checked
+            like any voters (and are rarely consistent).
 
         Raises
         ------
         ValueError
-            If ``contact`` is not one of :data:`relabel.CONTACTS`.
+            If ``contact`` is not one of :data:`relabel.CONTACTS`, or
+            ``resolution`` is invalid.
 
         Examples
         --------
@@ -542,12 +821,75 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if contact not in relabel.CONTACTS:
             raise ValueError(f"contact must be one of {relabel.CONTACTS}; got {contact!r}")
-        if not self.relabel:
-            return False
+        r = None if resolution is None else relabel.check_resolution(resolution, self.n_features_in_)
+        categorical = self._categorical if self._categorical.any() else None
         checks = (
-            relabel.is_consistent(relabel.adjacency_edges(group.partition, contact=contact).edges, group.labels)
-            for group in self.groups_
+            relabel.is_consistent(
+                relabel.adjacency_edges(
+                    partition, contact=contact, categorical_features=_in_space(group.space, categorical),
+                    resolution=_resolution_in_space(group.space, r),
+                ).edges,
+                labels,
+            )
+            for group, partition, labels in self._voter_geometry()
         )
+        return voters_certificate(checks, self.vote)
+
+    def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
+        """Certify monotone constraints from the fitted geometry.
+
+        Parameters
+        ----------
+        monotonic_cst : array-like of int, dict or None, default=None
+            The constraints to check (as the parameter of the same name);
+            ``None`` checks the model's own ``monotonic_cst`` (trivially True
+            without one). Checking constraints an unconstrained model was not
+            fitted with shows where it breaks a known direction.
+
+        Returns
+        -------
+        bool
+            True when in every voter, for every face contact along a
+            constrained feature, the region above has a class at least as high
+            (+1; at most as high for -1) as the region below: then every voter,
+            and the median or the mean of the voters, is monotone (DESIGN.md
+            section 4b). Always False for ``vote="majority"``.
+
+        Raises
+        ------
+        ValueError
+            If ``monotonic_cst`` is invalid, or constrains a feature the model
+            projected (only features kept as they are can be checked).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ensemble import OTreeBagger
+        >>> rng = np.random.RandomState(0)
+        >>> X = rng.uniform(size=(150, 2)); y = np.digitize(X[:, 0] + 0.2 * rng.normal(size=150), [0.3, 0.7])
+        >>> model = OTreeBagger(n_estimators=6, monotonic_cst=[1, 0], random_state=0).fit(X, y)
+        >>> model.is_monotone()
+        True
+        """
+        check_is_fitted(self)
+        names = getattr(self, "feature_names_in_", None)
+        if monotonic_cst is None:
+            cst = self._monotonic
+        else:
+            cst = monotonic_array(monotonic_cst, self.n_features_in_, names, self._categorical)
+        if cst is None or not np.any(cst):
+            return True
+        categorical = self._categorical if self._categorical.any() else None
+        checks = []
+        for group, partition, labels in self._voter_geometry():
+            if group.space is not None and np.any(cst[group.space.projected] != 0):
+                raise ValueError(
+                    "monotonic_cst constrains features this model projected into PLS components; "
+                    "only features kept as they are can be checked (fit with projection='none')"
+                )
+            pairs = relabel.monotone_pairs(partition, _in_space(group.space, cst),
+                                           categorical_features=_in_space(group.space, categorical))
+            checks.append(relabel.is_monotone(pairs, labels))
         return voters_certificate(checks, self.vote)
 
     def __sklearn_tags__(self):

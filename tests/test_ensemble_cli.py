@@ -338,13 +338,38 @@ def test_console_script_help_for_every_command():
         assert "usage: otreebagger" in res.stdout
 
 
-def test_oversized_partition_is_one_line_naming_the_options(tmp_path, capsys):
-    """Check that a partition over the region budget ends as one line that names --group-size and --max-depth."""
+def test_oversized_partition_adapts_with_one_warning_or_names_a_measured_setting(tmp_path, capsys):
+    """Check that a group past the region budget is made smaller with one warning line, or (--on-budget raise)
+    ends as one error line naming a smaller setting measured to fit."""
     data = _write_csv(tmp_path / "d.csv", n=200)
-    argv = ["fit", str(data), "-o", str(tmp_path / "m.joblib"), "--n-estimators", "3", "--max-regions", "5"]
-    assert main(argv) == 2
+    argv = ["fit", str(data), "-o", str(tmp_path / "m.joblib"), "--n-estimators", "3", "--max-regions", "12"]
+    assert main(argv) == 0
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "max_regions=5" in err and "--max-depth" in err
+    assert len(err.splitlines()) == 1 and "warning:" in err and "--max-regions=12" in err
+    assert "--group-size 3 -> 1" in err
+    assert main(argv + ["--on-budget", "raise"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--max-regions=12" in err
+    assert "Measured on this group: --group-size 3 -> 1" in err and "fits (" in err
+
+
+def test_budget_categorical_and_verbose_options(tmp_path, capsys):
+    """Check --max-edges, --categorical by name or index, --monotone and --verbose on fit."""
+    data = _write_csv(tmp_path / "d.csv", n=120)
+    out = tmp_path / "m.joblib"
+    assert main(["fit", str(data), "-o", str(out), "--n-estimators", "3", "--categorical", "b",
+                 "--monotone", "a=+1", "--max-edges", "100000", "--verbose"]) == 0
+    captured = capsys.readouterr()
+    assert "OTreeBagger groups" in captured.err
+    model = joblib.load(out)["model"]
+    assert model.categorical_features == [1] and model.monotonic_cst == [1, 0] and model.max_edges == 100000
+    assert model.is_monotone()
+    for bad, message in ((["--categorical", "zz"], "--categorical: 'zz' is not a feature column"),
+                         (["--monotone", "a=up"], "--monotone: 'a=up' is not NAME=+1 or NAME=-1"),
+                         (["--max-edges", "0"], "--max-edges must be a positive integer")):
+        assert main(["fit", str(data), "-o", str(out), "--n-estimators", "3"] + bad) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and message in err
 
 
 def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path, capsys):
@@ -354,10 +379,10 @@ def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path,
     assert main(["fit", str(data), "--model", "forest", "-o", str(model)]) == 0
     assert "fitted Certified forest (auto B)" in capsys.readouterr().out
     assert type(joblib.load(model)["model"]).__name__ == "ConsistentForestClassifier"
-    code = main(["evaluate", str(data), "--folds", "3", "--n-estimators", "6", "--max-regions", "2", "--quiet",
+    code = main(["evaluate", str(data), "--folds", "3", "--n-estimators", "6", "--max-regions", "1", "--quiet",
                  "--model", "otreebagger", "forest"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "OTreeBagger (M=3) could not run: " in out and "max_regions" in out
+    assert "OTreeBagger (M=3) could not run: " in out and "--max-regions" in out
     table = out.split("OTreeBagger (M=3) could not run")[0]
     assert "Certified forest (auto B)" in table and "OTreeBagger" not in table

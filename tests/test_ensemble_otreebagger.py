@@ -1,5 +1,7 @@
 """Tests of ensemble.OTreeBagger: consistency, determinism, special cases and bad input."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -212,9 +214,9 @@ def test_region_budget_is_enforced_before_solving():
     """Check that a fused partition over max_regions raises TooManyRegionsError with advice."""
     X, y = _lattice_data(300, 3, 5, seed=2)
     with pytest.raises(TooManyRegionsError, match="more than max_regions=300.*group_size or max_depth"):
-        OTreeBagger(n_estimators=5, group_size=5, max_regions=300, random_state=0).fit(X, y)
+        OTreeBagger(n_estimators=5, group_size=5, max_regions=300, on_budget="raise", random_state=0).fit(X, y)
     with pytest.raises(TooManyRegionsError, match="first tree alone.*max_depth"):
-        OTreeBagger(n_estimators=5, group_size=5, max_regions=20, random_state=0).fit(X, y)
+        OTreeBagger(n_estimators=5, group_size=5, max_regions=20, on_budget="raise", random_state=0).fit(X, y)
     # A budget the partition fits in changes nothing.
     ok = OTreeBagger(n_estimators=5, group_size=5, max_regions=10**6, random_state=0).fit(X, y)
     assert ok.groups_info_[0]["n_regions"] > 300
@@ -237,7 +239,7 @@ def test_edge_budget_is_enforced_before_solving():
     n_edges = ok.groups_info_[0]["n_edges"]
     OTreeBagger(n_estimators=3, group_size=3, max_edges=n_edges, random_state=0).fit(X, y)
     with pytest.raises(TooManyRegionsError, match=f"more than max_edges={n_edges - 1}"):
-        OTreeBagger(n_estimators=3, group_size=3, max_edges=n_edges - 1, random_state=0).fit(X, y)
+        OTreeBagger(n_estimators=3, group_size=3, max_edges=n_edges - 1, on_budget="raise", random_state=0).fit(X, y)
 
 
 def test_pandas_ordered_categorical_gives_the_class_order():
@@ -305,3 +307,27 @@ def test_rest_of_check_classifiers_train():
         for method in (model.predict, model.predict_proba):
             with pytest.raises(ValueError, match="features"):
                 method(Xy.T)
+
+
+def test_groups_past_a_budget_are_made_smaller_and_say_so():
+    """Check that on_budget='adapt' halves the group, then the depth, records it and warns, never silently."""
+    from ensemble._otreebagger import GroupSizeWarning
+
+    X, y = _lattice_data(300, 3, 5, seed=2)
+    with pytest.warns(GroupSizeWarning, match="groups passed max_regions=300.*groups_info_"):
+        model = OTreeBagger(n_estimators=5, group_size=5, max_regions=300, random_state=0).fit(X, y)
+    info = model.groups_info_[0]
+    assert info["adapted"].startswith("group_size 5 -> 2")
+    assert info["n_regions"] <= 300 and info["group_size"] == len(model.groups_[0].trees) < 5
+    assert model.is_consistent()
+    with pytest.warns(GroupSizeWarning):
+        tiny = OTreeBagger(n_estimators=2, group_size=2, max_regions=20, random_state=0).fit(X, y)
+    info = tiny.groups_info_[0]
+    assert "group_size 2 -> 1" in info["adapted"] and "max_depth" in info["adapted"]
+    assert info["n_regions"] <= 20 and tiny.groups_[0].trees[0].get_depth() == info["max_depth"]
+    assert tiny.is_consistent()
+    # A budget that holds changes nothing and warns nothing.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GroupSizeWarning)
+        fine = OTreeBagger(n_estimators=5, group_size=5, random_state=0).fit(X, y)
+    assert fine.groups_info_[0]["adapted"] is None and fine.groups_info_[0]["group_size"] == 5
