@@ -196,12 +196,12 @@ def test_sample_weight_none_equals_unit_weights():
 @pytest.mark.parametrize(
     "w, match",
     [
-        (lambda n: -np.ones(n), "sample_weight"),
-        (lambda n: np.full(n, np.nan), "sample_weight"),
-        (lambda n: np.full(n, np.inf), "sample_weight"),
-        (lambda n: np.ones(n - 1), "sample_weight"),
-        (lambda n: np.ones((n, 2)), "sample_weight: .*1D"),
-        (lambda n: np.zeros(n), "sample_weight: .*non-zero"),
+        (lambda n: -np.ones(n), "sample_weight must be non-negative"),
+        (lambda n: np.full(n, np.nan), "sample_weight must be finite"),
+        (lambda n: np.full(n, np.inf), "sample_weight must be finite"),
+        (lambda n: np.ones(n - 1), "sample_weight has 29 entries but there are 30 samples"),
+        (lambda n: np.ones((n, 2)), r"sample_weight must be a 1D array .* got an array of shape \(30, 2\)"),
+        (lambda n: np.zeros(n), "sample_weight must contain at least one non-zero weight"),
     ],
     ids=["negative", "nan", "inf", "length", "2d", "all-zero"],
 )

@@ -467,7 +467,7 @@ def test_bad_input_raises_clear_errors():
         OrdinalTreeClassifier(classes=[0, 1, 2]).fit(X, y)
     with pytest.raises(ValueError, match="duplicate"):
         OrdinalTreeClassifier(classes=[0, 1, 1, 2, 3]).fit(X, y)
-    with pytest.raises(ValueError, match="Negative values in data passed to `sample_weight`"):
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
         OrdinalTreeClassifier().fit(X, y, sample_weight=-np.ones(50))
     with pytest.raises(ValueError, match="at least one non-zero"):
         OrdinalTreeClassifier().fit(X, y, sample_weight=np.zeros(50))
