@@ -482,8 +482,8 @@ class RankRules(ClassifierMixin, BaseEstimator):
         Examples
         --------
         >>> model = RankRules(n_rules=5, random_state=0).fit([[0.0], [1.0], [2.0]], [1, 2, 3])
-        >>> model.predict_proba([[1.0]]).sum().round(12)
-        np.float64(1.0)
+        >>> float(model.predict_proba([[1.0]]).sum().round(12))
+        1.0
         """
         return cumulative_proba(self.decision_function(X), self.thresholds_)
 
