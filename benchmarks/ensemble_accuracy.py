@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from ensemble import OTreeBagger
-from ensemble._otreebagger import _vote_counts, combine_votes
+from ensemble._voting import combine_votes, vote_counts
 from relabel import TooManyRegionsError
 from ensemble.datasets import load_ordinal_csv, make_synthetic_i, make_synthetic_ii
 from ensemble.metrics import mean_absolute_error, quadratic_weighted_kappa, ranked_probability_score
@@ -114,7 +114,7 @@ def main(argv=None) -> None:
                                "B": L * M, "MAE": mean_absolute_error(y_te_idx, pred, labels=np.arange(K))}
                         if L == votes.shape[1]:
                             row["QWK"] = quadratic_weighted_kappa(y_te_idx, pred, labels=np.arange(K))
-                            row["RPS"] = ranked_probability_score(y_te_idx, _vote_counts(votes, K) / votes.shape[1],
+                            row["RPS"] = ranked_probability_score(y_te_idx, vote_counts(votes, K) / votes.shape[1],
                                                                   labels=np.arange(K))
                             if model.relabel:
                                 row["consistent"] = model.is_consistent()

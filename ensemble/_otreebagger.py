@@ -18,17 +18,17 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 import relabel
 from relabel import TooManyRegionsError
+from ensemble._base import MAX_SEED, bootstrap_weights, encode_target
 from ensemble._docs import fill_doc
+from ensemble._voting import VOTES, combine_votes, vote_counts, voters_certificate
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
-from trees._labels import encode_labels, ordered_categories
+from trees._labels import ordered_categories
 from trees._validation import check_sample_weight
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["OTreeBagger", "TooManyRegionsError"]
 
-_MAX_SEED = np.iinfo(np.int32).max
-_MAX_REDRAWS = 1000
 
 # Measured (benchmarks/memory.py and the relabel benchmark, K = 5): a group's peak
 # memory is driven by its adjacency edges. With OR-Tools' max-flow it was about
@@ -90,33 +90,11 @@ class FittedGroup:
         return self.labels[self.partition.locate(self.leaves(X))]
 
 
-def _bootstrap_weights(
-    n_samples: int, seed: int, bootstrap: bool, sample_weight: NDArray[np.float64] | None = None
-) -> NDArray[np.float64]:
-    """Multiplicities of one bootstrap sample, drawn from ``seed`` alone (reproducible in any worker).
-
-    With ``sample_weight`` the sample is redrawn (from the same stream) until it holds
-    a row of positive weight, since a tree cannot grow on zero total weight; without
-    weights the first draw is kept, so unweighted fits are unchanged.
-    """
-    if not bootstrap:
-        return np.ones(n_samples)
-    rng = np.random.RandomState(seed)
-    for _ in range(_MAX_REDRAWS):
-        counts = np.bincount(rng.randint(0, n_samples, n_samples), minlength=n_samples).astype(np.float64)
-        if sample_weight is None or np.any(counts * sample_weight > 0):
-            return counts
-    raise ValueError(
-        f"sample_weight: {_MAX_REDRAWS} bootstrap samples in a row drew only rows of weight 0; "
-        "give more rows a positive weight or use bootstrap=False"
-    )
-
-
 def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGroup:
     """Grow, fuse, count and relabel one group. Module level so that joblib can pickle it."""
     trees, weights = [], []
     for bootstrap_seed, tree_seed in seeds:
-        w = _bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
+        w = bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
         if sample_weight is not None:
             # Bootstrap multiplicity times the user's weight: zero-weight rows never reach a tree.
             w = w * sample_weight
@@ -202,11 +180,14 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         Features considered per split, as in :class:`trees.OrdinalTreeClassifier`.
     relabel : bool, default=True
         ``False`` gives plain bagged trees (each tree a voter, no consistency).
-    vote : {"median", "majority"}, default="median"
-        How voters are combined. ``"majority"`` (the most frequent class, lowest
-        on ties, with trees labelling leaves by their mode) is only allowed with
-        ``relabel=False``: with ``criterion="gini"`` it is the paper's TreeBagger
-        baseline. Majority voting can break consistency, the median cannot.
+    vote : {"median", "majority", "mean"}, default="median"
+        How voters are combined (:func:`ensemble._voting.combine_votes`): the
+        lower median; the rounded mean ``floor(mean + 1/2)`` of the voters'
+        class indices, consistent too (DESIGN.md section 9); or ``"majority"``
+        (the most frequent class, lowest on ties, with trees labelling leaves by
+        their mode), only allowed with ``relabel=False``: with
+        ``criterion="gini"`` it is the paper's TreeBagger baseline. Majority
+        voting can break consistency, the median and the mean cannot.
     solver : {"graphcut", "cbc", "cpsat"}, default="graphcut"
         Backend of :func:`relabel.solve`; all reach the same optimum.
     formulation : {"paper", "tight"}, default="paper"
@@ -293,7 +274,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             None,
         ],
         "relabel": ["boolean"],
-        "vote": [StrOptions({"median", "majority"})],
+        "vote": [StrOptions(set(VOTES))],
         "solver": [StrOptions(set(relabel.SOLVERS))],
         "formulation": [StrOptions({"paper", "tight"})],
         "contact": [StrOptions({"closure", "face"})],
@@ -362,17 +343,6 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _encode_classes(self, y: NDArray, categories: NDArray | None) -> NDArray[np.intp]:
-        """Set ``classes_`` and return ``y`` as class indices 0..K-1."""
-        self.classes_, y_idx = encode_labels(y, self.classes if self.classes is not None else categories)
-        present = np.unique(y_idx)
-        if present.size < 2:
-            raise ValueError(
-                f"y has one class ({self.classes_[present[0]]!r}); OTreeBagger needs samples of at least 2 classes"
-            )
-        self.n_classes_ = len(self.classes_)
-        return y_idx
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "OTreeBagger":
         """Grow the bootstrap trees, relabel every group and keep the voters.
@@ -438,7 +408,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
                 "vote='majority' breaks the consistency that relabelling guarantees; "
                 "use vote='median' or relabel=False"
             )
-        y_idx = self._encode_classes(y, categories)
+        y_idx = encode_target(self, y, categories)
         X = np.ascontiguousarray(X)
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, X.shape[0])
@@ -448,7 +418,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             n_groups, size = self.n_estimators // self.group_size, self.group_size
         else:
             n_groups, size = self.n_estimators, 1
-        seeds = rng.randint(_MAX_SEED, size=(n_groups, size, 2))
+        seeds = rng.randint(MAX_SEED, size=(n_groups, size, 2))
         params = {
             "criterion": self.criterion,
             "max_depth": self.max_depth,
@@ -495,7 +465,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         return np.column_stack([group.predict_index(X) for group in self.groups_])
 
     def predict(self, X: ArrayLike) -> NDArray:
-        """Predict the lower median (or the majority) of the voters' classes.
+        """Predict the lower median (or the rounded mean, or the majority) of the voters' classes.
 
         Parameters
         ----------
@@ -524,7 +494,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             Vote shares in ``classes_`` order; rows sum to 1.
         """
         votes = self._votes(X)
-        return _vote_counts(votes, self.n_classes_) / votes.shape[1]
+        return vote_counts(votes, self.n_classes_) / votes.shape[1]
 
     def is_consistent(self) -> bool:
         """Check every relabelled group's labels against its adjacency graph.
@@ -539,39 +509,12 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if not self.relabel:
             return False
-        return all(relabel.is_consistent(group.edges, group.labels) for group in self.groups_)
+        return voters_certificate((relabel.is_consistent(g.edges, g.labels) for g in self.groups_), self.vote)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
-
-
-def combine_votes(votes: NDArray[np.intp], n_classes: int, vote: str = "median") -> NDArray[np.intp]:
-    """Class index chosen by the voters of every sample (columns of ``votes``).
-
-    ``"median"`` is the lower median, the order statistic of rank ceil(L/2),
-    which keeps consistency (Theorem 1); ``"majority"`` the most frequent class,
-    lowest on ties.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> votes = np.array([[0, 2, 2, 1]])
-    >>> combine_votes(votes, 3).tolist(), combine_votes(votes, 3, "majority").tolist()
-    ([1], [2])
-    """
-    if vote == "majority":
-        # argmax returns the first maximum: ties go to the lower class.
-        return np.argmax(_vote_counts(votes, n_classes), axis=1)
-    rank = (votes.shape[1] + 1) // 2 - 1
-    return np.partition(votes, rank, axis=1)[:, rank]
-
-
-def _vote_counts(votes: NDArray[np.intp], n_classes: int) -> NDArray[np.float64]:
-    """Number of voters per class for every sample."""
-    # K is small: one vectorised comparison per class beats a scatter-add.
-    return np.stack([(votes == k).sum(axis=1) for k in range(n_classes)], axis=1).astype(np.float64)
 
 
 def _progress(iterable, total: int, desc: str):

@@ -2,7 +2,7 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from ensemble import OTreeBagger, RankRules
+from ensemble import ConsistentForestClassifier, OTreeBagger, RankRules
 from trees import OrdinalTreeClassifier
 
 # Small settings keep the ~50 checks per estimator fast; the checks themselves
@@ -11,6 +11,7 @@ ESTIMATORS = [
     OrdinalTreeClassifier(random_state=0),
     OTreeBagger(n_estimators=4, group_size=2, random_state=0),
     RankRules(n_rules=20, random_state=0),
+    ConsistentForestClassifier(random_state=0),
 ]
 
 # Every entry needs a real reason: a check that cannot apply to the estimator,
@@ -23,6 +24,20 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
             "while the repeated-rows fit draws from a different n, so the two models see different "
             "bootstrap samples (as for BaggingClassifier); the exact equivalence with bootstrap=False "
             "is tested in tests/test_ensemble_sample_weight.py"
+        ),
+    },
+    "ConsistentForestClassifier": {
+        "check_classifiers_train": (
+            "the prediction is the rounded mean of the trees' values, the class nearest the mean of "
+            "predict_proba (which minimises the expected squared error of the class index), not its "
+            "argmax; on make_blobs, whose labels are not ordered, a point between blobs 0 and 2 averages "
+            "to class 1. The rest of this check (shapes, probabilities summing to one, training accuracy, "
+            "errors on malformed input) is tested in tests/test_ensemble_forest.py"
+        ),
+        "check_sample_weight_equivalence_on_dense_data": (
+            "with bootstrap=True, weights multiply bootstrap multiplicities drawn from n rows, while the "
+            "repeated-rows fit draws from a different n (as for RandomForestRegressor); the exact "
+            "equivalence with bootstrap=False is tested in tests/test_ensemble_forest.py"
         ),
     },
     "RankRules": {

@@ -13,10 +13,10 @@ import sklearn
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
 
-from ensemble import OTreeBagger, RankRules
+from ensemble import ConsistentForestClassifier, OTreeBagger, RankRules
 from trees import OrdinalTreeClassifier
 
-ESTIMATORS = [OrdinalTreeClassifier, OTreeBagger, RankRules]
+ESTIMATORS = [OrdinalTreeClassifier, OTreeBagger, RankRules, ConsistentForestClassifier]
 X = np.arange(24.0).reshape(12, 2)
 Y = np.repeat([1, 2, 3], 4)
 

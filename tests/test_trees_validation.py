@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ensemble import OTreeBagger, RankRules
+from ensemble import ConsistentForestClassifier, OTreeBagger, RankRules
 from trees import OrdinalTreeClassifier
 from trees._validation import check_sample_weight
 
@@ -71,7 +71,8 @@ def test_bad_n_samples_raises(n_samples):
 
 @pytest.mark.parametrize(
     "estimator",
-    [OrdinalTreeClassifier(), OTreeBagger(n_estimators=2, group_size=1), RankRules(n_rules=2)],
+    [OrdinalTreeClassifier(), OTreeBagger(n_estimators=2, group_size=1), RankRules(n_rules=2),
+     ConsistentForestClassifier(n_estimators=2)],
     ids=lambda e: type(e).__name__,
 )
 @pytest.mark.parametrize("weight, match", BAD_WEIGHTS[:5] + BAD_WEIGHTS[8:9], ids=BAD_IDS[:5] + BAD_IDS[8:9])

@@ -86,6 +86,35 @@ class OrdinalTree:
         self._feat = np.where(is_leaf, 0, self.feature)
         self._thr = np.where(is_leaf, np.inf, self.threshold)
 
+    def set_thresholds(self, threshold: NDArray[np.float64]) -> None:
+        """Replace the split thresholds (entries of leaves are ignored).
+
+        The certified forest moves every threshold inside the gap between the
+        training values it separates; the traversal table follows.
+
+        Parameters
+        ----------
+        threshold : ndarray of shape (node_count,)
+            New thresholds, finite at internal nodes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from trees import OrdinalTreeClassifier
+        >>> tree = OrdinalTreeClassifier().fit([[0.0], [1.0]], [0, 1]).tree_
+        >>> tree.set_thresholds(np.array([0.9, -2.0, -2.0]))
+        >>> tree.apply(np.array([[0.8]])).tolist()
+        [1]
+        """
+        threshold = np.asarray(threshold, dtype=np.float64)
+        if threshold.shape != (self.node_count,):
+            raise ValueError(f"threshold must have shape ({self.node_count},); got {threshold.shape}")
+        is_leaf = self.children_left == -1
+        if not np.all(np.isfinite(threshold[~is_leaf])):
+            raise ValueError("threshold must be finite at internal nodes")
+        self.threshold = np.where(is_leaf, -2.0, threshold)
+        self._thr = np.where(is_leaf, np.inf, self.threshold)
+
     def apply(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
         """Leaf id of every row of a validated float64 matrix.
 

@@ -1,0 +1,154 @@
+"""Pieces every ensemble of the package shares: targets, bootstrap samples, feature kinds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from trees._labels import encode_labels
+
+__all__ = ["MAX_SEED", "bootstrap_weights", "categorical_mask", "encode_target"]
+
+MAX_SEED = np.iinfo(np.int32).max
+_MAX_REDRAWS = 1000
+
+
+def encode_target(estimator: Any, y: NDArray, categories: NDArray | None) -> NDArray[np.intp]:
+    """Set ``classes_`` and ``n_classes_`` on ``estimator`` and return ``y`` as indices 0..K-1.
+
+    The order is the estimator's ``classes`` parameter, else the categories of a
+    pandas ordered Categorical ``y``, else the sorted labels (DESIGN.md section 2).
+
+    Raises
+    ------
+    ValueError
+        If ``y`` holds a single class, or ``classes`` does not fit ``y``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> est = SimpleNamespace(classes=["lo", "hi"])
+    >>> encode_target(est, np.array(["hi", "lo", "hi"]), None).tolist(), est.classes_.tolist()
+    ([1, 0, 1], ['lo', 'hi'])
+    """
+    classes = getattr(estimator, "classes", None)
+    estimator.classes_, y_idx = encode_labels(y, classes if classes is not None else categories)
+    present = np.unique(y_idx)
+    if present.size < 2:
+        raise ValueError(
+            f"y has one class ({estimator.classes_[present[0]]!r}); "
+            f"{type(estimator).__name__} needs samples of at least 2 classes"
+        )
+    estimator.n_classes_ = len(estimator.classes_)
+    return y_idx
+
+
+def bootstrap_weights(
+    n_samples: int, seed: int, bootstrap: bool, sample_weight: NDArray[np.float64] | None = None
+) -> NDArray[np.float64]:
+    """Multiplicities of one bootstrap sample, drawn from ``seed`` alone (reproducible in any worker).
+
+    With ``sample_weight`` the sample is redrawn (from the same stream) until it holds
+    a row of positive weight, since a tree cannot grow on zero total weight; without
+    weights the first draw is kept, so unweighted fits are unchanged.
+
+    Examples
+    --------
+    >>> bootstrap_weights(5, 0, True).tolist()
+    [1.0, 0.0, 0.0, 3.0, 1.0]
+    >>> bootstrap_weights(3, 0, False).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    if not bootstrap:
+        return np.ones(n_samples)
+    rng = np.random.RandomState(seed)
+    for _ in range(_MAX_REDRAWS):
+        counts = np.bincount(rng.randint(0, n_samples, n_samples), minlength=n_samples).astype(np.float64)
+        if sample_weight is None or np.any(counts * sample_weight > 0):
+            return counts
+    raise ValueError(
+        f"sample_weight: {_MAX_REDRAWS} bootstrap samples in a row drew only rows of weight 0; "
+        "give more rows a positive weight or use bootstrap=False"
+    )
+
+
+def categorical_mask(
+    categorical_features: ArrayLike | None, n_features: int, feature_names: NDArray | None = None
+) -> NDArray[np.bool_]:
+    """Boolean mask of the categorical features, from scikit-learn's conventions.
+
+    Parameters
+    ----------
+    categorical_features : array-like of int, bool or str, or None
+        Feature indices, a boolean mask of length ``n_features``, or feature names
+        (when ``X`` had string column names); ``None`` means no categorical feature.
+    n_features : int
+        Number of features of ``X``.
+    feature_names : ndarray of str, optional
+        ``feature_names_in_`` of the estimator.
+
+    Returns
+    -------
+    ndarray of shape (n_features,), bool
+
+    Raises
+    ------
+    ValueError
+        On an index out of range, a mask of the wrong length, an unknown name, names
+        without feature names, or a mix of types; every message names
+        ``categorical_features``.
+
+    Examples
+    --------
+    >>> categorical_mask([0, 2], 3).tolist()
+    [True, False, True]
+    >>> import numpy as np
+    >>> categorical_mask(["b"], 2, np.array(["a", "b"])).tolist()
+    [False, True]
+    """
+    mask = np.zeros(n_features, dtype=bool)
+    if categorical_features is None:
+        return mask
+    values = np.asarray(categorical_features)
+    if values.ndim == 0:
+        values = values.reshape(1)
+    if values.ndim != 1:
+        raise ValueError(
+            f"categorical_features must be a 1-d list of indices, names or a boolean mask; got shape {values.shape}"
+        )
+    if values.size == 0:
+        return mask
+    if values.dtype.kind == "b":
+        if values.shape[0] != n_features:
+            raise ValueError(
+                f"categorical_features as a boolean mask must have length n_features={n_features}; "
+                f"got {values.shape[0]}"
+            )
+        return values.copy()
+    if values.dtype.kind in "iu":
+        bad = values[(values < 0) | (values >= n_features)]
+        if bad.size:
+            raise ValueError(
+                f"categorical_features indices must lie in 0..{n_features - 1}; got {bad.tolist()}"
+            )
+        mask[values] = True
+        return mask
+    if values.dtype.kind in "UO":
+        if feature_names is None:
+            raise ValueError(
+                "categorical_features holds names but X has no feature names (fit on a DataFrame "
+                "with string column names, or pass indices)"
+            )
+        names = [str(v) for v in values]
+        known = {str(name): i for i, name in enumerate(feature_names)}
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise ValueError(f"categorical_features names unknown features: {unknown}")
+        mask[[known[name] for name in names]] = True
+        return mask
+    raise ValueError(
+        f"categorical_features must hold integer indices, booleans or feature names; got dtype {values.dtype}"
+    )

@@ -1,0 +1,640 @@
+"""The certified consistent forest: bagged trees with distinct thresholds, rounded mean.
+
+DESIGN.md section 9. Consistency comes from a bound on how much the mean of the trees
+can move near any point, not from fusing partitions, so the model works in any
+dimension.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.tree import DecisionTreeRegressor
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ensemble import _kernels
+from ensemble._base import MAX_SEED, bootstrap_weights, categorical_mask, encode_target
+from ensemble._docs import fill_doc
+from ensemble._voting import SNAP_ULPS, oscillation_bound, rounded_mean, threshold_multiplicity
+from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
+from trees._labels import ordered_categories
+from trees._validation import check_sample_weight
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ConsistentForestClassifier"]
+
+#: Tree values are stored as integer multiples of 2**-UNIT_BITS: sums over the trees
+#: are then exact, and so are the rounding and the certificate (no float error can
+#: turn a mean of 1.4999999 and one of 2.5000001 into a jump of two).
+UNIT_BITS = 20
+_MIN_AUTO_TREES = 100
+_MAX_REDRAW_ROUNDS = 50
+_ORDINAL_CRITERIA = tuple(CRITERIA)
+FOREST_CRITERIA = ("squared_error",) + _ORDINAL_CRITERIA
+
+
+def _nodes(tree: Any) -> tuple:
+    """Node arrays (left, right, feature, threshold) of a fitted tree, read in place (no copies)."""
+    s = tree.tree_
+    return s.children_left, s.children_right, s.feature, s.threshold
+
+
+def _set_thresholds(tree: Any, threshold: NDArray[np.float64]) -> None:
+    """Write new thresholds into a fitted tree (ours, or scikit-learn's through its pickle state)."""
+    if isinstance(tree, OrdinalTreeClassifier):
+        tree.tree_.set_thresholds(threshold)
+        return
+    # scikit-learn's Tree exposes its nodes only through the pickle protocol, which
+    # is stable across its versions (tests pin it).
+    state = tree.tree_.__getstate__()
+    nodes = state["nodes"].copy()
+    nodes["threshold"] = threshold
+    state["nodes"] = nodes
+    tree.tree_.__setstate__(state)
+
+
+def _float32_margins(lo: NDArray, hi: NDArray) -> tuple[NDArray, NDArray]:
+    """Narrow [lo, hi) so that every float64 rounding to float32 lo (hi) stays on its side.
+
+    scikit-learn's trees see ``X`` cast to float32: the gap values lo and hi are float32
+    numbers, and a float64 training value x lies within half a float32 spacing of them.
+    """
+    lo32, hi32 = lo.astype(np.float32), hi.astype(np.float32)
+    up = (np.nextafter(lo32, np.float32(np.inf)).astype(np.float64) - lo) / 2.0
+    down = (hi - np.nextafter(hi32, np.float32(-np.inf)).astype(np.float64)) / 2.0
+    return lo + np.where(np.isfinite(up), up, 0.0), hi - np.where(np.isfinite(down), down, 0.0)
+
+
+def _draw_in_gaps(rng: np.random.RandomState, lo: NDArray, hi: NDArray) -> NDArray[np.float64]:
+    """Uniform draws in ``[lo, hi)`` (``lo`` itself when the gap has no room)."""
+    u = rng.random_sample(lo.shape[0])
+    t = lo + u * (hi - lo)
+    t = np.where(t >= hi, np.nextafter(hi, -np.inf), t)
+    return np.where((t < lo) | ~(hi > lo), lo, t)
+
+
+def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
+    """Grow one tree on a bootstrap sample and move its thresholds into their gaps.
+
+    ``X_fit`` is what the tree is grown on (for ``criterion="squared_error"`` the
+    float32 copy of ``X`` that scikit-learn's trees split, passed unchecked as its
+    forests do) and ``X_walk`` its rows of positive weight as float64, which define
+    the gaps. Returns the fitted tree, the gap ``[lo, hi)`` of every internal node
+    and the tree's voter tables (:class:`_Voter`). Module level so that joblib can
+    pickle it.
+    """
+    bootstrap_seed, tree_seed = seeds
+    w = bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
+    if sample_weight is not None:
+        w = w * sample_weight
+    if params["criterion"] == "squared_error":
+        tree = DecisionTreeRegressor(
+            criterion="squared_error",
+            max_depth=params["max_depth"],
+            min_samples_leaf=params["min_samples_leaf"],
+            max_features=params["max_features"],
+            random_state=tree_seed,
+        )
+        tree.fit(X_fit, y.astype(np.float64), sample_weight=w, check_input=False)
+    else:
+        tree = OrdinalTreeClassifier(
+            criterion=params["criterion"],
+            max_depth=params["max_depth"],
+            min_samples_leaf=params["min_samples_leaf"],
+            max_features=params["max_features"],
+            classes=np.arange(n_classes),
+            random_state=tree_seed,
+        )
+        tree.fit(X, y, sample_weight=w)
+    left, right, feature, threshold = _nodes(tree)
+    lo, hi = _kernels.node_gaps(left, right, feature, threshold, X_walk)
+    internal = np.asarray(left) >= 0
+    lo, hi = lo[internal], hi[internal]
+    if params["criterion"] == "squared_error":
+        lo, hi = _float32_margins(lo, hi)
+    moved = np.array(threshold, dtype=np.float64)
+    moved[internal] = _draw_in_gaps(np.random.RandomState(tree_seed), lo, hi)
+    _set_thresholds(tree, moved)
+    # Leaf class counts of the tree's own (weighted bootstrap) sample: the mean class
+    # index is the tree's value, the normalised counts its class distribution.
+    leaf = _kernels.tree_apply(X, *_nodes(tree))
+    counts = np.bincount(leaf * n_classes + y, weights=w, minlength=internal.shape[0] * n_classes)
+    return tree, lo, hi, _Voter.from_counts(counts.reshape(-1, n_classes), internal)
+
+
+class _Voter(NamedTuple):
+    """What a tree contributes besides its structure: integer values and leaf distributions.
+
+    ``value`` holds each leaf's mean class index as an integer multiple of
+    2**-UNIT_BITS (0 at internal nodes), ``leaf_row`` each node's row in ``proba``
+    (-1 at internal nodes) and ``proba`` the class distribution of every leaf.
+    """
+
+    value: NDArray[np.int64]
+    leaf_row: NDArray[np.int32]
+    proba: NDArray[np.float32]
+
+    @classmethod
+    def from_counts(cls, counts: NDArray[np.float64], internal: NDArray[np.bool_]) -> "_Voter":
+        leaves = np.flatnonzero(~internal)
+        total = counts[leaves].sum(axis=1)
+        share = counts[leaves] / np.where(total > 0, total, 1.0)[:, None]
+        value = np.zeros(internal.shape[0], dtype=np.int64)
+        value[leaves] = np.rint(share @ np.arange(counts.shape[1]) * (1 << UNIT_BITS))
+        leaf_row = np.full(internal.shape[0], -1, dtype=np.int32)
+        leaf_row[leaves] = np.arange(leaves.shape[0], dtype=np.int32)
+        return cls(value, leaf_row, share.astype(np.float32))
+
+
+class _Gaps(NamedTuple):
+    """The thresholds of a batch of new trees, one entry per internal node, with their gaps."""
+
+    feature: NDArray[np.int64]
+    threshold: NDArray[np.float64]
+    lo: NDArray[np.float64]
+    hi: NDArray[np.float64]
+    owner: NDArray[np.int64]
+
+
+def _separate_thresholds(new: _Gaps, fixed_feature: NDArray, fixed_threshold: NDArray, fixed_owner: NDArray,
+                         rng: np.random.RandomState, countable: NDArray[np.bool_]) -> int:
+    """Redraw new thresholds that coincide with another tree's on the same feature.
+
+    Two thresholds coincide when they differ by at most :data:`SNAP_ULPS` ulps. Of
+    each coinciding pair of different trees a new threshold is drawn again inside its
+    own gap (the later one when both are new); the ``fixed`` thresholds (trees of an
+    earlier batch) never move. A gap too narrow for two distinct thresholds may
+    leave a collision: the certificate then counts the trees sharing it (threshold
+    multiplicity). Features outside ``countable`` (categorical) are left alone.
+    Works one feature at a time, so its temporaries stay small. Returns the number
+    of rounds that moved something.
+    """
+    movable = new.hi > np.nextafter(new.lo, np.inf)
+    for rounds in range(_MAX_REDRAW_ROUNDS):
+        again = []
+        for f in np.flatnonzero(countable):
+            rows = np.flatnonzero(new.feature == f)
+            if rows.shape[0] == 0:
+                continue
+            old = np.flatnonzero(fixed_feature == f)
+            t = np.concatenate((new.threshold[rows], fixed_threshold[old]))
+            owner = np.concatenate((new.owner[rows], fixed_owner[old]))
+            slot = np.concatenate((rows, np.full(old.shape[0], -1)))  # -1: a fixed threshold
+            order = np.lexsort((slot < 0, t))  # among equal values, new entries first
+            t, owner, slot = t[order], owner[order], slot[order]
+            gap = t[1:] - t[:-1]
+            clash = (gap <= SNAP_ULPS * np.spacing(np.maximum(np.abs(t[:-1]), np.abs(t[1:])))) & (
+                owner[1:] != owner[:-1])
+            if not clash.any():
+                continue
+            first, second = slot[:-1][clash], slot[1:][clash]
+            pick = np.where(second >= 0, second, first)  # prefer moving the later, never a fixed one
+            pick = pick[pick >= 0]
+            again.append(pick[movable[pick]])
+        again = np.unique(np.concatenate(again)) if again else np.empty(0, np.int64)
+        if again.shape[0] == 0:
+            return rounds
+        new.threshold[again] = _draw_in_gaps(rng, new.lo[again], new.hi[again])
+    return _MAX_REDRAW_ROUNDS
+
+
+def _split_thresholds(estimators: list) -> tuple:
+    """Feature, threshold and tree index of every split of the fitted trees."""
+    nodes = [_nodes(tree) for tree in estimators]
+    internal = [np.asarray(n[0]) >= 0 for n in nodes]
+    if not nodes:
+        return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
+    return (
+        np.concatenate([np.asarray(n[2])[i] for n, i in zip(nodes, internal)]),
+        np.concatenate([np.asarray(n[3])[i] for n, i in zip(nodes, internal)]),
+        np.repeat(np.arange(len(nodes)), [int(i.sum()) for i in internal]),
+    )
+
+
+def forest_certificate(estimators: list, voters: list, n_features: int, countable: NDArray[np.bool_],
+                       resolution: NDArray[np.float64] | None = None, *, exact: bool = False) -> dict:
+    """Oscillation bound of a fitted forest, recomputed from its trees' geometry alone.
+
+    Parameters
+    ----------
+    estimators : list of fitted trees
+        The trees (thresholds as used by ``predict``).
+    voters : list of _Voter
+        Their integer leaf values.
+    n_features : int
+        Dimension d.
+    countable : ndarray of bool, shape (d,)
+        Features that count in the bound (categorical features do not).
+    resolution : ndarray of shape (d,), optional
+        Window widths r_f (DESIGN.md section 4c); ``None`` is the paper's r = 0.
+    exact : bool, default=False
+        Compute every tree's jump J_t exactly; by default a tree's value range (an
+        upper bound of J_t) is used while it suffices to certify.
+
+    Returns
+    -------
+    dict
+        ``bound`` (the sum of the ``n_boundaries`` largest jumps, integer units),
+        ``scale`` (n_trees * unit: certified when ``bound <= scale``),
+        ``n_boundaries``, ``multiplicity`` (per feature), ``jumps`` (per tree) and
+        ``exact`` (whether the jumps are the exact J_t).
+    """
+    reach = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
+    nodes = [_nodes(tree) for tree in estimators]
+    internal = [np.asarray(n[0]) >= 0 for n in nodes]
+    feature, threshold, owner = _split_thresholds(estimators)
+    multiplicity = np.zeros(n_features, dtype=np.int64)
+    for f in np.flatnonzero(countable):
+        on_f = feature == f
+        multiplicity[f] = threshold_multiplicity(threshold[on_f], owner[on_f], window=float(reach[f]))
+    n_boundaries = int(multiplicity.sum())
+    scale = len(estimators) * (1 << UNIT_BITS)
+    jumps = np.array([np.ptp(v.value[~i]) for v, i in zip(voters, internal)], dtype=np.int64)
+    is_exact = exact or oscillation_bound(jumps, n_boundaries) > scale
+    if is_exact:
+        jumps = np.array([_tree_jump(n, v.value, n_features, reach) for n, v in zip(nodes, voters)], dtype=np.int64)
+    return {
+        "bound": oscillation_bound(jumps, n_boundaries),
+        "scale": scale,
+        "n_boundaries": n_boundaries,
+        "multiplicity": multiplicity,
+        "jumps": jumps,
+        "exact": is_exact,
+    }
+
+
+def _tree_jump(nodes: tuple, value: NDArray[np.int64], n_features: int, reach: NDArray[np.float64]) -> int:
+    """J_t (or its r-version) of one tree from its leaf boxes."""
+    left, right, feature, threshold = nodes
+    boxes = leaf_boxes(_NodeArrays(left, right, feature, threshold, n_features), n_features)
+    return int(_kernels.tree_jump(left, right, feature, threshold, value,
+                                  boxes.leaf_ids.astype(np.int64), boxes.lower, boxes.upper, reach))
+
+
+@dataclass(frozen=True)
+class _NodeArrays:
+    """A ``tree_``-like view of node arrays, accepted by :func:`trees.leaf_boxes`."""
+
+    children_left: NDArray
+    children_right: NDArray
+    feature: NDArray
+    threshold: NDArray
+    n_features: int
+
+
+@fill_doc
+class ConsistentForestClassifier(ClassifierMixin, BaseEstimator):
+    """Bagged trees with distinct thresholds whose rounded mean is certified consistent.
+
+    Each of the B trees predicts a value in [0, K - 1]: the mean class index of its
+    leaf (a regression tree on the class index, or an ordinal tree of
+    :mod:`trees`). Every split threshold is drawn uniformly inside the gap between
+    the two training values it separates, and drawn again where it would coincide
+    with another tree's threshold on the same feature, so that at most one tree per
+    feature has a boundary through any point. The prediction is the class
+    ``floor(mean + 1/2)``. Near any point the mean moves by at most
+    ``bound = (sum of the d largest per-tree jumps J_t) / B``; when ``bound <= 1``
+    no two neighbouring points get classes two apart (DESIGN.md section 9). No
+    partition is fused, so the model works in any dimension.
+
+    Parameters
+    ----------
+    n_estimators : int or "auto", default="auto"
+        Number of trees B. ``"auto"`` grows 100 trees, then more while the bound
+        exceeds 1, so the model is always certified (B >= d (K - 1) suffices for
+        any data; the measured jumps usually certify B = 100). An integer is
+        respected; :meth:`is_consistent` then tells whether it is certified, and
+        ``fit`` warns when it is not.
+    criterion : {"squared_error", "ogini", "gini", "entropy", "wig", "ranking"}, \
+default="squared_error"
+        ``"squared_error"``: scikit-learn's regression tree on the class index
+        (fast); the others: :class:`trees.OrdinalTreeClassifier` with that
+        splitting criterion, its leaf value the mean class index.
+    max_depth : int or None, default=None
+        Maximum depth of the trees.
+    min_samples_leaf : int, default=1
+        Minimum number of bootstrap rows in a leaf.
+    max_features : int, float, {"sqrt", "log2"} or None, default=1.0
+        Features drawn per split, as in scikit-learn's forests.
+    bootstrap : bool, default=True
+        Grow every tree on a bootstrap sample (else on all rows; the trees then
+        differ only through ``max_features`` and their thresholds).
+    categorical_features : array-like of int, bool or str, or None, default=None
+        Features whose values are categories (indices, a boolean mask or names).
+        A valid point never lies on a threshold of such a feature, so they do
+        not count in the bound.
+    {classes}
+    {n_jobs}
+    {random_state}
+    verbose : int, default=0
+        ``verbose >= 1`` shows a progress bar over the trees.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels in ordinal order.
+    n_classes_ : int
+        Number of classes K.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` has string column names.
+    estimators_ : list of tree estimators
+        The fitted trees, thresholds moved (each accepted by :func:`trees.leaf_boxes`).
+    n_estimators_ : int
+        The number of trees B actually grown.
+    consistency_bound_ : float
+        ``(sum of the n_boundaries_ largest jumps) / B``; the model is certified
+        consistent when it is at most 1.
+    n_boundaries_ : int
+        The largest number of trees that can have a boundary through one point
+        (one per split feature when the thresholds are distinct).
+    threshold_multiplicity_ : ndarray of shape (n_features_in_,)
+        Per feature, the largest number of trees sharing one threshold (0 for a
+        feature no tree splits on, or a categorical one).
+
+    Notes
+    -----
+    Fitting costs B tree fits plus O(n depth) per tree to find the threshold gaps;
+    the certificate sorts the thresholds of each feature and, only when the value
+    ranges of the trees do not already certify, computes the jumps J_t by a pruned
+    search of each tree's touching leaves. Tree values are integer multiples of
+    2**-20, so the mean, its rounding and the bound are exact.
+
+    Examples
+    --------
+    >>> from ensemble import ConsistentForestClassifier
+    >>> from ensemble.datasets import make_synthetic_i
+    >>> X, y = make_synthetic_i(300, random_state=0)
+    >>> model = ConsistentForestClassifier(random_state=0).fit(X, y)
+    >>> model.is_consistent(), model.n_estimators_
+    (True, 100)
+    >>> model.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "criterion": [StrOptions(set(FOREST_CRITERIA))],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "bootstrap": ["boolean"],
+        "categorical_features": ["array-like", None],
+        "classes": ["array-like", None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_estimators: int | str = "auto",
+        criterion: str = "squared_error",
+        max_depth: int | None = None,
+        min_samples_leaf: int = 1,
+        max_features: int | float | str | None = 1.0,
+        bootstrap: bool = True,
+        categorical_features: ArrayLike | None = None,
+        classes: ArrayLike | None = None,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+        verbose: int = 0,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.categorical_features = categorical_features
+        self.classes = classes
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "ConsistentForestClassifier":
+        """Grow the trees, separate their thresholds and certify the rounded mean.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; NaN and infinite values are rejected.
+        y : array-like of shape (n_samples,)
+            Ordinal class labels (order: ``classes`` or sorted).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative finite weights; each tree is grown with (bootstrap
+            multiplicity x weight). A row of weight 0 influences neither the
+            trees nor the threshold gaps.
+
+        Returns
+        -------
+        self : ConsistentForestClassifier
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            On invalid data or parameters, a single class, a bad
+            ``categorical_features`` or a bad ``sample_weight``.
+        """
+        categories = ordered_categories(y)
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
+        y_idx = encode_target(self, y, categories)
+        n_samples, n_features = X.shape
+        self._categorical = categorical_mask(
+            self.categorical_features, n_features, getattr(self, "feature_names_in_", None)
+        )
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(sample_weight, X.shape[0])
+
+        rng = check_random_state(self.random_state)
+        keep = slice(None) if sample_weight is None else sample_weight > 0
+        # scikit-learn's trees split a float32 copy of X: the gaps are those of the same values.
+        X_fit = X.astype(np.float32) if self.criterion == "squared_error" else X
+        X_walk = np.ascontiguousarray(X_fit[keep], dtype=np.float64)
+        params = {
+            "criterion": self.criterion,
+            "max_depth": self.max_depth,
+            "min_samples_leaf": self.min_samples_leaf,
+            "max_features": self.max_features,
+            "bootstrap": self.bootstrap,
+        }
+        auto = self.n_estimators == "auto"
+        target = _MIN_AUTO_TREES if auto else int(self.n_estimators)
+        self.estimators_, self._voters = [], []
+        countable = ~self._categorical
+        unit = 1 << UNIT_BITS
+        while True:
+            seeds = rng.randint(MAX_SEED, size=(target - len(self.estimators_), 2))
+            jobs = (delayed(_fit_tree)(X, X_fit, X_walk, y_idx, self.n_classes_, s, params, sample_weight) for s in seeds)
+            # scikit-learn's tree builder releases the GIL: threads, as in its forests.
+            batch = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
+            fixed = _split_thresholds(self.estimators_)
+            first = len(self.estimators_)
+            internal = [np.asarray(_nodes(tree)[0]) >= 0 for tree, *_ in batch]
+            new = _Gaps(
+                feature=np.concatenate([np.asarray(_nodes(b[0])[2])[i] for b, i in zip(batch, internal)]),
+                threshold=np.concatenate([np.asarray(_nodes(b[0])[3])[i] for b, i in zip(batch, internal)]),
+                lo=np.concatenate([b[1] for b in batch]),
+                hi=np.concatenate([b[2] for b in batch]),
+                owner=np.repeat(np.arange(first, first + len(batch)), [int(i.sum()) for i in internal]),
+            )
+            _separate_thresholds(new, *fixed, rng, countable)
+            start = 0
+            for (tree, _, _, voter), inner in zip(batch, internal):
+                moved = new.threshold[start : start + int(inner.sum())]
+                start += int(inner.sum())
+                current = np.array(_nodes(tree)[3], dtype=np.float64)
+                if not np.array_equal(current[inner], moved):
+                    current[inner] = moved
+                    _set_thresholds(tree, current)
+                self.estimators_.append(tree)
+                self._voters.append(voter)
+            del batch, new, fixed
+            certificate = forest_certificate(self.estimators_, self._voters, n_features, countable)
+            if not auto or certificate["bound"] <= certificate["scale"]:
+                break
+            # Enough trees to cover the current bound; new trees may raise it again.
+            target = max(len(self.estimators_) + 1, -(-certificate["bound"] // unit))
+            logger.info("bound %.3f > 1 with %d trees: growing %d", certificate["bound"] / certificate["scale"],
+                        len(self.estimators_), target)
+        self._store_certificate(certificate)
+        if not auto and not self._certified:
+            warnings.warn(
+                f"ConsistentForestClassifier with n_estimators={self.n_estimators} is not certified consistent: "
+                f"consistency_bound_={self.consistency_bound_:.3f} > 1; use n_estimators='auto' or at least "
+                f"{-(-certificate['bound'] // unit)} trees",
+                UserWarning,
+            )
+        return self
+
+    def _store_certificate(self, certificate: dict) -> None:
+        self.n_estimators_ = len(self.estimators_)
+        self.consistency_bound_ = certificate["bound"] / certificate["scale"]
+        self.n_boundaries_ = certificate["n_boundaries"]
+        self.threshold_multiplicity_ = certificate["multiplicity"]
+        self._certified = certificate["bound"] <= certificate["scale"]
+
+    def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.float64, order="C")
+
+    def _leaves(self, X: NDArray[np.float64]):
+        """Leaf id of every row in every tree, one tree at a time."""
+        for tree, voter in zip(self.estimators_, self._voters):
+            yield _kernels.tree_apply(X, *_nodes(tree)), voter
+
+    def _sums(self, X: NDArray[np.float64]) -> NDArray[np.int64]:
+        total = np.zeros(X.shape[0], dtype=np.int64)
+        for leaf, voter in self._leaves(X):
+            total += voter.value[leaf]
+        return total
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """Predict the rounded mean class of the trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Members of ``classes_``.
+        """
+        X = self._validate_X_predict(X)
+        index = rounded_mean(self._sums(X), self.n_estimators_ << UNIT_BITS, self.n_classes_)
+        return self.classes_[index]
+
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Mean of the trees' leaf class distributions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in ``classes_`` order; rows sum to 1.
+        """
+        X = self._validate_X_predict(X)
+        total = np.zeros((X.shape[0], self.n_classes_))
+        for leaf, voter in self._leaves(X):
+            total += voter.proba[voter.leaf_row[leaf]]
+        return total / self.n_estimators_
+
+    def predict_value(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Mean of the trees' values (the mean class index before rounding).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Values in [0, K - 1]; ``predict`` rounds them half up.
+        """
+        X = self._validate_X_predict(X)
+        return self._sums(X) / float(self.n_estimators_ << UNIT_BITS)
+
+    def apply(self, X: ArrayLike) -> NDArray[np.int64]:
+        """Leaf id reached in every tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_estimators_)
+            Node id of the leaf of each sample in each tree (as the tree's own ``apply``).
+        """
+        X = self._validate_X_predict(X)
+        return np.column_stack([leaf for leaf, _ in self._leaves(X)])
+
+    def is_consistent(self) -> bool:
+        """Whether the oscillation bound, recomputed from the fitted trees, certifies the model.
+
+        Returns
+        -------
+        bool
+            True when ``(sum of the largest jumps) / B <= 1`` (DESIGN.md section
+            9): then no two neighbouring points get classes two apart. False means
+            the bound does not certify (too few trees, or thresholds shared by
+            several trees); the model may then be inconsistent.
+        """
+        check_is_fitted(self)
+        certificate = forest_certificate(self.estimators_, self._voters, self.n_features_in_, ~self._categorical)
+        return certificate["bound"] <= certificate["scale"]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags

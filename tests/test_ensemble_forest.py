@@ -1,0 +1,384 @@
+"""Tests of the certified consistent forest (DESIGN.md section 9)."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import relabel
+from ensemble import ConsistentForestClassifier
+from ensemble._forest import UNIT_BITS, _Gaps, _separate_thresholds, _set_thresholds, forest_certificate
+from ensemble._voting import threshold_multiplicity
+from trees import leaf_boxes
+
+
+def _fit(X, y, **params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "not certified" is expected for small B
+        return ConsistentForestClassifier(**params).fit(X, y)
+
+
+def _interior(lower, upper):
+    """A point strictly inside every half-open box lower < x <= upper (infinite sides allowed)."""
+    lo = np.where(np.isfinite(lower), lower, np.where(np.isfinite(upper), upper - 1.0, -1.0))
+    hi = np.where(np.isfinite(upper), upper, lo + 2.0)
+    return (lo + hi) / 2.0
+
+
+def _fused_oracle(model):
+    """Exact check of pointwise consistency: fuse all trees, label regions, test every closure contact."""
+    partition = relabel.fuse([leaf_boxes(tree) for tree in model.estimators_])
+    labels = np.searchsorted(model.classes_, model.predict(_interior(partition.lower, partition.upper)))
+    edges = relabel.adjacency_edges(partition).edges
+    return relabel.is_consistent(edges, labels), partition
+
+
+def _force_threshold(model, tree_index, node, value):
+    """Move one split threshold of a fitted forest's tree (what predict and the certificate read)."""
+    tree = model.estimators_[tree_index]
+    threshold = np.asarray(tree.tree_.threshold, dtype=np.float64).copy()
+    threshold[node] = value
+    _set_thresholds(tree, threshold)
+
+
+def _all_thresholds(model):
+    return np.concatenate([np.asarray(t.tree_.threshold) for t in model.estimators_])
+
+
+def _brute_jump(tree, n_features, value):
+    """J_t by testing every pair of leaves for intersecting closed boxes."""
+    boxes = leaf_boxes(tree, n_features)
+    lo, hi, ids = boxes.lower, boxes.upper, boxes.leaf_ids
+    best = 0
+    for a in range(ids.shape[0]):
+        for b in range(ids.shape[0]):
+            if np.all(lo[a] <= hi[b]) and np.all(lo[b] <= hi[a]):
+                best = max(best, abs(int(value[ids[a]]) - int(value[ids[b]])))
+    return best
+
+
+def _brute_multiplicity(model, f):
+    """Largest number of trees sharing one threshold on feature f, by comparing every pair."""
+    pairs = []
+    for t, tree in enumerate(model.estimators_):
+        s = tree.tree_
+        inner = np.asarray(s.children_left) >= 0
+        pairs += [(float(v), t) for v in np.asarray(s.threshold)[inner & (np.asarray(s.feature) == f)]]
+    best = 0
+    for v, _ in pairs:
+        close = {t for w, t in pairs if abs(w - v) <= 4 * np.spacing(max(abs(v), abs(w)))}
+        best = max(best, len(close))
+    return best
+
+
+def _step_data(n=40, seed=0):
+    """Two features, classes 0 and 2 only (K = 3 with ``classes``): a jump of two across x0 = 0.5."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 2))
+    return X, np.where(X[:, 0] > 0.5, 2, 0)
+
+
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("seed", range(4))
+def test_certified_models_pass_the_fused_oracle(d, seed):
+    """Check that a model whose bound certifies it has no closure contact two classes apart."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(18, d))
+    y = np.clip(np.floor(X.sum(axis=1) * 4 / d + rng.normal(scale=0.3, size=18)), 0, 3).astype(int)
+    model = _fit(X, y, n_estimators=d * 3 + 1, max_depth=3, random_state=seed)
+    assert model.is_consistent()
+    consistent, partition = _fused_oracle(model)
+    assert consistent
+    assert partition.n_regions > model.n_estimators_  # the oracle saw a real fused partition
+
+
+def test_coinciding_thresholds_fail_the_certificate_and_the_oracle():
+    """Check that forcing two trees onto one threshold is reported and really breaks consistency."""
+    X, y = _step_data()
+    model = _fit(X, y, n_estimators=2, bootstrap=False, classes=[0, 1, 2], random_state=0)
+    assert model.is_consistent()  # distinct thresholds: the mean steps 0 -> 1 -> 2
+    assert _fused_oracle(model)[0]
+    roots = [int(np.flatnonzero(np.asarray(t.tree_.feature) == 0)[0]) for t in model.estimators_]
+    shared = float(model.estimators_[0].tree_.threshold[roots[0]])
+    _force_threshold(model, 1, roots[1], shared)
+    assert not model.is_consistent()
+    consistent, _ = _fused_oracle(model)
+    assert not consistent
+    assert model.predict([[np.nextafter(shared, -1), 0.5], [np.nextafter(shared, 2), 0.5]]).tolist() == [0, 2]
+
+
+def test_too_few_trees_fail_the_certificate_and_the_oracle():
+    """Check that a single tree jumping two classes is not certified, warns, and is inconsistent."""
+    X, y = _step_data()
+    with pytest.warns(UserWarning, match="not certified consistent"):
+        model = ConsistentForestClassifier(n_estimators=1, classes=[0, 1, 2], random_state=0).fit(X, y)
+    assert model.consistency_bound_ > 1
+    assert not model.is_consistent()
+    assert not _fused_oracle(model)[0]
+
+
+def test_auto_grows_until_certified():
+    """Check that n_estimators='auto' adds trees when 100 do not certify, and that the result is certified."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 30))
+    y = np.clip(np.floor(X[:, :10].sum(axis=1) - 1), 0, 7).astype(int)  # K = 8: 30 * 7 > 100
+    model = ConsistentForestClassifier(max_depth=4, random_state=0).fit(X, y)
+    assert model.is_consistent()
+    assert model.consistency_bound_ <= 1
+    assert model.n_estimators_ >= 100
+    certificate = forest_certificate(model.estimators_, model._voters, 30, np.ones(30, bool), exact=True)
+    # Smallest B for the exact jumps of the grown trees is not more than what was grown.
+    assert certificate["bound"] <= certificate["scale"]
+
+
+@pytest.mark.parametrize("criterion", ["squared_error", "ogini"])
+def test_bound_equals_brute_force(criterion):
+    """Check that the jumps and multiplicities of the certificate equal brute-force recomputations."""
+    rng = np.random.RandomState(1)
+    X = np.round(rng.uniform(size=(40, 3)) * 4) / 4  # a lattice: many shared gaps
+    y = np.clip(np.floor(X.sum(axis=1) * 1.5), 0, 4).astype(int)
+    model = _fit(X, y, n_estimators=6, max_depth=4, criterion=criterion, random_state=3)
+    certificate = forest_certificate(model.estimators_, model._voters, 3, np.ones(3, bool), exact=True)
+    for t, tree in enumerate(model.estimators_):
+        value = model._voters[t].value
+        assert certificate["jumps"][t] == _brute_jump(tree, 3, value)
+    for f in range(3):
+        assert certificate["multiplicity"][f] == _brute_multiplicity(model, f)
+    top = np.sort(certificate["jumps"])[::-1][: certificate["n_boundaries"]].sum()
+    assert certificate["bound"] == top
+    assert certificate["n_boundaries"] == sum(_brute_multiplicity(model, f) for f in range(3))
+
+
+def test_collision_is_detected_and_redrawn():
+    """Check that thresholds a few ulps apart in different trees are redrawn apart, and unavoidable ones counted."""
+    rng = np.random.RandomState(0)
+    none = (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
+    new = _Gaps(feature=np.array([0, 1, 0, 1]), threshold=np.array([0.325, 0.5, 0.32500000000000007, 0.9]),
+                lo=np.zeros(4), hi=np.ones(4), owner=np.array([0, 0, 1, 1]))
+    assert _separate_thresholds(new, *none, rng, np.ones(2, bool)) >= 1
+    assert abs(new.threshold[0] - new.threshold[2]) > 4 * np.spacing(0.325)
+    assert new.threshold[1] == 0.5 and new.threshold[3] == 0.9  # distinct thresholds stay
+    # A threshold of an earlier batch never moves: the new one does.
+    new = _Gaps(np.array([0]), np.array([0.7]), np.zeros(1), np.ones(1), np.array([5]))
+    _separate_thresholds(new, np.array([0]), np.array([np.nextafter(0.7, 1)]), np.array([2]), rng, np.ones(1, bool))
+    assert abs(new.threshold[0] - 0.7) > 4 * np.spacing(0.7)
+    # Thresholds of one tree may coincide (two branches split at the same value): no redraw.
+    new = _Gaps(np.array([0, 0]), np.array([0.4, 0.4]), np.zeros(2), np.ones(2), np.array([3, 3]))
+    assert _separate_thresholds(new, *none, rng, np.ones(1, bool)) == 0
+    # A gap with no room between two floats: the collision stays and the certificate counts it.
+    a = 0.3
+    tight = _Gaps(np.array([0, 0]), np.array([a, a]), np.array([a, a]), np.full(2, np.nextafter(a, 1)), np.array([0, 1]))
+    _separate_thresholds(tight, *none, rng, np.ones(1, bool))
+    assert tight.threshold.tolist() == [a, a]
+    assert threshold_multiplicity(tight.threshold, tight.owner) == 2
+    # Categorical features are left alone.
+    cat = _Gaps(np.array([0, 0]), np.array([0.5, 0.5]), np.zeros(2), np.ones(2), np.array([0, 1]))
+    assert _separate_thresholds(cat, *none, rng, np.zeros(1, bool)) == 0
+
+
+def test_fitted_thresholds_are_distinct_and_keep_the_training_partition():
+    """Check that no two trees share a threshold and that every tree still splits its rows as grown."""
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 3, size=(200, 4)).astype(float)  # integer data: every tree splits in the same gaps
+    y = np.clip(X.sum(axis=1).astype(int) - 2, 0, 4)
+    model = ConsistentForestClassifier(n_estimators=40, bootstrap=False, max_features=0.5, random_state=0).fit(X, y)
+    assert model.threshold_multiplicity_.max() == 1
+    assert _brute_multiplicity(model, 0) == 1
+    leaves = model.apply(X)
+    for t, tree in enumerate(model.estimators_):
+        s = tree.tree_
+        inner = np.asarray(s.children_left) >= 0
+        moved = np.asarray(s.threshold)[inner]
+        assert np.all(moved != np.round(moved * 2) / 2)  # not the midpoints 0.5, 1.5 any more
+        # Rows per leaf were recorded while the tree grew (all weights 1 without bootstrap):
+        # the moved thresholds send every training row to the same leaf.
+        counts = np.bincount(leaves[:, t], minlength=s.node_count)
+        np.testing.assert_array_equal(counts[~inner], np.asarray(s.n_node_samples)[~inner])
+        np.testing.assert_array_equal(tree.apply(X), leaves[:, t])
+
+
+def _probe_around(model, X, rng, n_points=6, n_signs=32):
+    """Largest class gap among points a hair's breadth around spots where many trees have boundaries."""
+    feature = np.concatenate([np.asarray(t.tree_.feature) for t in model.estimators_])
+    threshold = _all_thresholds(model)
+    inner = np.concatenate([np.asarray(t.tree_.children_left) >= 0 for t in model.estimators_])
+    d = X.shape[1]
+    worst = 0
+    for _ in range(n_points):
+        x = X[rng.randint(X.shape[0])].copy()
+        # Put x on a threshold of a different random tree for every feature it can.
+        nodes = rng.permutation(np.flatnonzero(inner))
+        taken = set()
+        for node in nodes:
+            f = int(feature[node])
+            if f not in taken:
+                x[f] = threshold[node]
+                taken.add(f)
+        eps = 1e-9 * np.maximum(1.0, np.abs(x))
+        signs = rng.choice([-1.0, 0.0, 1.0], size=(n_signs, d))
+        probes = np.vstack([x, x + signs * eps])
+        idx = np.searchsorted(model.classes_, model.predict(probes))
+        worst = max(worst, int(idx.max() - idx.min()))
+    return worst
+
+
+@settings(max_examples=15)
+@given(
+    n_features=st.integers(1, 50),
+    n_classes=st.integers(2, 6),
+    n_samples=st.integers(20, 120),
+    seed=st.integers(0, 2**31 - 1),
+    integer_data=st.booleans(),
+)
+def test_auto_model_is_certified_in_any_dimension(n_features, n_classes, n_samples, seed, integer_data):
+    """Check that the default model is certified on random data up to 50 features, and that probes agree."""
+    rng = np.random.RandomState(seed)
+    X = rng.randint(0, 4, size=(n_samples, n_features)).astype(float) if integer_data else rng.normal(
+        size=(n_samples, n_features))
+    y = rng.randint(0, n_classes, size=n_samples)
+    y[:2] = [0, n_classes - 1]
+    model = ConsistentForestClassifier(max_depth=6, random_state=seed % 1000).fit(X, y)
+    assert model.is_consistent()
+    assert model.consistency_bound_ <= 1
+    assert model.n_boundaries_ <= n_features
+    assert _probe_around(model, X, rng) <= 1
+
+
+def test_probe_oracle_sees_a_broken_model():
+    """Check that the local probe oracle used above detects a forced jump of two classes."""
+    X, y = _step_data()
+    model = _fit(X, y, n_estimators=2, bootstrap=False, classes=[0, 1, 2], random_state=0)
+    root = [int(np.flatnonzero(np.asarray(t.tree_.feature) == 0)[0]) for t in model.estimators_]
+    _force_threshold(model, 1, root[1], float(model.estimators_[0].tree_.threshold[root[0]]))
+    assert _probe_around(model, X, np.random.RandomState(0), n_points=20) == 2
+
+
+def test_predictions_are_the_exact_rounded_mean():
+    """Check predict against the rounded mean of the trees' own leaf values, halves rounded up."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(150, 5))
+    y = np.clip(np.floor(X[:, 0] * 5), 0, 4).astype(int)
+    model = ConsistentForestClassifier(n_estimators=30, random_state=0).fit(X, y)
+    values = np.column_stack([t.tree_.value[:, 0, 0][model.apply(X)[:, i]] for i, t in enumerate(model.estimators_)])
+    expected = np.clip(np.floor(values.mean(axis=1) + 0.5), 0, 4)
+    np.testing.assert_array_equal(np.searchsorted(model.classes_, model.predict(X)), expected)
+    np.testing.assert_allclose(model.predict_value(X), values.mean(axis=1), atol=2.0**-UNIT_BITS)
+
+
+def test_predict_proba_is_the_mean_of_leaf_distributions():
+    """Check that predict_proba rows sum to 1, have the forest's mean value as mean, and match a recount."""
+    rng = np.random.RandomState(2)
+    X = rng.uniform(size=(120, 3))
+    y = np.clip(np.floor(X[:, 0] * 4 + rng.normal(scale=0.4, size=120)), 0, 3).astype(int)
+    model = ConsistentForestClassifier(n_estimators=20, bootstrap=False, max_features=0.5, random_state=0).fit(X, y)
+    proba = model.predict_proba(X[:30])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(proba @ np.arange(4), model.predict_value(X[:30]), atol=1e-5)
+    # Without bootstrap every tree's leaf distribution is the class share of its training rows.
+    leaves = model.apply(X)
+    recount = np.zeros((30, 4))
+    for t in range(model.n_estimators_):
+        for i in range(30):
+            same = leaves[:, t] == leaves[i, t]
+            recount[i] += np.bincount(y[same], minlength=4) / same.sum()
+    np.testing.assert_allclose(proba, recount / model.n_estimators_)
+
+
+def test_strings_pandas_and_categorical_names():
+    """Check string classes in a given order, DataFrame input and categorical features by name."""
+    rng = np.random.RandomState(0)
+    frame = pd.DataFrame({"income": rng.uniform(size=120), "region": rng.randint(0, 4, 120).astype(float)})
+    grade = np.array(["poor", "fair", "good"])[np.clip((frame.income * 3).astype(int), 0, 2)]
+    model = ConsistentForestClassifier(classes=["poor", "fair", "good"], categorical_features=["region"],
+                                       random_state=0).fit(frame, grade)
+    assert model.classes_.tolist() == ["poor", "fair", "good"]
+    assert model.threshold_multiplicity_[1] == 0  # the categorical feature does not count
+    assert set(model.predict(frame)) <= {"poor", "fair", "good"}
+    assert np.mean(model.predict(frame) == grade) > 0.9
+    assert model.is_consistent()
+
+
+def test_n_jobs_and_random_state_reproduce():
+    """Check that n_jobs=1 and n_jobs=2 give identical forests, and a seed fixes the model."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(200, 6))
+    y = np.clip(np.floor(X[:, :2].sum(axis=1) * 2), 0, 3).astype(int)
+    a = ConsistentForestClassifier(n_estimators=30, n_jobs=1, random_state=7).fit(X, y)
+    b = ConsistentForestClassifier(n_estimators=30, n_jobs=2, random_state=7).fit(X, y)
+    np.testing.assert_array_equal(_all_thresholds(a), _all_thresholds(b))
+    np.testing.assert_array_equal(a.predict_value(X), b.predict_value(X))
+    c = ConsistentForestClassifier(n_estimators=30, random_state=8).fit(X, y)
+    assert not np.array_equal(_all_thresholds(a), _all_thresholds(c))
+
+
+def test_sample_weight_equals_repeated_rows_without_bootstrap():
+    """Check that integer weights equal repeated rows and zero weights equal dropped rows (bootstrap=False)."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(60, 3))
+    y = np.clip(np.floor(X[:, 0] * 3), 0, 2).astype(int)
+    w = rng.randint(0, 3, size=60).astype(float)
+    params = dict(n_estimators=10, bootstrap=False, max_features=0.5, random_state=0)
+    weighted = ConsistentForestClassifier(**params).fit(X, y, sample_weight=w)
+    repeated = ConsistentForestClassifier(**params).fit(np.repeat(X, w.astype(int), axis=0), np.repeat(y, w.astype(int)))
+    grid = rng.uniform(size=(500, 3))
+    np.testing.assert_array_equal(weighted.predict_value(grid), repeated.predict_value(grid))
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"n_estimators": 0}, "n_estimators"),
+        ({"n_estimators": "many"}, "n_estimators"),
+        ({"criterion": "variance"}, "criterion"),
+        ({"max_features": 1.5}, "max_features"),
+        ({"categorical_features": [5]}, "categorical_features"),
+        ({"categorical_features": ["a"]}, "categorical_features"),
+        ({"categorical_features": [True, False]}, "categorical_features"),
+    ],
+)
+def test_bad_parameters_name_themselves(params, match):
+    """Check that invalid parameters raise errors naming the parameter."""
+    X = np.random.RandomState(0).uniform(size=(20, 3))
+    y = np.arange(20) % 3
+    with pytest.raises(ValueError, match=match):
+        ConsistentForestClassifier(**params).fit(X, y)
+
+
+def test_bad_data_and_weights():
+    """Check the errors for one class, NaN, bad sample weights and a wrong number of features."""
+    X = np.random.RandomState(0).uniform(size=(20, 2))
+    with pytest.raises(ValueError, match="class"):
+        ConsistentForestClassifier().fit(X, np.ones(20))
+    with pytest.raises(ValueError, match="NaN"):
+        ConsistentForestClassifier().fit(np.where(X > 0.9, np.nan, X), np.arange(20) % 2)
+    with pytest.raises(ValueError, match="sample_weight"):
+        ConsistentForestClassifier().fit(X, np.arange(20) % 2, sample_weight=-np.ones(20))
+    model = ConsistentForestClassifier(n_estimators=5).fit(X, np.arange(20) % 2)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(np.ones((2, 3)))
+
+
+def test_rest_of_check_classifiers_train():
+    """Check what scikit-learn's check_classifiers_train asks besides argmax(predict_proba) == predict."""
+    from sklearn.datasets import make_blobs
+
+    X, blob = make_blobs(n_samples=300, centers=[[0, 0], [3, 0], [6, 0]], random_state=0)
+    for Xy, y in ((X, blob), (X[blob < 2], blob[blob < 2])):  # three classes, then two
+        model = ConsistentForestClassifier(random_state=0)
+        with pytest.raises(ValueError):
+            model.fit(Xy, y[:-1])
+        model.fit(Xy.tolist(), y.tolist())
+        pred = model.predict(Xy)
+        assert pred.shape == (Xy.shape[0],)
+        assert np.mean(pred == y) > 0.83
+        proba = model.predict_proba(Xy)
+        assert proba.shape == (Xy.shape[0], np.unique(y).shape[0])
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        # Ordered blobs: the class nearest the mean is also the most probable one here.
+        assert np.mean(np.argmax(proba, axis=1) == pred) > 0.95
+        for method in (model.predict, model.predict_proba):
+            with pytest.raises(ValueError, match="features"):
+                method(Xy.T)
