@@ -1,18 +1,24 @@
 """The ``otreebagger`` command line: demo, evaluate, fit and predict.
 
-User mistakes (a missing file, a missing target column, a non-numeric feature,
-an unknown option value) end as one line on stderr and exit status 2; only
-bugs produce tracebacks.
+User mistakes (a missing or malformed file, a missing target column, a single
+class, a non-numeric feature, columns that do not match the model, an unknown
+option value, a folder that cannot be created) end as one line on stderr and
+exit status 2; only bugs produce tracebacks. Decisions the user should know
+about (the order given to text classes, fewer folds than asked) are one
+warning line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 import time
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -27,56 +33,271 @@ class CLIError(Exception):
     """A user mistake, reported as one line."""
 
 
-def _models(args) -> dict:
-    """The estimators compared by ``demo`` and ``evaluate``, keyed by display name."""
+def _warn(args: argparse.Namespace, message: str) -> None:
+    print(f"otreebagger {args.command}: warning: {message}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- models
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """How the command line names and builds one kind of model.
+
+    ``label`` is a format string over the parsed options (e.g. ``"{group_size}"``);
+    ``build`` takes the parsed options and returns an unfitted estimator with a
+    ``classes`` parameter, ``predict``, ``predict_proba`` and ``is_consistent``.
+    """
+
+    label: str
+    build: Callable[[argparse.Namespace], Any]
+
+
+def _common(args: argparse.Namespace) -> dict:
+    return dict(n_estimators=args.n_estimators, max_depth=args.max_depth, random_state=args.seed,
+                n_jobs=args.n_jobs)
+
+
+def _build_otreebagger(args: argparse.Namespace):
     from ensemble import OTreeBagger
 
-    common = dict(n_estimators=args.n_estimators, max_depth=args.max_depth, random_state=args.seed,
-                  n_jobs=args.n_jobs)
-    return {
-        f"OTreeBagger (M={args.group_size})": OTreeBagger(group_size=args.group_size, max_regions=args.max_regions,
-                                                           **common),
-        "TreeBagger (gini, majority)": OTreeBagger(
-            relabel=False, vote="majority", criterion="gini", **common
-        ),
-        "Bagged ordinal trees (median)": OTreeBagger(relabel=False, **common),
-    }
+    return OTreeBagger(group_size=args.group_size, max_regions=args.max_regions, **_common(args))
+
+
+def _build_forest(args: argparse.Namespace):
+    from ensemble import ConsistentForestClassifier
+
+    # The forest chooses its own number of trees: the smallest B >= 100 it can certify.
+    return ConsistentForestClassifier(max_depth=args.max_depth, random_state=args.seed, n_jobs=args.n_jobs)
+
+
+def _build_treebagger(args: argparse.Namespace):
+    from ensemble import OTreeBagger
+
+    return OTreeBagger(relabel=False, vote="majority", criterion="gini", **_common(args))
+
+
+def _build_bagged(args: argparse.Namespace):
+    from ensemble import OTreeBagger
+
+    return OTreeBagger(relabel=False, **_common(args))
+
+
+# The one place that lists the models: ``fit --model NAME`` builds one of them,
+# ``demo`` and ``evaluate`` compare them all (or those given with --model), in this
+# order; ``demo`` draws the first three.
+MODELS: dict[str, ModelEntry] = {
+    "otreebagger": ModelEntry("OTreeBagger (M={group_size})", _build_otreebagger),
+    "forest": ModelEntry("Certified forest (auto B)", _build_forest),
+    "treebagger": ModelEntry("TreeBagger (gini, majority)", _build_treebagger),
+    "bagged": ModelEntry("Bagged ordinal trees (median)", _build_bagged),
+}
+
+
+def _build(name: str, args: argparse.Namespace, classes: Any = None):
+    """The display label and an unfitted model of the registry entry ``name``."""
+    entry = MODELS[name]
+    model = entry.build(args)
+    if classes is not None:
+        model.set_params(classes=classes)
+    return entry.label.format(**vars(args)), model
+
+
+def _fit(model, X, y):
+    """Fit, turning the estimator's input errors into one line."""
+    try:
+        return model.fit(X, y)
+    except TooManyRegionsError:
+        raise
+    except ValueError as exc:
+        raise CLIError(_one_line(exc)) from exc
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds, for messages (3, not np.int64(3))."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# --------------------------------------------------------------------------- metrics and tables
+
+# Table columns: the score, and which way is better (shown under the header).
+_LOWER, _HIGHER = "lower is better", "higher is better"
+_COLUMNS = {
+    "MAE": _LOWER,
+    "AMAE": _LOWER,
+    "QWK": _HIGHER,
+    "RPS": _LOWER,
+    "1-off acc": _HIGHER,
+    "fit s": "excl. compile",
+}
 
 
 def _scores(model, X_test, y_test, classes) -> dict:
     from ensemble.metrics import (
+        average_mean_absolute_error,
         mean_absolute_error,
+        one_off_accuracy,
         quadratic_weighted_kappa,
         ranked_probability_score,
     )
 
     pred = model.predict(X_test)
     proba = model.predict_proba(X_test)
+    with warnings.catch_warnings():
+        # A fold where kappa is undefined shows as nan in the table; no warning text.
+        warnings.simplefilter("ignore")
+        qwk = quadratic_weighted_kappa(y_test, pred, labels=classes)
     return {
         "MAE": mean_absolute_error(y_test, pred, labels=classes),
-        "QWK": quadratic_weighted_kappa(y_test, pred, labels=classes),
+        "AMAE": average_mean_absolute_error(y_test, pred, labels=classes),
+        "QWK": qwk,
         "RPS": ranked_probability_score(y_test, proba, labels=classes),
+        "1-off acc": one_off_accuracy(y_test, pred, labels=classes),
     }
 
 
 def _table(rows: dict, columns: Sequence[str]) -> str:
-    """Format ``{name: {column: (mean, sd) or value}}`` as a fixed-width table."""
+    """Format ``{name: {column: (mean, sd) or value}}`` as a fixed-width table with a direction row."""
     width = max(len(name) for name in rows) + 2
-    lines = ["model".ljust(width) + "".join(c.rjust(16) for c in columns)]
+    cell = 18
+    lines = [
+        "model".ljust(width) + "".join(c.rjust(cell) for c in columns),
+        "".ljust(width) + "".join(_COLUMNS[c].rjust(cell) for c in columns),
+    ]
     for name, values in rows.items():
         cells = []
         for c in columns:
             v = values[c]
-            cells.append((f"{v[0]:.3f} ± {v[1]:.3f}" if isinstance(v, tuple) else f"{v:.3f}").rjust(16))
+            cells.append((f"{v[0]:.3f} ± {v[1]:.3f}" if isinstance(v, tuple) else f"{v:.3f}").rjust(cell))
         lines.append(name.ljust(width) + "".join(cells))
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------- files
+
+
+def _check_output(value: str, what: str) -> Path:
+    """Check early, before any work, that the output file ``value`` can be written (or its folders made)."""
+    path = Path(value)
+    if path.is_dir():
+        raise CLIError(f"-o {value} is a folder; give a file name for the {what}")
+    existing = path.absolute().parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise CLIError(f"cannot create a folder for the {what} under {existing}: it is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise CLIError(f"cannot write the {what} under {existing}: permission denied")
+    return path
+
+
+def _open_output(path: Path, what: str, mode: str = "w"):
+    """Create the missing folders of ``path`` and open it; one line if that fails."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, mode, newline="" if "b" not in mode else None)
+    except OSError as exc:
+        raise CLIError(f"cannot write the {what} to {path}: {exc.strerror or exc}") from exc
+
+
+def _load(args: argparse.Namespace):
+    """Features, labels, the class order to give the models (or None) and the feature names."""
+    from ensemble.datasets import load_ordinal_csv
+
+    order = None if args.classes is None else [c.strip() for c in args.classes.split(",")]
+    try:
+        X, y, names = load_ordinal_csv(args.data, target=args.target, classes=order,
+                                       return_feature_names=True)
+    except FileNotFoundError as exc:
+        raise CLIError(f"file not found: {args.data}") from exc
+    except ValueError as exc:  # the reader's messages name the file, the column and the line
+        raise CLIError(_one_line(exc)) from exc
+    present = np.unique(y)
+    if present.shape[0] < 2:
+        raise CLIError(
+            f"{args.data}: the target column {args.target!r} holds a single class "
+            f"({_plain(present[0])!r}); at least 2 classes are needed"
+        )
+    if order is not None:
+        # load_ordinal_csv returns labels as written; keep the user's order for the model.
+        classes = np.asarray(order, dtype=object if np.asarray(y).dtype.kind in "OU" else None)
+    else:
+        classes = None
+        if y.dtype.kind in "OUS":
+            _warn(args, f"the classes of {args.target!r} are text and --classes was not given, so they are "
+                        f"ordered alphabetically: {' < '.join(map(str, present.tolist()))}; pass --classes "
+                        "lowest,...,highest if that is not their order")
+    return X, y, classes, [str(n) for n in names]
+
+
+def _load_model(path: str):
+    """The saved dictionary and its fitted model."""
+    import joblib
+
+    if Path(path).is_dir():
+        raise CLIError(f"{path} is a folder, not a model file")
+    try:
+        saved = joblib.load(path)
+    except FileNotFoundError as exc:
+        raise CLIError(f"model file not found: {path}") from exc
+    except Exception as exc:  # a damaged or foreign file: its own message means nothing to the user
+        raise CLIError(
+            f"{path} is not a model saved by 'otreebagger fit': joblib cannot read it ({type(exc).__name__})"
+        ) from exc
+    if not isinstance(saved, dict) or "model" not in saved:
+        raise CLIError(f"{path} is not a model saved by 'otreebagger fit' (it holds a {type(saved).__name__})")
+    model = saved["model"]
+    if not all(hasattr(model, a) for a in ("predict", "classes_", "n_features_in_")):
+        raise CLIError(
+            f"{path} is not a model saved by 'otreebagger fit': its 'model' entry is of type "
+            f"{type(model).__name__}, not a fitted classifier"
+        )
+    return saved, model
+
+
+def _match_columns(X, header: list[str], names: list[str] | None, n_features: int, path: str):
+    """The feature matrix in the model's column order: by name when the model has names, else by position."""
+    if not names:
+        if X.shape[1] != n_features:
+            raise CLIError(f"{path} has {X.shape[1]} feature columns, the model expects {n_features}")
+        return X
+    missing = [n for n in names if n not in header]
+    unknown = [h for h in header if h not in names]
+    if missing or unknown:
+        parts = []
+        if missing:
+            parts.append(f"missing {', '.join(map(repr, missing))}")
+        if unknown:
+            parts.append(f"unknown {', '.join(map(repr, unknown))}")
+        raise CLIError(
+            f"{path}: the columns do not match the model's features ({', '.join(names)}): {'; '.join(parts)}"
+        )
+    return X[:, [header.index(n) for n in names]]
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _warm_up() -> None:
+    """Compile (or load from the cache) the graph cut on a tiny problem, outside any timing."""
+    from ensemble import OTreeBagger
+
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    OTreeBagger(n_estimators=1, group_size=1, bootstrap=False).fit(X, [1, 2, 2, 3])
+
+
 def _cmd_demo(args) -> int:
     from sklearn.model_selection import train_test_split
+    from tqdm.auto import tqdm
 
     from ensemble.datasets import make_synthetic_i
 
+    if args.output is not None and Path(args.output).exists() and not Path(args.output).is_dir():
+        raise CLIError(f"--output {args.output} is a file; give a folder for the regions PNG")
     X, y = make_synthetic_i(1000, random_state=args.seed)
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, train_size=args.train_size, random_state=args.seed, stratify=y
@@ -87,22 +308,36 @@ def _cmd_demo(args) -> int:
         f"K={len(classes)}, B={args.n_estimators}"
     )
     rows, fitted = {}, {}
-    for name, model in _models(args).items():
-        start = time.perf_counter()
-        model.fit(X_train, y_train)
-        rows[name] = _scores(model, X_test, y_test, classes)
-        rows[name]["fit s"] = time.perf_counter() - start
-        fitted[name] = model
-    print(_table(rows, ["MAE", "QWK", "RPS", "fit s"]))
-    otb = next(iter(fitted.values()))
-    print(f"OTreeBagger is consistent: {otb.is_consistent()}")
-    if args.output is not None:
-        path = _plot_demo(fitted, X_train, y_train, Path(args.output))
+    steps = len(args.model) + 1 + (args.output is not None)
+    with tqdm(total=steps, desc="loading the graph cut", disable=args.quiet, file=sys.stderr) as bar:
+        # numba compiles the graph cut on first use (about 15 s once, then 0.6 s from its
+        # cache): done here, so that the "fit s" column times the fits alone.
+        _warm_up()
+        bar.update(1)
+        for name in args.model:
+            label, model = _build(name, args)
+            bar.set_description(f"fitting {label}")
+            start = time.perf_counter()
+            model.fit(X_train, y_train)
+            elapsed = time.perf_counter() - start
+            rows[label] = _scores(model, X_test, y_test, classes)
+            rows[label]["fit s"] = elapsed
+            fitted[label] = model
+            bar.update(1)
+        path = None
+        if args.output is not None:
+            bar.set_description("drawing the regions")
+            path = _plot_demo(fitted, X_train, y_train, Path(args.output), args)
+            bar.update(1)
+    print(_table(rows, ["MAE", "AMAE", "QWK", "RPS", "1-off acc", "fit s"]))
+    for label, model in fitted.items():
+        print(f"{label}: certified consistent: {model.is_consistent()}")
+    if path is not None:
         print(f"wrote {path}")
     return 0
 
 
-def _plot_demo(fitted: dict, X, y, output: Path) -> Path:
+def _plot_demo(fitted: dict, X, y, output: Path, args) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -110,135 +345,124 @@ def _plot_demo(fitted: dict, X, y, output: Path) -> Path:
 
     from ensemble import RegionDisplay
 
-    output.mkdir(parents=True, exist_ok=True)
-    names = list(fitted)[:2]
-    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 5), constrained_layout=True)
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CLIError(f"cannot create the folder {output}: {exc.strerror or exc}") from exc
+    names = list(fitted)[:3]
+    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 5.6), constrained_layout=True)
     for ax, name in zip(np.atleast_1d(axes), names):
-        RegionDisplay.from_estimator(fitted[name], X, y=y, ax=ax, grid_resolution=300)
-        ax.set_title(name)
+        disp = RegionDisplay.from_estimator(fitted[name], X, y=y, ax=ax, grid_resolution=300)
+        ax.set_title(f"{name}\njumps of more than one class between neighbouring cells: {disp.n_jumps}",
+                     fontsize=10)
+    # One legend for both panels: the points are filled with their class colour.
+    handles, _ = disp.scatter_.legend_elements()
+    ranks = np.unique(disp.scatter_.get_array()).astype(int)
+    fig.legend(handles, [f"class {disp.classes[r]}" for r in ranks], title="training points",
+               loc="outside lower center", ncol=len(ranks), fontsize=9, title_fontsize=9)
+    fig.suptitle(f"otreebagger demo: predicted classes on syntheticI ({len(y)} training points, "
+                 f"{args.n_estimators} trees per model)")
     path = output / "demo_regions.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
-def _load(path: str, target: str, classes: str | None):
-    from ensemble.datasets import load_ordinal_csv
-
-    order = None if classes is None else [c.strip() for c in classes.split(",")]
-    try:
-        X, y = load_ordinal_csv(path, target=target, classes=order)
-    except FileNotFoundError as exc:
-        raise CLIError(f"file not found: {path}") from exc
-    except ValueError as exc:
-        raise CLIError(f"{path}: {exc}") from exc
-    if order is not None:
-        # load_ordinal_csv returns labels as written; keep the user's order for the model.
-        return X, y, np.asarray(order, dtype=object if np.asarray(y).dtype.kind in "OU" else None)
-    return X, y, None
-
-
-def _read_features(path: str, drop: str) -> np.ndarray:
-    """Numeric feature matrix of a CSV file, without the column named ``drop`` if present."""
-    with open(path, newline="") as fh:
-        rows = list(csv.reader(fh))
-    if not rows:
-        raise ValueError("the file is empty")
-    header, body = rows[0], [r for r in rows[1:] if r]
-    keep = [j for j, name in enumerate(header) if name != drop]
-    X = np.empty((len(body), len(keep)))
-    for j_out, j in enumerate(keep):
-        for i, row in enumerate(body):
-            try:
-                X[i, j_out] = float(row[j])
-            except (ValueError, IndexError):
-                raise ValueError(
-                    f"feature column {header[j]!r} must be numeric; row {i + 2} has {row[j:j + 1]}"
-                ) from None
-    return X
-
-
 def _cmd_evaluate(args) -> int:
     from sklearn.model_selection import StratifiedKFold
+    from tqdm.auto import tqdm
 
-    X, y, classes = _load(args.data, args.target, args.classes)
+    X, y, classes, _ = _load(args)
     order = classes if classes is not None else np.unique(y)
-    counts = np.unique(y, return_counts=True)[1]
-    folds = min(args.folds, int(counts.min()))
-    if folds < 2:
-        raise CLIError(f"--folds: every class needs at least 2 samples for cross-validation (got {counts.min()})")
+    labels, counts = np.unique(y, return_counts=True)
+    smallest = int(np.argmin(counts))
+    if counts[smallest] < 2:
+        raise CLIError(
+            f"class {_plain(labels[smallest])!r} has a single sample in {args.data}; "
+            "cross-validation needs at least 2 samples of every class"
+        )
+    folds = min(args.folds, int(counts[smallest]))
+    if folds < args.folds:
+        _warn(args, f"--folds {args.folds} lowered to {folds}: class {_plain(labels[smallest])!r} has only "
+                    f"{counts[smallest]} samples and every fold needs one of each class")
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=args.seed)
     results: dict[str, list[dict]] = {}
     splits = list(splitter.split(X, y))
-    from tqdm.auto import tqdm
-
-    with tqdm(total=len(splits) * 3, desc="evaluate", disable=args.quiet, file=sys.stderr) as bar:
+    failed: dict[str, str] = {}
+    with tqdm(total=len(splits) * len(args.model), desc="evaluate", disable=args.quiet, file=sys.stderr) as bar:
         for train, test in splits:
-            for name, model in _models(args).items():
-                if classes is not None:
-                    model.set_params(classes=classes)
-                model.fit(X[train], y[train])
-                results.setdefault(name, []).append(_scores(model, X[test], y[test], order))
+            for name in args.model:
+                label, model = _build(name, args, classes)
+                if label in failed:
+                    bar.update(1)
+                    continue
+                try:
+                    _fit(model, X[train], y[train])
+                except TooManyRegionsError as exc:
+                    # A model that cannot run on these data is reported; the others still compare.
+                    failed[label] = _one_line(exc)
+                    results.pop(label, None)
+                    bar.update(1)
+                    continue
+                results.setdefault(label, []).append(_scores(model, X[test], y[test], order))
                 bar.update(1)
+    columns = ["MAE", "AMAE", "QWK", "RPS", "1-off acc"]
     rows = {
         name: {m: (float(np.mean([s[m] for s in runs])), float(np.std([s[m] for s in runs])))
-               for m in ("MAE", "QWK", "RPS")}
+               for m in columns}
         for name, runs in results.items()
     }
     print(f"{args.data}: {len(y)} samples, {X.shape[1]} features, K={len(order)}, {folds}-fold CV")
-    print(_table(rows, ["MAE", "QWK", "RPS"]))
+    print(_table(rows, columns))
+    for label, reason in failed.items():
+        print(f"{label} could not run: {reason}")
     return 0
 
 
 def _cmd_fit(args) -> int:
     import joblib
 
-    from ensemble import OTreeBagger
-
-    X, y, classes = _load(args.data, args.target, args.classes)
-    model = OTreeBagger(
-        n_estimators=args.n_estimators,
-        group_size=args.group_size,
-        max_depth=args.max_depth,
-        max_regions=args.max_regions,
-        classes=classes,
-        random_state=args.seed,
-        n_jobs=args.n_jobs,
-    ).fit(X, y)
-    joblib.dump({"model": model, "target": args.target}, args.output)
-    print(f"fitted OTreeBagger on {len(y)} samples; consistent: {model.is_consistent()}; saved to {args.output}")
+    output = _check_output(args.output, "model")
+    X, y, classes, names = _load(args)
+    label, model = _build(args.model, args, classes)
+    _fit(model, X, y)
+    with _open_output(output, "model", "wb") as fh:
+        joblib.dump({"model": model, "target": args.target, "features": names}, fh)
+    print(f"fitted {label} on {len(y)} samples; consistent: {model.is_consistent()}; saved to {output}")
     return 0
 
 
 def _cmd_predict(args) -> int:
-    import joblib
+    from ensemble.datasets import _load_features_csv
 
+    saved, model = _load_model(args.model)
+    output = _check_output(args.output, "predictions")
     try:
-        saved = joblib.load(args.model)
-    except FileNotFoundError as exc:
-        raise CLIError(f"model file not found: {args.model}") from exc
-    except Exception as exc:  # a corrupt or foreign file: say so, no traceback
-        raise CLIError(f"{args.model} is not a model saved by 'otreebagger fit' ({exc})") from exc
-    if not isinstance(saved, dict) or "model" not in saved:
-        raise CLIError(f"{args.model} is not a model saved by 'otreebagger fit'")
-    model = saved["model"]
-    try:
-        X = _read_features(args.data, drop=saved.get("target", "y"))
+        X, header = _load_features_csv(args.data, drop=saved.get("target", "y"))
     except FileNotFoundError as exc:
         raise CLIError(f"file not found: {args.data}") from exc
     except ValueError as exc:
-        raise CLIError(f"{args.data}: {exc}") from exc
-    if X.shape[1] != model.n_features_in_:
-        raise CLIError(
-            f"{args.data} has {X.shape[1]} feature columns, the model expects {model.n_features_in_}"
-        )
-    pred = model.predict(X)
-    with open(args.output, "w", newline="") as fh:
+        raise CLIError(_one_line(exc)) from exc
+    names = saved.get("features")
+    if names is None and getattr(model, "feature_names_in_", None) is not None:
+        names = [str(n) for n in model.feature_names_in_]
+    X = _match_columns(X, header, names, model.n_features_in_, args.data)
+    try:
+        with warnings.catch_warnings():
+            # The columns were matched by name above; the array itself carries none.
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            pred = model.predict(X)
+    except ValueError as exc:
+        raise CLIError(f"{args.data}: {_one_line(exc)}") from exc
+    with _open_output(output, "predictions") as fh:
         writer = csv.writer(fh)
         writer.writerow(["prediction"])
         writer.writerows([[p] for p in pred.tolist()])
-    print(f"wrote {len(pred)} predictions to {args.output}")
+    print(f"wrote {len(pred)} predictions to {output}")
     return 0
+
+
+# --------------------------------------------------------------------------- parser
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -255,45 +479,64 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--max-regions", type=int, default=1_000_000,
                        help="largest fused partition per group (default 1,000,000)")
         p.add_argument("--seed", type=int, default=0, help="random seed")
-        p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs (joblib)")
+        p.add_argument("--n-jobs", type=int, default=None,
+                       help="parallel jobs (joblib): a count, or -1 for all processors")
 
     def data_options(p):
         p.add_argument("data", help="CSV file with a header row")
         p.add_argument("--target", default="y", help="name of the target column (default: y)")
-        p.add_argument("--classes", default=None, help="class order, lowest first, e.g. poor,fair,good")
+        p.add_argument("--classes", default=None,
+                       help="class order, lowest first, e.g. poor,fair,good (text classes are otherwise "
+                            "ordered alphabetically, with a warning)")
 
     demo = sub.add_parser("demo", help="fit on built-in synthetic data and compare with TreeBagger")
     model_options(demo)
     demo.add_argument("--train-size", type=float, default=0.3, help="training fraction (default 0.3)")
     demo.add_argument("--output", default="otreebagger-demo", help="folder for the regions PNG ('' to skip)")
+    demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    demo.add_argument("--model", nargs="+", choices=list(MODELS), default=list(MODELS), metavar="MODEL",
+                      help=f"models to compare, among {', '.join(MODELS)} (default: all; the first three are drawn)")
     demo.set_defaults(func=_cmd_demo)
 
     evaluate = sub.add_parser("evaluate", help="cross-validated comparison on a CSV file")
     data_options(evaluate)
     model_options(evaluate, n_estimators=30)
-    evaluate.add_argument("--folds", type=int, default=5, help="number of folds (default 5)")
+    evaluate.add_argument("--folds", type=int, default=5,
+                          help="number of folds, at least 2 (default 5; fewer if a class is smaller)")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
+    evaluate.add_argument("--model", nargs="+", choices=list(MODELS), default=list(MODELS), metavar="MODEL",
+                          help=f"models to compare, among {', '.join(MODELS)} (default: all)")
     evaluate.set_defaults(func=_cmd_evaluate)
 
-    fit = sub.add_parser("fit", help="fit an OTreeBagger on a CSV file and save it")
+    fit = sub.add_parser("fit", help="fit a model on a CSV file and save it")
     data_options(fit)
     model_options(fit)
-    fit.add_argument("-o", "--output", required=True, help="where to save the model (joblib)")
+    fit.add_argument("--model", choices=list(MODELS), default="otreebagger",
+                     help=f"which model, among {', '.join(MODELS)} (default otreebagger)")
+    fit.add_argument("-o", "--output", required=True,
+                     help="where to save the model (joblib; missing folders are created)")
     fit.set_defaults(func=_cmd_fit)
 
     predict = sub.add_parser("predict", help="predict a CSV file with a saved model")
-    predict.add_argument("model", help="model saved by 'otreebagger fit'")
-    predict.add_argument("data", help="CSV file with the same feature columns (a target column is ignored)")
-    predict.add_argument("-o", "--output", required=True, help="CSV file for the predictions")
+    predict.add_argument("model", help="model saved by 'otreebagger fit' (load only files you trust)")
+    predict.add_argument("data", help="CSV file with the model's feature columns, matched by name "
+                                      "(a target column is ignored)")
+    predict.add_argument("-o", "--output", required=True,
+                         help="CSV file for the predictions (missing folders are created)")
     predict.set_defaults(func=_cmd_predict)
     return parser
 
 
 def _check_args(args) -> None:
-    for name in ("n_estimators", "group_size", "folds", "max_depth", "max_regions"):
+    for name in ("n_estimators", "group_size", "max_depth", "max_regions"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise CLIError(f"--{name.replace('_', '-')} must be a positive integer, got {value}")
+    folds = getattr(args, "folds", None)
+    if folds is not None and folds < 2:
+        raise CLIError(f"--folds must be at least 2 (one part to fit, one to test), got {folds}")
+    if getattr(args, "n_jobs", None) == 0:
+        raise CLIError("--n-jobs must be a number of jobs (1, 2, ...) or -1 for all processors, got 0")
     if getattr(args, "group_size", None) and args.group_size > args.n_estimators:
         raise CLIError(f"--group-size ({args.group_size}) must not exceed --n-estimators ({args.n_estimators})")
     train_size = getattr(args, "train_size", None)
@@ -330,7 +573,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except TooManyRegionsError as exc:
         # Data too large for the chosen trees: the message says what to lower.
-        print(f"otreebagger {args.command}: error: {exc} (options --group-size, --max-depth, --max-regions)", file=sys.stderr)
+        print(f"otreebagger {args.command}: error: {_one_line(exc)} (options --group-size, --max-depth, "
+              "--max-regions)", file=sys.stderr)
         return EXIT_USAGE
 
 

@@ -10,35 +10,164 @@ from __future__ import annotations
 
 import logging
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from trees._labels import check_classes
+
 logger = logging.getLogger(__name__)
 
-__all__ = ["RegionDisplay"]
+__all__ = ["PartitionDisplay", "RegionDisplay", "count_jumps"]
 
 
-def _check_classes_order(classes_order: Any, fitted_classes: NDArray[Any]) -> NDArray[Any]:
+def _check_classes(classes: Any, fitted_classes: NDArray[Any]) -> NDArray[Any]:
     """Return the ordinal class order: the estimator's ``classes_`` or a validated list."""
-    if classes_order is None:
+    if classes is None:
         return np.asarray(fitted_classes)
-    order = np.asarray(classes_order)
-    if order.ndim != 1 or order.shape[0] == 0:
-        raise ValueError(
-            f"classes_order must be a non-empty 1-D sequence of classes, got {classes_order!r}"
-        )
-    if len(set(order.tolist())) != order.shape[0]:
-        raise ValueError(f"classes_order must not contain duplicates, got {order.tolist()!r}")
+    order = check_classes(classes, "classes")
     listed = set(order.tolist())
     missing = [c for c in np.asarray(fitted_classes).tolist() if c not in listed]
     if missing:
         raise ValueError(
-            f"classes_order must list every class of the estimator; missing {missing!r}"
+            f"classes must list every class of the estimator; missing {missing!r}"
         )
     return order
+
+
+def _renamed_classes(classes: Any, classes_order: Any) -> Any:
+    """Accept the deprecated keyword ``classes_order`` for ``classes``, with a FutureWarning."""
+    if classes_order is None:
+        return classes
+    if classes is not None:
+        raise ValueError("pass classes only; classes_order is its deprecated old name")
+    warnings.warn(
+        "classes_order was renamed classes (the name the estimators use) and will be removed; "
+        "pass classes=...",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return classes_order
+
+
+def _jumps(ranks: NDArray[np.intp]) -> int:
+    """Pairs of neighbouring grid cells (sides and diagonals) whose class ranks differ by more than one."""
+    pairs = (
+        np.diff(ranks, axis=0),
+        np.diff(ranks, axis=1),
+        ranks[1:, 1:] - ranks[:-1, :-1],
+        ranks[1:, :-1] - ranks[:-1, 1:],
+    )
+    return int(sum(np.count_nonzero(np.abs(d) > 1) for d in pairs))
+
+
+def _grid_response(estimator: Any, X: Any, grid_resolution: Any, eps: Any, classes: Any):
+    """Validate the inputs, evaluate ``estimator`` on a grid over ``X``; return grid, ranks, order, points."""
+    check_is_fitted(estimator)
+    fitted_classes = getattr(estimator, "classes_", None)
+    if fitted_classes is None or not hasattr(estimator, "predict"):
+        raise ValueError(
+            "estimator must be a fitted classifier with predict and classes_, got "
+            f"{type(estimator).__name__}"
+        )
+    if (
+        isinstance(grid_resolution, bool)
+        or not isinstance(grid_resolution, numbers.Integral)
+        or grid_resolution < 2
+    ):
+        raise ValueError(f"grid_resolution must be an integer >= 2, got {grid_resolution!r}")
+    if eps is not None and (
+        isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0
+    ):
+        raise ValueError(f"eps must be a non-negative number or None, got {eps!r}")
+    columns = getattr(X, "columns", None)
+    points = check_array(X, dtype=np.float64, input_name="X")
+    if points.shape[1] != 2:
+        raise ValueError(
+            f"X must have exactly 2 features (columns) to draw 2D regions, got "
+            f"{points.shape[1]}"
+        )
+    order = _check_classes(classes, fitted_classes)
+
+    low, high = points.min(axis=0), points.max(axis=0)
+    if eps is None:
+        span = high - low
+        margin = np.where(span > 0, 0.05 * span, 0.5)
+    else:
+        margin = np.full(2, float(eps))
+    axis0 = np.linspace(low[0] - margin[0], high[0] + margin[0], grid_resolution)
+    axis1 = np.linspace(low[1] - margin[1], high[1] + margin[1], grid_resolution)
+    xx0, xx1 = np.meshgrid(axis0, axis1)
+    grid = np.column_stack([xx0.ravel(), xx1.ravel()])
+    if columns is not None:
+        # Predict on a frame with the same column names to avoid feature-name warnings.
+        import pandas as pd
+
+        grid = pd.DataFrame(grid, columns=list(columns))
+    predicted = np.asarray(estimator.predict(grid)).reshape(xx0.shape)
+    response = _ranks(predicted, order, "the estimator's predictions")
+    return xx0, xx1, response, order, points, columns
+
+
+def count_jumps(
+    estimator: Any,
+    X: ArrayLike,
+    *,
+    grid_resolution: int = 200,
+    eps: float | None = None,
+    classes: ArrayLike | None = None,
+) -> int:
+    """Count the places where a 2D classifier jumps more than one class between neighbouring grid cells.
+
+    Parameters
+    ----------
+    estimator : fitted classifier
+        Anything with ``predict`` and ``classes_`` fitted on two features.
+    X : array-like of shape (n_samples, 2)
+        Data that set the extent of the grid.
+    grid_resolution : int, default=200
+        Grid points along each axis (at least 2).
+    eps : float, default=None
+        Margin around the range of ``X``; ``None`` uses 5 % of each axis' range,
+        as :meth:`RegionDisplay.from_estimator`.
+    classes : array-like, default=None
+        The classes in ordinal order; ``None`` uses ``estimator.classes_``.
+
+    Returns
+    -------
+    int
+        Pairs of grid cells that touch by a side or a corner and whose
+        predicted classes are more than one place apart in ``classes``. A
+        consistent model gives 0 on any grid; a positive count proves an
+        inconsistency (two points a grid step apart, two classes apart).
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If ``estimator`` is not fitted.
+    ValueError
+        As :meth:`RegionDisplay.from_estimator`.
+
+    Notes
+    -----
+    The same grid as :meth:`RegionDisplay.from_estimator` with the same
+    arguments, whose ``n_jumps`` gives the count for a drawn grid. One
+    ``predict`` on ``grid_resolution**2`` points, then O(grid_resolution**2).
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from ensemble._display import count_jumps
+    >>> X = [[0, 0], [1, 0], [2, 1]]
+    >>> tree = DecisionTreeClassifier(random_state=0).fit(X, [1, 3, 2])  # 1 next to 3
+    >>> count_jumps(tree, X, grid_resolution=10) > 0
+    True
+    """
+    _, _, response, _, _, _ = _grid_response(estimator, X, grid_resolution, eps, classes)
+    return _jumps(response)
 
 
 def _ranks(values: NDArray[Any], classes: NDArray[Any], name: str) -> NDArray[np.intp]:
@@ -114,6 +243,10 @@ class RegionDisplay:
 
     Attributes
     ----------
+    n_jumps : int
+        Pairs of grid cells touching by a side or a corner whose classes are
+        more than one place apart (see :func:`count_jumps`); 0 for a
+        consistent model.
     ax_ : matplotlib Axes
         Axes holding the drawing (after :meth:`plot`).
     figure_ : matplotlib Figure
@@ -141,9 +274,9 @@ class RegionDisplay:
     >>> y = ["low", "mid", "mid", "high"]
     >>> tree = DecisionTreeClassifier(random_state=0).fit(X, y)
     >>> disp = RegionDisplay.from_estimator(tree, X, y=y, grid_resolution=50,
-    ...                                     classes_order=["low", "mid", "high"])
-    >>> disp.response.shape, disp.classes.tolist()
-    ((50, 50), ['low', 'mid', 'high'])
+    ...                                     classes=["low", "mid", "high"])
+    >>> disp.response.shape, disp.classes.tolist(), disp.n_jumps
+    ((50, 50), ['low', 'mid', 'high'], 0)
     >>> import matplotlib.pyplot as plt; plt.close("all")
     """
 
@@ -163,6 +296,7 @@ class RegionDisplay:
         self.classes = np.asarray(classes)
         self.xlabel = xlabel
         self.ylabel = ylabel
+        self.n_jumps = _jumps(np.asarray(response))
 
     def plot(
         self,
@@ -280,7 +414,7 @@ class RegionDisplay:
         *,
         grid_resolution: int = 200,
         ax: Any = None,
-        classes_order: ArrayLike | None = None,
+        classes: ArrayLike | None = None,
         plot_points: bool = True,
         y: ArrayLike | None = None,
         cmap: Any = "viridis",
@@ -288,6 +422,7 @@ class RegionDisplay:
         colorbar: bool = True,
         xlabel: str | None = None,
         ylabel: str | None = None,
+        classes_order: ArrayLike | None = None,
         **kwargs: Any,
     ) -> "RegionDisplay":
         """Evaluate a fitted classifier on a grid over ``X`` and draw its predicted classes.
@@ -306,7 +441,7 @@ class RegionDisplay:
             Number of grid points along each axis (at least 2).
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure is created if None.
-        classes_order : array-like, default=None
+        classes : array-like, default=None
             The classes in ordinal order, lowest first. ``None`` uses the
             estimator's ``classes_`` (the ordinal order of this project's
             estimators, the sorted order for scikit-learn's). It must list every
@@ -324,6 +459,8 @@ class RegionDisplay:
             Add a colour bar with one tick per class.
         xlabel, ylabel : str, default=None
             Axis labels; default to the DataFrame's column names or "x1", "x2".
+        classes_order : array-like, default=None
+            Deprecated old name of ``classes`` (a FutureWarning says so).
         **kwargs : dict
             Passed on to :meth:`matplotlib.axes.Axes.pcolormesh`.
 
@@ -341,8 +478,8 @@ class RegionDisplay:
             If ``X`` is not 2-D with exactly 2 columns or holds NaN/inf; if
             ``grid_resolution`` is not an integer >= 2; if ``eps`` is negative;
             if ``estimator`` has no ``classes_`` or predicts a class outside
-            ``classes_order``; if ``classes_order`` misses a class; if ``y`` is
-            malformed.
+            ``classes``; if ``classes`` misses a class, holds one twice, or is
+            given together with ``classes_order``; if ``y`` is malformed.
 
         Notes
         -----
@@ -363,49 +500,10 @@ class RegionDisplay:
         [1, 2, 3]
         >>> import matplotlib.pyplot as plt; plt.close("all")
         """
-        check_is_fitted(estimator)
-        fitted_classes = getattr(estimator, "classes_", None)
-        if fitted_classes is None or not hasattr(estimator, "predict"):
-            raise ValueError(
-                "estimator must be a fitted classifier with predict and classes_, got "
-                f"{type(estimator).__name__}"
-            )
-        if (
-            isinstance(grid_resolution, bool)
-            or not isinstance(grid_resolution, numbers.Integral)
-            or grid_resolution < 2
-        ):
-            raise ValueError(f"grid_resolution must be an integer >= 2, got {grid_resolution!r}")
-        if eps is not None and (
-            isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0
-        ):
-            raise ValueError(f"eps must be a non-negative number or None, got {eps!r}")
-        columns = getattr(X, "columns", None)
-        points = check_array(X, dtype=np.float64, input_name="X")
-        if points.shape[1] != 2:
-            raise ValueError(
-                f"X must have exactly 2 features (columns) to draw 2D regions, got "
-                f"{points.shape[1]}"
-            )
-        classes = _check_classes_order(classes_order, fitted_classes)
-
-        low, high = points.min(axis=0), points.max(axis=0)
-        if eps is None:
-            span = high - low
-            margin = np.where(span > 0, 0.05 * span, 0.5)
-        else:
-            margin = np.full(2, float(eps))
-        axis0 = np.linspace(low[0] - margin[0], high[0] + margin[0], grid_resolution)
-        axis1 = np.linspace(low[1] - margin[1], high[1] + margin[1], grid_resolution)
-        xx0, xx1 = np.meshgrid(axis0, axis1)
-        grid = np.column_stack([xx0.ravel(), xx1.ravel()])
-        if columns is not None:
-            # Predict on a frame with the same column names to avoid feature-name warnings.
-            import pandas as pd
-
-            grid = pd.DataFrame(grid, columns=list(columns))
-        predicted = np.asarray(estimator.predict(grid)).reshape(xx0.shape)
-        response = _ranks(predicted, classes, "the estimator's predictions")
+        classes = _renamed_classes(classes, classes_order)
+        xx0, xx1, response, classes, points, columns = _grid_response(
+            estimator, X, grid_resolution, eps, classes
+        )
 
         if columns is not None:
             default_labels = (str(columns[0]), str(columns[1]))
@@ -715,9 +813,7 @@ class PartitionDisplay:
             n_classes = int(region_labels.max()) + 1 if n_regions else 1
             class_names = np.arange(1, n_classes + 1)
         else:
-            class_names = np.asarray(classes)
-            if class_names.ndim != 1 or class_names.shape[0] == 0:
-                raise ValueError(f"classes must be a non-empty 1-D sequence, got {classes!r}")
+            class_names = check_classes(classes, "classes")
         if n_regions and (region_labels.min() < 0 or region_labels.max() >= len(class_names)):
             raise ValueError(
                 f"labels must be ranks in 0..{len(class_names) - 1} (one per class); got "

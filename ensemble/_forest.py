@@ -20,13 +20,21 @@ from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensemble import _kernels
 from ensemble._base import MAX_SEED, bootstrap_weights, categorical_mask, encode_target
 from ensemble._docs import fill_doc
-from ensemble._voting import SNAP_ULPS, oscillation_bound, rounded_mean, threshold_multiplicity
+from ensemble._parallel import run_jobs
+from ensemble._voting import (
+    cut_spacing,
+    half_cut_points,
+    learn_cut_points,
+    oscillation_bound,
+    threshold_clusters,
+    threshold_multiplicity,
+)
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
 from trees._labels import ordered_categories
 from trees._validation import check_sample_weight
@@ -91,12 +99,13 @@ def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
     ``X_fit`` is what the tree is grown on (for ``criterion="squared_error"`` the
     float32 copy of ``X`` that scikit-learn's trees split, passed unchecked as its
     forests do) and ``X_walk`` its rows of positive weight as float64, which define
-    the gaps. Returns the fitted tree, the gap ``[lo, hi)`` of every internal node
-    and the tree's voter tables (:class:`_Voter`). Module level so that joblib can
-    pickle it.
+    the gaps. Returns the fitted tree, the gap ``[lo, hi)`` of every internal node,
+    the tree's voter tables (:class:`_Voter`) and, for ``cut_points="oob"``, its
+    out-of-bag rows with their values. Module level so that joblib can pickle it.
     """
     bootstrap_seed, tree_seed = seeds
     w = bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
+    out_of_bag = np.flatnonzero(w == 0) if params["cut_points"] == "oob" else None
     if sample_weight is not None:
         w = w * sample_weight
     if params["criterion"] == "squared_error":
@@ -131,7 +140,9 @@ def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
     # index is the tree's value, the normalised counts its class distribution.
     leaf = _kernels.tree_apply(X, *_nodes(tree))
     counts = np.bincount(leaf * n_classes + y, weights=w, minlength=internal.shape[0] * n_classes)
-    return tree, lo, hi, _Voter.from_counts(counts.reshape(-1, n_classes), internal)
+    voter = _Voter.from_counts(counts.reshape(-1, n_classes), internal)
+    oob = None if out_of_bag is None else (out_of_bag.astype(np.int32), voter.value[leaf[out_of_bag]])
+    return tree, lo, hi, voter, oob
 
 
 class _Voter(NamedTuple):
@@ -170,16 +181,16 @@ class _Gaps(NamedTuple):
 
 def _separate_thresholds(new: _Gaps, fixed_feature: NDArray, fixed_threshold: NDArray, fixed_owner: NDArray,
                          rng: np.random.RandomState, countable: NDArray[np.bool_]) -> int:
-    """Redraw new thresholds that coincide with another tree's on the same feature.
+    """Redraw new thresholds that are one threshold with another tree's on the same feature.
 
-    Two thresholds coincide when they differ by at most :data:`SNAP_ULPS` ulps. Of
-    each coinciding pair of different trees a new threshold is drawn again inside its
-    own gap (the later one when both are new); the ``fixed`` thresholds (trees of an
-    earlier batch) never move. A gap too narrow for two distinct thresholds may
-    leave a collision: the certificate then counts the trees sharing it (threshold
-    multiplicity). Features outside ``countable`` (categorical) are left alone.
-    Works one feature at a time, so its temporaries stay small. Returns the number
-    of rounds that moved something.
+    Thresholds a few ulps apart are one threshold (:func:`threshold_clusters`, the
+    rule :func:`relabel.fuse` snaps with). In every such cluster shared by several
+    trees, one threshold stays (a ``fixed`` one, from an earlier batch, if any) and
+    the new thresholds of the other trees are drawn again inside their own gaps. A
+    gap too narrow for two distinct thresholds may leave a collision: the
+    certificate then counts the trees sharing it (threshold multiplicity). Features
+    outside ``countable`` (categorical) are left alone. Works one feature at a time,
+    so its temporaries stay small. Returns the number of rounds that moved something.
     """
     movable = new.hi > np.nextafter(new.lo, np.inf)
     for rounds in range(_MAX_REDRAW_ROUNDS):
@@ -189,20 +200,16 @@ def _separate_thresholds(new: _Gaps, fixed_feature: NDArray, fixed_threshold: ND
             if rows.shape[0] == 0:
                 continue
             old = np.flatnonzero(fixed_feature == f)
-            t = np.concatenate((new.threshold[rows], fixed_threshold[old]))
+            cluster = threshold_clusters(np.concatenate((new.threshold[rows], fixed_threshold[old])))
             owner = np.concatenate((new.owner[rows], fixed_owner[old]))
             slot = np.concatenate((rows, np.full(old.shape[0], -1)))  # -1: a fixed threshold
-            order = np.lexsort((slot < 0, t))  # among equal values, new entries first
-            t, owner, slot = t[order], owner[order], slot[order]
-            gap = t[1:] - t[:-1]
-            clash = (gap <= SNAP_ULPS * np.spacing(np.maximum(np.abs(t[:-1]), np.abs(t[1:])))) & (
-                owner[1:] != owner[:-1])
-            if not clash.any():
-                continue
-            first, second = slot[:-1][clash], slot[1:][clash]
-            pick = np.where(second >= 0, second, first)  # prefer moving the later, never a fixed one
-            pick = pick[pick >= 0]
-            again.append(pick[movable[pick]])
+            # Per cluster, fixed thresholds first, then new ones by tree: the first tree keeps its place.
+            order = np.lexsort((owner, slot >= 0, cluster))
+            cluster, owner, slot = cluster[order], owner[order], slot[order]
+            starts = np.concatenate(([True], cluster[1:] != cluster[:-1]))
+            keeper = owner[np.maximum.accumulate(np.where(starts, np.arange(cluster.shape[0]), 0))]
+            clash = (owner != keeper) & (slot >= 0)
+            again.append(slot[clash][movable[slot[clash]]])
         again = np.unique(np.concatenate(again)) if again else np.empty(0, np.int64)
         if again.shape[0] == 0:
             return rounds
@@ -224,7 +231,8 @@ def _split_thresholds(estimators: list) -> tuple:
 
 
 def forest_certificate(estimators: list, voters: list, n_features: int, countable: NDArray[np.bool_],
-                       resolution: NDArray[np.float64] | None = None, *, exact: bool = False) -> dict:
+                       resolution: NDArray[np.float64] | None = None, *, exact: bool = False,
+                       scale: int | None = None) -> dict:
     """Oscillation bound of a fitted forest, recomputed from its trees' geometry alone.
 
     Parameters
@@ -242,12 +250,16 @@ def forest_certificate(estimators: list, voters: list, n_features: int, countabl
     exact : bool, default=False
         Compute every tree's jump J_t exactly; by default a tree's value range (an
         upper bound of J_t) is used while it suffices to certify.
+    scale : int, optional
+        The smallest spacing of the cut points on the sum of the trees' values
+        (default ``n_trees * unit``, the half-way cuts of ``floor(mean + 1/2)``):
+        the forest is certified when the bound is at most this.
 
     Returns
     -------
     dict
         ``bound`` (the sum of the ``n_boundaries`` largest jumps, integer units),
-        ``scale`` (n_trees * unit: certified when ``bound <= scale``),
+        ``scale`` (the spacing to beat: certified when ``bound <= scale``),
         ``n_boundaries``, ``multiplicity`` (per feature), ``jumps`` (per tree) and
         ``exact`` (whether the jumps are the exact J_t).
     """
@@ -260,7 +272,8 @@ def forest_certificate(estimators: list, voters: list, n_features: int, countabl
         on_f = feature == f
         multiplicity[f] = threshold_multiplicity(threshold[on_f], owner[on_f], window=float(reach[f]))
     n_boundaries = int(multiplicity.sum())
-    scale = len(estimators) * (1 << UNIT_BITS)
+    if scale is None:
+        scale = len(estimators) * (1 << UNIT_BITS)
     jumps = np.array([np.ptp(v.value[~i]) for v, i in zip(voters, internal)], dtype=np.int64)
     is_exact = exact or oscillation_bound(jumps, n_boundaries) > scale
     if is_exact:
@@ -303,11 +316,13 @@ class ConsistentForestClassifier(ClassifierMixin, BaseEstimator):
     :mod:`trees`). Every split threshold is drawn uniformly inside the gap between
     the two training values it separates, and drawn again where it would coincide
     with another tree's threshold on the same feature, so that at most one tree per
-    feature has a boundary through any point. The prediction is the class
-    ``floor(mean + 1/2)``. Near any point the mean moves by at most
-    ``bound = (sum of the d largest per-tree jumps J_t) / B``; when ``bound <= 1``
-    no two neighbouring points get classes two apart (DESIGN.md section 9). No
-    partition is fused, so the model works in any dimension.
+    feature has a boundary through any point. The prediction cuts the mean of the
+    trees' values into classes: half-way, ``floor(mean + 1/2)``, or at cut points
+    learned out of bag. Near any point the mean moves by at most
+    ``bound = (sum of the d largest per-tree jumps J_t) / B``; when the bound is at
+    most the smallest gap between cut points (1 for the half-way cuts) no two
+    neighbouring points get classes two apart (DESIGN.md section 9). No partition is
+    fused, so the model works in any dimension.
 
     Parameters
     ----------
@@ -331,6 +346,16 @@ default="squared_error"
     bootstrap : bool, default=True
         Grow every tree on a bootstrap sample (else on all rows; the trees then
         differ only through ``max_features`` and their thresholds).
+    cut_points : {"auto", "oob", "half"}, default="auto"
+        Where the mean of the trees' values is cut into classes. ``"half"``:
+        half-way between classes, ``floor(mean + 1/2)`` (DESIGN.md section 9).
+        ``"oob"``: cut points learned on the out-of-bag means of the training
+        rows (each cut minimises the absolute error of its binary decision "class
+        above k"), which undoes the mean's pull towards the middle classes; they
+        are kept at least ``consistency_bound_`` apart, and
+        ``n_estimators="auto"`` grows enough trees for the learned spacing (at
+        most about twice the trees of ``"half"``). ``"auto"`` is ``"oob"`` with
+        ``bootstrap=True``, else ``"half"``.
     categorical_features : array-like of int, bool or str, or None, default=None
         Features whose values are categories (indices, a boolean mask or names).
         A valid point never lies on a threshold of such a feature, so they do
@@ -356,8 +381,11 @@ default="squared_error"
     n_estimators_ : int
         The number of trees B actually grown.
     consistency_bound_ : float
-        ``(sum of the n_boundaries_ largest jumps) / B``; the model is certified
-        consistent when it is at most 1.
+        ``(sum of the n_boundaries_ largest jumps) / B`` divided by the smallest
+        gap between consecutive cut points (1 class for ``cut_points="half"``):
+        the model is certified consistent when it is at most 1.
+    cut_points_ : ndarray of shape (n_classes_ - 1,)
+        The mean value from which each class above the first starts.
     n_boundaries_ : int
         The largest number of trees that can have a boundary through one point
         (one per split feature when the thresholds are distinct).
@@ -397,6 +425,7 @@ default="squared_error"
             None,
         ],
         "bootstrap": ["boolean"],
+        "cut_points": [StrOptions({"auto", "half", "oob"})],
         "categorical_features": ["array-like", None],
         "classes": ["array-like", None],
         "n_jobs": [Integral, None],
@@ -413,6 +442,7 @@ default="squared_error"
         min_samples_leaf: int = 1,
         max_features: int | float | str | None = 1.0,
         bootstrap: bool = True,
+        cut_points: str = "auto",
         categorical_features: ArrayLike | None = None,
         classes: ArrayLike | None = None,
         n_jobs: int | None = None,
@@ -425,6 +455,7 @@ default="squared_error"
         self.min_samples_leaf = min_samples_leaf
         self.max_features = max_features
         self.bootstrap = bootstrap
+        self.cut_points = cut_points
         self.categorical_features = categorical_features
         self.classes = classes
         self.n_jobs = n_jobs
@@ -460,6 +491,9 @@ default="squared_error"
         categories = ordered_categories(y)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
+        self._cut_rule = ("oob" if self.bootstrap else "half") if self.cut_points == "auto" else self.cut_points
+        if self._cut_rule == "oob" and not self.bootstrap:
+            raise ValueError("cut_points='oob' learns from out-of-bag rows and needs bootstrap=True")
         y_idx = encode_target(self, y, categories)
         n_samples, n_features = X.shape
         self._categorical = categorical_mask(
@@ -479,17 +513,21 @@ default="squared_error"
             "min_samples_leaf": self.min_samples_leaf,
             "max_features": self.max_features,
             "bootstrap": self.bootstrap,
+            "cut_points": self._cut_rule,
         }
         auto = self.n_estimators == "auto"
         target = _MIN_AUTO_TREES if auto else int(self.n_estimators)
         self.estimators_, self._voters = [], []
+        oob_sum = np.zeros(n_samples, dtype=np.int64)
+        oob_count = np.zeros(n_samples, dtype=np.int64)
         countable = ~self._categorical
         unit = 1 << UNIT_BITS
         while True:
             seeds = rng.randint(MAX_SEED, size=(target - len(self.estimators_), 2))
             jobs = (delayed(_fit_tree)(X, X_fit, X_walk, y_idx, self.n_classes_, s, params, sample_weight) for s in seeds)
             # scikit-learn's tree builder releases the GIL: threads, as in its forests.
-            batch = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
+            batch = run_jobs(jobs, n_jobs=self.n_jobs, total=len(seeds), desc="ConsistentForest trees",
+                             verbose=self.verbose, prefer="threads")
             fixed = _split_thresholds(self.estimators_)
             first = len(self.estimators_)
             internal = [np.asarray(_nodes(tree)[0]) >= 0 for tree, *_ in batch]
@@ -502,7 +540,10 @@ default="squared_error"
             )
             _separate_thresholds(new, *fixed, rng, countable)
             start = 0
-            for (tree, _, _, voter), inner in zip(batch, internal):
+            for (tree, _, _, voter, oob), inner in zip(batch, internal):
+                if oob is not None:
+                    np.add.at(oob_sum, oob[0], oob[1])
+                    np.add.at(oob_count, oob[0], 1)
                 moved = new.threshold[start : start + int(inner.sum())]
                 start += int(inner.sum())
                 current = np.array(_nodes(tree)[3], dtype=np.float64)
@@ -512,13 +553,18 @@ default="squared_error"
                 self.estimators_.append(tree)
                 self._voters.append(voter)
             del batch, new, fixed
-            certificate = forest_certificate(self.estimators_, self._voters, n_features, countable)
-            if not auto or certificate["bound"] <= certificate["scale"]:
+            n_trees = len(self.estimators_)
+            oob = (y_idx, oob_sum, oob_count, sample_weight)
+            _, wanted = self._cut_points(None, n_trees, *oob)
+            certificate = forest_certificate(self.estimators_, self._voters, n_features, countable, scale=wanted)
+            self._cuts, _ = self._cut_points(certificate["bound"], n_trees, *oob)
+            if not auto or certificate["bound"] <= wanted:
                 break
-            # Enough trees to cover the current bound; new trees may raise it again.
-            target = max(len(self.estimators_) + 1, -(-certificate["bound"] // unit))
-            logger.info("bound %.3f > 1 with %d trees: growing %d", certificate["bound"] / certificate["scale"],
-                        len(self.estimators_), target)
+            # Enough trees for the wanted cut spacing; new trees may raise the bound again.
+            target = max(n_trees + 1, -(-(certificate["bound"] * n_trees) // wanted))
+            logger.info("bound %d > spacing %d with %d trees: growing %d", certificate["bound"], wanted,
+                        n_trees, target)
+        self.cut_points_ = self._cuts / float(n_trees << UNIT_BITS)
         self._store_certificate(certificate)
         if not auto and not self._certified:
             warnings.warn(
@@ -529,12 +575,36 @@ default="squared_error"
             )
         return self
 
+    def _cut_points(self, bound: int | None, n_trees: int, y_idx, oob_sum, oob_count, sample_weight) -> tuple:
+        """The cut points on the sum of the trees' values, and the spacing ``bound`` should not exceed.
+
+        ``"half"``: the half-way cuts of ``floor(mean + 1/2)``, spaced ``n_trees * unit``.
+        ``"oob"``: cuts learned on the out-of-bag means (:func:`learn_cut_points`);
+        the wanted spacing is the learned one, but at least half a class (so that
+        ``n_estimators="auto"`` grows at most about twice the trees), and with a
+        ``bound`` the cuts are moved apart to at least ``min(bound, n_trees * unit)``.
+        """
+        scale = n_trees << UNIT_BITS
+        half = half_cut_points(self.n_classes_, scale)
+        if self._cut_rule == "half":
+            return half, cut_spacing(half)
+        seen = oob_count > 0
+        if sample_weight is not None:
+            seen &= sample_weight > 0
+        # Out-of-bag means on the scale of the sums predict compares: B * unit per class.
+        scaled = oob_sum[seen] * (n_trees / oob_count[seen])
+        weight = None if sample_weight is None else sample_weight[seen]
+        spacing = 0 if bound is None else min(bound, scale)
+        cuts = learn_cut_points(scaled, y_idx[seen], self.n_classes_, scale, spacing=spacing, sample_weight=weight)
+        return cuts, min(max(cut_spacing(cuts), scale // 2), cut_spacing(half))
+
     def _store_certificate(self, certificate: dict) -> None:
         self.n_estimators_ = len(self.estimators_)
-        self.consistency_bound_ = certificate["bound"] / certificate["scale"]
+        spacing = cut_spacing(self._cuts)
+        self.consistency_bound_ = certificate["bound"] / spacing
         self.n_boundaries_ = certificate["n_boundaries"]
         self.threshold_multiplicity_ = certificate["multiplicity"]
-        self._certified = certificate["bound"] <= certificate["scale"]
+        self._certified = certificate["bound"] <= spacing
 
     def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
@@ -552,7 +622,7 @@ default="squared_error"
         return total
 
     def predict(self, X: ArrayLike) -> NDArray:
-        """Predict the rounded mean class of the trees.
+        """Predict the class of the trees' mean value: the number of cut points it reaches.
 
         Parameters
         ----------
@@ -565,8 +635,8 @@ default="squared_error"
             Members of ``classes_``.
         """
         X = self._validate_X_predict(X)
-        index = rounded_mean(self._sums(X), self.n_estimators_ << UNIT_BITS, self.n_classes_)
-        return self.classes_[index]
+        # The number of cut points the sum of the trees' values reaches (exact integers).
+        return self.classes_[np.searchsorted(self._cuts, self._sums(X), side="right")]
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Mean of the trees' leaf class distributions.
@@ -625,14 +695,24 @@ default="squared_error"
         Returns
         -------
         bool
-            True when ``(sum of the largest jumps) / B <= 1`` (DESIGN.md section
-            9): then no two neighbouring points get classes two apart. False means
-            the bound does not certify (too few trees, or thresholds shared by
-            several trees); the model may then be inconsistent.
+            True when ``(sum of the largest jumps) / B`` is at most the smallest
+            gap between consecutive cut points (DESIGN.md section 9): then no two
+            neighbouring points get classes two apart. False means the bound does
+            not certify (too few trees, thresholds shared by several trees, cut
+            points too close); the model may then be inconsistent.
+
+        Notes
+        -----
+        Everything is derived again from the fitted trees: the thresholds of every
+        feature (their multiplicities), the trees' leaf values (their ranges, or
+        the exact jumps J_t between touching leaves when the ranges do not
+        certify) and the cut points. With one cut point (K = 2) any model is
+        consistent.
         """
         check_is_fitted(self)
-        certificate = forest_certificate(self.estimators_, self._voters, self.n_features_in_, ~self._categorical)
-        return certificate["bound"] <= certificate["scale"]
+        certificate = forest_certificate(self.estimators_, self._voters, self.n_features_in_, ~self._categorical,
+                                         scale=cut_spacing(self._cuts))
+        return certificate["bound"] <= cut_spacing(self._cuts)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

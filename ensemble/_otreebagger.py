@@ -13,13 +13,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 import relabel
 from relabel import TooManyRegionsError
 from ensemble._base import MAX_SEED, bootstrap_weights, encode_target
 from ensemble._docs import fill_doc
+from ensemble._parallel import run_jobs
 from ensemble._voting import VOTES, combine_votes, vote_counts, voters_certificate
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
 from trees._labels import ordered_categories
@@ -137,7 +138,7 @@ def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGrou
         formulation=params["formulation"],
         time_limit=params["time_limit"],
         threads=1,
-        on_failure=params["on_solver_failure"],
+        on_solver_failure=params["on_solver_failure"],
     )
     info = {
         "n_regions": int(partition.n_regions),
@@ -276,8 +277,8 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         "relabel": ["boolean"],
         "vote": [StrOptions(set(VOTES))],
         "solver": [StrOptions(set(relabel.SOLVERS))],
-        "formulation": [StrOptions({"paper", "tight"})],
-        "contact": [StrOptions({"closure", "face"})],
+        "formulation": [StrOptions(set(relabel.FORMULATIONS))],
+        "contact": [StrOptions(set(relabel.CONTACTS))],
         "relabel_counts": [StrOptions({"bootstrap", "train"})],
         "bootstrap": ["boolean"],
         "C1": [Interval(Real, 0.0, None, closed="neither"), None],
@@ -442,11 +443,8 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             delayed(_fit_group)(X, y_idx, self.n_classes_, seeds[g], params, sample_weight)
             for g in range(n_groups)
         )
-        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-        groups = parallel(jobs)
-        if self.verbose:
-            groups = _progress(groups, total=n_groups, desc="OTreeBagger groups")
-        self.groups_ = list(groups)
+        self.groups_ = run_jobs(jobs, n_jobs=self.n_jobs, total=n_groups, desc="OTreeBagger groups",
+                                verbose=self.verbose)
         self.estimators_ = [tree for group in self.groups_ for tree in group.trees]
         self.groups_info_ = [group.info for group in self.groups_]
         if self.relabel:
@@ -496,29 +494,56 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         votes = self._votes(X)
         return vote_counts(votes, self.n_classes_) / votes.shape[1]
 
-    def is_consistent(self) -> bool:
-        """Check every relabelled group's labels against its adjacency graph.
+    def is_consistent(self, contact: str = "closure") -> bool:
+        """Certify the model from its fitted geometry, not from the solver's edges.
+
+        For every group the contacts of its fused partition are derived again
+        from the regions' boxes (:func:`relabel.adjacency_edges`) and every
+        contact's two labels must differ by at most one; then the median or the
+        rounded mean of the groups is consistent (Theorem 1; DESIGN.md
+        sections 4 and 9).
+
+        Parameters
+        ----------
+        contact : {"closure", "face"}, default="closure"
+            ``"closure"`` is the paper's pointwise consistency (regions whose
+            closures meet, at a face, an edge or a corner), whatever contact the
+            model was fitted with: a ``contact="face"`` model usually fails it.
+            ``"face"`` is the weaker check that only shared faces are
+            consistent.
 
         Returns
         -------
         bool
-            True when in every group adjacent regions differ by at most one
-            class, hence (Theorem 1) the median vote is consistent too. Always
-            False for ``relabel=False`` models, which carry no guarantee.
+            True when certified. Always False for ``relabel=False`` and
+            ``vote="majority"`` models, which carry no guarantee.
+
+        Raises
+        ------
+        ValueError
+            If ``contact`` is not one of :data:`relabel.CONTACTS`.
+
+        Examples
+        --------
+        >>> from ensemble import OTreeBagger
+        >>> from ensemble.datasets import make_synthetic_i
+        >>> X, y = make_synthetic_i(200, random_state=0)
+        >>> model = OTreeBagger(n_estimators=6, contact="face", random_state=0).fit(X, y)
+        >>> model.is_consistent(contact="face")
+        True
         """
         check_is_fitted(self)
+        if contact not in relabel.CONTACTS:
+            raise ValueError(f"contact must be one of {relabel.CONTACTS}; got {contact!r}")
         if not self.relabel:
             return False
-        return voters_certificate((relabel.is_consistent(g.edges, g.labels) for g in self.groups_), self.vote)
+        checks = (
+            relabel.is_consistent(relabel.adjacency_edges(group.partition, contact=contact).edges, group.labels)
+            for group in self.groups_
+        )
+        return voters_certificate(checks, self.vote)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
-
-
-def _progress(iterable, total: int, desc: str):
-    """Wrap ``iterable`` in a tqdm progress bar (stderr)."""
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, total=total, desc=desc)

@@ -19,25 +19,24 @@ from typing import Iterable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from relabel import snap_table
+
 __all__ = [
     "VOTES",
     "combine_votes",
     "vote_counts",
     "rounded_mean",
+    "half_cut_points",
+    "learn_cut_points",
+    "cut_spacing",
     "voters_certificate",
     "oscillation_bound",
+    "threshold_clusters",
     "threshold_multiplicity",
-    "SNAP_ULPS",
 ]
 
 #: The votes: lower median, most frequent class (lowest on ties), rounded mean.
 VOTES = ("median", "majority", "mean")
-
-#: Thresholds of one feature closer than this many units in the last place (of the
-#: larger magnitude) are one threshold (DESIGN.md section 4c): two trees computing the
-#: same midpoint through different pairs of values differ by an ulp or two.
-SNAP_ULPS = 4
-
 
 def vote_counts(votes: NDArray[np.integer], n_classes: int) -> NDArray[np.float64]:
     """Number of voters per class for every sample.
@@ -95,6 +94,138 @@ def rounded_mean(sums: ArrayLike, scale: int, n_classes: int) -> NDArray[np.intp
     sums = np.asarray(sums, dtype=np.int64)
     scale = np.int64(scale)
     return np.clip((2 * sums + scale) // (2 * scale), 0, n_classes - 1).astype(np.intp)
+
+
+def half_cut_points(n_classes: int, scale: int) -> NDArray[np.int64]:
+    """The cut points of ``floor(sum / scale + 1/2)`` on an integer sum: class k from ``(k - 1/2) scale`` on.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes K.
+    scale : int
+        The sum that means one class (``n_voters * unit``).
+
+    Returns
+    -------
+    ndarray of shape (K - 1,), int64
+        ``ceil((2k + 1) scale / 2)`` for k = 0..K-2: a sum reaching cut k means a
+        class above k, so the class is ``searchsorted(cuts, sum, side="right")``,
+        equal to :func:`rounded_mean` clipped to 0..K-1.
+
+    Examples
+    --------
+    >>> half_cut_points(4, 10).tolist()
+    [5, 15, 25]
+    >>> import numpy as np
+    >>> sums = np.arange(0, 40)
+    >>> bool(np.all(np.searchsorted(half_cut_points(4, 10), sums, side="right") == rounded_mean(sums, 10, 4)))
+    True
+    """
+    k = np.arange(n_classes - 1, dtype=np.int64)
+    return -((-(2 * k + 1) * np.int64(scale)) // 2)
+
+
+def cut_spacing(cuts: NDArray[np.int64]) -> int:
+    """Smallest gap between consecutive cut points (the largest int64 with fewer than two cuts).
+
+    A cut sum whose local oscillation is at most this gap takes at most two
+    adjacent classes near any point; with K = 2 (one cut) any model is consistent.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cut_spacing(np.array([5, 15, 22])), cut_spacing(np.array([5])) == np.iinfo(np.int64).max
+    (7, True)
+    """
+    return int(np.diff(cuts).min()) if cuts.shape[0] > 1 else int(np.iinfo(np.int64).max)
+
+
+def learn_cut_points(values: ArrayLike, y: ArrayLike, n_classes: int, scale: int, *, spacing: int,
+                     sample_weight: ArrayLike | None = None) -> NDArray[np.int64]:
+    """Cut points on out-of-bag sums that minimise the absolute error, at least ``spacing`` apart.
+
+    Parameters
+    ----------
+    values : array-like of float, shape (n_samples,)
+        Out-of-bag sums (on the scale where ``scale`` means one class).
+    y : array-like of int, shape (n_samples,)
+        Class indices 0..K-1.
+    n_classes : int
+        Number of classes K.
+    scale : int
+        The sum that means one class; the half-way cuts :func:`half_cut_points` are
+        the starting point and the tie-break.
+    spacing : int
+        Smallest allowed gap between consecutive cuts (the oscillation bound of the
+        sum, so that the cut classes stay consistent).
+    sample_weight : array-like of float, optional
+        Weights of the samples.
+
+    Returns
+    -------
+    ndarray of shape (K - 1,), int64
+        Non-decreasing cuts, consecutive ones at least ``spacing`` apart when K > 2.
+
+    Notes
+    -----
+    The absolute error of the class ``#{k: sum >= cut_k}`` is the sum over k of the
+    errors of the binary decisions "class > k", so every cut is chosen on its own:
+    among the intervals between consecutive sums with the fewest weighted errors,
+    the one nearest the half-way cut, at that cut if it lies inside, else at the
+    interval's middle. The cuts are then moved as little as possible (in squared
+    distance, by isotonic regression of ``cut_k - k * spacing``) to respect the
+    spacing. O(K n log n).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> values = np.array([1.0, 2.0, 3.0, 12.0, 13.0, 14.0])  # sums with scale 10
+    >>> learn_cut_points(values, [0, 0, 0, 1, 1, 1], 2, 10, spacing=0).tolist()
+    [5]
+    >>> learn_cut_points(values, [0, 0, 1, 1, 1, 1], 2, 10, spacing=0).tolist()
+    [3]
+    """
+    from sklearn.isotonic import isotonic_regression
+
+    values = np.asarray(values, dtype=np.float64)
+    y = np.asarray(y)
+    w = np.ones(values.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    half = half_cut_points(n_classes, scale).astype(np.float64)
+    if values.shape[0] == 0:
+        return half.astype(np.int64)
+    order = np.argsort(values, kind="stable")
+    v, y, w = values[order], y[order], w[order]
+    last = np.concatenate((v[1:] != v[:-1], [True]))  # last of each run of equal sums
+    distinct = v[last]
+    cuts = np.empty(n_classes - 1)
+    for k in range(n_classes - 1):
+        above = np.where(y > k, w, 0.0)
+        below = np.where(y > k, 0.0, w)
+        # A cut in (distinct[j-1], distinct[j]] puts the first j distinct sums below it.
+        missed_above = np.concatenate(([0.0], np.cumsum(above)[last]))
+        wrong_below = below.sum() - np.concatenate(([0.0], np.cumsum(below)[last]))
+        errors = missed_above + wrong_below
+        best = np.flatnonzero(errors <= errors.min() * (1 + 1e-12) + 1e-12)
+        lo = np.concatenate(([-np.inf], distinct))[best]
+        hi = np.concatenate((distinct, [np.inf]))[best]
+        inside = (lo < half[k]) & (half[k] <= hi)
+        if inside.any():
+            cuts[k] = half[k]
+            continue
+        distance = np.minimum(np.abs(lo - half[k]), np.abs(hi - half[k]))
+        j = int(np.argmin(distance))
+        if np.isfinite(lo[j]) and np.isfinite(hi[j]):
+            cuts[k] = (lo[j] + hi[j]) / 2
+        elif np.isfinite(hi[j]):
+            cuts[k] = hi[j] - scale / 2
+        else:
+            cuts[k] = lo[j] + scale / 2
+    if n_classes > 2 and spacing > 0:
+        steps = np.arange(n_classes - 1) * float(spacing)
+        shifted = np.ceil(isotonic_regression(cuts - steps))
+        return (shifted + steps).astype(np.int64)
+    return np.ceil(np.maximum.accumulate(cuts)).astype(np.int64)
 
 
 def combine_votes(votes: NDArray[np.integer], n_classes: int, vote: str = "median") -> NDArray[np.intp]:
@@ -211,6 +342,22 @@ def oscillation_bound(jumps: ArrayLike, n_boundaries: int) -> int:
     return int(jumps[: max(int(n_boundaries), 0)].sum())
 
 
+def threshold_clusters(thresholds: ArrayLike) -> NDArray[np.float64]:
+    """The threshold each value is one with: its representative under :func:`relabel.snap_table`.
+
+    Thresholds of one feature a few ulps apart are one threshold (DESIGN.md section
+    4c); the same rule snaps the bounds in :func:`relabel.fuse`.
+
+    Examples
+    --------
+    >>> threshold_clusters([0.325, 0.32500000000000007, 0.7]).tolist()
+    [0.32500000000000007, 0.32500000000000007, 0.7]
+    """
+    t = np.asarray(thresholds, dtype=np.float64)
+    distinct, snapped = snap_table(t)
+    return snapped[np.searchsorted(distinct, t)] if t.size else t.copy()
+
+
 def threshold_multiplicity(thresholds: ArrayLike, owners: ArrayLike, window: float = 0.0) -> int:
     """Largest number of distinct trees with a threshold in one window of one feature.
 
@@ -222,8 +369,8 @@ def threshold_multiplicity(thresholds: ArrayLike, owners: ArrayLike, window: flo
         The tree of each threshold.
     window : float, default=0.0
         Width of the window (the resolution r_f of DESIGN.md section 4c). With 0,
-        thresholds count together only when they differ by at most
-        :data:`SNAP_ULPS` units in the last place.
+        thresholds count together only when they are one threshold
+        (:func:`threshold_clusters`: a few ulps apart).
 
     Returns
     -------
@@ -248,20 +395,13 @@ def threshold_multiplicity(thresholds: ArrayLike, owners: ArrayLike, window: flo
     owners = np.asarray(owners)
     if t.size == 0:
         return 0
+    if window <= 0:
+        t = threshold_clusters(t)
     order = np.argsort(t, kind="stable")
     t, owners = t[order], owners[order]
-    if window > 0:
-        stop = np.searchsorted(t, t + window, side="right")
-    else:
-        # Chains of near-equal values form one cluster (a single linkage).
-        tol = SNAP_ULPS * np.spacing(np.maximum(np.abs(t[:-1]), np.abs(t[1:])))
-        new_cluster = np.concatenate(([True], np.diff(t) > tol))
-        cluster = np.cumsum(new_cluster) - 1
-        ends = np.flatnonzero(np.concatenate((new_cluster[1:], [True])))
-        stop = ends[cluster] + 1
-    if np.all(stop - np.arange(t.size) == 1):
-        return 1
+    stop = np.searchsorted(t, t + max(window, 0.0), side="right")
+    crowded = np.flatnonzero(stop - np.arange(t.size) > 1)
     best = 1
-    for i in np.flatnonzero(stop - np.arange(t.size) > 1):
+    for i in crowded:
         best = max(best, np.unique(owners[i : stop[i]]).size)
     return int(best)

@@ -23,6 +23,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import check_random_state
 
+from trees._labels import check_classes
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -236,6 +238,101 @@ def _parse_numeric_column(cells: list[str], name: str, lines: list[int], path: P
     return values
 
 
+def _read_table(path: Path, delimiter: str) -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, data rows and their line numbers of a CSV file, blank lines skipped.
+
+    Raises FileNotFoundError for a missing file and ValueError for an empty file,
+    duplicate column names, a row with the wrong number of fields, or no data row.
+    """
+    if not path.is_file():
+        raise FileNotFoundError(f"no such CSV file: {path}")
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        header = None
+        rows: list[list[str]] = []
+        lines: list[int] = []
+        for row in reader:
+            if not row or all(cell.strip() == "" for cell in row):
+                continue
+            if header is None:
+                header = [name.strip() for name in row]
+                continue
+            if len(row) != len(header):
+                raise ValueError(
+                    f"line {reader.line_num} of {path} has {len(row)} fields, the header "
+                    f"has {len(header)}"
+                )
+            rows.append(row)
+            lines.append(reader.line_num)
+    if header is None:
+        raise ValueError(f"CSV file {path} is empty: a header row is required")
+    if len(set(header)) != len(header):
+        dupes = sorted({h for h in header if header.count(h) > 1})
+        raise ValueError(f"CSV file {path} has duplicate column names: {dupes}")
+    if not rows:
+        raise ValueError(f"CSV file {path} has a header but no data rows")
+    return header, rows, lines
+
+
+def _parse_features(
+    header: list[str], rows: list[list[str]], lines: list[int], path: Path, skip: int | None
+) -> tuple[NDArray[np.float64], list[str]]:
+    """The numeric matrix of every column but ``skip`` (the target), and those columns' names."""
+    keep = [j for j in range(len(header)) if j != skip]
+    if not keep:
+        raise ValueError(f"CSV file {path} has no feature column besides {header[skip]!r}")
+    columns = list(zip(*rows))
+    X = np.empty((len(rows), len(keep)), dtype=np.float64)
+    for j_out, j in enumerate(keep):
+        X[:, j_out] = _parse_numeric_column(list(columns[j]), header[j], lines, path)
+    return X, [header[j] for j in keep]
+
+
+def _load_features_csv(
+    path: str | os.PathLike[str], drop: str | None = None, *, delimiter: str = ","
+) -> tuple[NDArray[np.float64], list[str]]:
+    """Read the numeric feature columns of a CSV file, for prediction.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The CSV file; the first row names the columns.
+    drop : str, default=None
+        A column to leave out when present (the target of the training data).
+    delimiter : str, default=","
+        Field separator.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        The other columns, in file order.
+    names : list of str
+        Their names.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        On the malformed files :func:`load_ordinal_csv` rejects: empty, header
+        only, duplicate names, ragged rows, a non-numeric or missing feature
+        value (column and line named).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from ensemble.datasets import _load_features_csv
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "new.csv").write_text("b,y,a\\n1,2,3\\n")
+    >>> _load_features_csv(folder / "new.csv", drop="y")
+    (array([[1., 3.]]), ['b', 'a'])
+    """
+    path = Path(path)
+    header, rows, lines = _read_table(path, delimiter)
+    skip = header.index(drop) if drop is not None and drop in header else None
+    return _parse_features(header, rows, lines, path, skip)
+
+
 def _parse_target(cells: list[str], lines: list[int], target: str, path: Path):
     """Return the target as int64 (integral numbers), float64 (other numbers) or strings."""
     stripped = [c.strip() for c in cells]
@@ -261,11 +358,10 @@ def _match_classes(
     raw: list[str], lines: list[int], classes: Sequence[Any], target: str, path: Path
 ) -> NDArray[Any]:
     """Map each raw target cell to the member of ``classes`` it names."""
-    classes_arr = np.asarray(classes)
-    if classes_arr.ndim != 1 or classes_arr.shape[0] == 0:
-        raise ValueError(f"classes must be a non-empty 1-D sequence, got {classes!r}")
+    classes_arr = check_classes(classes, "classes")
     text_keys = [str(c).strip() for c in classes_arr.tolist()]
     if len(set(text_keys)) != len(text_keys):
+        # Cells are matched by their text, so 1 and "1" (or "a" and " a") are one class.
         raise ValueError(f"classes must not contain duplicates, got {list(classes)!r}")
     by_text = {key: i for i, key in enumerate(text_keys)}
     by_number: dict[float, int] = {}
@@ -364,52 +460,16 @@ def load_ordinal_csv(
     ([1.5, 7.0, 4.0], ['poor', 'good', 'fair'])
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such CSV file: {path}")
     if not isinstance(target, str):
         raise ValueError(f"target must be a column name (str), got {target!r}")
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle, delimiter=delimiter)
-        header = None
-        rows: list[list[str]] = []
-        lines: list[int] = []
-        for row in reader:
-            if not row or all(cell.strip() == "" for cell in row):
-                continue
-            if header is None:
-                header = [name.strip() for name in row]
-                continue
-            if len(row) != len(header):
-                raise ValueError(
-                    f"line {reader.line_num} of {path} has {len(row)} fields, the header "
-                    f"has {len(header)}"
-                )
-            rows.append(row)
-            lines.append(reader.line_num)
-    if header is None:
-        raise ValueError(f"CSV file {path} is empty: a header row is required")
-    if len(set(header)) != len(header):
-        dupes = sorted({h for h in header if header.count(h) > 1})
-        raise ValueError(f"CSV file {path} has duplicate column names: {dupes}")
+    header, rows, lines = _read_table(path, delimiter)
     if target not in header:
         raise ValueError(
             f"target column {target!r} not found in {path}; the columns are {header}"
         )
-    if not rows:
-        raise ValueError(f"CSV file {path} has a header but no data rows")
     t = header.index(target)
-    feature_names = [name for j, name in enumerate(header) if j != t]
-    if not feature_names:
-        raise ValueError(f"CSV file {path} has no feature column besides {target!r}")
-    columns = list(zip(*rows))
-    X = np.empty((len(rows), len(feature_names)), dtype=np.float64)
-    j_out = 0
-    for j, name in enumerate(header):
-        if j == t:
-            continue
-        X[:, j_out] = _parse_numeric_column(list(columns[j]), name, lines, path)
-        j_out += 1
-    raw_target = list(columns[t])
+    X, feature_names = _parse_features(header, rows, lines, path, skip=t)
+    raw_target = [row[t] for row in rows]
     if classes is None:
         y = _parse_target(raw_target, lines, target, path)
     else:
@@ -564,6 +624,32 @@ def _openml_cache_dir(folder: Path, origin: str) -> Path:
     return folder
 
 
+def _folders_before(cache: Path) -> tuple[Path, set[str]]:
+    """The highest folder a download into ``cache`` may create, and the folders under it now.
+
+    ``fetch_openml`` creates ``cache`` (and missing parents) and one folder per
+    level of the OpenML URL before it knows whether the download succeeds.
+    """
+    top = cache.absolute()
+    while not top.parent.exists() and top.parent != top:
+        top = top.parent
+    before = {dirpath for dirpath, _, _ in os.walk(top)} if top.exists() else set()
+    return top, before
+
+
+def _remove_new_empty_folders(top: Path, before: set[str]) -> None:
+    """Remove the empty folders under ``top`` (itself included) that did not exist in ``before``."""
+    if not top.exists():
+        return
+    for dirpath, _, _ in os.walk(top, topdown=False):
+        if dirpath in before:
+            continue
+        try:
+            os.rmdir(dirpath)  # only ever removes an empty folder
+        except OSError:
+            pass
+
+
 def _from_openml_bunch(bunch: Any, name: str):
     """Convert a ``fetch_openml(..., target_column=None)`` result to float X and classes 1..K.
 
@@ -701,6 +787,7 @@ def load_benchmark(
     logger.info("%s.csv not in %s; fetching %r from OpenML (cache %s)", name, folder, name, cache)
     from sklearn.datasets import fetch_openml
 
+    top, before = _folders_before(cache)
     try:
         # target_column=None keeps the target as a column, with its declared categories.
         bunch = fetch_openml(
@@ -711,6 +798,7 @@ def load_benchmark(
             parser="liac-arff",
         )
     except Exception as exc:  # network errors, unknown names, HTTP errors alike
+        _remove_new_empty_folders(top, before)
         raise FileNotFoundError(
             f"benchmark {name!r} not found: there is no {name}.csv in {folder} "
             f"(data_home from {origin}), and fetching it from OpenML into {cache} "

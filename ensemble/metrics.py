@@ -1,4 +1,10 @@
-"""Ordinal classification metrics: MAE, zero-one error, quadratic weighted kappa and RPS.
+"""Ordinal classification metrics and a scikit-learn scorer that keeps the class order.
+
+Errors: MAE, its per-class average and maximum (AMAE, MMAE), zero-one error and
+the ranked probability score (RPS). Agreement: quadratic weighted kappa (QWK),
+Kendall's tau-b, Spearman's rho, one-off accuracy and the correct
+classification rate (CCR). :func:`ordinal_scorer` wraps any of them for
+``GridSearchCV`` and friends.
 
 Every metric works on ranks: each label is replaced by its position in an
 explicit ordered ``labels`` list (lowest class first), so string labels such as
@@ -18,13 +24,22 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import UndefinedMetricWarning
 
+from trees._labels import check_classes, ordered_categories
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "average_mean_absolute_error",
+    "correct_classification_rate",
+    "kendall_tau",
+    "maximum_mean_absolute_error",
     "mean_absolute_error",
     "mean_zero_one_error",
+    "one_off_accuracy",
+    "ordinal_scorer",
     "quadratic_weighted_kappa",
     "ranked_probability_score",
+    "spearman_rho",
 ]
 
 # Rows of a probability matrix may be off by rounding (float32 models, softmax);
@@ -54,14 +69,6 @@ def _as_1d_labels(y: Any, name: str) -> NDArray[Any]:
     return arr
 
 
-def _ordered_categories(y: Any) -> NDArray[Any] | None:
-    """Return the categories of a pandas ordered Categorical, else None (duck-typed)."""
-    dtype = getattr(y, "dtype", None)
-    if getattr(dtype, "ordered", False) and hasattr(dtype, "categories"):
-        return np.asarray(dtype.categories)
-    return None
-
-
 def _check_same_length(a: NDArray[Any], b: NDArray[Any], name_a: str, name_b: str) -> None:
     if a.shape[0] != b.shape[0]:
         raise ValueError(
@@ -69,22 +76,10 @@ def _check_same_length(a: NDArray[Any], b: NDArray[Any], name_a: str, name_b: st
         )
 
 
-def _check_labels(labels: Any) -> NDArray[Any]:
-    """Validate an explicit ``labels`` order: 1-D, non-empty, no NaN, no duplicates."""
-    arr = _as_1d_labels(labels, "labels")
-    try:
-        uniq = np.unique(arr)
-    except TypeError as exc:
-        raise ValueError(f"labels must be mutually comparable values: {exc}") from None
-    if uniq.shape[0] != arr.shape[0]:
-        raise ValueError(f"labels must not contain duplicates, got {arr.tolist()!r}")
-    return arr
-
-
 def _default_labels(*ys: NDArray[Any], originals: tuple[Any, ...] = ()) -> NDArray[Any]:
     """The sorted union of the labels, or the order of a pandas ordered Categorical."""
     for y in originals:
-        cats = _ordered_categories(y)
+        cats = ordered_categories(y)
         if cats is not None:
             return cats
     try:
@@ -166,7 +161,7 @@ def _prepare_pair(
             )
         lab = _default_labels(t, p, originals=(y_true, y_pred))
     else:
-        lab = _check_labels(labels)
+        lab = check_classes(labels, "labels")
     rt = _encode(t, lab, "y_true")
     rp = _encode(p, lab, "y_pred")
     w = _check_sample_weight(sample_weight, t.shape[0])
@@ -434,7 +429,7 @@ def ranked_probability_score(
                 "labels; pass labels (one per column of proba, in ordinal order)"
             )
     else:
-        lab = _check_labels(labels)
+        lab = check_classes(labels, "labels")
         if lab.shape[0] != p.shape[1]:
             raise ValueError(
                 f"proba has {p.shape[1]} columns but labels has {lab.shape[0]} entries"
@@ -460,3 +455,451 @@ def ranked_probability_score(
     per_sample = ((predicted_cdf - observed_cdf) ** 2).sum(axis=1)
     score = float(np.average(per_sample, weights=w))
     return score / (k - 1) if normalize else score
+
+
+def _per_class_mae(
+    rt: NDArray[np.intp], rp: NDArray[np.intp], k: int, w: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """MAE of the samples of each class present in ``rt`` (positive total weight), lowest class first."""
+    errors = np.bincount(rt, weights=w * np.abs(rt - rp), minlength=k)
+    totals = np.bincount(rt, weights=w, minlength=k)
+    present = totals > 0
+    return errors[present] / totals[present]
+
+
+def average_mean_absolute_error(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """Average over the true classes of each class's MAE (AMAE, macro-averaged MAE).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels.
+    labels : array-like of shape (n_classes,), default=None
+        The classes in their ordinal order, lowest first; errors are rank
+        distances in this list, as in :func:`mean_absolute_error`. ``None``
+        uses the sorted union of ``y_true`` and ``y_pred``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights. They weigh the samples inside each class;
+        every class present still counts once in the average.
+
+    Returns
+    -------
+    float
+        ``mean_k MAE_k`` over the classes ``k`` present in ``y_true``, where
+        ``MAE_k`` is the (weighted) MAE of the samples whose true class is
+        ``k``; 0 is best.
+
+    Raises
+    ------
+    ValueError
+        On the same malformed inputs as :func:`mean_absolute_error`.
+
+    Notes
+    -----
+    Baccianella, Esuli and Sebastiani (2009); the AMAE of the splitting-criteria
+    study. A class listed in ``labels`` but absent from ``y_true`` (or present
+    only with weight 0) has no samples, hence no MAE of its own, and is left out
+    of the average, as in the ORCA tools (which drop the classes whose row of
+    the confusion matrix is empty); it still widens the rank scale when listed. Integer
+    weights give the same value as repeated rows. Cost O((n + K) log K).
+
+    Examples
+    --------
+    >>> from ensemble.metrics import average_mean_absolute_error
+    >>> y_true = ["low", "low", "low", "high"]
+    >>> y_pred = ["low", "low", "low", "low"]
+    >>> average_mean_absolute_error(y_true, y_pred, labels=["low", "mid", "high"])
+    1.0
+    """
+    rt, rp, k, w = _prepare_pair(y_true, y_pred, labels, sample_weight)
+    return float(np.mean(_per_class_mae(rt, rp, k, w)))
+
+
+def maximum_mean_absolute_error(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """Largest MAE of a true class (MMAE): the error on the worst-predicted class.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels.
+    labels : array-like of shape (n_classes,), default=None
+        The classes in their ordinal order, lowest first. ``None`` uses the
+        sorted union of ``y_true`` and ``y_pred``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights, used inside each class.
+
+    Returns
+    -------
+    float
+        ``max_k MAE_k`` over the classes present in ``y_true``; 0 is best.
+
+    Raises
+    ------
+    ValueError
+        On the same malformed inputs as :func:`mean_absolute_error`.
+
+    Notes
+    -----
+    Cruz-Ramírez et al. (2014). Classes absent from ``y_true`` are left out, as
+    in :func:`average_mean_absolute_error`. Cost O((n + K) log K).
+
+    Examples
+    --------
+    >>> from ensemble.metrics import maximum_mean_absolute_error
+    >>> maximum_mean_absolute_error([1, 1, 2, 3], [1, 2, 2, 1])
+    2.0
+    """
+    rt, rp, k, w = _prepare_pair(y_true, y_pred, labels, sample_weight)
+    return float(np.max(_per_class_mae(rt, rp, k, w)))
+
+
+def one_off_accuracy(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """Share of predictions at most one class away from the truth.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels.
+    labels : array-like of shape (n_classes,), default=None
+        The classes in their ordinal order, lowest first; "one class away" is
+        one step in this list, so a class absent from the data but listed
+        between two others makes them two steps apart. ``None`` uses the sorted
+        union of ``y_true`` and ``y_pred``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights.
+
+    Returns
+    -------
+    float
+        The (weighted) share of samples with ``abs(rank(y_true) - rank(y_pred)) <= 1``;
+        1 is best.
+
+    Raises
+    ------
+    ValueError
+        On the same malformed inputs as :func:`mean_absolute_error`.
+
+    Notes
+    -----
+    Also called 1-off accuracy or accuracy within one class. Cost
+    O((n + K) log K).
+
+    Examples
+    --------
+    >>> from ensemble.metrics import one_off_accuracy
+    >>> one_off_accuracy([1, 2, 3, 4], [2, 2, 1, 4], labels=[1, 2, 3, 4])
+    0.75
+    """
+    rt, rp, _, w = _prepare_pair(y_true, y_pred, labels, sample_weight)
+    return float(np.average(np.abs(rt - rp) <= 1, weights=w))
+
+
+def correct_classification_rate(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """Correct classification rate (CCR): the share of exact predictions (accuracy).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels.
+    labels : array-like of shape (n_classes,), default=None
+        The admissible classes; a label outside them is an error. ``None``
+        accepts the union of ``y_true`` and ``y_pred``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights.
+
+    Returns
+    -------
+    float
+        The (weighted) share of samples with ``y_pred == y_true``; 1 is best.
+        Equal to ``1 - mean_zero_one_error(...)``.
+
+    Raises
+    ------
+    ValueError
+        On the same malformed inputs as :func:`mean_absolute_error`.
+
+    Notes
+    -----
+    The name used in the ordinal-regression literature (Gutiérrez et al.,
+    2016) for scikit-learn's ``accuracy_score``. Cost O((n + K) log K).
+
+    Examples
+    --------
+    >>> from ensemble.metrics import correct_classification_rate
+    >>> correct_classification_rate(["a", "b", "c", "c"], ["a", "b", "b", "c"])
+    0.75
+    """
+    rt, rp, _, w = _prepare_pair(y_true, y_pred, labels, sample_weight)
+    return float(np.average(rt == rp, weights=w))
+
+
+def _undefined(what: str, replace_undefined_by: float) -> float:
+    warnings.warn(
+        f"{what} is undefined when y_true or y_pred puts every sample in one class; "
+        f"returning {replace_undefined_by}",
+        UndefinedMetricWarning,
+        stacklevel=3,
+    )
+    return float(replace_undefined_by)
+
+
+def kendall_tau(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    replace_undefined_by: float = np.nan,
+) -> float:
+    """Kendall's tau-b rank correlation between true and predicted classes.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels.
+    labels : array-like of shape (n_classes,), default=None
+        The classes in their ordinal order, lowest first (only the order
+        matters: tau-b is invariant to the spacing of the classes). ``None``
+        uses the sorted union of ``y_true`` and ``y_pred``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights; a pair of samples counts with the product
+        of their weights, so integer weights equal repeated rows.
+    replace_undefined_by : float, default=np.nan
+        Value returned, with an :class:`~sklearn.exceptions.UndefinedMetricWarning`,
+        when tau-b is undefined: ``y_true`` or ``y_pred`` holds a single class.
+
+    Returns
+    -------
+    float
+        ``(P - Q) / sqrt((n0 - n1)(n0 - n2))`` with ``P`` and ``Q`` the
+        concordant and discordant pairs, ``n0`` all pairs and ``n1``, ``n2``
+        the pairs tied in ``y_true``, ``y_pred``; in [-1, 1], 1 is best.
+
+    Raises
+    ------
+    ValueError
+        On the same malformed inputs as :func:`mean_absolute_error`.
+
+    Notes
+    -----
+    Kendall (1945), the tau-b of :func:`scipy.stats.kendalltau`, computed on the
+    K x K (weighted) contingency table: with ``W`` the total weight and ``T_i``,
+    ``U_j`` its margins, ``n0 - n1 = (W**2 - sum T_i**2) / 2`` and likewise for
+    ``n2``. Cost O(n + K^2) after the O((n + K) log K) encoding.
+
+    Examples
+    --------
+    >>> from ensemble.metrics import kendall_tau
+    >>> kendall_tau(["lo", "mid", "hi"], ["lo", "hi", "hi"], labels=["lo", "mid", "hi"])
+    0.816...
+    """
+    rt, rp, k, w = _prepare_pair(y_true, y_pred, labels, sample_weight)
+    table = np.bincount(rt * k + rp, weights=w, minlength=k * k).reshape(k, k)
+    # above[i, j]: weight of the cells strictly below-right of (i, j), i.e. i' > i and j' > j.
+    tail = table[::-1, ::-1].cumsum(axis=0).cumsum(axis=1)[::-1, ::-1]
+    above = np.zeros((k, k))
+    above[:-1, :-1] = tail[1:, 1:]
+    # left[i, j]: weight of the cells with i' > i and j' < j.
+    down_left = table[::-1, :].cumsum(axis=0)[::-1, :].cumsum(axis=1)
+    left = np.zeros((k, k))
+    left[:-1, 1:] = down_left[1:, :-1]
+    concordant = float((table * above).sum())
+    discordant = float((table * left).sum())
+    total = table.sum()
+    untied_true = total**2 - float((table.sum(axis=1) ** 2).sum())
+    untied_pred = total**2 - float((table.sum(axis=0) ** 2).sum())
+    if untied_true <= 0 or untied_pred <= 0:
+        return _undefined("Kendall's tau-b", replace_undefined_by)
+    tau = 2.0 * (concordant - discordant) / np.sqrt(untied_true * untied_pred)
+    return float(np.clip(tau, -1.0, 1.0))
+
+
+def spearman_rho(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    replace_undefined_by: float = np.nan,
+) -> float:
+    """Spearman's rank correlation between true and predicted classes (ties get mid-ranks).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels.
+    labels : array-like of shape (n_classes,), default=None
+        The classes in their ordinal order, lowest first (only the order
+        matters). ``None`` uses the sorted union of ``y_true`` and ``y_pred``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights; integer weights equal repeated rows (a
+        class's mid-rank counts the weight below it).
+    replace_undefined_by : float, default=np.nan
+        Value returned, with an :class:`~sklearn.exceptions.UndefinedMetricWarning`,
+        when rho is undefined: ``y_true`` or ``y_pred`` holds a single class.
+
+    Returns
+    -------
+    float
+        The Pearson correlation of the mid-ranks of ``y_true`` and ``y_pred``;
+        in [-1, 1], 1 is best.
+
+    Raises
+    ------
+    ValueError
+        On the same malformed inputs as :func:`mean_absolute_error`.
+
+    Notes
+    -----
+    Spearman (1904), the rho of :func:`scipy.stats.spearmanr`. Every sample of
+    class ``k`` gets the mid-rank ``C_{k-1} + (T_k + 1) / 2``, where ``T_k`` is
+    the (weighted) count of class ``k`` and ``C_{k-1}`` that of the classes
+    below it; the correlation is then weighted by ``sample_weight``. Cost
+    O((n + K) log K).
+
+    Examples
+    --------
+    >>> from ensemble.metrics import spearman_rho
+    >>> spearman_rho([1, 2, 3, 4], [1, 3, 2, 4])
+    0.8
+    """
+    rt, rp, k, w = _prepare_pair(y_true, y_pred, labels, sample_weight)
+
+    def mid_ranks(r: NDArray[np.intp]) -> NDArray[np.float64]:
+        counts = np.bincount(r, weights=w, minlength=k)
+        return (np.cumsum(counts) - counts + (counts + 1.0) / 2.0)[r]
+
+    weighted = w > 0
+    if np.ptp(rt[weighted]) == 0 or np.ptp(rp[weighted]) == 0:
+        # Decided on the classes, not on a variance that rounding may leave at 1e-17.
+        return _undefined("Spearman's rho", replace_undefined_by)
+    a, b = mid_ranks(rt), mid_ranks(rp)
+    a = a - np.average(a, weights=w)
+    b = b - np.average(b, weights=w)
+    var_a, var_b = np.average(a * a, weights=w), np.average(b * b, weights=w)
+    rho = np.average(a * b, weights=w) / np.sqrt(var_a * var_b)
+    return float(np.clip(rho, -1.0, 1.0))
+
+
+# name -> (metric, sign making greater better, estimator method giving its second argument)
+_SCORERS: dict[str, tuple[Any, int, str]] = {
+    "mae": (mean_absolute_error, -1, "predict"),
+    "amae": (average_mean_absolute_error, -1, "predict"),
+    "mmae": (maximum_mean_absolute_error, -1, "predict"),
+    "zero_one": (mean_zero_one_error, -1, "predict"),
+    "qwk": (quadratic_weighted_kappa, 1, "predict"),
+    "kendall_tau": (kendall_tau, 1, "predict"),
+    "spearman_rho": (spearman_rho, 1, "predict"),
+    "one_off_accuracy": (one_off_accuracy, 1, "predict"),
+    "ccr": (correct_classification_rate, 1, "predict"),
+    "rps": (ranked_probability_score, -1, "predict_proba"),
+}
+
+
+class _OrdinalScorer:
+    """A scikit-learn scoring callable that measures in the fitted estimator's class order."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, estimator: Any, X: Any, y_true: Any, sample_weight: Any = None) -> float:
+        metric, sign, method = _SCORERS[self.name]
+        classes = getattr(estimator, "classes_", None)
+        if classes is None:
+            raise ValueError(
+                f"{self!r} needs a fitted classifier with classes_, got {type(estimator).__name__}"
+            )
+        response = getattr(estimator, method)(X)
+        return sign * metric(y_true, response, labels=classes, sample_weight=sample_weight)
+
+    def __repr__(self) -> str:
+        return f"ordinal_scorer({self.name!r})"
+
+
+def ordinal_scorer(name: str) -> _OrdinalScorer:
+    """A scikit-learn scorer for an ordinal metric, in the fitted estimator's class order.
+
+    Parameters
+    ----------
+    name : str
+        One of ``"mae"``, ``"amae"``, ``"mmae"``, ``"zero_one"`` (losses),
+        ``"qwk"``, ``"kendall_tau"``, ``"spearman_rho"``,
+        ``"one_off_accuracy"``, ``"ccr"`` (scores), or ``"rps"`` (a loss on
+        ``predict_proba``).
+
+    Returns
+    -------
+    callable
+        ``scorer(estimator, X, y_true, sample_weight=None) -> float``, usable
+        as ``scoring=`` in :class:`~sklearn.model_selection.GridSearchCV`,
+        :func:`~sklearn.model_selection.cross_validate` and the like. Losses
+        are negated so that greater is always better, as scikit-learn's
+        ``"neg_mean_absolute_error"``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown; when called, if the estimator has no
+        ``classes_``.
+
+    Notes
+    -----
+    The metric gets ``labels=estimator.classes_``: the ordinal order the
+    estimator was fitted with (``classes=[...]`` of this project's
+    estimators), not the alphabetical order of string labels. scikit-learn's
+    ``"neg_mean_absolute_error"`` subtracts the labels themselves and returns
+    NaN on string classes. The scorer is picklable, so ``n_jobs`` in a search
+    works.
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from ensemble import OTreeBagger
+    >>> from ensemble.metrics import ordinal_scorer
+    >>> X = [[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]] * 3
+    >>> y = ["low", "low", "mid", "mid", "high", "high"] * 3
+    >>> model = OTreeBagger(n_estimators=1, group_size=1, bootstrap=False,
+    ...                     classes=["low", "mid", "high"])
+    >>> search = GridSearchCV(model, {"max_depth": [1, 2]}, scoring=ordinal_scorer("mae"), cv=3)
+    >>> search.fit(X, y).cv_results_["mean_test_score"].round(3).tolist()
+    [-0.333, 0.0]
+    """
+    if not isinstance(name, str) or name not in _SCORERS:
+        raise ValueError(f"name must be one of {sorted(_SCORERS)}, got {name!r}")
+    return _OrdinalScorer(name)

@@ -26,21 +26,12 @@ import numpy as np  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 from ensemble import OTreeBagger, RegionDisplay  # noqa: E402
+from ensemble._display import count_jumps  # noqa: E402
 from ensemble.datasets import make_synthetic_i, make_synthetic_ii  # noqa: E402
 from ensemble.metrics import mean_absolute_error  # noqa: E402
 
 
 # %%
-def _jumps(model, X, resolution: int) -> int:
-    """Neighbouring cells of a fine grid over X whose predicted classes differ by more than one."""
-    axes = [np.linspace(lo, hi, resolution) for lo, hi in zip(X.min(axis=0) - 0.05, X.max(axis=0) + 0.05)]
-    gx, gy = np.meshgrid(*axes)
-    pred = model.predict(np.column_stack([gx.ravel(), gy.ravel()]))
-    lab = np.searchsorted(model.classes_, pred).reshape(gx.shape)
-    pairs = (np.diff(lab, axis=0), np.diff(lab, axis=1), lab[1:, 1:] - lab[:-1, :-1], lab[1:, :-1] - lab[:-1, 1:])
-    return int(sum((np.abs(d) > 1).sum() for d in pairs))
-
-
 def main(argv=None) -> Path:
     parser = argparse.ArgumentParser(description="Decision regions on syntheticI and syntheticII.")
     parser.add_argument("--output", default="out", help="folder for the PNG")
@@ -70,7 +61,9 @@ def main(argv=None) -> Path:
             ax = axes[row, col]
             RegionDisplay.from_estimator(model, X_tr, y=y_tr, ax=ax, grid_resolution=args.grid_resolution,
                                          colorbar=col == len(models) - 1)
-            ax.set_title(f"{name}: {label}\nMAE {mae:.3f}, jumps > 1: {_jumps(model, X, 400)}", fontsize=10)
+            # The jumps are counted on a fine grid over all the data, not on the drawn grid.
+            jumps = count_jumps(model, X, grid_resolution=400, eps=0.05)
+            ax.set_title(f"{name}: {label}\nMAE {mae:.3f}, jumps > 1: {jumps}", fontsize=10)
     path = out / "regions_synthetic.png"
     fig.savefig(path, dpi=90)
     plt.close(fig)

@@ -2,18 +2,32 @@
 
 The pipeline of DESIGN.md section 4, on boxes and counts only (no tree code):
 
-- :func:`fuse` intersects the leaves of M trees into a :class:`FusedPartition`;
+- :func:`fuse` intersects the leaves of M trees into a :class:`FusedPartition`, with
+  bounds a few ulps apart snapped to one (:func:`snap_table`, :data:`SNAP_ULPS`);
 - :func:`region_counts` counts the training classes per region;
-- :func:`adjacency_edges` / :func:`adjacency_graph` find the touching regions;
+- :func:`adjacency_edges` / :func:`adjacency_graph` find the touching regions (with
+  categorical features and a resolution, DESIGN.md sections 4b-4c);
+- :func:`monotone_pairs` orders the regions along monotone-constrained features;
 - :meth:`ConsistencyProblem.from_counts` builds the ILP of Sousa & Cardoso (2011);
 - :func:`solve` runs one of :data:`SOLVERS` (exact graph cut, CBC, CP-SAT);
-- :func:`is_consistent` / :func:`violating_edges` certify the labelling;
+- :func:`is_consistent` / :func:`violating_edges` and :func:`is_monotone` /
+  :func:`violating_pairs` certify the labelling;
+- :func:`check_categorical_features`, :func:`check_monotonic_cst` and
+  :func:`check_resolution` validate the per-feature options (one home for them);
 - :func:`region_polygons` gives 2D regions as shapely boxes.
 """
 
-from relabel._adjacency import CONTACTS, AdjacencyEdges, adjacency_edges, adjacency_graph
+from relabel._adjacency import CONTACTS, AdjacencyEdges, adjacency_edges, adjacency_graph, monotone_pairs
 from relabel._backends.cbc import cbc_info
-from relabel._certificate import is_consistent, violating_edges
+from relabel._certificate import (
+    edge_violations,
+    is_consistent,
+    is_monotone,
+    pair_violations,
+    violating_edges,
+    violating_pairs,
+)
+from relabel._features import check_categorical_features, check_monotonic_cst, check_resolution
 from relabel._errors import (
     RelabelError,
     RelabelInfeasibleError,
@@ -22,7 +36,7 @@ from relabel._errors import (
     SolverNotInstalledError,
     TooManyRegionsError,
 )
-from relabel._fusion import FusedPartition, fuse, region_counts
+from relabel._fusion import SNAP_ULPS, FusedPartition, fuse, region_counts, snap_table
 from relabel._geometry import region_polygons
 from relabel._problem import ConsistencyProblem, absolute_loss
 from relabel._solve import FORMULATIONS, SOLVERS, RelabelResult, SolverStatus, solve
@@ -38,6 +52,7 @@ __all__ = [
     "RelabelResult",
     "RelabelTimeLimitError",
     "RelabelWarning",
+    "SNAP_ULPS",
     "SOLVERS",
     "SolverNotInstalledError",
     "SolverStatus",
@@ -46,10 +61,19 @@ __all__ = [
     "adjacency_edges",
     "adjacency_graph",
     "cbc_info",
+    "check_categorical_features",
+    "check_monotonic_cst",
+    "check_resolution",
+    "edge_violations",
     "fuse",
     "is_consistent",
+    "is_monotone",
+    "monotone_pairs",
+    "pair_violations",
     "region_counts",
     "region_polygons",
+    "snap_table",
     "solve",
     "violating_edges",
+    "violating_pairs",
 ]

@@ -10,8 +10,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from relabel._errors import TooManyRegionsError
+from relabel._features import check_categorical_features, check_monotonic_cst, check_resolution
 
-__all__ = ["AdjacencyEdges", "CONTACTS", "adjacency_edges", "adjacency_graph"]
+__all__ = ["AdjacencyEdges", "CONTACTS", "adjacency_edges", "adjacency_graph", "monotone_pairs"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,8 @@ class AdjacencyEdges(NamedTuple):
         Pairs ``(n, m)`` with ``n < m``, sorted lexicographically.
     is_face : ndarray of shape (n_edges,), bool
         True for a face contact (a shared (d-1)-dimensional boundary of positive
-        measure), False for a corner contact (closures meet in lower dimension).
+        measure), False for a corner contact (closures meet in lower dimension) and
+        for r-neighbours whose closures do not meet (``resolution``).
 
     Examples
     --------
@@ -170,80 +172,18 @@ def _hierarchy_push(values, hierarchy, t_b, lo_b, hi_b):
     return ia, matched[jb]
 
 
-def adjacency_edges(partition: Any, contact: str = "closure", *, max_edges: int | None = None) -> AdjacencyEdges:
-    """Adjacent pairs of regions of a box partition, as numpy arrays.
+def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes):
+    """Pairs whose closures meet, found per axis: ``(a, b, is_face, axis)``.
 
-    Parameters
-    ----------
-    partition : FusedPartition
-        Any object with ``lower`` and ``upper`` arrays of shape (N, d) describing
-        disjoint half-open boxes (the regions).
-    contact : {"closure", "face"}, default="closure"
-        ``"closure"``: regions are adjacent when their closures intersect (shared face,
-        edge or corner), the pointwise consistency of the paper. ``"face"``: only
-        shared (d-1)-dimensional faces of positive measure; weaker, since labels may
-        then jump by more than one at a corner.
-    max_edges : int, optional
-        Budget for the number of edges; the sweep stops with
-        :class:`TooManyRegionsError` as soon as it has found more, before the edge
-        arrays are joined and long before a solver would allocate its graph (the
-        graph cut: about 0.4 KB per edge with K = 5). ``None`` means no limit.
-
-    Returns
-    -------
-    AdjacencyEdges
-        ``edges`` (E, 2) with ``n < m`` sorted lexicographically, and ``is_face``.
-
-    Raises
-    ------
-    TooManyRegionsError
-        If the partition has more than ``max_edges`` adjacent pairs.
-    ValueError
-        If ``contact`` is unknown or the bounds are malformed.
-
-    Notes
-    -----
-    DESIGN.md section 4 (adjacency). Disjoint boxes whose closures meet touch on at
-    least one axis f: ``upper_a[f] == lower_b[f] = t`` (exact float equality, as both
-    bounds come from the same tree thresholds; infinite bounds never touch). For
-    every axis f the regions are grouped by that hyperplane value t; the faces of the
-    regions ending at t are organised in a guillotine hierarchy (the one used by
-    :func:`fuse`) and the faces of the regions starting at t are pushed down it with
-    closed comparisons, then checked on every axis. A pair touching on several axes
-    is kept only at its first one, and is a corner contact. Cost about
-    O(d (N + E) depth) for E edges: near-linear, output-sensitive. Boxes whose faces
-    admit no guillotine cut (possible for arbitrary boxes, never for fused tree
-    partitions) fall back to a sort-and-sweep along the best second axis with binary
-    searches, O(d^2 N log N + C d) for C candidate pairs.
-
-    With ``max_edges`` the faces are pushed down in chunks sized from the candidates
-    per face seen so far, and the count of distinct edges found is checked after each
-    chunk: it only raises once more than ``max_edges`` true edges are in hand (never a
-    false alarm), after examining a small multiple of ``max_edges`` candidate pairs
-    and holding at most that many in memory. The output does not depend on the chunks.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from relabel import adjacency_edges
-    >>> from types import SimpleNamespace
-    >>> inf = np.inf  # four quadrants around the origin
-    >>> part = SimpleNamespace(lower=np.array([[-inf, -inf], [0, -inf], [-inf, 0], [0, 0]]),
-    ...                        upper=np.array([[0, 0], [inf, 0], [0, inf], [inf, inf]]))
-    >>> adj = adjacency_edges(part)
-    >>> adj.edges.tolist(), adj.contact.tolist()
-    ([[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]], ['face', 'face', 'corner', 'corner', 'face', 'face'])
+    ``upper[a, axis] == lower[b, axis]`` for every returned pair (b lies above a on that
+    axis). Pairs touching on a categorical axis are dropped (DESIGN.md section 4b); a
+    pair touching on several axes is returned once, at its first one. ``axes`` limits
+    the hyperplanes searched (pairs touching on the other axes are then missing).
     """
-    contact = _check_contact(contact)
-    lower, upper = _bounds_of(partition)
     n_regions, n_features = lower.shape
     # Feature-major copies make every per-axis gather below contiguous.
     lo_t, hi_t = np.ascontiguousarray(lower.T), np.ascontiguousarray(upper.T)
-    if max_edges is not None and (
-        isinstance(max_edges, bool) or not isinstance(max_edges, (int, np.integer)) or max_edges < 0
-    ):
-        raise ValueError(f"max_edges must be a non-negative integer or None; got {max_edges!r}")
-    all_a, all_b, all_face = [], [], []
+    all_a, all_b, all_face, all_axis = [], [], [], []
     n_found = 0
     faces_done = 0
     _STATS["candidates"] = 0
@@ -267,16 +207,18 @@ def adjacency_edges(partition: Any, contact: str = "closure", *, max_edges: int 
         for h in others:
             lo_h, hi_h = lo_t[h], hi_t[h]
             touch = (hi_h[a] == lo_h[b]) | (hi_h[b] == lo_h[a])
-            if h < f:
+            if h < f or categorical[h]:
                 # Touching on an earlier axis: that axis's pass already produced the pair.
+                # Touching on a categorical axis: the contact crosses a category split.
                 keep &= ~touch
             touches += touch
         is_face = touches == 0
-        if contact == "face":
+        if face_only:
             keep &= is_face
         all_a.append(a[keep])
         all_b.append(b[keep])
         all_face.append(is_face[keep])
+        all_axis.append(np.full(all_a[-1].shape[0], f, dtype=np.intp))
         n_found += all_a[-1].shape[0]
         # Every kept pair is a distinct true edge, so n_found is a lower bound on the
         # final count and stopping here is never a false alarm.
@@ -287,7 +229,9 @@ def adjacency_edges(partition: Any, contact: str = "closure", *, max_edges: int 
                 "or shallower trees (in OTreeBagger: a smaller group_size or max_depth) or raise max_edges"
             )
 
-    for f in range(n_features):
+    for f in axes:
+        if categorical[f]:
+            continue  # every pair touching on f crosses a category split
         cand_a = np.flatnonzero(np.isfinite(upper[:, f]))
         cand_b = np.flatnonzero(np.isfinite(lower[:, f]))
         if cand_a.shape[0] == 0 or cand_b.shape[0] == 0:
@@ -339,22 +283,366 @@ def adjacency_edges(partition: Any, contact: str = "closure", *, max_edges: int 
             zeros_b = np.zeros_like(t_b)
             ia, jb = _hyperplane_join(t_a, zeros_a, zeros_a, t_b, zeros_b, zeros_b)
         check(f, cand_a[ia], cand_b[jb], g)
-    if all_a:
-        a = np.concatenate(all_a)
-        b = np.concatenate(all_b)
-        face = np.concatenate(all_face)
+    if not all_a:
+        empty = np.empty(0, dtype=np.intp)
+        return empty, empty, np.empty(0, dtype=bool), empty
+    return (np.concatenate(all_a).astype(np.intp), np.concatenate(all_b).astype(np.intp),
+            np.concatenate(all_face), np.concatenate(all_axis))
+
+
+def near_rule(lo_a, hi_a, lo_b, hi_b, radius, categorical):
+    """Whether boxes a and b are r-neighbours, per pair (the rule, in one place).
+
+    For every non-categorical feature f, ``max(l_a, l_b) - min(u_a, u_b) <= r_f`` (the
+    closures meet after dilating both boxes by r_f / 2; r_f = 0 is closure contact,
+    exactly, since a float difference is <= 0 exactly when the first operand is not
+    larger); for a categorical feature the open intervals overlap. Arrays of shape
+    (P, d) for the bounds, (d,) for ``radius`` and ``categorical``.
+    """
+    gap = np.maximum(lo_a, lo_b) - np.minimum(hi_a, hi_b)
+    return np.all(np.where(categorical, gap < 0, gap <= radius), axis=1)
+
+
+def _near_pairs(lower, upper, radius, categorical, max_edges):
+    """r-neighbour pairs ``(a, b, is_face)`` with a < b (DESIGN.md section 4c).
+
+    Candidates come from pushing every box, dilated by r_f (a little more, so float
+    rounding never loses a pair), down a guillotine hierarchy of all the regions with
+    closed comparisons (open on categorical features); :func:`near_rule` then decides
+    exactly. Boxes without a guillotine hierarchy fall back to a sweep on the axis with
+    the fewest overlapping pairs.
+    """
+    from relabel._fusion import _guillotine_tree, _push_down
+
+    n_regions, n_features = lower.shape
+    finite = np.where(np.isfinite(lower), np.abs(lower), 0.0).max(axis=0, initial=0.0)
+    finite = np.maximum(finite, np.where(np.isfinite(upper), np.abs(upper), 0.0).max(axis=0, initial=0.0))
+    # Slack covers the rounding of the subtraction in near_rule and of the dilation itself.
+    slack = np.where(radius > 0, radius * (1 + 1e-9) + 1e-12 * (finite + radius), 0.0)
+    q_lo, q_hi = lower - slack, upper + slack
+    closed = ~categorical
+    try:
+        hierarchy = _guillotine_tree(lower, upper, 0)
+    except ValueError:
+        hierarchy = None
+    found_a, found_b, n_found = [], [], 0
+    step = n_regions if max_edges is None else max(_CHUNK_MIN, min(_CHUNK_MAX, max_edges // 8 + 1))
+    for start in range(0, n_regions, step):
+        queries = np.arange(start, min(start + step, n_regions))
+        if hierarchy is not None:
+            qi, leaf = _push_down(q_lo[queries], q_hi[queries], hierarchy, closed=closed)
+            a, b = queries[qi], leaf
+        else:
+            costs = [
+                _hyperplane_join(np.zeros(queries.shape[0]), q_lo[queries, g], q_hi[queries, g],
+                                 np.zeros(n_regions), lower[:, g], upper[:, g], count_only=True)
+                for g in range(n_features)
+            ]
+            g = int(np.argmin(costs))
+            ia, jb = _hyperplane_join(np.zeros(queries.shape[0]), q_lo[queries, g], q_hi[queries, g],
+                                      np.zeros(n_regions), lower[:, g], upper[:, g])
+            a, b = queries[ia], jb
+        keep = a < b
+        a, b = a[keep], b[keep]
+        ok = near_rule(lower[a], upper[a], lower[b], upper[b], radius, categorical)
+        a, b = a[ok], b[ok]
+        found_a.append(a)
+        found_b.append(b)
+        n_found += a.shape[0]
+        if max_edges is not None and n_found > max_edges:
+            raise TooManyRegionsError(
+                f"the partition's adjacency graph at this resolution has more than max_edges={max_edges} "
+                f"edges ({n_found} found, {n_regions} regions); use a smaller resolution, fuse fewer or "
+                "shallower trees (in OTreeBagger: a smaller group_size or max_depth) or raise max_edges"
+            )
+    a = np.concatenate(found_a) if found_a else np.empty(0, np.intp)
+    b = np.concatenate(found_b) if found_b else np.empty(0, np.intp)
+    is_face = _face_flags(lower[a], upper[a], lower[b], upper[b])
+    return a.astype(np.intp), b.astype(np.intp), is_face
+
+
+def _face_flags(lo_a, hi_a, lo_b, hi_b):
+    """True where the closures meet and touch on exactly one axis (a shared face)."""
+    meet = np.all(np.maximum(lo_a, lo_b) <= np.minimum(hi_a, hi_b), axis=1)
+    touches = np.sum((hi_a == lo_b) | (hi_b == lo_a), axis=1)
+    return meet & (touches == 1)
+
+
+def adjacency_edges(
+    partition: Any,
+    contact: str = "closure",
+    *,
+    max_edges: int | None = None,
+    categorical_features: Any = None,
+    resolution: Any = None,
+) -> AdjacencyEdges:
+    """Adjacent pairs of regions of a box partition, as numpy arrays.
+
+    Parameters
+    ----------
+    partition : FusedPartition
+        Any object with ``lower`` and ``upper`` arrays of shape (N, d) describing
+        disjoint half-open boxes (the regions).
+    contact : {"closure", "face"}, default="closure"
+        ``"closure"``: regions are adjacent when their closures intersect (shared face,
+        edge or corner), the pointwise consistency of the paper. ``"face"``: only
+        shared (d-1)-dimensional faces of positive measure; weaker, since labels may
+        then jump by more than one at a corner.
+    max_edges : int, optional
+        Budget for the number of edges; the sweep stops with
+        :class:`TooManyRegionsError` as soon as it has found more, before the edge
+        arrays are joined and long before a solver would allocate its graph (the
+        graph cut: about 0.4 KB per edge with K = 5). ``None`` means no limit.
+    categorical_features : array-like of bool or int, optional
+        Boolean mask of length d or indices of the categorical features (names are
+        resolved by the estimators; see :func:`check_categorical_features`). Two
+        regions whose intervals on a categorical feature meet only at an end point
+        (``upper_a[f] <= lower_b[f]`` or the reverse) are not neighbours: moving to
+        another category is not a small move (DESIGN.md section 4b).
+    resolution : float or array-like of shape (d,), optional
+        r_f >= 0: a and b are neighbours when, for every non-categorical f,
+        ``max(l_a, l_b) - min(u_a, u_b) <= r_f`` (closure contact after dilating every
+        box by r_f / 2; DESIGN.md section 4c). ``None`` or 0 is closure contact. A
+        categorical feature's r_f is 0 and the categorical rule applies. Only with
+        ``contact="closure"``.
+
+    Returns
+    -------
+    AdjacencyEdges
+        ``edges`` (E, 2) with ``n < m`` sorted lexicographically, and ``is_face``
+        (False for a corner contact, and for r-neighbours whose closures do not meet).
+
+    Raises
+    ------
+    TooManyRegionsError
+        If the partition has more than ``max_edges`` adjacent pairs.
+    ValueError
+        If ``contact`` is unknown, the bounds are malformed, ``categorical_features``
+        or ``resolution`` are invalid, or a positive resolution is combined with
+        ``contact="face"``.
+
+    Notes
+    -----
+    DESIGN.md section 4 (adjacency). Disjoint boxes whose closures meet touch on at
+    least one axis f: ``upper_a[f] == lower_b[f] = t`` (exact float equality, as both
+    bounds come from the same tree thresholds, snapped by :func:`fuse`; infinite
+    bounds never touch). For every axis f the regions are grouped by that hyperplane
+    value t; the faces of the regions ending at t are organised in a guillotine
+    hierarchy (the one used by :func:`fuse`) and the faces of the regions starting at t
+    are pushed down it with closed comparisons, then checked on every axis. A pair
+    touching on several axes is kept only at its first one, and is a corner contact.
+    Cost about O(d (N + E) depth) for E edges: near-linear, output-sensitive. Boxes
+    whose faces admit no guillotine cut (possible for arbitrary boxes, never for fused
+    tree partitions) fall back to a sort-and-sweep along the best second axis with
+    binary searches, O(d^2 N log N + C d) for C candidate pairs. Categorical axes are
+    skipped and pairs touching on them dropped.
+
+    With a positive resolution every box, dilated by r_f, is pushed down a guillotine
+    hierarchy of all the regions (closed comparisons, open on categorical features),
+    O(d (N + E) depth), and the rule above decides each candidate exactly.
+
+    A partition from :func:`fuse` whose float slivers were snapped carries the
+    aliases of the vanished sliver tuples (``FusedPartition.alias_*``): points of such
+    a sliver are located in the alias region, so the contacts of the sliver's snapped
+    image are also the alias region's (added here, by the same rules, for the few
+    aliases whose region does not already contain that image).
+
+    With ``max_edges`` the faces are pushed down in chunks sized from the candidates
+    per face seen so far, and the count of distinct edges found is checked after each
+    chunk: it only raises once more than ``max_edges`` true edges are in hand (never a
+    false alarm), after examining a small multiple of ``max_edges`` candidate pairs
+    and holding at most that many in memory. The output does not depend on the chunks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relabel import adjacency_edges
+    >>> from types import SimpleNamespace
+    >>> inf = np.inf  # four quadrants around the origin
+    >>> part = SimpleNamespace(lower=np.array([[-inf, -inf], [0, -inf], [-inf, 0], [0, 0]]),
+    ...                        upper=np.array([[0, 0], [inf, 0], [0, inf], [inf, inf]]))
+    >>> adj = adjacency_edges(part)
+    >>> adj.edges.tolist(), adj.contact.tolist()
+    ([[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]], ['face', 'face', 'corner', 'corner', 'face', 'face'])
+    >>> adjacency_edges(part, categorical_features=[0]).edges.tolist()  # x0 = 0 splits categories
+    [[0, 2], [1, 3]]
+    >>> strips = SimpleNamespace(lower=np.array([[-inf], [0.0], [0.1]]), upper=np.array([[0.0], [0.1], [inf]]))
+    >>> adjacency_edges(strips).edges.tolist(), adjacency_edges(strips, resolution=0.1).edges.tolist()
+    ([[0, 1], [1, 2]], [[0, 1], [0, 2], [1, 2]])
+    """
+    contact = _check_contact(contact)
+    lower, upper = _bounds_of(partition)
+    n_regions, n_features = lower.shape
+    if max_edges is not None and (
+        isinstance(max_edges, bool) or not isinstance(max_edges, (int, np.integer)) or max_edges < 0
+    ):
+        raise ValueError(f"max_edges must be a non-negative integer or None; got {max_edges!r}")
+    categorical = check_categorical_features(categorical_features, n_features)
+    radius = np.where(categorical, 0.0, check_resolution(resolution, n_features))
+    if radius.any():
+        if contact == "face":
+            raise ValueError("resolution > 0 needs contact='closure' (r-neighbours are closure contacts)")
+        a, b, face = _near_pairs(lower, upper, radius, categorical, max_edges)
     else:
-        a = b = np.empty(0, dtype=np.intp)
-        face = np.empty(0, dtype=bool)
+        a, b, face, _ = _touching_pairs(lower, upper, face_only=contact == "face", max_edges=max_edges,
+                                        categorical=categorical, axes=range(n_features))
+    extra = _alias_contacts(partition, lower, upper, contact, categorical, radius)
+    if extra is not None:
+        a = np.concatenate((a, extra[0]))
+        b = np.concatenate((b, extra[1]))
+        face = np.concatenate((face, extra[2]))
     lo_node = np.minimum(a, b).astype(np.intp)
     hi_node = np.maximum(a, b).astype(np.intp)
     order = np.lexsort((hi_node, lo_node))
-    edges = np.column_stack((lo_node[order], hi_node[order])).reshape(-1, 2)
+    lo_node, hi_node, face = lo_node[order], hi_node[order], face[order]
+    if extra is not None and lo_node.shape[0]:
+        # Alias contacts may repeat an edge: keep one, a face if any copy is a face.
+        first = np.ones(lo_node.shape[0], dtype=bool)
+        first[1:] = (lo_node[1:] != lo_node[:-1]) | (hi_node[1:] != hi_node[:-1])
+        face = np.logical_or.reduceat(face, np.flatnonzero(first))
+        lo_node, hi_node = lo_node[first], hi_node[first]
+    edges = np.column_stack((lo_node, hi_node)).reshape(-1, 2)
+    if max_edges is not None and edges.shape[0] > max_edges:
+        raise TooManyRegionsError(
+            f"the partition's adjacency graph has more than max_edges={max_edges} edges "
+            f"({edges.shape[0]}, {n_regions} regions); fuse fewer or shallower trees "
+            "(in OTreeBagger: a smaller group_size or max_depth) or raise max_edges"
+        )
     logger.debug("adjacency: %d regions, %d edges (%s)", n_regions, edges.shape[0], contact)
-    return AdjacencyEdges(edges, face[order])
+    return AdjacencyEdges(edges, face)
 
 
-def adjacency_graph(partition: Any, contact: str = "closure") -> nx.Graph:
+def _alias_contacts(partition, lower, upper, contact, categorical, radius):
+    """Contacts of the loose sliver images, attributed to their alias regions (or None)."""
+    images = getattr(partition, "alias_images", None)
+    if images is None:
+        return None
+    img_lo, img_hi, target = images
+    if target.shape[0] == 0:
+        return None
+    found_a, found_b, found_face = [], [], []
+    for i in range(target.shape[0]):
+        lo_i = np.broadcast_to(img_lo[i], lower.shape)
+        hi_i = np.broadcast_to(img_hi[i], upper.shape)
+        near = near_rule(lo_i, hi_i, lower, upper, radius, categorical)
+        face = _face_flags(lo_i, hi_i, lower, upper)
+        if contact == "face":
+            near &= face
+        others = np.flatnonzero(near)
+        others = others[others != target[i]]
+        found_a.append(np.full(others.shape[0], target[i], dtype=np.intp))
+        found_b.append(others.astype(np.intp))
+        # The kind is the two regions' own (a face of the image is not a face between
+        # them); with contact="face" these are face contacts of the region and its sliver.
+        t_lo = np.broadcast_to(lower[target[i]], (others.shape[0], lower.shape[1]))
+        t_hi = np.broadcast_to(upper[target[i]], (others.shape[0], lower.shape[1]))
+        kind = _face_flags(t_lo, t_hi, lower[others], upper[others])
+        found_face.append(np.ones(others.shape[0], dtype=bool) if contact == "face" else kind)
+    return np.concatenate(found_a), np.concatenate(found_b), np.concatenate(found_face)
+
+
+def monotone_pairs(partition: Any, monotonic_cst: Any, *, categorical_features: Any = None) -> NDArray[np.intp]:
+    """Ordered region pairs ``(n, m)`` that a monotone labelling must keep: label(n) <= label(m).
+
+    Parameters
+    ----------
+    partition : FusedPartition
+        Regions as boxes (``lower``, ``upper`` of shape (N, d)).
+    monotonic_cst : array-like of shape (d,)
+        +1 (increasing), -1 (decreasing) or 0 (free) per feature, scikit-learn's
+        convention (see :func:`check_monotonic_cst`).
+    categorical_features : optional
+        Mask or indices of the categorical features, only to refuse constraining one.
+
+    Returns
+    -------
+    ndarray of shape (P, 2), intp
+        For every face contact along a constrained feature f between n and m with m
+        above n (``upper_n[f] == lower_m[f]``): ``(n, m)`` when the constraint is +1,
+        ``(m, n)`` when it is -1. Unique rows, sorted.
+
+    Raises
+    ------
+    ValueError
+        If ``monotonic_cst`` is invalid (its message names ``monotonic_cst``) or the
+        bounds are malformed.
+
+    Notes
+    -----
+    DESIGN.md section 4b. Face contacts suffice: with half-open boxes an axis-parallel
+    segment crosses a chain of boxes whose consecutive members share a face of positive
+    measure, so these pairs order the labels along every line parallel to f. The faces
+    are found by the per-axis search of :func:`adjacency_edges`, on the constrained
+    axes only: O(d (N + P) depth). Aliases of vanished float slivers (see
+    :func:`fuse`) add the face contacts of their image, as in :func:`adjacency_edges`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> from relabel import monotone_pairs
+    >>> inf = np.inf  # four quadrants around the origin
+    >>> part = SimpleNamespace(lower=np.array([[-inf, -inf], [0, -inf], [-inf, 0], [0, 0]]),
+    ...                        upper=np.array([[0, 0], [inf, 0], [0, inf], [inf, inf]]))
+    >>> monotone_pairs(part, [1, 0]).tolist()  # increasing in x0: left <= right
+    [[0, 1], [2, 3]]
+    >>> monotone_pairs(part, [0, -1]).tolist()  # decreasing in x1: top <= bottom
+    [[2, 0], [3, 1]]
+    """
+    lower, upper = _bounds_of(partition)
+    n_features = lower.shape[1]
+    cst = check_monotonic_cst(monotonic_cst, n_features, categorical_features)
+    axes = np.flatnonzero(cst)
+    no_categorical = np.zeros(n_features, dtype=bool)
+    a, b, _, axis = _touching_pairs(lower, upper, face_only=True, max_edges=None,
+                                    categorical=no_categorical, axes=axes.tolist())
+    up = cst[axis] > 0
+    low = np.where(up, a, b)
+    high = np.where(up, b, a)
+    extra = _alias_monotone(partition, lower, upper, cst)
+    if extra is not None:
+        low = np.concatenate((low, extra[0]))
+        high = np.concatenate((high, extra[1]))
+    if low.shape[0] == 0:
+        return np.zeros((0, 2), dtype=np.intp)
+    n = max(lower.shape[0], 1)
+    keys = np.unique(low.astype(np.int64) * n + high)
+    return np.column_stack((keys // n, keys % n)).astype(np.intp)
+
+
+def _alias_monotone(partition, lower, upper, cst):
+    """Face contacts of the loose sliver images along constrained axes, as ordered pairs (or None)."""
+    images = getattr(partition, "alias_images", None)
+    if images is None or images[2].shape[0] == 0:
+        return None
+    img_lo, img_hi, target = images
+    lows, highs = [], []
+    for i in range(target.shape[0]):
+        lo_i = np.broadcast_to(img_lo[i], lower.shape)
+        hi_i = np.broadcast_to(img_hi[i], upper.shape)
+        face = _face_flags(lo_i, hi_i, lower, upper)
+        for f in np.flatnonzero(cst):
+            above = face & (hi_i[:, f] == lower[:, f])  # the region lies above the image on f
+            below = face & (upper[:, f] == lo_i[:, f])
+            for others, image_is_low in ((np.flatnonzero(above), True), (np.flatnonzero(below), False)):
+                others = others[others != target[i]]
+                t = np.full(others.shape[0], target[i], dtype=np.intp)
+                increasing = (cst[f] > 0) == image_is_low
+                lows.append(t if increasing else others)
+                highs.append(others if increasing else t)
+    if not lows:
+        return None
+    return np.concatenate(lows).astype(np.intp), np.concatenate(highs).astype(np.intp)
+
+
+def adjacency_graph(
+    partition: Any,
+    contact: str = "closure",
+    *,
+    max_edges: int | None = None,
+    categorical_features: Any = None,
+    resolution: Any = None,
+) -> nx.Graph:
     """The region adjacency graph of a partition, as a networkx graph.
 
     Parameters
@@ -363,17 +651,23 @@ def adjacency_graph(partition: Any, contact: str = "closure") -> nx.Graph:
         Regions as boxes (``lower``, ``upper`` of shape (N, d)).
     contact : {"closure", "face"}, default="closure"
         See :func:`adjacency_edges`; ``"face"`` is the documented weaker option.
+    max_edges, categorical_features, resolution
+        As :func:`adjacency_edges`.
 
     Returns
     -------
     networkx.Graph
         Nodes are exactly ``0 .. N-1`` (isolated regions included); every edge has the
-        attribute ``contact`` equal to ``"face"`` or ``"corner"``.
+        attribute ``contact`` equal to ``"face"`` or ``"corner"`` (every other contact:
+        an edge or a corner, and with a resolution the r-neighbours whose closures do
+        not meet).
 
     Raises
     ------
     ValueError
-        If ``contact`` is unknown or the bounds are malformed.
+        If ``contact`` is unknown, the bounds are malformed, or an option is invalid.
+    TooManyRegionsError
+        If the graph has more than ``max_edges`` edges.
 
     Notes
     -----
@@ -391,7 +685,8 @@ def adjacency_graph(partition: Any, contact: str = "closure") -> nx.Graph:
     >>> sorted(g.edges(data="contact"))
     [(0, 1, 'face'), (1, 2, 'face')]
     """
-    adjacency = adjacency_edges(partition, contact)
+    adjacency = adjacency_edges(partition, contact, max_edges=max_edges,
+                                categorical_features=categorical_features, resolution=resolution)
     graph = nx.Graph()
     graph.add_nodes_from(range(len(partition.lower)))
     edges, face = adjacency.edges, adjacency.is_face

@@ -1,4 +1,9 @@
-"""Consistency certificate: adjacent regions carry labels differing by at most one."""
+"""Certificates of a labelling: consistency (adjacent labels differ by at most one) and monotonicity.
+
+The rules themselves live here once: :func:`edge_violations` and :func:`pair_violations` are
+what :func:`is_consistent` / :func:`is_monotone` check and what
+:meth:`relabel.ConsistencyProblem.objective` calls infeasible.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,9 @@ import networkx as nx
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["is_consistent", "violating_edges"]
+__all__ = [
+    "edge_violations", "is_consistent", "is_monotone", "pair_violations", "violating_edges", "violating_pairs",
+]
 
 
 def _edge_array(graph: Any) -> NDArray[np.intp]:
@@ -47,6 +54,68 @@ def _labels_for(graph: Any, labels: ArrayLike, edges: NDArray) -> NDArray:
     return labels
 
 
+def edge_violations(edges: NDArray[np.integer], labels: NDArray[np.integer]) -> NDArray[np.bool_]:
+    """The consistency rule, per edge: True where the two labels differ by more than one.
+
+    Parameters
+    ----------
+    edges : ndarray of shape (E, 2), int
+        Region pairs (already validated: indices into ``labels``).
+    labels : ndarray of shape (N,), int
+        Label of each region.
+
+    Returns
+    -------
+    ndarray of shape (E,), bool
+
+    Notes
+    -----
+    Constraint (5)/(6) of the paper (DESIGN.md section 4); the single home of the rule,
+    used by :func:`violating_edges` and :meth:`ConsistencyProblem.objective`. O(E).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relabel import edge_violations
+    >>> edge_violations(np.array([[0, 1], [1, 2]]), np.array([0, 2, 3])).tolist()
+    [True, False]
+    """
+    edges = np.asarray(edges).reshape(-1, 2)
+    labels = np.asarray(labels, dtype=np.int64)
+    return np.abs(labels[edges[:, 0]] - labels[edges[:, 1]]) > 1
+
+
+def pair_violations(pairs: NDArray[np.integer], labels: NDArray[np.integer]) -> NDArray[np.bool_]:
+    """The monotonicity rule, per ordered pair ``(n, m)``: True where ``label(n) > label(m)``.
+
+    Parameters
+    ----------
+    pairs : ndarray of shape (P, 2), int
+        Ordered pairs meaning ``label(n) <= label(m)`` (see :func:`monotone_pairs`).
+    labels : ndarray of shape (N,), int
+        Label of each region.
+
+    Returns
+    -------
+    ndarray of shape (P,), bool
+
+    Notes
+    -----
+    DESIGN.md section 4b; the single home of the rule, used by :func:`violating_pairs`
+    and :meth:`ConsistencyProblem.objective`. O(P).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relabel import pair_violations
+    >>> pair_violations(np.array([[0, 1], [1, 2]]), np.array([0, 2, 1])).tolist()
+    [False, True]
+    """
+    pairs = np.asarray(pairs).reshape(-1, 2)
+    labels = np.asarray(labels, dtype=np.int64)
+    return labels[pairs[:, 0]] > labels[pairs[:, 1]]
+
+
 def violating_edges(graph: Any, labels: ArrayLike) -> NDArray[np.intp]:
     """Edges whose two regions carry labels differing by more than one.
 
@@ -82,8 +151,7 @@ def violating_edges(graph: Any, labels: ArrayLike) -> NDArray[np.intp]:
     labels = _labels_for(graph, labels, edges)
     if edges.shape[0] == 0:
         return edges.reshape(0, 2)
-    gap = np.abs(labels[edges[:, 0]].astype(np.int64) - labels[edges[:, 1]].astype(np.int64))
-    return edges[gap > 1]
+    return edges[edge_violations(edges, labels)]
 
 
 def is_consistent(graph: Any, labels: ArrayLike) -> bool:
@@ -118,3 +186,91 @@ def is_consistent(graph: Any, labels: ArrayLike) -> bool:
     (True, False)
     """
     return violating_edges(graph, labels).shape[0] == 0
+
+
+def _pair_array(pairs: Any, n_labels: int) -> NDArray[np.intp]:
+    pairs = np.asarray(pairs)
+    if pairs.size == 0:
+        return np.zeros((0, 2), dtype=np.intp)
+    if pairs.ndim != 2 or pairs.shape[1] != 2:
+        raise ValueError(f"pairs must be an (n_pairs, 2) integer array; got shape {pairs.shape}")
+    if not np.issubdtype(pairs.dtype, np.integer):
+        raise ValueError(f"pairs must hold integer region indices; got dtype {pairs.dtype}")
+    if pairs.min() < 0 or pairs.max() >= n_labels:
+        raise ValueError(f"pairs refer to regions outside 0..{n_labels - 1}")
+    return pairs.astype(np.intp)
+
+
+def violating_pairs(pairs: ArrayLike, labels: ArrayLike) -> NDArray[np.intp]:
+    """Ordered pairs ``(n, m)`` whose labels break ``label(n) <= label(m)``.
+
+    Parameters
+    ----------
+    pairs : array-like of shape (P, 2)
+        Ordered region pairs, for example from :func:`monotone_pairs` or
+        ``ConsistencyProblem.monotone``.
+    labels : array-like of shape (N,)
+        Integer label of each region.
+
+    Returns
+    -------
+    ndarray of shape (n_violations, 2), intp
+        The violating pairs, in the given order.
+
+    Raises
+    ------
+    ValueError
+        If labels are not a 1-d integer array or pairs are not an (P, 2) integer array
+        of indices into ``labels``.
+
+    Notes
+    -----
+    DESIGN.md section 4b. O(N + P).
+
+    Examples
+    --------
+    >>> from relabel import violating_pairs
+    >>> violating_pairs([[0, 1], [1, 2]], [0, 2, 1]).tolist()
+    [[1, 2]]
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be a 1-d array; got shape {labels.shape}")
+    if labels.size and not np.issubdtype(labels.dtype, np.integer):
+        raise ValueError(f"labels must hold integer class indices; got dtype {labels.dtype}")
+    pairs = _pair_array(pairs, labels.shape[0])
+    return pairs[pair_violations(pairs, labels)]
+
+
+def is_monotone(pairs: ArrayLike, labels: ArrayLike) -> bool:
+    """Whether a labelling respects every ordered pair ``label(n) <= label(m)``.
+
+    Parameters
+    ----------
+    pairs : array-like of shape (P, 2)
+        Ordered region pairs, for example from :func:`monotone_pairs`.
+    labels : array-like of shape (N,)
+        Integer label of each region.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ValueError
+        As :func:`violating_pairs`.
+
+    Notes
+    -----
+    With the pairs of :func:`monotone_pairs` (face contacts along the constrained
+    features), a True answer means the predicted class never goes the wrong way along
+    any line parallel to a constrained feature (DESIGN.md section 4b). O(N + P).
+
+    Examples
+    --------
+    >>> from relabel import is_monotone
+    >>> is_monotone([[0, 1], [1, 2]], [0, 1, 1]), is_monotone([[0, 1]], [1, 0])
+    (True, False)
+    """
+    return violating_pairs(pairs, labels).shape[0] == 0

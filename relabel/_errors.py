@@ -54,7 +54,7 @@ class RelabelInfeasibleError(RelabelError):
 
 
 class RelabelWarning(UserWarning):
-    """Issued when ``on_failure="warn"`` and the result is not a proven optimum.
+    """Issued when ``on_solver_failure="warn"`` and the result is not a proven optimum.
 
     Examples
     --------

@@ -11,12 +11,74 @@ from numpy.typing import ArrayLike, NDArray
 
 from relabel._errors import TooManyRegionsError
 
-__all__ = ["FusedPartition", "fuse", "region_counts"]
+__all__ = ["SNAP_ULPS", "FusedPartition", "fuse", "region_counts", "snap_table"]
 
 logger = logging.getLogger(__name__)
 
 # Mixed-radix codes are kept below 2**62 so that sums and comparisons stay exact in int64.
 _CODE_LIMIT = 1 << 62
+
+#: Two bounds a, b of one feature are one threshold when |a - b| <= SNAP_ULPS units in
+#: the last place of max(|a|, |b|) (DESIGN.md section 4c).
+SNAP_ULPS = 4
+
+
+def snap_table(values: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Sorted distinct finite values and the value each one snaps to.
+
+    Parameters
+    ----------
+    values : array-like of float
+        Bounds of one feature (infinite values are ignored).
+
+    Returns
+    -------
+    distinct, snapped : ndarray of shape (u,), float64
+        ``snapped[i]`` is the representative of ``distinct[i]``: consecutive distinct
+        values at most :data:`SNAP_ULPS` ulps of the larger magnitude apart are chained
+        into one cluster (single linkage, so no two representatives are that close),
+        and a cluster's representative is its largest value.
+
+    Notes
+    -----
+    DESIGN.md section 4c. Two trees may compute one threshold through different float
+    operations (0.325 and 0.32500000000000007); fusing them would leave an empty sliver
+    region 5.5e-17 wide that the ILP can use as a free step between classes two apart.
+    The largest member is the representative so that the points of a sliver (above the
+    smallest member, at or below the largest) all lie at or below the snapped
+    threshold, the side the half-open convention ``lower < x <= upper`` gives to the
+    collapsed sliver. O(u log u).
+
+    Examples
+    --------
+    >>> from relabel import snap_table
+    >>> distinct, snapped = snap_table([0.325, 0.32500000000000007, 0.5, float("inf")])
+    >>> distinct.tolist(), snapped.tolist()
+    ([0.325, 0.32500000000000007, 0.5], [0.32500000000000007, 0.32500000000000007, 0.5])
+    """
+    distinct = np.unique(np.asarray(values, dtype=np.float64))
+    distinct = distinct[np.isfinite(distinct)]
+    if distinct.shape[0] < 2:
+        return distinct, distinct.copy()
+    scale = np.maximum(np.abs(distinct[1:]), np.abs(distinct[:-1]))
+    starts = np.concatenate(([True], np.diff(distinct) > SNAP_ULPS * np.spacing(scale)))
+    if starts.all():
+        return distinct, distinct.copy()
+    first = np.flatnonzero(starts)
+    last = np.concatenate((first[1:], [distinct.shape[0]])) - 1
+    return distinct, np.repeat(distinct[last], np.diff(np.concatenate((first, [distinct.shape[0]]))))
+
+
+def _snap(values: NDArray, distinct: NDArray, snapped: NDArray) -> NDArray:
+    """Map every finite value of ``values`` (all present in ``distinct``) to its representative."""
+    out = values.copy()
+    moved = distinct != snapped
+    if not moved.any():
+        return out
+    # Few values move: find their occurrences instead of searching every bound.
+    at = np.flatnonzero(np.isin(values, distinct[moved]))
+    out[at] = snapped[np.searchsorted(distinct, values[at])]
+    return out
 
 
 def _read_boxes(boxes: Any, position: int) -> tuple[NDArray, NDArray, NDArray]:
@@ -173,7 +235,8 @@ def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False, 
     and the right child when it has points with ``x_f > t`` (``upper_f > t``). The work is
     the number of (region, node) pairs visited: output-sensitive, never all combinations.
     ``start`` gives each box its root node; ``closed`` treats boxes as closed (a box
-    touching a threshold visits both sides), which is what contact detection needs.
+    touching a threshold visits both sides), which is what contact detection needs; a
+    boolean array makes them closed on those features only.
     ``max_pairs`` stops early: every (region, node) pair in flight reaches at least one
     leaf, so finished plus in-flight pairs bound the final count from below, and the
     walk raises :class:`TooManyRegionsError` as soon as that bound passes ``max_pairs``.
@@ -200,7 +263,14 @@ def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False, 
                 break
         f = feature[nodes]
         t = threshold[nodes]
-        if closed:
+        if isinstance(closed, np.ndarray):
+            # Closed on some features only (contacts with the categorical rule: a box
+            # ending on a categorical threshold does not reach across it).
+            c = closed[f]
+            lo, hi = region_lower[regions, f], region_upper[regions, f]
+            go_left = np.where(c, lo <= t, lo < t)
+            go_right = np.where(c, hi >= t, hi > t)
+        elif closed:
             # Closed boxes (contacts): touching the threshold reaches both sides.
             go_left = region_lower[regions, f] <= t
             go_right = region_upper[regions, f] >= t
@@ -222,6 +292,12 @@ class FusedPartition:
     leaf ids that contain them, sorted lexicographically by that tuple. Build it with
     :func:`fuse`.
 
+    Bounds of one feature that differ by a few ulps are snapped to one value by
+    :func:`fuse` (DESIGN.md section 4c), so the float slivers between them are not
+    regions. The leaf tuples of those slivers (which the trees still produce for the
+    float points inside them) are aliases of the region that holds the sliver's
+    snapped image: :meth:`locate` maps them there.
+
     Attributes
     ----------
     keys : ndarray of shape (n_regions, n_trees), int64
@@ -230,6 +306,18 @@ class FusedPartition:
         Bounds of each region; ``lower < upper`` in every coordinate.
     leaf_ids : tuple of ndarray
         The sorted leaf ids of each tree.
+    alias_keys : ndarray of shape (n_aliases, n_trees), int64
+        Leaf tuples of vanished slivers, sorted.
+    alias_region : ndarray of shape (n_aliases,), intp
+        The region each alias is located in: the region that contains the sliver's
+        image with the collapsed coordinates on the side given by the half-open
+        convention (at or below the snapped threshold), else on the other side, else
+        (no region contains the whole image) the region of the image's top corner.
+    alias_lower, alias_upper : ndarray of shape (n_aliases, n_features)
+        The snapped image of each sliver (``lower == upper`` on the collapsed features).
+    alias_covered : ndarray of shape (n_aliases,), bool
+        Whether the alias region's closure contains the whole image, so that the
+        sliver's contacts are the region's own.
 
     Examples
     --------
@@ -249,6 +337,30 @@ class FusedPartition:
     upper: NDArray[np.float64]
     leaf_ids: tuple = field(repr=False)
     _stages: tuple = field(repr=False)
+    alias_keys: NDArray[np.int64] = field(default=None, repr=False)
+    alias_region: NDArray[np.intp] = field(default=None, repr=False)
+    alias_lower: NDArray[np.float64] = field(default=None, repr=False)
+    alias_upper: NDArray[np.float64] = field(default=None, repr=False)
+    alias_covered: NDArray[np.bool_] = field(default=None, repr=False)
+    _alias_codes: NDArray[np.int64] = field(default=None, repr=False)
+
+    @property
+    def n_aliases(self) -> int:
+        """Number of leaf tuples of vanished float slivers that :meth:`locate` maps to a region."""
+        return 0 if self.alias_keys is None else int(self.alias_keys.shape[0])
+
+    @property
+    def alias_images(self):
+        """``(lower, upper, region)`` of the sliver images not contained in their alias region.
+
+        These are the only aliases whose contacts are not already their region's; see
+        :func:`adjacency_edges`. Empty arrays when there are none.
+        """
+        if self.alias_keys is None:
+            d = self.n_features
+            return np.zeros((0, d)), np.zeros((0, d)), np.zeros(0, np.intp)
+        loose = ~self.alias_covered
+        return self.alias_lower[loose], self.alias_upper[loose], self.alias_region[loose]
 
     @property
     def n_regions(self) -> int:
@@ -282,14 +394,16 @@ class FusedPartition:
         ------
         ValueError
             If ``leaves`` does not have n_trees integer columns, or a row matches no
-            region (impossible for leaf ids produced by the trees that built the
-            partition).
+            region nor alias (impossible for leaf ids produced by the trees that built
+            the partition).
 
         Notes
         -----
         Each key tuple is encoded into one int64 by a mixed radix of leaf-id ranks
         (staged through prefix ranks when the radix product would overflow), then
-        found by binary search: O(n_samples * n_trees * log n_regions).
+        found by binary search: O(n_samples * n_trees * log n_regions). A tuple of a
+        vanished float sliver is found in the alias table and mapped to its
+        ``alias_region``.
 
         Examples
         --------
@@ -309,12 +423,22 @@ class FusedPartition:
             raise ValueError(f"leaves must hold integer leaf ids; got dtype {leaves.dtype}")
         ranks = _leaf_ranks(self.leaf_ids, leaves)
         code, found = _encode(self._stages, ranks)
-        if not found.all():
-            bad = int(np.flatnonzero(~found)[0])
+        table = self._stages[-1][1]
+        pos = np.minimum(np.searchsorted(table, code), max(table.shape[0] - 1, 0))
+        hit = found & (table[pos] == code)
+        if not hit.all() and self._alias_codes is not None and self._alias_codes.shape[0]:
+            miss = np.flatnonzero(~hit)
+            codes = self._alias_codes
+            apos = np.minimum(np.searchsorted(codes, code[miss]), codes.shape[0] - 1)
+            ahit = found[miss] & (codes[apos] == code[miss])
+            pos[miss[ahit]] = self.alias_region[apos[ahit]]
+            hit[miss[ahit]] = True
+        if not hit.all():
+            bad = int(np.flatnonzero(~hit)[0])
             raise ValueError(
                 f"leaves row {bad} ({leaves[bad].tolist()}) matches no region of the partition"
             )
-        return _find_codes(self._stages[-1], code, leaves)
+        return pos.astype(np.intp)
 
 
 def _leaf_ranks(leaf_ids: tuple, leaves: NDArray) -> NDArray[np.int64]:
@@ -338,13 +462,15 @@ def _leaf_ranks(leaf_ids: tuple, leaves: NDArray) -> NDArray[np.int64]:
     return ranks
 
 
-def _build_stages(ranks: NDArray[np.int64], radices: Sequence[int]) -> tuple:
+def _build_stages(ranks: NDArray[np.int64], radices: Sequence[int], n_main: int | None = None) -> tuple:
     """Encoding tables for the sorted, unique rank tuples of the regions.
 
     A stage covers a run of columns whose radix product fits in ``_CODE_LIMIT``; the
     next stage starts from the rank of the prefix code among the regions' prefixes,
     which is below n_regions, so every stage fits in int64 whatever M and the tree
-    sizes. The last stage's codes are strictly increasing over the regions.
+    sizes. The last stage's codes are strictly increasing over the regions. With
+    ``n_main``, only the first ``n_main`` rows are regions (the last table); the other
+    rows (aliases) are encoded too, so their prefixes are found.
     """
     stages = []
     n_rows = ranks.shape[0]
@@ -362,7 +488,8 @@ def _build_stages(ranks: NDArray[np.int64], radices: Sequence[int]) -> tuple:
         prefix_radix *= radix
         columns.append(j)
     # The regions' full codes are distinct (checked by fuse), so sorting suffices.
-    stages.append((tuple(columns), np.sort(prefix), tuple(radices)))
+    main = prefix if n_main is None else prefix[:n_main]
+    stages.append((tuple(columns), np.sort(main), tuple(radices)))
     return tuple(stages), prefix
 
 
@@ -380,18 +507,6 @@ def _encode(stages: tuple, ranks: NDArray[np.int64]):
             found &= table[pos] == code
             code = pos.astype(np.int64)
     return code, found
-
-
-def _find_codes(stage: tuple, code: NDArray[np.int64], leaves: NDArray) -> NDArray[np.intp]:
-    table = stage[1]
-    pos = np.minimum(np.searchsorted(table, code), max(table.shape[0] - 1, 0))
-    hit = table[pos] == code
-    if not hit.all():
-        bad = int(np.flatnonzero(~hit)[0])
-        raise ValueError(
-            f"leaves row {bad} ({leaves[bad].tolist()}) matches no region of the partition"
-        )
-    return pos.astype(np.intp)
 
 
 def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedPartition:
@@ -412,7 +527,8 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedP
     -------
     FusedPartition
         Regions keyed by their tuple of leaf ids, sorted lexicographically, each the
-        non-empty intersection of one leaf per tree.
+        non-empty intersection of one leaf per tree after snapping (below), with the
+        alias table of the vanished slivers.
 
     Raises
     ------
@@ -433,6 +549,21 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedP
     to rebuild its hierarchy, where N_j is the number of regions after fusing j
     trees: output-sensitive, never the product of the leaf counts.
 
+    Float slivers (DESIGN.md section 4c): per feature, the finite bounds of all M trees
+    that are at most :data:`SNAP_ULPS` = 4 ulps of the larger magnitude apart,
+    chained over the sorted distinct values, become one value, the largest of the
+    chain (:func:`snap_table`). Since snapping is monotone, the snapped regions are the
+    fused regions whose snapped box is not empty, with snapped bounds: no sliver region
+    remains, and adjacency sees the contacts across the snapped threshold. Every
+    vanished leaf tuple (the trees still produce it for the float points of the sliver)
+    becomes an alias of the region holding the sliver's image, found by pushing the
+    image, placed at or below the snapped threshold on the collapsed features (the
+    half-open convention) and in the interior on the others, down each tree's
+    hierarchy; when no region holds the whole image on that side nor on the other,
+    the region of its top corner, and :func:`adjacency_edges` adds the image's contacts
+    to it. Without close bounds the cost is one ``np.unique`` of the bounds per
+    feature; with them, O(N d log u) to snap and O(A M depth) for the A aliases.
+
     Examples
     --------
     >>> import numpy as np
@@ -447,6 +578,14 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedP
     [[1, 1], [1, 3], [2, 1], [2, 3], [2, 4]]
     >>> part.locate([[2, 4], [1, 3]]).tolist()
     [4, 1]
+
+    Thresholds a few ulps apart are one threshold; the sliver's tuple still locates:
+
+    >>> a = (np.array([1, 2]), np.array([[-inf], [0.325]]), np.array([[0.325], [inf]]))
+    >>> b = (np.array([1, 2]), np.array([[-inf], [0.32500000000000007]]), np.array([[0.32500000000000007], [inf]]))
+    >>> sliver = fuse([a, b])
+    >>> sliver.keys.tolist(), sliver.alias_keys.tolist(), sliver.locate([[2, 1]]).tolist()
+    ([[1, 1], [2, 2]], [[2, 1]], [0])
 
     With scikit-learn trees, pass ``[trees.leaf_boxes(t) for t in fitted_trees]`` and
     locate ``np.column_stack([t.apply(X) for t in fitted_trees])``.
@@ -483,10 +622,17 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedP
         r[order] = np.arange(order.shape[0])
         rank_of_position.append(r)
     key_positions = np.arange(leaf_ids0.shape[0], dtype=np.intp)[:, None]
+    tables = [
+        snap_table(np.concatenate([np.concatenate((lo[:, f], hi[:, f])) for _, lo, hi in trees]))
+        for f in range(n_features)
+    ]
+    snapping = any(not np.array_equal(distinct, snapped) for distinct, snapped in tables)
+    hierarchies = {}
 
     for j in range(1, len(trees)):
         _, leaf_lower, leaf_upper = trees[j]
         hierarchy = _guillotine_tree(leaf_lower, leaf_upper, j)
+        hierarchies[j] = hierarchy
         regions, leaves = _push_down(lower, upper, hierarchy, max_pairs=max_regions)
         new_lower = np.maximum(lower[regions], leaf_lower[leaves])
         new_upper = np.minimum(upper[regions], leaf_upper[leaves])
@@ -497,23 +643,145 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedP
         key_positions = np.column_stack((key_positions[regions[keep]], leaves[keep]))
         logger.debug("fused tree %d: %d regions", j, lower.shape[0])
 
-    ranks = np.column_stack(
-        [rank_of_position[j][key_positions[:, j]] for j in range(len(trees))]
-    ).astype(np.int64)
+    n_trees = len(trees)
+    alias_positions = np.zeros((0, n_trees), dtype=np.intp)
+    if snapping:
+        lower = np.column_stack([_snap(lower[:, f], *tables[f]) for f in range(n_features)])
+        upper = np.column_stack([_snap(upper[:, f], *tables[f]) for f in range(n_features)])
+        survive = np.all(lower < upper, axis=1)
+        if not survive.all():
+            alias_positions = key_positions[~survive]
+            image_lower, image_upper = lower[~survive], upper[~survive]
+            lower, upper, key_positions = lower[survive], upper[survive], key_positions[survive]
+            logger.debug("snapping removed %d float slivers", alias_positions.shape[0])
+
+    def ranks_of(positions):
+        return np.column_stack(
+            [rank_of_position[j][positions[:, j]] for j in range(n_trees)]
+        ).astype(np.int64).reshape(-1, n_trees)
+
+    n_main = key_positions.shape[0]
+    ranks = ranks_of(key_positions)
     radices = [ids.shape[0] for ids, _, _ in trees]
-    stages, code = _build_stages(ranks, radices)
+    stages, code = _build_stages(np.vstack((ranks, ranks_of(alias_positions))), radices, n_main=n_main)
+    code, alias_code = code[:n_main], code[n_main:]
     order = np.argsort(code, kind="stable")
     if np.any(np.diff(code[order]) == 0):
         raise ValueError("boxes_list produced two regions with the same leaf tuple: leaves overlap")
     sorted_ids = tuple(np.sort(ids) for ids, _, _ in trees)
-    keys = np.column_stack(
-        [sorted_ids[j][ranks[order, j]] for j in range(len(trees))]
-    ).astype(np.int64)
+
+    def keys_of(rank_rows):
+        return np.column_stack(
+            [sorted_ids[j][rank_rows[:, j]] for j in range(n_trees)]
+        ).astype(np.int64).reshape(-1, n_trees)
+
+    keys = keys_of(ranks[order])
     lower = np.ascontiguousarray(lower[order])
     upper = np.ascontiguousarray(upper[order])
-    for array in (keys, lower, upper, *sorted_ids):
+    extra = {}
+    if alias_positions.shape[0]:
+        sorted_code = code[order]
+        target_positions, covered = _alias_targets(
+            trees, hierarchies, tables, image_lower, image_upper, alias_positions
+        )
+        found = np.all(target_positions >= 0, axis=1)
+        target_code, ok = _encode(stages, ranks_of(np.maximum(target_positions, 0)))
+        found &= ok
+        if n_main:
+            region = np.minimum(np.searchsorted(sorted_code, target_code), n_main - 1)
+            found &= sorted_code[region] == target_code
+        else:
+            region = np.zeros(found.shape[0], dtype=np.intp)
+            found[:] = False
+        # A tuple whose target is not found (trees that do not tile the space) stays
+        # unknown to locate, as before snapping.
+        rows = np.flatnonzero(found)[np.argsort(alias_code[found], kind="stable")]
+        extra = dict(
+            alias_keys=keys_of(ranks_of(alias_positions[rows])),
+            alias_region=region[rows].astype(np.intp),
+            alias_lower=np.ascontiguousarray(image_lower[rows]),
+            alias_upper=np.ascontiguousarray(image_upper[rows]),
+            alias_covered=covered[rows],
+            _alias_codes=alias_code[rows],
+        )
+    for array in (keys, lower, upper, *sorted_ids, *extra.values()):
         array.flags.writeable = False
-    return FusedPartition(keys=keys, lower=lower, upper=upper, leaf_ids=sorted_ids, _stages=stages)
+    return FusedPartition(keys=keys, lower=lower, upper=upper, leaf_ids=sorted_ids, _stages=stages, **extra)
+
+
+def _alias_targets(trees, hierarchies, tables, image_lower, image_upper, positions):
+    """Leaf positions (one per tree) of the region each vanished sliver is located in.
+
+    ``image_lower``/``image_upper`` are the snapped bounds of the vanished regions
+    (``lower >= upper`` on the collapsed features, where both are the snapped
+    threshold c). The image is placed just at or below c on the collapsed features
+    ((c-, c], the half-open convention), then on the other sides, and pushed with its
+    interior on the other features down each tree's hierarchy with snapped thresholds:
+    when every tree holds it in one leaf, that leaf tuple is a region containing the
+    whole image (``covered``). Otherwise the region of the image's top corner (the
+    point c on the collapsed features, the upper end of the interval elsewhere).
+    Returns ``(positions (A, M) or -1, covered (A,))``.
+    """
+    n_alias, n_trees = positions.shape
+    collapsed = image_lower >= image_upper
+    c = image_upper
+    snapped = []
+    for j, (_, leaf_lower, leaf_upper) in enumerate(trees):
+        hierarchy = hierarchies.get(j)
+        if hierarchy is None:
+            hierarchy = _guillotine_tree(leaf_lower, leaf_upper, j)
+        feature, threshold, left, right, leaf = hierarchy
+        threshold = threshold.copy()
+        for f, table in enumerate(tables):
+            at = feature == f
+            threshold[at] = _snap(threshold[at], *table)
+        boxes = (np.column_stack([_snap(leaf_lower[:, f], *tables[f]) for f in range(len(tables))]),
+                 np.column_stack([_snap(leaf_upper[:, f], *tables[f]) for f in range(len(tables))]))
+        snapped.append(((feature, threshold, left, right, leaf), boxes))
+
+    def leaves_of(q_lo, q_hi):
+        # One leaf per tree holding the whole query box (lower < x <= upper), else -1.
+        out = np.full((q_lo.shape[0], n_trees), -1, dtype=np.intp)
+        for j, (hierarchy, (s_lo, s_hi)) in enumerate(snapped):
+            query, leaf = _push_down(q_lo, q_hi, hierarchy)
+            # Leaves whose snapped box collapsed can be reached without holding a point.
+            overlap = np.all(np.maximum(q_lo[query], s_lo[leaf]) < np.minimum(q_hi[query], s_hi[leaf]), axis=1)
+            query, leaf = query[overlap], leaf[overlap]
+            count = np.bincount(query, minlength=q_lo.shape[0])
+            single = count[query] == 1
+            out[query[single], j] = leaf[single]
+        return out
+
+    below = np.nextafter(c, -np.inf)
+    above = np.nextafter(c, np.inf)
+    result = np.full((n_alias, n_trees), -1, dtype=np.intp)
+    covered = np.zeros(n_alias, dtype=bool)
+    # Sides of the collapsed features: all below first (the half-open convention), then
+    # each pattern in a fixed order (up to 3 collapsed features; beyond, all above).
+    n_collapsed = int(collapsed.sum(axis=1).max(initial=0))
+    patterns = [np.zeros(n_collapsed, bool)] + [
+        np.array([(p >> i) & 1 for i in range(n_collapsed)], bool) for p in range(1, 2 ** min(n_collapsed, 3))
+    ] + ([np.ones(n_collapsed, bool)] if n_collapsed > 3 else [])
+    for pattern in patterns:
+        todo = np.flatnonzero(~covered)
+        if todo.shape[0] == 0:
+            break
+        up = np.zeros((todo.shape[0], collapsed.shape[1]), dtype=bool)
+        rank = np.cumsum(collapsed[todo], axis=1) - 1  # index of each collapsed feature in the pattern
+        up[collapsed[todo]] = pattern[rank[collapsed[todo]]]
+        q_lo = np.where(collapsed[todo], np.where(up, c[todo], below[todo]), image_lower[todo])
+        q_hi = np.where(collapsed[todo], np.where(up, above[todo], c[todo]), image_upper[todo])
+        leaves = leaves_of(q_lo, q_hi)
+        hit = np.all(leaves >= 0, axis=1)
+        result[todo[hit]] = leaves[hit]
+        covered[todo[hit]] = True
+    loose = np.flatnonzero(~covered)
+    if loose.shape[0]:
+        lo, hi = image_lower[loose], image_upper[loose]
+        corner = np.where(np.isfinite(hi), hi, np.where(np.isfinite(lo), lo + 1.0, 0.0))
+        corner = np.where(collapsed[loose], c[loose], corner)
+        result[loose] = leaves_of(np.nextafter(corner, -np.inf), corner)
+    return result, covered
 
 
 def region_counts(

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from relabel._certificate import edge_violations, pair_violations
 
 __all__ = ["ConsistencyProblem", "absolute_loss"]
 
@@ -125,6 +127,29 @@ def _check_edges(graph: Any, n_regions: int) -> NDArray[np.intp]:
     return edges.astype(np.intp)
 
 
+def _check_monotone(monotone: Any, n_regions: int) -> NDArray[np.intp]:
+    if monotone is None:
+        return np.zeros((0, 2), dtype=np.intp)
+    pairs = np.asarray(monotone)
+    if pairs.size == 0:
+        return np.zeros((0, 2), dtype=np.intp)
+    if pairs.ndim != 2 or pairs.shape[1] != 2:
+        raise ValueError(
+            f"monotone must be an (n_pairs, 2) integer array of ordered region pairs; got shape {pairs.shape}"
+        )
+    if not np.issubdtype(pairs.dtype, np.integer):
+        raise ValueError(f"monotone must hold integer region indices; got dtype {pairs.dtype}")
+    pairs = pairs.astype(np.int64)
+    if pairs.min() < 0 or pairs.max() >= n_regions:
+        raise ValueError(f"monotone pairs must join region indices in 0..{n_regions - 1} (counts has {n_regions} rows)")
+    if np.any(pairs[:, 0] == pairs[:, 1]):
+        raise ValueError("monotone pairs must join two different regions")
+    # Ordered pairs: (n, m) and (m, n) are different constraints, so only exact
+    # duplicates go (one int64 key per pair, as for the edges).
+    keys = np.unique(pairs[:, 0] * np.int64(n_regions) + pairs[:, 1])
+    return np.column_stack((keys // n_regions, keys % n_regions)).astype(np.intp)
+
+
 @dataclass(frozen=True, eq=False)
 class ConsistencyProblem:
     """Relabelling a partition under ordinal consistency (paper eq. 1-10).
@@ -150,6 +175,9 @@ class ConsistencyProblem:
         Edges with both / exactly one endpoint empty.
     C1, C2 : float
         Penalties of eq. (10).
+    monotone : ndarray of shape (P, 2), intp
+        Ordered pairs ``(n, m)`` with the hard constraint ``label(n) <= label(m)``
+        (DESIGN.md section 4b), unique, sorted; empty without monotone constraints.
 
     Examples
     --------
@@ -171,6 +199,7 @@ class ConsistencyProblem:
     delta2: NDArray[np.bool_]
     C1: float
     C2: float
+    monotone: NDArray[np.intp] = field(default_factory=lambda: np.zeros((0, 2), dtype=np.intp))
 
     @classmethod
     def from_counts(
@@ -181,6 +210,7 @@ class ConsistencyProblem:
         C2: float | None = None,
         *,
         loss: ArrayLike | None = None,
+        monotone: ArrayLike | None = None,
     ) -> "ConsistencyProblem":
         """Validate the inputs and build the problem.
 
@@ -199,6 +229,13 @@ class ConsistencyProblem:
         loss : array-like of shape (K, K), optional
             V-shaped loss ``L[i, k]`` of predicting k for true class i; absolute
             error ``|i - k|`` by default.
+        monotone : array-like of shape (P, 2), optional
+            Ordered region pairs ``(n, m)`` meaning ``label(n) <= label(m)``, hard for
+            empty regions too, typically :func:`relabel.monotone_pairs` of the
+            partition. Every solver enforces them (graph cut: one infinite arc
+            x_{n,k} -> x_{m,k} per k; "paper": ``sum_k x_{n,k} <= sum_k x_{m,k}``;
+            "tight": ``x_{n,k} <= x_{m,k}`` per k). A constant labelling satisfies them,
+            so the problem stays feasible.
 
         Returns
         -------
@@ -209,7 +246,8 @@ class ConsistencyProblem:
         ValueError
             If counts are not a finite non-negative 2-d array with K >= 2 columns, the
             graph's nodes do not match the counts' rows, C1/C2 are not finite and
-            non-negative, or the loss matrix has the wrong shape or is not V-shaped.
+            non-negative, the loss matrix has the wrong shape or is not V-shaped, or
+            ``monotone`` is not an (P, 2) array of pairs of distinct region indices.
 
         Notes
         -----
@@ -222,11 +260,15 @@ class ConsistencyProblem:
         >>> p = ConsistencyProblem.from_counts(np.eye(2), np.array([[0, 1]]))
         >>> p.n_regions, p.n_classes, p.C1
         (2, 2, 0.5)
+        >>> q = ConsistencyProblem.from_counts([[0, 3], [2, 0]], [[0, 1]], monotone=[[0, 1]])
+        >>> q.objective([1, 0]), q.objective([0, 0]), q.objective([1, 1])
+        (inf, 3.0, 2.0)
         """
         counts = _check_counts(counts)
         n_regions, n_classes = counts.shape
         loss = _check_loss(loss, n_classes)
         edges = _check_edges(graph, n_regions)
+        pairs = _check_monotone(monotone, n_regions)
         scale = n_regions * (n_classes - 1)
         C1 = _check_penalty(C1, "C1", 1.0 / scale)
         C2 = _check_penalty(C2, "C2", 10.0 / (9 * scale))
@@ -235,7 +277,7 @@ class ConsistencyProblem:
         empty_ends = empty[edges[:, 0]].astype(np.int8) + empty[edges[:, 1]]
         arrays = dict(
             counts=counts, costs=costs, loss=loss, edges=edges, empty=empty,
-            delta1=empty_ends == 2, delta2=empty_ends == 1,
+            delta1=empty_ends == 2, delta2=empty_ends == 1, monotone=pairs,
         )
         for array in arrays.values():
             array.flags.writeable = False
@@ -255,6 +297,11 @@ class ConsistencyProblem:
     def n_edges(self) -> int:
         """Number of adjacent pairs E."""
         return int(self.edges.shape[0])
+
+    @property
+    def n_monotone(self) -> int:
+        """Number of ordered monotone pairs P."""
+        return int(self.monotone.shape[0])
 
     def _check_labels(self, labels: ArrayLike) -> NDArray[np.intp]:
         labels = np.asarray(labels)
@@ -281,7 +328,8 @@ class ConsistencyProblem:
         float
             ``sum_n c[n, labels[n]] + C1 #{Delta1 edges with a label change}
             + C2 #{Delta2 edges with a label change}``, or ``inf`` if an edge's
-            labels differ by more than one (the ILP is infeasible there).
+            labels differ by more than one or a monotone pair ``(n, m)`` has
+            ``label(n) > label(m)`` (the ILP is infeasible there).
 
         Raises
         ------
@@ -301,12 +349,10 @@ class ConsistencyProblem:
         (0.0, 1.0)
         """
         labels = self._check_labels(labels)
-        a, b = labels[self.edges[:, 0]], labels[self.edges[:, 1]]
-        gap = np.abs(a - b)
-        if np.any(gap > 1):
+        if edge_violations(self.edges, labels).any() or pair_violations(self.monotone, labels).any():
             return math.inf
         unary = float(self.costs[np.arange(self.n_regions), labels].sum())
-        changed = gap == 1
+        changed = labels[self.edges[:, 0]] != labels[self.edges[:, 1]]
         return unary + self.C1 * int(np.sum(changed & self.delta1)) + self.C2 * int(
             np.sum(changed & self.delta2)
         )
@@ -320,7 +366,8 @@ class ConsistencyProblem:
 
         Notes
         -----
-        argmin_k sum_n c[n, k]: O(N K). The ILP's guaranteed feasible point, used as
+        argmin_k sum_n c[n, k]: O(N K). The ILP's guaranteed feasible point (monotone
+        pairs hold with equality), used as
         warm start and as fallback when a solver finds nothing.
 
         Examples

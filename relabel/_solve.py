@@ -125,8 +125,10 @@ def solve(
     formulation: str = "paper",
     time_limit: float | None = None,
     threads: int = 1,
-    on_failure: str = "warn",
+    on_solver_failure: str = "warn",
     verbose: bool = False,
+    *,
+    on_failure: str | None = None,
 ) -> RelabelResult:
     """Find the optimal consistent labelling of a :class:`ConsistencyProblem`.
 
@@ -150,14 +152,16 @@ def solve(
         Seconds allowed to CBC / CP-SAT (the graph cut is exact and ignores it).
     threads : int, default=1
         Solver threads; one by default since groups are solved in parallel jobs.
-    on_failure : {"warn", "raise"}, default="warn"
-        What to do without a proven optimum: ``"warn"`` issues a
+    on_solver_failure : {"warn", "raise"}, default="warn"
+        What to do without a proven optimum (the name OTreeBagger uses too): ``"warn"`` issues a
         :class:`RelabelWarning` naming the status and gap and returns the best
         consistent labelling found (the best constant labelling if none);
         ``"raise"`` raises :class:`RelabelTimeLimitError` (time limit or unproven),
         :class:`RelabelInfeasibleError` or :class:`RelabelError`.
     verbose : bool, default=False
         Solver logs (PuLP ``msg``, CP-SAT ``log_search_progress``).
+    on_failure : {"warn", "raise"}, optional
+        Deprecated alias of ``on_solver_failure`` (emits a FutureWarning).
 
     Returns
     -------
@@ -168,13 +172,13 @@ def solve(
     Raises
     ------
     ValueError
-        On an unknown solver, formulation or ``on_failure``, a non-positive time
+        On an unknown solver, formulation or ``on_solver_failure``, a non-positive time
         limit, a non-positive thread count, or a problem that is not a
         :class:`ConsistencyProblem`.
     SolverNotInstalledError
         If the solver's package is missing (an ImportError naming the pip package).
     RelabelError
-        With ``on_failure="raise"`` and no proven optimum.
+        With ``on_solver_failure="raise"`` and no proven optimum.
 
     Notes
     -----
@@ -207,8 +211,20 @@ def solve(
     time_limit = _check_time_limit(time_limit)
     if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1:
         raise ValueError(f"threads must be a positive integer; got {threads!r}")
-    if on_failure not in ("warn", "raise"):
-        raise ValueError(f"on_failure must be 'warn' or 'raise'; got {on_failure!r}")
+    if on_failure is not None:
+        warnings.warn(
+            "solve(on_failure=...) is deprecated; use on_solver_failure=... (the name OTreeBagger uses)",
+            FutureWarning,
+            stacklevel=2,
+        )
+        if on_solver_failure != "warn" and on_solver_failure != on_failure:
+            raise ValueError(
+                f"on_failure={on_failure!r} (deprecated) contradicts on_solver_failure={on_solver_failure!r}; "
+                "pass only on_solver_failure"
+            )
+        on_solver_failure = on_failure
+    if on_solver_failure not in ("warn", "raise"):
+        raise ValueError(f"on_solver_failure must be 'warn' or 'raise'; got {on_solver_failure!r}")
 
     start = time.perf_counter()
     out = SOLVERS[solver](
@@ -250,7 +266,7 @@ def solve(
             f"solver {solver!r} ({formulation}) stopped with status {status.name} "
             f"(gap {gap_text}, objective {objective:.6g}): {message or 'no detail'}"
         )
-        if on_failure == "raise":
+        if on_solver_failure == "raise":
             if status in (SolverStatus.TIME_LIMIT, SolverStatus.FEASIBLE):
                 raise RelabelTimeLimitError(text, result)
             if status is SolverStatus.INFEASIBLE:

@@ -5,11 +5,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from ensemble import ConsistentForestClassifier, OTreeBagger, RankRules
 from trees import OrdinalTreeClassifier
 
-# Small settings keep the ~50 checks per estimator fast; the checks themselves
-# are unchanged.
+# Realistic settings (30 trees in groups of 3, the forest's default 100 trees): the
+# checks must hold at the sizes users fit, not only at toy sizes.
 ESTIMATORS = [
     OrdinalTreeClassifier(random_state=0),
-    OTreeBagger(n_estimators=4, group_size=2, random_state=0),
+    OTreeBagger(n_estimators=30, group_size=3, random_state=0),
     RankRules(n_rules=20, random_state=0),
     ConsistentForestClassifier(random_state=0),
 ]
@@ -19,6 +19,12 @@ ESTIMATORS = [
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
     "OrdinalTreeClassifier": {},
     "OTreeBagger": {
+        "check_classifiers_train": (
+            "the prediction is the lower median of the groups' classes (consistent by Theorem 1; it "
+            "minimises absolute error), while predict_proba gives the vote shares, whose argmax is the "
+            "majority class; on make_blobs, whose labels are not ordered, the two differ where groups "
+            "disagree. The rest of this check is tested in tests/test_ensemble_otreebagger.py"
+        ),
         "check_sample_weight_equivalence_on_dense_data": (
             "with bootstrap=True, weights multiply bootstrap multiplicities drawn from n rows, "
             "while the repeated-rows fit draws from a different n, so the two models see different "

@@ -219,6 +219,12 @@ def test_csv_error_paths(tmp_path):
         load_ordinal_csv(path, classes=["low", "high"])
     with pytest.raises(ValueError, match="classes must not contain duplicates"):
         load_ordinal_csv(path, classes=["low", "low", "top"])
+    with pytest.raises(ValueError, match="classes must not contain duplicates"):
+        load_ordinal_csv(path, classes=["low", " low", "top"])  # the same text in a cell
+    with pytest.raises(ValueError, match="classes must be a non-empty 1-d list"):
+        load_ordinal_csv(path, classes=[])
+    with pytest.raises(ValueError, match=r"classes contains missing values \(NaN or None\)"):
+        load_ordinal_csv(path, classes=np.array(["low", None, "top"], dtype=object))
     ragged = tmp_path / "r.csv"
     ragged.write_text("x,y\n1,2\n3\n")
     with pytest.raises(ValueError, match="line 3 .* has 1 fields, the header has 2"):
@@ -350,6 +356,25 @@ def test_benchmark_network_failure_says_where_it_looked(tmp_path, monkeypatch):
     assert calls[0]["name"] == "ESL" and calls[0]["data_home"] == str(tmp_path)
 
 
+@pytest.mark.filterwarnings("ignore:Invalid cache:RuntimeWarning")
+def test_failed_download_leaves_no_empty_folders(tmp_path):
+    """Check that a real failed OpenML fetch removes the folders it created and keeps those that existed."""
+    # A space in the name makes urllib refuse the URL before any connection: the
+    # download fails for real, on or off line, after scikit-learn made its folders.
+    fresh = tmp_path / "a" / "b" / "cache"
+    with pytest.raises(FileNotFoundError, match="fetching it from OpenML .*failed with InvalidURL"):
+        load_benchmark("no such set", fresh)
+    assert list(tmp_path.iterdir()) == []
+
+    kept = tmp_path / "home"
+    (kept / "openml" / "old").mkdir(parents=True)
+    (kept / "notes.txt").write_text("mine")
+    with pytest.raises(FileNotFoundError, match="InvalidURL"):
+        load_benchmark("no such set", kept)
+    left = sorted(str(p.relative_to(kept)) for p in kept.rglob("*"))
+    assert left == ["notes.txt", "openml", "openml/old"]
+
+
 @needs_shared
 def test_benchmark_fetch_never_caches_into_shared_folder(monkeypatch):
     """Check that with the shared folder as default, OpenML caching goes to ~/otreebagger_data."""
@@ -412,3 +437,23 @@ def test_openml_conversion_keeps_declared_order_of_text_categories():
     X, y = datasets._from_openml_bunch(bunch, "toy")
     assert X.ravel().tolist() == [0.5, 1.5, 2.5, 3.5]
     assert y.tolist() == [3, 1, 2, 1]
+
+
+def test_feature_csv_reader_drops_the_target_and_rejects_bad_files(tmp_path):
+    """Check that the prediction reader keeps file order, drops the target if present and names bad cells."""
+    path = _write_csv(tmp_path / "new.csv", ["b", "y", "a"], [[1, 5, 2.5], [3, 6, 4]])
+    X, names = datasets._load_features_csv(path, drop="y")
+    assert names == ["b", "a"] and X.tolist() == [[1.0, 2.5], [3.0, 4.0]]
+    X, names = datasets._load_features_csv(path, drop="grade")
+    assert names == ["b", "y", "a"] and X.shape == (2, 3)
+    _write_csv(tmp_path / "nan.csv", ["a", "b"], [[1, 2], ["nan", 3]])
+    with pytest.raises(ValueError, match=r"feature column 'a' of .* missing value \(NaN\) at line 3"):
+        datasets._load_features_csv(tmp_path / "nan.csv")
+    _write_csv(tmp_path / "head.csv", ["a", "b"], [])
+    with pytest.raises(ValueError, match="has a header but no data rows"):
+        datasets._load_features_csv(tmp_path / "head.csv")
+    _write_csv(tmp_path / "only.csv", ["y"], [[1]])
+    with pytest.raises(ValueError, match="no feature column besides 'y'"):
+        datasets._load_features_csv(tmp_path / "only.csv", drop="y")
+    with pytest.raises(FileNotFoundError, match="no such CSV file"):
+        datasets._load_features_csv(tmp_path / "missing.csv")

@@ -30,7 +30,7 @@ def _expected_colors(cmap_name, k):
 def test_region_colours_follow_predictions_in_given_order(pyplot, fitted):
     """Check that every grid cell is coloured by the rank of the class predicted at its centre."""
     tree, X, y = fitted
-    disp = RegionDisplay.from_estimator(tree, X, classes_order=ORDER, grid_resolution=40)
+    disp = RegionDisplay.from_estimator(tree, X, classes=ORDER, grid_resolution=40)
     grid = np.column_stack([disp.xx0.ravel(), disp.xx1.ravel()])
     predicted = tree.predict(grid)
     rank = {c: i for i, c in enumerate(ORDER)}
@@ -47,7 +47,7 @@ def test_region_colours_follow_predictions_in_given_order(pyplot, fitted):
 def test_colorbar_ticks_are_class_names_in_ordinal_order(pyplot, fitted):
     """Check that the colour bar has one tick per class, labelled low, mid, high in order."""
     tree, X, _ = fitted
-    disp = RegionDisplay.from_estimator(tree, X, classes_order=ORDER, grid_resolution=20)
+    disp = RegionDisplay.from_estimator(tree, X, classes=ORDER, grid_resolution=20)
     labels = [t.get_text() for t in disp.colorbar_.ax.get_yticklabels()]
     assert labels == ORDER
     np.testing.assert_array_equal(disp.colorbar_.get_ticks(), [0, 1, 2])
@@ -60,7 +60,7 @@ def test_points_share_the_region_colours(pyplot, fitted):
     """Check that training points are filled with the colour of their own class."""
     tree, X, y = fitted
     disp = RegionDisplay.from_estimator(
-        tree, X, y=y, classes_order=ORDER, grid_resolution=20, cmap="plasma"
+        tree, X, y=y, classes=ORDER, grid_resolution=20, cmap="plasma"
     )
     rank = np.array([ORDER.index(c) for c in y])
     faces = disp.scatter_.to_rgba(disp.scatter_.get_array())
@@ -92,9 +92,51 @@ def test_extra_class_in_order_gets_a_colour_and_tick(pyplot, fitted):
     """Check that a class never predicted still takes its place on the ordinal colour scale."""
     tree, X, _ = fitted
     order = ["none", "low", "mid", "high"]
-    disp = RegionDisplay.from_estimator(tree, X, classes_order=order, grid_resolution=10)
+    disp = RegionDisplay.from_estimator(tree, X, classes=order, grid_resolution=10)
     assert disp.response.min() >= 1
     assert [t.get_text() for t in disp.colorbar_.ax.get_yticklabels()] == order
+
+
+def test_classes_order_is_a_deprecated_alias_of_classes(pyplot, fitted):
+    """Check that classes_order still works, with a FutureWarning, and gives the same display as classes."""
+    tree, X, _ = fitted
+    new = RegionDisplay.from_estimator(tree, X, classes=ORDER, grid_resolution=12)
+    with pytest.warns(FutureWarning, match="classes_order was renamed classes"):
+        old = RegionDisplay.from_estimator(tree, X, classes_order=ORDER, grid_resolution=12)
+    assert old.classes.tolist() == new.classes.tolist() == ORDER
+    np.testing.assert_array_equal(old.response, new.response)
+
+
+def _brute_jumps(ranks):
+    """Jumps by a loop over every cell and its eight neighbours (each pair counted once)."""
+    n0, n1 = ranks.shape
+    count = 0
+    for i in range(n0):
+        for j in range(n1):
+            for di, dj in ((0, 1), (1, 0), (1, 1), (1, -1)):
+                a, b = i + di, j + dj
+                if 0 <= a < n0 and 0 <= b < n1 and abs(int(ranks[i, j]) - int(ranks[a, b])) > 1:
+                    count += 1
+    return count
+
+
+def test_n_jumps_and_count_jumps_match_a_neighbour_loop(pyplot):
+    """Check that n_jumps and count_jumps count side and corner neighbours two or more classes apart."""
+    from ensemble._display import count_jumps
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(0, 1, size=(60, 2))
+    y = rng.integers(1, 5, size=60)  # noise: a full tree jumps classes everywhere
+    tree = DecisionTreeClassifier(random_state=0).fit(X, y)
+    disp = RegionDisplay.from_estimator(tree, X, grid_resolution=30, eps=0.1)
+    expected = _brute_jumps(disp.response)
+    assert expected > 0 and disp.n_jumps == expected
+    assert count_jumps(tree, X, grid_resolution=30, eps=0.1) == expected
+    # The class order decides what a jump is: 2, 3, 1, 4 puts other classes side by side.
+    ordered = RegionDisplay.from_estimator(tree, X, grid_resolution=30, eps=0.1, classes=[2, 3, 1, 4])
+    assert ordered.n_jumps == _brute_jumps(ordered.response) != expected
+    with pytest.raises(ValueError, match="grid_resolution must be an integer >= 2"):
+        count_jumps(tree, X, grid_resolution=1)
 
 
 def test_pandas_frame_keeps_feature_names(pyplot):
@@ -123,10 +165,12 @@ def test_display_rejects_bad_input(pyplot, fitted):
         RegionDisplay.from_estimator(tree, X, grid_resolution=1)
     with pytest.raises(ValueError, match="eps must be a non-negative number"):
         RegionDisplay.from_estimator(tree, X, eps=-1.0)
-    with pytest.raises(ValueError, match="classes_order must list every class.*'high'"):
-        RegionDisplay.from_estimator(tree, X, classes_order=["low", "mid"])
-    with pytest.raises(ValueError, match="classes_order must not contain duplicates"):
-        RegionDisplay.from_estimator(tree, X, classes_order=["low", "mid", "high", "low"])
+    with pytest.raises(ValueError, match="classes must list every class.*'high'"):
+        RegionDisplay.from_estimator(tree, X, classes=["low", "mid"])
+    with pytest.raises(ValueError, match="classes must not contain duplicates"):
+        RegionDisplay.from_estimator(tree, X, classes=["low", "mid", "high", "low"])
+    with pytest.raises(ValueError, match="pass classes only"):
+        RegionDisplay.from_estimator(tree, X, classes=ORDER, classes_order=ORDER)
     with pytest.raises(ValueError, match="y contains classes that are not in the class order"):
         RegionDisplay.from_estimator(tree, X, y=np.where(y == "low", "zero", y))
     with pytest.raises(ValueError, match="y must be 1-D with one class per row"):

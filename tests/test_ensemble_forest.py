@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import relabel
 from ensemble import ConsistentForestClassifier
 from ensemble._forest import UNIT_BITS, _Gaps, _separate_thresholds, _set_thresholds, forest_certificate
-from ensemble._voting import threshold_multiplicity
+from ensemble._voting import learn_cut_points, threshold_multiplicity
 from trees import leaf_boxes
 
 
@@ -257,11 +257,11 @@ def test_probe_oracle_sees_a_broken_model():
 
 
 def test_predictions_are_the_exact_rounded_mean():
-    """Check predict against the rounded mean of the trees' own leaf values, halves rounded up."""
+    """Check predict (half-way cuts) against the rounded mean of the trees' own leaf values, halves up."""
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(150, 5))
     y = np.clip(np.floor(X[:, 0] * 5), 0, 4).astype(int)
-    model = ConsistentForestClassifier(n_estimators=30, random_state=0).fit(X, y)
+    model = ConsistentForestClassifier(n_estimators=30, cut_points="half", random_state=0).fit(X, y)
     values = np.column_stack([t.tree_.value[:, 0, 0][model.apply(X)[:, i]] for i, t in enumerate(model.estimators_)])
     expected = np.clip(np.floor(values.mean(axis=1) + 0.5), 0, 4)
     np.testing.assert_array_equal(np.searchsorted(model.classes_, model.predict(X)), expected)
@@ -377,8 +377,60 @@ def test_rest_of_check_classifiers_train():
         proba = model.predict_proba(Xy)
         assert proba.shape == (Xy.shape[0], np.unique(y).shape[0])
         np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-        # Ordered blobs: the class nearest the mean is also the most probable one here.
-        assert np.mean(np.argmax(proba, axis=1) == pred) > 0.95
+        # The prediction is where the mean value stands among the cut points.
+        index = np.searchsorted(model.cut_points_, model.predict_value(Xy), side="right")
+        np.testing.assert_array_equal(model.classes_[index], pred)
         for method in (model.predict, model.predict_proba):
             with pytest.raises(ValueError, match="features"):
                 method(Xy.T)
+
+
+def _best_binary_cut(values, above):
+    """Brute force: the fewest errors of the rule 'value >= cut means above', over all cuts."""
+    candidates = np.concatenate(([-np.inf], np.unique(values), [np.inf]))
+    return min(np.sum((values >= c) != above) for c in candidates)
+
+
+@settings(max_examples=30)
+@given(n=st.integers(5, 40), n_classes=st.integers(2, 5), seed=st.integers(0, 10**6), spacing=st.integers(0, 30))
+def test_learned_cut_points_are_optimal_per_class_and_spaced(n, n_classes, seed, spacing):
+    """Check each learned cut against brute force, and the spacing after projection."""
+    rng = np.random.RandomState(seed)
+    y = rng.randint(0, n_classes, size=n)
+    values = np.round(y * 10 + rng.normal(scale=8, size=n))
+    free = learn_cut_points(values, y, n_classes, 10, spacing=0)
+    for k in range(n_classes - 1):
+        assert np.sum((values >= free[k]) != (y > k)) == _best_binary_cut(values, y > k)
+    spaced = learn_cut_points(values, y, n_classes, 10, spacing=spacing)
+    assert np.all(np.diff(spaced) >= (spacing if n_classes > 2 else 0))
+    if n_classes > 2 and np.all(np.diff(free) >= spacing):
+        np.testing.assert_array_equal(spaced, free)  # nothing to move
+
+
+def test_oob_cut_points_are_certified_and_checked_by_the_oracle():
+    """Check that learned cut points are certified, and that cuts closer than the bound are caught."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(40, 2))
+    y = np.clip(np.floor(X.sum(axis=1) * 2 + rng.normal(scale=0.3, size=40)), 0, 3).astype(int)
+    model = _fit(X, y, n_estimators=8, max_depth=3, cut_points="oob", random_state=0)
+    assert model.is_consistent() and model.consistency_bound_ <= 1
+    assert np.all(np.diff(model.cut_points_) >= model.consistency_bound_ * np.diff(model.cut_points_).min() - 1e-12)
+    assert _fused_oracle(model)[0]
+    # Squeeze the cuts together: the certificate refuses, and the oracle finds a jump of two.
+    model._cuts = np.array([model._cuts[0], model._cuts[0] + 1, model._cuts[0] + 2])
+    assert not model.is_consistent()
+    assert not _fused_oracle(model)[0]
+
+
+def test_cut_point_options_and_their_errors():
+    """Check that 'auto' learns cut points with bootstrap only, and that 'oob' without bootstrap is refused."""
+    X, y = _step_data(60)
+    y = np.clip(np.floor(X[:, 0] * 3), 0, 2).astype(int)
+    half = ConsistentForestClassifier(n_estimators=20, bootstrap=False, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(half.cut_points_, [0.5, 1.5])
+    learned = ConsistentForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    assert learned.cut_points_.shape == (2,) and learned.is_consistent()
+    with pytest.raises(ValueError, match="cut_points='oob'.*bootstrap=True"):
+        ConsistentForestClassifier(cut_points="oob", bootstrap=False).fit(X, y)
+    with pytest.raises(ValueError, match="cut_points"):
+        ConsistentForestClassifier(cut_points="median").fit(X, y)

@@ -1,6 +1,7 @@
 """Tests for ensemble.metrics: MAE, zero-one error, QWK and RPS against independent computations."""
 
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -10,10 +11,17 @@ from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import cohen_kappa_score
 
 from ensemble.metrics import (
+    average_mean_absolute_error,
+    correct_classification_rate,
+    kendall_tau,
+    maximum_mean_absolute_error,
     mean_absolute_error,
     mean_zero_one_error,
+    one_off_accuracy,
+    ordinal_scorer,
     quadratic_weighted_kappa,
     ranked_probability_score,
+    spearman_rho,
 )
 
 NAMES = ["very low", "low", "mid", "high", "very high", "top"]
@@ -260,7 +268,18 @@ def test_rps_single_class_is_zero():
 
 
 @pytest.mark.parametrize(
-    "metric", [mean_absolute_error, mean_zero_one_error, quadratic_weighted_kappa]
+    "metric",
+    [
+        mean_absolute_error,
+        mean_zero_one_error,
+        quadratic_weighted_kappa,
+        average_mean_absolute_error,
+        maximum_mean_absolute_error,
+        kendall_tau,
+        spearman_rho,
+        one_off_accuracy,
+        correct_classification_rate,
+    ],
 )
 def test_pair_metrics_reject_bad_input(metric):
     """Check that the label-pair metrics raise ValueError naming the faulty argument."""
@@ -315,3 +334,265 @@ def test_rps_rejects_bad_input():
         ranked_probability_score([1, 2], good, normalize="yes")
     with pytest.raises(ValueError, match="proba must contain numbers"):
         ranked_probability_score([1, 2], [["a", "b"], ["c", "d"]])
+
+
+# ---------------------------------------------------------------- AMAE, MMAE
+
+
+def _brute_per_class_mae(t, p, order, w):
+    """Per-class MAE by explicit loops over the classes and samples (classes without weight left out)."""
+    rank = {lab: i for i, lab in enumerate(order)}
+    out = []
+    for cls in order:
+        num = den = 0.0
+        for a, b, wi in zip(t, p, w):
+            if a == cls:
+                num += wi * abs(rank[a] - rank[b])
+                den += wi
+        if den > 0:
+            out.append(num / den)
+    return out
+
+
+@given(labelled_pairs())
+def test_amae_and_mmae_match_per_class_loops(data):
+    """Check that AMAE and MMAE equal the mean and max of per-class MAEs computed by loops, weighted or not."""
+    k, names, t, p, w = data
+    yt = np.array(names, dtype=object)[t]
+    yp = np.array(names, dtype=object)[p]
+    for weights in (np.ones(len(t)), w):
+        per_class = _brute_per_class_mae(yt, yp, names, weights)
+        assert average_mean_absolute_error(yt, yp, labels=names, sample_weight=weights) == pytest.approx(
+            np.mean(per_class)
+        )
+        assert maximum_mean_absolute_error(yt, yp, labels=names, sample_weight=weights) == pytest.approx(
+            max(per_class)
+        )
+
+
+def test_amae_leaves_out_classes_absent_from_y_true_but_keeps_their_rank():
+    """Check that a class absent from y_true is not averaged over, yet still counts as a step between others."""
+    t = [1, 1, 3]
+    p = [1, 3, 3]
+    # Class 1: errors 0 and 2 -> 1.0; class 3: 0 -> 0.0; class 2 is absent: (1 + 0) / 2.
+    assert average_mean_absolute_error(t, p, labels=[1, 2, 3]) == pytest.approx(0.5)
+    assert maximum_mean_absolute_error(t, p, labels=[1, 2, 3]) == pytest.approx(1.0)
+    # Without class 2 in labels, 1 and 3 are one step apart.
+    assert average_mean_absolute_error(t, p) == pytest.approx(0.25)
+    # A class present only in y_pred is not a true class either.
+    assert average_mean_absolute_error([1, 1], [2, 2], labels=[1, 2, 3]) == pytest.approx(1.0)
+
+
+def test_amae_differs_from_mae_on_imbalanced_classes():
+    """Check that AMAE weighs each class equally where MAE weighs each sample equally."""
+    t = [1] * 9 + [3]
+    p = [1] * 9 + [1]
+    assert mean_absolute_error(t, p, labels=[1, 2, 3]) == pytest.approx(0.2)
+    assert average_mean_absolute_error(t, p, labels=[1, 2, 3]) == pytest.approx(1.0)
+
+
+def test_amae_integer_weights_equal_repetition_including_zero():
+    """Check that integer weights (zeros included) give the AMAE and MMAE of repeated rows."""
+    rng = np.random.default_rng(4)
+    t = rng.integers(1, 6, size=40)
+    p = rng.integers(1, 6, size=40)
+    w = rng.integers(0, 4, size=40)
+    w[t == 5] = 0  # class 5 then has no weight: it must drop out as in the repeated data
+    labels = np.arange(1, 6)
+    for metric in (average_mean_absolute_error, maximum_mean_absolute_error):
+        assert metric(t, p, labels=labels, sample_weight=w) == pytest.approx(
+            metric(np.repeat(t, w), np.repeat(p, w), labels=labels)
+        )
+
+
+# ---------------------------------------------------------------- tau-b and rho
+
+
+def _scipy_or_nan(function, a, b):
+    """scipy's statistic (NaN for constant input, its warning silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(a, b)[0]
+
+
+@given(labelled_pairs(min_k=2))
+def test_kendall_tau_and_spearman_rho_match_scipy(data):
+    """Check that tau-b and rho on string classes equal scipy.stats on the class ranks, unweighted."""
+    from scipy import stats
+
+    k, names, t, p, _ = data
+    yt = np.array(names)[t]
+    yp = np.array(names)[p]
+    for ours, theirs in ((kendall_tau, partial(stats.kendalltau, variant="b")), (spearman_rho, stats.spearmanr)):
+        expected = _scipy_or_nan(theirs, t, p)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            got = ours(yt, yp, labels=names)
+        if np.isnan(expected):
+            assert np.isnan(got)
+        else:
+            assert got == pytest.approx(expected, abs=1e-12)
+
+
+@given(labelled_pairs(min_k=2))
+def test_kendall_tau_and_spearman_rho_weights_equal_repeated_rows(data):
+    """Check that integer weights give tau-b and rho of the repeated rows (and scipy's value on them)."""
+    from scipy import stats
+
+    k, names, t, p, w = data
+    wi = w.astype(int)
+    for ours, theirs in ((kendall_tau, partial(stats.kendalltau, variant="b")), (spearman_rho, stats.spearmanr)):
+        expected = _scipy_or_nan(theirs, np.repeat(t, wi), np.repeat(p, wi))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            got = ours(t, p, labels=range(k), sample_weight=w)
+            repeated = ours(np.repeat(t, wi), np.repeat(p, wi), labels=range(k))
+        if np.isnan(expected):
+            assert np.isnan(got) and np.isnan(repeated)
+        else:
+            assert got == pytest.approx(expected, abs=1e-12)
+            assert got == pytest.approx(repeated, abs=1e-12)
+
+
+def test_rank_correlations_follow_the_label_order():
+    """Check that reversing the class order negates tau-b and rho, and an absent class changes neither."""
+    t = ["low", "mid", "high", "high", "mid"]
+    p = ["low", "high", "high", "mid", "mid"]
+    order = ["low", "mid", "high"]
+    for metric in (kendall_tau, spearman_rho):
+        forward = metric(t, p, labels=order)
+        assert metric(t, p, labels=order[::-1]) == pytest.approx(forward)
+        assert metric(t, p[::-1], labels=order) != pytest.approx(forward)
+        # Only the order matters: an unused class in between changes nothing.
+        assert metric(t, p, labels=["low", "mid", "unused", "high"]) == pytest.approx(forward)
+    assert kendall_tau([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman_rho([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+
+
+def test_rank_correlations_undefined_warn_and_can_be_replaced():
+    """Check that tau-b and rho warn and return NaN (or the replacement) when one side has a single class."""
+    for metric in (kendall_tau, spearman_rho):
+        with pytest.warns(UndefinedMetricWarning, match="undefined"):
+            assert np.isnan(metric([1, 2, 3], [2, 2, 2]))
+        with pytest.warns(UndefinedMetricWarning):
+            assert metric([1, 1], [1, 2], replace_undefined_by=0.0) == 0.0
+        with pytest.warns(UndefinedMetricWarning):
+            # The other classes are present only with weight 0: no repeated row holds them.
+            assert np.isnan(metric([1, 2, 3], [1, 2, 3], sample_weight=[1, 0, 0]))
+
+
+# ---------------------------------------------------------------- one-off, CCR
+
+
+@given(labelled_pairs())
+def test_one_off_accuracy_and_ccr_match_direct_loops(data):
+    """Check that one-off accuracy and CCR equal weighted loops over |rank difference| <= 1 and == 0."""
+    from sklearn.metrics import accuracy_score
+
+    k, names, t, p, w = data
+    yt = np.array(names, dtype=object)[t]
+    yp = np.array(names, dtype=object)[p]
+    near = sum(wi for a, b, wi in zip(t, p, w) if abs(a - b) <= 1) / w.sum()
+    assert one_off_accuracy(yt, yp, labels=names, sample_weight=w) == pytest.approx(near)
+    assert correct_classification_rate(yt, yp, labels=names, sample_weight=w) == pytest.approx(
+        accuracy_score(yt, yp, sample_weight=w)
+    )
+    assert correct_classification_rate(yt, yp, labels=names) == pytest.approx(
+        1 - mean_zero_one_error(yt, yp, labels=names)
+    )
+
+
+def test_one_off_accuracy_counts_an_absent_class_as_a_step():
+    """Check that one step means one place in labels: an absent class between two makes them two apart."""
+    assert one_off_accuracy([1, 3], [3, 3]) == 1.0
+    assert one_off_accuracy([1, 3], [3, 3], labels=[1, 2, 3]) == 0.5
+
+
+# ---------------------------------------------------------------- scorer
+
+
+def _string_data(n=150, seed=0):
+    from ensemble.datasets import make_synthetic_i
+
+    X, y = make_synthetic_i(n, random_state=seed)
+    # Five ordered classes whose alphabetical order (best, fair, good, great, poor) is not the ordinal one.
+    names = np.array(["poor", "fair", "good", "great", "best"])
+    return X, names[y - 1], list(names)
+
+
+def test_ordinal_scorer_in_grid_search_uses_the_fitted_class_order():
+    """Check that GridSearchCV with ordinal_scorer('mae') on string classes scores each fold in classes_ order."""
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    from ensemble import OTreeBagger
+
+    X, y, order = _string_data()
+    assert order != sorted(order)
+    cv = StratifiedKFold(n_splits=3)
+    base = OTreeBagger(n_estimators=3, group_size=3, random_state=0, classes=order)
+    search = GridSearchCV(base, {"max_depth": [2, 4]}, scoring=ordinal_scorer("mae"), cv=cv)
+    search.fit(X, y)
+    rank = {c: i for i, c in enumerate(order)}
+    alpha = {c: i for i, c in enumerate(sorted(order))}
+    for i, depth in enumerate([2, 4]):
+        ordinal, alphabetical = [], []
+        for train, test in cv.split(X, y):
+            pred = clone(base).set_params(max_depth=depth).fit(X[train], y[train]).predict(X[test])
+            ordinal.append(-np.mean([abs(rank[a] - rank[b]) for a, b in zip(y[test], pred)]))
+            alphabetical.append(-np.mean([abs(alpha[a] - alpha[b]) for a, b in zip(y[test], pred)]))
+        assert search.cv_results_["mean_test_score"][i] == pytest.approx(np.mean(ordinal))
+        assert np.mean(ordinal) != pytest.approx(np.mean(alphabetical))
+
+
+@pytest.mark.parametrize(
+    "name, metric, sign",
+    [
+        ("mae", mean_absolute_error, -1),
+        ("amae", average_mean_absolute_error, -1),
+        ("mmae", maximum_mean_absolute_error, -1),
+        ("zero_one", mean_zero_one_error, -1),
+        ("qwk", quadratic_weighted_kappa, 1),
+        ("kendall_tau", kendall_tau, 1),
+        ("spearman_rho", spearman_rho, 1),
+        ("one_off_accuracy", one_off_accuracy, 1),
+        ("ccr", correct_classification_rate, 1),
+    ],
+)
+def test_ordinal_scorer_is_the_signed_metric_in_classes_order(name, metric, sign):
+    """Check that every named scorer returns the metric (negated for losses) with labels=classes_, weights passed."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y, order = _string_data(80, seed=2)
+    model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    w = np.arange(1, len(y) + 1, dtype=float)
+    pred = model.predict(X)
+    scorer = ordinal_scorer(name)
+    assert scorer(model, X, y) == pytest.approx(sign * metric(y, pred, labels=model.classes_))
+    assert scorer(model, X, y, sample_weight=w) == pytest.approx(
+        sign * metric(y, pred, labels=model.classes_, sample_weight=w)
+    )
+    assert repr(scorer) == f"ordinal_scorer({name!r})"
+
+
+def test_ordinal_scorer_rps_reads_predict_proba():
+    """Check that the RPS scorer is minus the RPS of predict_proba in the estimator's class order."""
+    from ensemble import OTreeBagger
+
+    X, y, order = _string_data(120, seed=3)
+    model = OTreeBagger(n_estimators=6, group_size=3, max_depth=3, random_state=0, classes=order).fit(X, y)
+    expected = -ranked_probability_score(y, model.predict_proba(X), labels=order)
+    assert ordinal_scorer("rps")(model, X, y) == pytest.approx(expected)
+    alphabetical = -ranked_probability_score(y, model.predict_proba(X), labels=sorted(order))
+    assert expected != pytest.approx(alphabetical)
+
+
+def test_ordinal_scorer_rejects_unknown_names_and_unfitted_estimators():
+    """Check that an unknown metric name and an estimator without classes_ raise ValueError."""
+    from sklearn.linear_model import LinearRegression
+
+    with pytest.raises(ValueError, match="name must be one of .*'mae'"):
+        ordinal_scorer("neg_mae")
+    regressor = LinearRegression().fit([[0.0], [1.0]], [0.0, 1.0])
+    with pytest.raises(ValueError, match="needs a fitted classifier with classes_"):
+        ordinal_scorer("mae")(regressor, [[0.0]], [0.0])

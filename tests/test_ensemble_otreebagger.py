@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import relabel
 from ensemble import OTreeBagger
+from ensemble.datasets import make_synthetic_i
 from ensemble._otreebagger import TooManyRegionsError
 
 
@@ -255,3 +256,52 @@ def test_bagged_trees_ignore_group_size():
     X, y = _lattice_data(80, 2, 3, seed=8)
     model = OTreeBagger(n_estimators=1, relabel=False, random_state=0).fit(X, y)
     assert len(model.groups_) == 1 and model.group_size == 3
+
+
+def test_is_consistent_rederives_contacts_from_the_geometry(monkeypatch):
+    """Check that is_consistent() ignores the solver's edges: dropped contacts and face models are caught."""
+    X, y = make_synthetic_i(300, random_state=1)
+    honest = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+    assert honest.is_consistent()
+    # A face-contact model is certified in the weaker sense only (corners jump on this data).
+    face = OTreeBagger(n_estimators=6, contact="face", random_state=0).fit(*make_synthetic_i(300, random_state=0))
+    assert face.is_consistent(contact="face")
+    assert not face.is_consistent()
+    with pytest.raises(ValueError, match="contact"):
+        face.is_consistent(contact="edge")
+    # A bug that loses half of the contacts before solving: the labels break real
+    # contacts, and the certificate, which re-derives them, sees it.
+    original = relabel.adjacency_edges
+
+    def lossy(partition, contact="closure", **kwargs):
+        found = original(partition, contact, **kwargs)
+        return relabel.AdjacencyEdges(found.edges[::2], found.is_face[::2])
+
+    monkeypatch.setattr(relabel, "adjacency_edges", lossy)
+    broken = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+    monkeypatch.setattr(relabel, "adjacency_edges", original)
+    assert all(relabel.is_consistent(g.edges, g.labels) for g in broken.groups_)  # the solver's own view
+    assert not broken.is_consistent()
+
+
+def test_rest_of_check_classifiers_train():
+    """Check what scikit-learn's check_classifiers_train asks besides argmax(predict_proba) == predict."""
+    from sklearn.datasets import make_blobs
+
+    X, blob = make_blobs(n_samples=300, centers=[[0, 0], [3, 0], [6, 0]], random_state=0)
+    for Xy, y in ((X, blob), (X[blob < 2], blob[blob < 2])):  # three ordered classes, then two
+        model = OTreeBagger(n_estimators=30, group_size=3, random_state=0)
+        with pytest.raises(ValueError):
+            model.fit(Xy, y[:-1])
+        model.fit(Xy.tolist(), y.tolist())
+        pred = model.predict(Xy)
+        assert pred.shape == (Xy.shape[0],)
+        assert np.mean(pred == y) > 0.83
+        proba = model.predict_proba(Xy)
+        assert proba.shape == (Xy.shape[0], np.unique(y).shape[0])
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        # With ordered blobs the median of the votes is their majority almost everywhere.
+        assert np.mean(np.argmax(proba, axis=1) == pred) > 0.95
+        for method in (model.predict, model.predict_proba):
+            with pytest.raises(ValueError, match="features"):
+                method(Xy.T)

@@ -24,6 +24,14 @@ def _load(name):
     return module
 
 
+def _assert_drawn(path):
+    from matplotlib.image import imread
+
+    image = imread(path)
+    # A blank canvas has one colour; a drawn figure has many.
+    assert len({tuple(px) for px in image.reshape(-1, image.shape[-1])[::97]}) > 20
+
+
 def test_every_example_is_covered():
     """Check that every script in examples/ has a smoke test case."""
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(CASES)
@@ -33,15 +41,34 @@ def test_every_example_is_covered():
 def test_example_writes_a_png(name, tmp_path, pyplot):
     """Check that the example runs with --output and saves a PNG of more than a few kilobytes."""
     argv = CASES[name] + ["--output", str(tmp_path)]
-    if name == "plot_fused_partition.py":
-        if not (DATA / "winequality-red.csv").exists():
-            pytest.skip("the winequality-red CSV is not beside the repository")
-        argv += ["--data-home", str(DATA)]
     path = Path(_load(name).main(argv))
     assert path.parent == tmp_path and path.suffix == ".png"
     assert path.stat().st_size > 10_000
-    from matplotlib.image import imread
+    _assert_drawn(path)
 
-    image = imread(path)
-    # A blank canvas has one colour; a drawn figure has many.
-    assert len({tuple(px) for px in image.reshape(-1, image.shape[-1])[::97]}) > 20
+
+def test_fused_partition_example_runs_offline_without_data(tmp_path, pyplot, monkeypatch):
+    """Check that the fused-partition example runs with no data folder and every connection refused."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise OSError("network disabled by the test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    # No local benchmark copy and a fresh home: a download attempt would fail and leave folders.
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("OTREEBAGGER_DATA", str(tmp_path / "no-data"))
+    out = tmp_path / "out"
+    _assert_drawn(Path(_load("plot_fused_partition.py").main(["--max-depth", "3", "--output", str(out)])))
+    assert list(home.iterdir()) == [] and not (tmp_path / "no-data").exists()
+
+
+def test_fused_partition_example_on_the_local_wine_data(tmp_path, pyplot):
+    """Check that --data-home draws the red wine data from a local CSV."""
+    if not (DATA / "winequality-red.csv").exists():
+        pytest.skip("the winequality-red CSV is not beside the repository")
+    argv = ["--max-depth", "3", "--output", str(tmp_path), "--data-home", str(DATA)]
+    _assert_drawn(Path(_load("plot_fused_partition.py").main(argv)))

@@ -56,8 +56,9 @@ def naive_adjacency(lower, upper):
     return np.column_stack((a, b)).reshape(-1, 2), n_touch[a, b] == 1
 
 
-def brute_force(counts, edges, C1, C2, loss=None):
-    """Minimum of eq. (10) over all K^N labellings, computed from scratch."""
+def brute_force(counts, edges, C1, C2, loss=None, monotone=None):
+    """Minimum of eq. (10) over all K^N labellings, computed from scratch; ``monotone``
+    pairs (n, m) exclude the labellings with label(n) > label(m)."""
     counts = np.asarray(counts, dtype=float)
     n, k = counts.shape
     if loss is None:
@@ -73,6 +74,8 @@ def brute_force(counts, edges, C1, C2, loss=None):
             total = total + C1 * (gap > 0)
         elif empty[a] or empty[b]:
             total = total + C2 * (gap > 0)
+    for a, b in np.asarray(monotone if monotone is not None else []).reshape(-1, 2):
+        total = np.where(labellings[:, a] > labellings[:, b], np.inf, total)
     return float(total.min())
 
 
@@ -113,12 +116,15 @@ def test_naive_adjacency_quadrants():
     assert face.tolist() == [True, True, False, False, True, True]
 
 
-def objective_of(counts, edges, C1, C2, labels, loss=None):
-    """Eq. (10) of one labelling computed from scratch (inf when inconsistent)."""
+def objective_of(counts, edges, C1, C2, labels, loss=None, monotone=None):
+    """Eq. (10) of one labelling computed from scratch (inf when inconsistent or not monotone)."""
     counts = np.asarray(counts, dtype=float)
     k = counts.shape[1]
     if loss is None:
         loss = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
+    for a, b in np.asarray(monotone if monotone is not None else []).reshape(-1, 2):
+        if labels[a] > labels[b]:
+            return np.inf
     total = sum(float(counts[n] @ loss[:, labels[n]]) for n in range(counts.shape[0]))
     empty = counts.sum(axis=1) == 0
     for a, b in np.asarray(edges).reshape(-1, 2):
@@ -139,7 +145,7 @@ def check_all_solvers(problem, formulations=("paper", "tight"), brute=None, loss
     Returns the common objective.
     """
     runs = [("graphcut", "paper"), ("graphcut", "tight"), ("cbc", formulations[0]), ("cpsat", formulations[1])]
-    results = [relabel.solve(problem, solver=s, formulation=f, on_failure="raise") for s, f in runs]
+    results = [relabel.solve(problem, solver=s, formulation=f, on_solver_failure="raise") for s, f in runs]
     reference = results[0].objective
     for (solver, formulation), result in zip(runs, results):
         assert result.status is relabel.SolverStatus.OPTIMAL, (solver, formulation, result.message)
@@ -147,7 +153,9 @@ def check_all_solvers(problem, formulations=("paper", "tight"), brute=None, loss
         assert result.labels.shape == (problem.n_regions,)
         assert result.labels.min() >= 0 and result.labels.max() < problem.n_classes
         assert relabel.is_consistent(problem.edges, result.labels)
-        own = objective_of(problem.counts, problem.edges, problem.C1, problem.C2, result.labels, loss)
+        assert relabel.is_monotone(problem.monotone, result.labels)
+        own = objective_of(problem.counts, problem.edges, problem.C1, problem.C2, result.labels, loss,
+                           problem.monotone)
         assert np.isclose(result.objective, own, rtol=1e-12, atol=1e-12)
         assert np.isclose(result.objective, reference, rtol=1e-9, atol=1e-12), (solver, formulation)
         assert result.wall_time >= 0
@@ -159,7 +167,7 @@ def check_all_solvers(problem, formulations=("paper", "tight"), brute=None, loss
     assert alternative.status == "OPTIMAL" and np.array_equal(alternative.labels, results[0].labels)
     if brute is None and problem.n_regions <= 8:
         # Every instance of at most 8 regions is also checked against enumeration.
-        brute = brute_force(problem.counts, problem.edges, problem.C1, problem.C2, problem.loss)
+        brute = brute_force(problem.counts, problem.edges, problem.C1, problem.C2, problem.loss, problem.monotone)
     if brute is not None:
         assert np.isclose(reference, brute, rtol=1e-9, atol=1e-12)
     return reference

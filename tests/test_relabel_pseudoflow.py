@@ -242,7 +242,7 @@ def test_uncertified_cut_is_reported_not_returned(monkeypatch):
     assert result.status is relabel.SolverStatus.ERROR
     assert relabel.is_consistent(problem.edges, result.labels)
     with pytest.raises(relabel.RelabelError, match="certificate failed"):
-        relabel.solve(problem, on_failure="raise")
+        relabel.solve(problem, on_solver_failure="raise")
 
 
 @settings(max_examples=60, deadline=None)
@@ -255,7 +255,7 @@ def test_float_counts_are_rounded_with_a_proven_bound(instance, data):
     noise = np.array(data.draw(st.lists(st.floats(0.0, 1.0), min_size=counts.size, max_size=counts.size)))
     counts = counts + np.pi * noise.reshape(counts.shape) * (counts > 0)
     problem = relabel.ConsistencyProblem.from_counts(counts, edges)
-    result = relabel.solve(problem, on_failure="raise")
+    result = relabel.solve(problem, on_solver_failure="raise")
     best = brute_force(problem.counts, problem.edges, problem.C1, problem.C2)
     assert result.objective == pytest.approx(best, rel=1e-9, abs=1e-12)
     assert result.bound <= result.objective + 1e-12

@@ -81,8 +81,8 @@ def test_solve_validates_arguments():
             relabel.solve(problem, time_limit=bad)
     with pytest.raises(ValueError, match="threads"):
         relabel.solve(problem, threads=0)
-    with pytest.raises(ValueError, match="on_failure"):
-        relabel.solve(problem, on_failure="ignore")
+    with pytest.raises(ValueError, match="on_solver_failure must be 'warn' or 'raise'"):
+        relabel.solve(problem, on_solver_failure="ignore")
     with pytest.raises(ValueError, match="ConsistencyProblem"):
         relabel.solve(np.zeros((2, 2)))
     assert set(relabel.SOLVERS) == {"graphcut", "cbc", "cpsat"}
@@ -124,7 +124,7 @@ def test_time_limit_is_reported_never_hidden():
     if result.bound is not None:
         assert result.bound <= optimum + 1e-9 and result.gap >= 0
     with pytest.raises(relabel.RelabelTimeLimitError, match="TIME_LIMIT") as info:
-        relabel.solve(problem, solver="cpsat", formulation="paper", time_limit=0.01, on_failure="raise")
+        relabel.solve(problem, solver="cpsat", formulation="paper", time_limit=0.01, on_solver_failure="raise")
     assert isinstance(info.value, relabel.RelabelError) and isinstance(info.value, RuntimeError)
     assert relabel.is_consistent(problem.edges, info.value.result.labels)
 
@@ -143,7 +143,7 @@ def test_inconsistent_backend_output_is_never_returned(monkeypatch):
     assert result.labels.tolist() == problem.best_constant_labels().tolist()
     assert relabel.is_consistent(problem.edges, result.labels)
     with pytest.raises(relabel.RelabelError, match="inconsistent"):
-        relabel.solve(problem, solver="broken", on_failure="raise")
+        relabel.solve(problem, solver="broken", on_solver_failure="raise")
 
 
 def test_exact_scaling_and_its_limits():
@@ -162,8 +162,8 @@ def test_exact_scaling_and_its_limits():
     noisy = relabel.ConsistencyProblem.from_counts(rng.uniform(size=(30, 3)), nx.path_graph(30))
     with pytest.raises(ValueError, match="cannot be scaled"):
         relabel.solve(noisy, solver="cpsat")
-    cut = relabel.solve(noisy, solver="graphcut", on_failure="raise")
-    reference = relabel.solve(noisy, solver="cbc", on_failure="raise")
+    cut = relabel.solve(noisy, solver="graphcut", on_solver_failure="raise")
+    reference = relabel.solve(noisy, solver="cbc", on_solver_failure="raise")
     assert cut.status is relabel.SolverStatus.OPTIMAL and "rounded" in cut.message
     assert cut.objective == pytest.approx(reference.objective, rel=1e-9)
     assert cut.bound <= cut.objective and cut.gap <= 1e-9
@@ -241,3 +241,22 @@ def test_cbc_falls_back_to_pulp_bundled_command(monkeypatch):
     assert result.status is relabel.SolverStatus.OPTIMAL
     assert np.isclose(result.objective, 2 * problem.C2)
     assert relabel.cbc_info().startswith("PULP_CBC_CMD")
+
+
+def test_on_failure_is_a_deprecated_alias():
+    """Check that solve(on_failure=...) warns (FutureWarning) and still means on_solver_failure."""
+    problem = relabel.ConsistencyProblem.from_counts([[5, 0, 0], [0, 0, 5]], [[0, 1]])
+
+    def broken(problem, **kwargs):
+        return BackendResult(None, "ERROR", None, "deliberately nothing")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(relabel.SOLVERS, "broken", broken)
+        with pytest.warns(FutureWarning, match="on_solver_failure"):
+            with pytest.raises(relabel.RelabelError, match="ERROR"):
+                relabel.solve(problem, solver="broken", on_failure="raise")
+        with pytest.warns(FutureWarning, match="deprecated"):
+            result = relabel.solve(problem, on_failure="warn")
+        assert result.status is relabel.SolverStatus.OPTIMAL
+        with pytest.warns(FutureWarning), pytest.raises(ValueError, match="contradicts on_solver_failure"):
+            relabel.solve(problem, on_solver_failure="raise", on_failure="warn")

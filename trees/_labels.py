@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["encode_labels", "ordered_categories"]
+__all__ = ["check_classes", "encode_labels", "ordered_categories"]
 
 
 def ordered_categories(y: Any) -> NDArray | None:
@@ -22,6 +22,68 @@ def ordered_categories(y: Any) -> NDArray | None:
     if getattr(dtype, "ordered", False) and hasattr(dtype, "categories"):
         return np.asarray(dtype.categories)
     return None
+
+
+def check_classes(classes: ArrayLike, name: str = "classes") -> NDArray:
+    """Validate an explicit class order and return it as an array.
+
+    The one check of an ordinal class order shared by the estimators
+    (``classes=``), the metrics (``labels=``) and the displays.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_classes,)
+        The classes in ordinal order, lowest first.
+    name : str, default="classes"
+        Parameter name used in the error messages.
+
+    Returns
+    -------
+    ndarray of shape (n_classes,)
+        ``classes`` as an array, in the given order.
+
+    Raises
+    ------
+    ValueError
+        If ``classes`` is not a non-empty 1-d list, holds a missing value (NaN
+        or None), holds values that cannot be compared with each other, or
+        holds a label twice.
+
+    Notes
+    -----
+    One stable sort: O(n_classes log n_classes).
+
+    Examples
+    --------
+    >>> from trees._labels import check_classes
+    >>> check_classes(["low", "mid", "high"]).tolist()
+    ['low', 'mid', 'high']
+    >>> check_classes([1, 2, 1], name="labels")
+    Traceback (most recent call last):
+    ...
+    ValueError: labels must not contain duplicates, got [1, 2, 1]
+    """
+    if classes is None:
+        raise ValueError(f"{name} must be a non-empty 1-d list of labels, got None")
+    arr = np.asarray(classes)
+    if arr.ndim != 1 or arr.shape[0] < 1:
+        raise ValueError(f"{name} must be a non-empty 1-d list of labels; got shape {arr.shape}")
+    if arr.dtype.kind in "fc":
+        missing = bool(np.isnan(arr).any())
+    elif arr.dtype.kind == "O":
+        missing = any(v is None or (isinstance(v, float) and v != v) for v in arr.tolist())
+    else:
+        missing = False
+    if missing:
+        raise ValueError(f"{name} contains missing values (NaN or None): {arr.tolist()!r}")
+    try:
+        ordered = arr[np.argsort(arr, kind="stable")]
+        duplicated = bool(np.any(ordered[1:] == ordered[:-1]))
+    except TypeError as exc:
+        raise ValueError(f"{name} must be mutually comparable labels: {exc}") from None
+    if duplicated:
+        raise ValueError(f"{name} must not contain duplicates, got {arr.tolist()!r}")
+    return arr
 
 
 def encode_labels(y: ArrayLike, classes: ArrayLike | None = None) -> tuple[NDArray, NDArray[np.intp]]:
@@ -45,8 +107,8 @@ def encode_labels(y: ArrayLike, classes: ArrayLike | None = None) -> tuple[NDArr
     Raises
     ------
     ValueError
-        If ``classes`` is not a non-empty 1-d list of distinct labels, cannot be
-        compared with ``y``, or misses a label of ``y``.
+        If ``classes`` fails :func:`check_classes`, cannot be compared with
+        ``y``, or misses a label of ``y``.
 
     Notes
     -----
@@ -63,14 +125,10 @@ def encode_labels(y: ArrayLike, classes: ArrayLike | None = None) -> tuple[NDArr
     if classes is None:
         classes_, y_idx = np.unique(y, return_inverse=True)
         return classes_, y_idx.astype(np.intp)
-    classes = np.asarray(classes)
-    if classes.ndim != 1 or classes.shape[0] < 1:
-        raise ValueError(f"classes must be a non-empty 1-d list of labels; got shape {classes.shape}")
+    classes = check_classes(classes)
     try:
         sorter = np.argsort(classes, kind="stable")
         ordered = classes[sorter]
-        if np.any(ordered[1:] == ordered[:-1]):
-            raise ValueError("classes must not contain duplicate labels")
         pos = np.clip(np.searchsorted(ordered, y), 0, ordered.shape[0] - 1)
         found = ordered[pos] == y
     except TypeError as exc:

@@ -9,6 +9,17 @@ Internally each criterion is written as its *mass-weighted* impurity
 split score is always ``[nI(parent) - nI(left) - nI(right)] / n`` (respectively
 ``I(parent) - I(left) - I(right)``). The registry ``_CRITERIA`` dispatches the
 names; :data:`trees.CRITERIA` is built from it.
+
+Sample weights enter only through the counts: a node's class counts are the
+sums of its rows' weights, so integer weights equal repeated rows for every
+criterion. For ``wig`` this includes the node's mode ``m`` (the centre of the
+weights ``|k - m|^a``): it is the class with the largest *weighted* count.
+The public implementation of the splitting-criteria study (Ayllón-Gavilán et
+al., 2025) takes the mode from the unweighted counts while weighting the
+probabilities, so the two agree without weights and may differ with them, in
+the nodes where the weighted and the unweighted modes differ. We keep the
+repeated-rows reading: a weight is a multiplicity, as a bootstrap sample's
+counts are.
 """
 
 from __future__ import annotations

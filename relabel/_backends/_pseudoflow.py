@@ -119,15 +119,48 @@ def _incident(n_regions, edges, kinds):
 
 
 @_compiled
-def _node_starts(n_regions, km, e_start, p_start):
+def _incident_pairs(n_regions, pairs):
+    """Monotone pairs of each region (CSR): the other end, its slot there, and the direction.
+
+    ``m_out`` is 1 at the lower end n of a pair (n, m) (the arc x_{n,k} -> x_{m,k} leaves
+    its node) and 0 at the upper end.
+    """
+    n_pairs = pairs.shape[0]
+    m_start = np.zeros(n_regions + 1, np.int64)
+    for e in range(n_pairs):
+        m_start[pairs[e, 0] + 1] += 1
+        m_start[pairs[e, 1] + 1] += 1
+    for r in range(n_regions):
+        m_start[r + 1] += m_start[r]
+    m_fill = m_start[:-1].copy()
+    m_other = np.empty(2 * n_pairs, np.int32)
+    m_mate = np.empty(2 * n_pairs, np.int32)
+    m_out = np.empty(2 * n_pairs, np.int8)
+    for e in range(n_pairs):
+        a = pairs[e, 0]
+        b = pairs[e, 1]
+        m_other[m_fill[a]] = b
+        m_mate[m_fill[a]] = m_fill[b] - m_start[b]
+        m_out[m_fill[a]] = 1
+        m_other[m_fill[b]] = a
+        m_mate[m_fill[b]] = m_fill[a] - m_start[a]
+        m_out[m_fill[b]] = 0
+        m_fill[a] += 1
+        m_fill[b] += 1
+    return m_start, m_other, m_mate, m_out
+
+
+@_compiled
+def _node_starts(n_regions, km, e_start, p_start, m_start):
     n = n_regions * km
     start = np.zeros(n + 1, np.int64)
     for r in range(n_regions):
         de = e_start[r + 1] - e_start[r]
         dp = p_start[r + 1] - p_start[r]
+        dm = m_start[r + 1] - m_start[r]
         for j in range(km):
             w = (1 if j >= 1 else 0) + (1 if j <= km - 2 else 0)
-            start[r * km + j + 1] = w * (1 + de) + dp
+            start[r * km + j + 1] = w * (1 + de) + dp + dm
     for v in range(n):
         start[v + 1] += start[v]
     return start
@@ -135,7 +168,7 @@ def _node_starts(n_regions, km, e_start, p_start):
 
 @_compiled
 def _fill(n_regions, km, start, e_start, e_other, e_mate, p_start, p_other, p_mate, p_kind,
-          table, nbr, mate, kind, res):
+          m_start, m_other, m_mate, m_out, table, nbr, mate, kind, res):
     # Layout of node (r, j): [down to (r, j-1)] [up from (r, j+1)], then per incident edge
     # [down to (o, j-1)] [up from (o, j+1)], then one entry per penalised edge; the mate
     # of an entry is found from this layout.
@@ -180,31 +213,46 @@ def _fill(n_regions, km, start, e_start, e_other, e_mate, p_start, p_other, p_ma
                 nbr[pen + t] = u
                 kind[pen + t] = p_kind[p_start[r] + t]
                 mate[pen + t] = start[u] + w * (1 + e_start[o + 1] - e_start[o]) + p_mate[p_start[r] + t]
+            # Monotone pairs: x_{n,j} -> x_{m,j} is an implication arc, DOWN (out-capacity
+            # infinite) at n and UP at m, after the penalty entries of the node.
+            mono = pen + p_start[r + 1] - p_start[r]
+            for t in range(m_start[r + 1] - m_start[r]):
+                o = m_other[m_start[r] + t]
+                u = o * km + j
+                nbr[mono + t] = u
+                kind[mono + t] = DOWN if m_out[m_start[r] + t] == 1 else UP
+                mate[mono + t] = (start[u] + w * (1 + e_start[o + 1] - e_start[o]) + p_start[o + 1] - p_start[o]
+                                  + m_mate[m_start[r] + t])
     for i in range(start[-1]):
         res[i] = table[kind[i], 0]
 
 
-def build_relabel_graph(n_regions: int, km: int, edges: np.ndarray, kinds: np.ndarray, table: np.ndarray):
+def build_relabel_graph(n_regions: int, km: int, edges: np.ndarray, kinds: np.ndarray, table: np.ndarray,
+                        monotone: np.ndarray | None = None):
     """Half-arc incidence lists of the cut graph of a consistency problem (tight form).
 
     Node ``r km + j`` is x_{r,j} (label(r) > j). Arcs: x_{r,j} -> x_{r,j-1} and, for every
     edge (a, b), x_{a,j} -> x_{b,j-1} and x_{b,j} -> x_{a,j-1} (the implications of eq. 2
     and the tight eq. 6-8, kind DOWN seen from the tail, UP from the head); for an edge
     with ``kinds[e]`` = 1 or 2, x_{a,j} -- x_{b,j} with penalty C1 or C2 both ways
-    (eq. 7-10). Entries of a node are written in a fixed order, so the mate of every
+    (eq. 7-10); for every monotone pair (n, m), x_{n,j} -> x_{m,j} (DESIGN.md section 4b,
+    label(n) <= label(m)). Entries of a node are written in a fixed order, so the mate of every
     entry is computed, not searched: O(N K + E K) sequential work, 17 bytes per entry
     (``mate`` is int32 below 2**31 entries).
 
     Returns ``start, nbr, mate, kind, res`` with ``res`` the capacities ``table[kind, 0]``.
     """
     inc = _incident(n_regions, edges, kinds)
-    start = _node_starts(n_regions, km, inc[0], inc[3])
+    if monotone is None:
+        monotone = np.zeros((0, 2), np.int64)
+    mono = _incident_pairs(n_regions, np.ascontiguousarray(monotone, dtype=np.int64).reshape(-1, 2))
+    start = _node_starts(n_regions, km, inc[0], inc[3], mono[0])
     total = int(start[-1])
     nbr = np.empty(total, np.int32)
     mate = np.empty(total, np.int32 if total < 2**31 else np.int64)
     kind = np.empty(total, np.int8)
     res = np.empty(total, np.int64)
-    _fill(n_regions, km, start, *inc, table, nbr, mate, kind, res)
+    _fill(n_regions, km, start, *inc, *mono, table, nbr, mate, kind, res)
     return start, nbr, mate, kind, res
 
 

@@ -122,6 +122,13 @@ def build_model(problem, formulation: str, relax: bool = False):
                     prob += x[i][k] - x[j][k] - d <= 0
                     prob += x[j][k] - x[i][k] - d <= 0
                     terms.append((d, float(penalty[e])))
+    # Monotone pairs (DESIGN.md section 4b): label(n) <= label(m), hard for empty regions.
+    for i, j in problem.monotone.tolist():
+        if formulation == "paper":
+            prob += pulp.lpSum(x[i]) - pulp.lpSum(x[j]) <= 0
+        else:
+            for k in range(km):
+                prob += x[i][k] - x[j][k] <= 0
     prob += pulp.LpAffineExpression(terms, constant=constant)
     return prob, x, extra
 

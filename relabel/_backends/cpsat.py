@@ -63,6 +63,13 @@ def solve(problem, *, formulation: str, time_limit, threads: int, verbose: bool)
                     model.add(x[j][k] - x[i][k] <= d)
                     variables.append(d)
                     coefficients.append(weight)
+    # Monotone pairs (DESIGN.md section 4b): label(i) <= label(j), hard for empty regions.
+    for i, j in problem.monotone.tolist():
+        if formulation == "paper":
+            model.add(sum(x[i]) <= sum(x[j]))
+        else:
+            for k in range(km):
+                model.add_implication(x[i][k], x[j][k])
     # The objective must be integral and exactly the scaled problem's.
     assert all(isinstance(c, int) for c in coefficients)
     model.minimize(cp_model.LinearExpr.weighted_sum(variables, coefficients) + constant)

@@ -88,7 +88,9 @@ def build_cut_graph(problem) -> CutGraph:
     side when 1. A unary coefficient a > 0 is an arc node->sink, a < 0 an arc
     source->node of capacity -a; an implication x_u <= x_v is an arc u->v of "infinite"
     capacity (one more than the cut of the all-zero labelling, so no minimum cut
-    crosses it); ``C |x_u - x_v|`` is one arc with capacity C both ways. O(N K + E K).
+    crosses it), among them one arc x_{n,k} -> x_{m,k} per k for every monotone pair
+    (n, m) (DESIGN.md section 4b); ``C |x_u - x_v|`` is one arc with capacity C both
+    ways. O(N K + (E + P) K).
     """
     from relabel._scaling import cut_scaling
 
@@ -112,7 +114,8 @@ def build_cut_graph(problem) -> CutGraph:
         raise ValueError(f"problem too large for the graph cut ({n * km} variables)")
     edges = np.ascontiguousarray(problem.edges, dtype=np.int64).reshape(-1, 2)
     table = pf.capacity_table(source_total + 1, scaled.C1, scaled.C2)
-    start, nbr, mate, kind, res = pf.build_relabel_graph(n, km, edges, kinds, table)
+    monotone = getattr(problem, "monotone", None)
+    start, nbr, mate, kind, res = pf.build_relabel_graph(n, km, edges, kinds, table, monotone)
     offset = int(costs[:, 0].sum()) - source_total
     return CutGraph(-unary, start, nbr, mate, kind, table, res, offset, scaled.scale, scaled.error)
 

@@ -1,0 +1,125 @@
+"""Run independent jobs through joblib, under any backend, with an optional progress bar.
+
+Every estimator of the package with ``n_jobs`` dispatches its jobs here. Results
+are streamed (``return_as="generator"``) when the active joblib backend can
+stream them, so a progress bar moves as jobs finish; backends that cannot (the
+``multiprocessing`` backend and its subclasses such as Ray's, joblibspark) get
+the same jobs collected into a list, with the bar completed at the end.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from joblib.parallel import SequentialBackend, get_active_backend
+from sklearn.utils.parallel import Parallel
+
+__all__ = ["run_jobs", "supports_generator"]
+
+
+def supports_generator(prefer: str | None = None) -> bool:
+    """Whether the active joblib backend can return results as a generator.
+
+    Parameters
+    ----------
+    prefer : {"processes", "threads"} or None, default=None
+        The soft hint the caller gives ``Parallel``: it may pick another default
+        backend, whose flag is then the one that matters.
+
+    Returns
+    -------
+    bool
+        True when ``Parallel(return_as="generator")`` is accepted by the backend
+        that a ``Parallel`` without an explicit ``backend`` would use now (the
+        default one, or the one set by ``joblib.parallel_backend`` /
+        ``joblib.parallel_config``).
+
+    Notes
+    -----
+    Reads the backend's ``supports_return_generator`` flag, the attribute joblib
+    itself checks; joblib never checks it for its sequential backend, which
+    always runs the jobs one after the other in the caller.
+
+    Examples
+    --------
+    >>> import joblib
+    >>> from ensemble._parallel import supports_generator
+    >>> with joblib.parallel_backend("multiprocessing", n_jobs=2):
+    ...     supports_generator()
+    False
+    >>> with joblib.parallel_backend("threading", n_jobs=2):
+    ...     supports_generator()
+    True
+    """
+    backend, _ = get_active_backend(prefer=prefer)
+    return isinstance(backend, SequentialBackend) or bool(
+        getattr(backend, "supports_return_generator", False)
+    )
+
+
+def run_jobs(jobs: Iterable, *, n_jobs: int | None, total: int, desc: str, verbose: int = 0,
+             prefer: str | None = None) -> list:
+    """Run joblib ``delayed`` jobs and return their results in order.
+
+    Parameters
+    ----------
+    jobs : iterable of delayed calls
+        The jobs, e.g. ``(delayed(f)(i) for i in range(n))`` with
+        :func:`sklearn.utils.parallel.delayed`.
+    n_jobs : int or None
+        As for every estimator: ``None`` means 1 unless inside a
+        ``joblib.parallel_backend`` context, ``-1`` all processors. ``0`` is
+        an error.
+    total : int
+        Number of jobs (the length of the progress bar).
+    desc : str
+        Label of the progress bar.
+    verbose : int, default=0
+        ``verbose >= 1`` shows a tqdm progress bar on stderr.
+    prefer : {"processes", "threads"} or None, default=None
+        joblib's soft hint for the default backend (``"threads"`` for work that
+        releases the GIL); a backend set by the user still wins.
+
+    Returns
+    -------
+    list
+        The results, in the order of ``jobs``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_jobs`` is 0.
+
+    Notes
+    -----
+    Dispatch goes through :class:`sklearn.utils.parallel.Parallel`, which
+    carries scikit-learn's configuration into the workers. Results stream as a
+    generator only where :func:`supports_generator` says the backend allows it;
+    otherwise they are collected into a list first and the bar, if shown,
+    advances when all jobs are done.
+
+    Examples
+    --------
+    >>> from sklearn.utils.parallel import delayed
+    >>> from ensemble._parallel import run_jobs
+    >>> run_jobs((delayed(pow)(i, 2) for i in range(4)), n_jobs=1, total=4, desc="squares")
+    [0, 1, 4, 9]
+    """
+    if n_jobs == 0:
+        raise ValueError(
+            "n_jobs=0 has no meaning: use None or 1 for one job, a positive count, "
+            "or -1 for all processors"
+        )
+    streaming = supports_generator(prefer)
+    parallel = Parallel(n_jobs=n_jobs, return_as="generator" if streaming else "list", prefer=prefer)
+    results: Iterable[Any] = parallel(jobs)
+    if verbose:
+        results = _progress(results, total=total, desc=desc)
+    return list(results)
+
+
+def _progress(iterable: Iterable, total: int, desc: str):
+    """Wrap ``iterable`` in a tqdm progress bar on stderr."""
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, total=total, desc=desc)
