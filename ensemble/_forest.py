@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import delayed
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensemble import _kernels
 from ensemble._base import MAX_SEED, bootstrap_weights, categorical_mask, encode_target
@@ -37,6 +37,7 @@ from ensemble._voting import (
 )
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
 from trees._labels import ordered_categories
+from trees._validation import check_sample_weight
 
 logger = logging.getLogger(__name__)
 
@@ -499,14 +500,7 @@ default="squared_error"
             self.categorical_features, n_features, getattr(self, "feature_names_in_", None)
         )
         if sample_weight is not None:
-            try:
-                sample_weight = _check_sample_weight(
-                    sample_weight, X, dtype=np.float64, ensure_non_negative=True, allow_all_zero_weights=False
-                )
-            except ValueError as error:
-                if "sample_weight" in str(error):
-                    raise
-                raise ValueError(f"sample_weight: {error}") from error
+            sample_weight = check_sample_weight(sample_weight, X.shape[0])
 
         rng = check_random_state(self.random_state)
         keep = slice(None) if sample_weight is None else sample_weight > 0

@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import delayed
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 import relabel
 from relabel import TooManyRegionsError
@@ -25,6 +25,7 @@ from ensemble._parallel import run_jobs
 from ensemble._voting import VOTES, combine_votes, vote_counts, voters_certificate
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
 from trees._labels import ordered_categories
+from trees._validation import check_sample_weight
 
 logger = logging.getLogger(__name__)
 
@@ -642,15 +643,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         y_idx = encode_target(self, y, categories)
         X = np.ascontiguousarray(X)
         if sample_weight is not None:
-            try:
-                sample_weight = _check_sample_weight(
-                    sample_weight, X, dtype=np.float64, ensure_non_negative=True, allow_all_zero_weights=False
-                )
-            except ValueError as error:
-                # scikit-learn says "Sample weights" in some messages; name the parameter every time.
-                if "sample_weight" in str(error):
-                    raise
-                raise ValueError(f"sample_weight: {error}") from error
+            sample_weight = check_sample_weight(sample_weight, X.shape[0])
 
         n_features = X.shape[1]
         names = getattr(self, "feature_names_in_", None)

@@ -17,9 +17,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from trees._labels import encode_labels, ordered_categories
+from trees._validation import check_sample_weight
 
 from ._rankrules_core import (
     IMPURITIES,
@@ -334,7 +335,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         categories = ordered_categories(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        sample_weight = _validate_sample_weight(sample_weight, X)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
         self.classes_, codes = encode_labels(y, self.classes if self.classes is not None else categories)
         n_classes = self.classes_.shape[0]
         absent = np.setdiff1d(np.arange(n_classes), codes)
@@ -481,8 +482,8 @@ class RankRules(ClassifierMixin, BaseEstimator):
         Examples
         --------
         >>> model = RankRules(n_rules=5, random_state=0).fit([[0.0], [1.0], [2.0]], [1, 2, 3])
-        >>> model.predict_proba([[1.0]]).sum().round(12)
-        np.float64(1.0)
+        >>> float(model.predict_proba([[1.0]]).sum().round(12))
+        1.0
         """
         return cumulative_proba(self.decision_function(X), self.thresholds_)
 
@@ -624,19 +625,6 @@ def _log_rank_loss(scores, codes, n_classes, log_weight):
     plus, minus = _totals(codes, a, b, n_classes)
     shift = (log_weight - scores).max() + (log_weight + scores).max()
     return float(np.log(plus @ minus) + shift)
-
-
-def _validate_sample_weight(sample_weight, X):
-    """Finite, non-negative weights of the right length, not all zero (ValueError naming them)."""
-    sample_weight = _check_sample_weight(
-        sample_weight, X, dtype=np.float64, ensure_non_negative=True,
-        allow_all_zero_weights=True,
-    )
-    if not np.all(np.isfinite(sample_weight)):
-        raise ValueError("sample_weight must be finite; got NaN or infinite values.")
-    if not np.any(sample_weight > 0):
-        raise ValueError("sample_weight must contain at least one non-zero weight; all are zero.")
-    return sample_weight
 
 
 def _make_rule(lower, upper, response):

@@ -1,26 +1,61 @@
-"""Shared test configuration: hypothesis profiles and plotting fixtures."""
+"""Shared test configuration: hypothesis profiles and seed, plotting fixtures."""
 
 import os
+import secrets
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-# Small, deadline-free profiles keep the whole suite within CI's budget on 2 cores;
-# under CI the examples are derandomised so that a run is reproducible.
+# Deadline-free profiles keep the whole suite within CI's budget on 2 cores. Both draw
+# fresh examples on every run: every CI run tries new inputs, and the seed printed at
+# the end of the run reproduces a failure. derandomize=False is explicit because
+# hypothesis' built-in profile under $CI (the parent of ours) derandomises.
 settings.register_profile(
     "ci",
     deadline=None,
-    max_examples=25,
-    derandomize=True,
+    max_examples=50,
+    derandomize=False,
+    database=None,
+    print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile(
     "dev",
     deadline=None,
     max_examples=25,
+    derandomize=False,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+_SEED_KEY = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    """Give hypothesis one seed for the run (``--hypothesis-seed``, else $HYPOTHESIS_SEED, else fresh)."""
+    # tryfirst: hypothesis' own pytest_configure reads the option right after this one.
+    seed = config.getoption("hypothesis_seed", default=None)
+    if seed is None:
+        seed = os.environ.get("HYPOTHESIS_SEED") or str(secrets.randbelow(2**32))
+        config.option.hypothesis_seed = seed
+    config.stash[_SEED_KEY] = str(seed)
+
+
+def _seed_line(config):
+    seed = config.stash.get(_SEED_KEY, None)
+    profile = settings.get_current_profile_name()
+    return f"hypothesis seed {seed} (profile {profile!r}); rerun with: --hypothesis-seed={seed}"
+
+
+def pytest_report_header(config):
+    """Print the hypothesis seed of this run at the start."""
+    return _seed_line(config)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Print the hypothesis seed again at the end, next to the failures it reproduces."""
+    terminalreporter.write_line(_seed_line(config))
 
 
 @pytest.fixture

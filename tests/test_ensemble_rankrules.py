@@ -1,12 +1,13 @@
 """Tests of ensemble.RankRules and its kernels against brute-force computations over pairs."""
 
 import itertools
+import math
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from scipy.optimize import minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 
 from ensemble import RankRules
 from ensemble._rankrules import TECHNIQUES, Condition, Rule
@@ -88,6 +89,43 @@ def brute_force_criterion(technique, codes, scores, covered, beta):
     if technique == "cs":  # (20): alpha restricted to {-beta, beta}
         return min(pairwise_loss(codes, scores, covered, s * beta) for s in (-1, 1))
     raise AssertionError(technique)
+
+
+def paper_impurity(technique, codes, scores, covered, beta):
+    """L_m(Phi) of a rule from the paper's equations, with the pair sums of the double loop.
+
+    The constant W of an iteration is dropped, so that a rule affecting no pair scores 0.
+    """
+    w_gt, w_lt, _, c_gt, c_lt = pairwise_sums(codes, scores, covered)
+    if technique == "sm":  # (7) at alpha of (9): 2 sqrt(W> W<) + W0, with W0 = W - W> - W<
+        return 2.0 * math.sqrt(w_gt * w_lt) - w_gt - w_lt
+    if technique == "gd":  # (12): -|sum_ij Phi(x_i, x_j) w_ij|
+        return -abs(w_gt - w_lt)
+    if technique == "gb":  # (18) at its least-squares alpha: -(sum Phi w)^2 / sum Phi^2 (+ sum w^2)
+        return -((w_gt - w_lt) ** 2) / (c_gt + c_lt) if c_gt + c_lt else 0.0
+    if technique == "cs":  # (20): alpha restricted to {-beta, beta}
+        return min(math.exp(-a) * w_gt + math.exp(a) * w_lt for a in (beta, -beta)) - w_gt - w_lt
+    raise AssertionError(technique)
+
+
+def brute_force_thresholds(scores, codes, n_classes, weight=None):
+    """Thresholds minimising the whole objective of eq. (8) numerically, and that objective.
+
+    sum_i w_i sum_k exp(-y_ik (f_i - theta_k)) with y_ik = +1 if y_i > k else -1, minimised
+    over theta in R^(K-1) by BFGS (no closed form, no per-class decomposition).
+    """
+    scores, codes = np.asarray(scores, float), np.asarray(codes)
+    weight = np.ones(len(codes)) if weight is None else np.asarray(weight, float)
+    y_ik = np.array([[1.0 if codes[i] >= k else -1.0 for k in range(1, n_classes)] for i in range(len(codes))])
+
+    def objective(theta):
+        return float(np.sum(weight[:, None] * np.exp(-y_ik * (scores[:, None] - theta[None, :]))))
+
+    def gradient(theta):
+        return np.sum(weight[:, None] * y_ik * np.exp(-y_ik * (scores[:, None] - theta[None, :])), axis=0)
+
+    res = minimize(objective, np.zeros(n_classes - 1), jac=gradient, method="BFGS", options={"gtol": 1e-10})
+    return res.x, objective
 
 
 def tiny_problem(seed, n=9, n_features=2, n_classes=3):
@@ -306,7 +344,7 @@ def ordinal_data(seed=0, n=300, n_classes=4, noise=0.2):
 
 
 def reference_rule(X, codes, scores, n_classes, technique="sm", beta=0.1):
-    """Grow one rule naively: every cut of every attribute scored from the O(N^2) pair loops."""
+    """Grow one rule naively: every cut of every attribute scored by the paper's L_m from O(N^2) pair loops."""
     n, n_features = X.shape
     covered = np.ones(n, bool)
     current = 0.0
@@ -320,11 +358,9 @@ def reference_rule(X, codes, scores, n_classes, technique="sm", beta=0.1):
             candidates = [covered & (X[:, p] <= lo) for lo, _ in cuts]
             candidates += [covered & (X[:, p] >= hi) for _, hi in cuts]
             for new in candidates:
-                    w_gt, w_lt, w_0, c_gt, c_lt = pairwise_sums(codes, scores, new)
-                    counts = (np.array(float(c_gt)), np.array(float(c_lt)))
-                    value = float(IMPURITIES[technique](np.array(w_gt), np.array(w_lt), counts, beta))
-                    if value < best[0] - 1e-12 * abs(best[0]) or best[1] is None:
-                        best = (value, new)
+                value = paper_impurity(technique, codes, scores, new, beta)
+                if value < best[0] - 1e-12 * abs(best[0]) or best[1] is None:
+                    best = (value, new)
         if not best[0] < current - 1e-12 * abs(current):
             break
         current, covered = best
@@ -372,7 +408,10 @@ def test_predict_reads_classes_off_the_thresholds():
     X, y = ordinal_data(seed=3)
     model = RankRules(n_rules=40, random_state=1).fit(X, y)
     f = model.decision_function(X)
-    np.testing.assert_allclose(model.thresholds_, fit_thresholds(f, y - 1, 4), atol=1e-10)
+    theta, objective = brute_force_thresholds(f, y - 1, 4)
+    np.testing.assert_allclose(model.thresholds_, theta, atol=1e-8)
+    assert objective(model.thresholds_) <= objective(theta) * (1 + 1e-12)
+    assert np.all(np.diff(model.thresholds_) >= 0)  # constraint (3)
     expected = model.classes_[np.sum(f[:, None] >= model.thresholds_[None, :], axis=1)]
     np.testing.assert_array_equal(model.predict(X), expected)
 

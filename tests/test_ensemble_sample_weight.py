@@ -6,7 +6,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ensemble import OTreeBagger
-from ensemble._base import bootstrap_weights as _bootstrap_weights
 
 
 def _data(n=60, n_classes=4, seed=0):
@@ -100,25 +99,54 @@ def test_zero_weight_rows_equal_dropped_rows_without_bootstrap():
     _assert_same_models(a, b)
 
 
-@pytest.mark.parametrize("relabel_counts", ["train", "bootstrap"])
-def test_counts_are_the_weighted_counts(relabel_counts):
-    """Check that each group's counts equal an independent weighted recount (union of bootstraps or all rows)."""
+def test_counts_are_the_weighted_counts_of_all_rows():
+    """Check that with relabel_counts='train' each group's counts equal an independent weighted recount."""
     X, y = _data(n=50, seed=4)
     w = np.random.RandomState(0).choice([0.0, 0.1, 1 / 3, 1.0, 2.5], size=X.shape[0])
-    model = OTreeBagger(n_estimators=4, group_size=2, relabel_counts=relabel_counts, random_state=1)
+    model = OTreeBagger(n_estimators=4, group_size=2, relabel_counts="train", random_state=1)
     model.fit(X, y, sample_weight=w)
-    if relabel_counts == "train":
-        union = [np.ones(X.shape[0])] * len(model.groups_)
-    else:
-        # The bootstrap draws replayed from the seeds fit() draws in the parent.
-        union = []
-        all_seeds = np.random.RandomState(1).randint(np.iinfo(np.int32).max, size=(2, 2, 2))
-        for seeds in all_seeds:
-            mult = sum(_bootstrap_weights(X.shape[0], s[0], True, w) for s in seeds)
-            union.append(mult)
+    union = [np.ones(X.shape[0])] * len(model.groups_)
     for counts, group in zip(_recount(model, X, y, w, union), model.groups_):
         np.testing.assert_allclose(group.counts, counts, rtol=1e-12, atol=1e-12)
     assert model.is_consistent()
+
+
+def _multiplicities(tree, y_idx, w, base):
+    """Each row's bootstrap multiplicity in ``tree``, decoded from the root's weighted class counts.
+
+    Row i weighs base**-i, so a class total sum_i m_i base**-i (exact in float64) holds
+    the multiplicities m_i < base as its digits; rows of weight 0 read as 0.
+    """
+    top = len(w) - 1
+    mult = np.zeros(len(w), dtype=np.int64)
+    for c, total in enumerate(tree.tree_.value[0]):
+        digits = int(round(total * float(base) ** top))
+        for i in np.flatnonzero((y_idx == c) & (w > 0)):
+            mult[i] = digits // base ** (top - i) % base
+    return mult
+
+
+@pytest.mark.parametrize("random_state", [1, 2])
+def test_bootstrap_counts_are_the_weighted_union_of_the_bootstrap_samples(random_state):
+    """Check that relabel_counts='bootstrap' counts each row drawn by some tree of the group once, times its weight."""
+    X, y = _data(n=16, seed=4)
+    base = 8  # a multiplicity of 8 or more in 16 draws is rare; the decoded totals are checked below
+    w = float(base) ** -np.arange(16)
+    w[[3, 10]] = 0.0
+    model = OTreeBagger(n_estimators=6, group_size=3, relabel_counts="bootstrap", random_state=random_state)
+    model.fit(X, y, sample_weight=w)
+    y_idx = np.searchsorted(model.classes_, y)
+    union = []
+    for group in model.groups_:
+        mult = [_multiplicities(tree, y_idx, w, base) for tree in group.trees]
+        for tree, m in zip(group.trees, mult):
+            # The decoding is exact: the multiplicities rebuild the tree's root counts.
+            np.testing.assert_array_equal(np.bincount(y_idx, weights=m * w, minlength=4), tree.tree_.value[0])
+            assert m[w > 0].sum() <= 16
+        union.append(np.sum(mult, axis=0))
+    assert any(np.any((u == 0) & (w > 0)) for u in union), "every row was drawn: the test shows nothing"
+    for counts, group in zip(_recount(model, X, y, w, union), model.groups_):
+        np.testing.assert_array_equal(group.counts, counts)
 
 
 def test_scaled_weights_give_the_same_model():
@@ -196,12 +224,12 @@ def test_sample_weight_none_equals_unit_weights():
 @pytest.mark.parametrize(
     "w, match",
     [
-        (lambda n: -np.ones(n), "sample_weight"),
-        (lambda n: np.full(n, np.nan), "sample_weight"),
-        (lambda n: np.full(n, np.inf), "sample_weight"),
-        (lambda n: np.ones(n - 1), "sample_weight"),
-        (lambda n: np.ones((n, 2)), "sample_weight: .*1D"),
-        (lambda n: np.zeros(n), "sample_weight: .*non-zero"),
+        (lambda n: -np.ones(n), "sample_weight must be non-negative"),
+        (lambda n: np.full(n, np.nan), "sample_weight must be finite"),
+        (lambda n: np.full(n, np.inf), "sample_weight must be finite"),
+        (lambda n: np.ones(n - 1), "sample_weight has 29 entries but there are 30 samples"),
+        (lambda n: np.ones((n, 2)), r"sample_weight must be a 1D array .* got an array of shape \(30, 2\)"),
+        (lambda n: np.zeros(n), "sample_weight must contain at least one non-zero weight"),
     ],
     ids=["negative", "nan", "inf", "length", "2d", "all-zero"],
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import networkx as nx
 import numpy as np
@@ -133,32 +134,49 @@ def test_certificate_rejects_wrong_flows_and_cuts():
     assert pf.certify(n, excess, start, nbr, mate, kind, _TABLE, res, np.array([True, True, True])) == -1
 
 
-def _explicit_arcs(problem, table):
-    """The cut graph's arcs from the equations, one (tail, head, capacity) per direction."""
-    n, km = problem.n_regions, problem.n_classes - 1
-    inf = int(table[0, 0])
-    arcs = []
-    node = lambda r, j: r * km + j  # noqa: E731
-    for r in range(n):
-        for j in range(1, km):
-            arcs.append((node(r, j), node(r, j - 1), inf))  # eq. (2)
-    for e, (a, b) in enumerate(problem.edges):
-        for j in range(1, km):
-            arcs.append((node(a, j), node(b, j - 1), inf))  # tight eq. (6)-(8)
-            arcs.append((node(b, j), node(a, j - 1), inf))
-        weight = int(table[2, 0]) if problem.delta1[e] else int(table[3, 0]) if problem.delta2[e] else 0
-        if weight:
-            for j in range(km):
-                arcs.append((node(a, j), node(b, j), weight))  # eq. (7)-(10)
-                arcs.append((node(b, j), node(a, j), weight))
-    return sorted(arcs)
+def _explicit_cut_graph(counts, edges):
+    """The cut graph of DESIGN.md section 4, from the integer counts and the edges alone.
+
+    Node r (K-1) + j is x_{r,j+1} (label(r) > j). Returns the finite arcs
+    [(tail, head, capacity)], the implication arcs [(tail, head)] (infinite capacity)
+    and the node excesses (-unary coefficient: > 0 is a source arc, < 0 a sink arc),
+    in units of the scale S = 9 N (K-1) that section 4 gives for integer counts and
+    the default penalties.
+    """
+    counts = np.asarray(counts)
+    assert np.array_equal(counts, np.round(counts)), "the rule S = 9 N (K-1) is for integer counts"
+    n, n_classes = counts.shape
+    km = n_classes - 1
+    scale = 9 * n * km
+    c1 = Fraction(scale, n * km)  # C1 = 1 / (N (K-1))
+    c2 = Fraction(scale * 10, 9 * n * km)  # C2 = 1 / (0.9 N (K-1))
+    assert c1.denominator == c2.denominator == 1
+
+    def node(r, j):
+        return r * km + j
+
+    # c_{r,k} = sum_i |i - k| p_{r,i}; the objective's unary term of x_{r,k} is c_{r,k+1} - c_{r,k}.
+    cost = [[scale * sum(abs(i - k) * int(counts[r, i]) for i in range(n_classes)) for k in range(n_classes)]
+            for r in range(n)]
+    excess = [cost[r][j] - cost[r][j + 1] for r in range(n) for j in range(km)]
+    implications = [(node(r, j), node(r, j - 1)) for r in range(n) for j in range(1, km)]  # eq. (2)
+    empty = [int(counts[r].sum()) == 0 for r in range(n)]
+    finite = []
+    for a, b in sorted({(min(a, b), max(a, b)) for a, b in np.asarray(edges).tolist() if a != b}):
+        for j in range(1, km):  # tight form of (6)-(8): x_{a,j+1} <= x_{b,j} and x_{b,j+1} <= x_{a,j}
+            implications += [(node(a, j), node(b, j - 1)), (node(b, j), node(a, j - 1))]
+        penalty = c1 if empty[a] and empty[b] else c2 if empty[a] or empty[b] else 0  # Delta1, Delta2
+        for j in range(km if penalty else 0):  # C |x_{a,j} - x_{b,j}|: one arc each way
+            finite += [(node(a, j), node(b, j), int(penalty)), (node(b, j), node(a, j), int(penalty))]
+    return sorted(finite), sorted(implications), np.array(excess, dtype=np.int64)
 
 
 @pytest.mark.parametrize("n_features, n_trees, n_classes, seed", [(2, 3, 5, 0), (4, 2, 3, 1), (3, 2, 2, 2), (1, 3, 4, 3)])
 def test_builder_writes_the_equations(n_features, n_trees, n_classes, seed):
     """Check that the half-arc lists hold exactly the arcs of DESIGN.md section 4, with mutual mates."""
     part, _, _, _, counts = fused_instance(n_features, n_trees, 8, n_classes, seed)
-    problem = relabel.ConsistencyProblem.from_counts(counts, relabel.adjacency_edges(part).edges)
+    edges = relabel.adjacency_edges(part).edges
+    problem = relabel.ConsistencyProblem.from_counts(counts, edges)
     assert problem.delta1.any() or problem.delta2.any()
     g = graphcut.build_cut_graph(problem)
     total = int(g.start[-1])
@@ -167,11 +185,18 @@ def test_builder_writes_the_equations(n_features, n_trees, n_classes, seed):
     assert np.array_equal(g.nbr[g.mate], owner)
     assert np.array_equal(g.table[g.kind, 1], g.table[g.kind[g.mate], 0])
     assert np.array_equal(g.res, g.table[g.kind, 0])
+    finite, implications, excess = _explicit_cut_graph(counts, edges)
+    assert np.array_equal(g.excess, excess)
     tail, head, cap = pf.arc_list(g.n_nodes, g.start, g.nbr, g.kind, g.table)
-    assert sorted(zip(tail.tolist(), head.tolist(), cap.tolist())) == _explicit_arcs(problem, g.table)
-    # Unary terms: excess = c_{n,k} - c_{n,k+1} in the scaled units.
-    scaled = relabel._scaling.integer_scaling(problem)
-    assert np.array_equal(g.excess, -np.diff(scaled.costs, axis=1).ravel())
+    arcs = list(zip(tail.tolist(), head.tolist(), cap.tolist()))
+    # An implication is "infinite" when no minimum cut can cross it: its capacity must
+    # exceed the cut of the all-zero labelling (every source arc), and all are equal.
+    all_zero_cut = int(excess[excess > 0].sum())
+    assert all_zero_cut > 10
+    infinite = [arc for arc in arcs if arc[2] > all_zero_cut]
+    assert len({arc[2] for arc in infinite}) <= 1  # none when K = 2
+    assert sorted((t, h) for t, h, _ in infinite) == implications
+    assert sorted(arc for arc in arcs if arc[2] <= all_zero_cut) == finite
 
 
 @settings(max_examples=60, deadline=None)

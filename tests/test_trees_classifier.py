@@ -1,5 +1,7 @@
 """Tests of OrdinalTreeClassifier: oracles (scikit-learn, brute-force grower), weights, labels, errors."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import assume, given
@@ -8,7 +10,70 @@ from sklearn.base import clone
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from trees import CRITERIA, OrdinalDecisionTreeClassifier, OrdinalTreeClassifier
-from trees.criteria import impurity, split_gain
+
+
+# ---------------------------------------------------------------- oracle impurities
+# Written from the table of DESIGN.md section 3 with plain loops over classes, so that
+# the reference growers below share no code with trees.criteria.
+def oracle_impurity(criterion, counts, power=1.0, present=None):
+    """I(T) of one node from its (weighted) class counts n_1..n_K; 0 for an empty node."""
+    counts = [float(c) for c in counts]
+    K, n = len(counts), sum(counts)
+    if n == 0:
+        return 0.0
+    p = [c / n for c in counts]
+    if criterion == "gini":
+        return 1.0 - sum(q * q for q in p)
+    if criterion == "entropy":
+        return -sum(q * math.log2(q) for q in p if q > 0)
+    if criterion == "ogini":
+        total, F = 0.0, 0.0
+        for q in p:
+            F += q
+            total += F * (1.0 - F)
+        return total
+    if criterion == "ranking":
+        return sum((j - i) * counts[i] * counts[j] for i in range(K) for j in range(i + 1, K))
+    if criterion == "wig":
+        if present is None:
+            present = [c > 0 for c in counts]
+        mode = 0
+        for k in range(K):
+            if counts[k] > counts[mode]:  # strict: the lowest class wins ties
+                mode = k
+        dist = [abs(k - mode) ** power for k in range(K)]
+        norm = sum(dist[u] for u in range(K) if present[u])
+        if norm == 0:  # only the mode is present: every weight is 0
+            return 0.0
+        return -sum(dist[k] / norm * p[k] * math.log2(p[k]) for k in range(K) if p[k] > 0)
+    raise ValueError(criterion)
+
+
+def oracle_gain(criterion, left, right, power=1.0):
+    """Split score of DESIGN.md section 3: weighted by n_child / n, except ranking (raw counts)."""
+    parent = [a + b for a, b in zip(left, right)]
+    present = [c > 0 for c in parent] if criterion == "wig" else None
+    imp = [oracle_impurity(criterion, c, power, present) for c in (parent, left, right)]
+    if criterion == "ranking":
+        return imp[0] - imp[1] - imp[2]
+    n = sum(parent)
+    return imp[0] - sum(left) / n * imp[1] - sum(right) / n * imp[2]
+
+
+@pytest.mark.parametrize(
+    "criterion, left, right, power, expected",
+    [
+        ("gini", [97, 3, 1, 2], [2, 85, 5, 6], 1.0, 0.388493),
+        ("ogini", [97, 3, 1, 2], [2, 85, 5, 6], 1.0, 0.214248),
+        ("wig", [97, 3, 1, 2], [2, 85, 5, 6], 1.0, 0.077039),
+        ("wig", [97, 3, 1, 2], [2, 85, 5, 6], 2.0, 0.040855),
+        ("wig", [97, 3, 1, 2], [2, 85, 5, 6], 4.0, 0.014081),
+        ("ranking", [28, 20, 1, 2], [2, 5, 35, 67], 1.0, 11326.0),
+    ],
+)
+def test_oracle_gains_reproduce_the_reference_values(criterion, left, right, power, expected):
+    """Check that the test's own impurity formulas give DESIGN.md's published reference gains."""
+    assert oracle_gain(criterion, left, right, power) == pytest.approx(expected, abs=5e-7)
 
 
 def make_ordinal(n, d=4, k=4, seed=0, noise=0.3):
@@ -87,7 +152,7 @@ def _walk_until_tie(ours, ref, X, y, criterion):
         gains = []
         for f, t in ((fa, ta), (fb, tb)):
             lc = np.bincount(y[idx[X[idx, f] <= t]], minlength=K)
-            gains.append(float(split_gain(criterion, lc, counts - lc)))
+            gains.append(oracle_gain(criterion, lc, counts - lc))
         ties.append(gains)
     return ties
 
@@ -140,12 +205,12 @@ def reference_tree(X, y, w, n_classes, criterion, max_depth, min_samples_split, 
                     if go_left.sum() < min_samples_leaf or (~go_left).sum() < min_samples_leaf:
                         continue
                     lc = np.bincount(y[idx[go_left]], weights=w[idx[go_left]], minlength=n_classes)
-                    candidates.append((float(split_gain(criterion, lc, value - lc, wig_power=power)), f, thr))
+                    candidates.append((oracle_gain(criterion, lc, value - lc, power), f, thr))
             if candidates:
                 # Documented tie rule: gains within 1e-11 of the parent's impurity tie,
                 # and the first candidate (lowest feature, then threshold) wins.
                 top = max(c[0] for c in candidates)
-                tol = 1e-11 * abs(float(impurity(criterion, value, wig_power=power)))
+                tol = 1e-11 * abs(oracle_impurity(criterion, value, power))
                 best = next(c for c in candidates if c[0] >= top - tol)
         if best is not None and value.sum() / total * best[0] + np.finfo(float).eps >= mid:
             _, f, thr = best
@@ -349,7 +414,8 @@ def test_max_depth_min_samples_and_min_impurity_decrease_are_respected():
     assert clf.get_depth() <= 4
     assert t.n_node_samples[t.children_left == -1].min() >= 7
     internal = np.flatnonzero(t.children_left != -1)
-    gains = split_gain("ogini", t.value[t.children_left[internal]], t.value[t.children_right[internal]])
+    gains = np.array([oracle_gain("ogini", t.value[a], t.value[b]) for a, b in
+                      zip(t.children_left[internal], t.children_right[internal])])
     assert np.all(t.weighted_n_node_samples[internal] / 500 * gains >= 0.002 - 1e-12)
     stump = OrdinalTreeClassifier(min_impurity_decrease=10.0).fit(X, y)
     assert stump.get_n_leaves() == 1
@@ -467,7 +533,7 @@ def test_bad_input_raises_clear_errors():
         OrdinalTreeClassifier(classes=[0, 1, 2]).fit(X, y)
     with pytest.raises(ValueError, match="duplicate"):
         OrdinalTreeClassifier(classes=[0, 1, 1, 2, 3]).fit(X, y)
-    with pytest.raises(ValueError, match="Negative values in data passed to `sample_weight`"):
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
         OrdinalTreeClassifier().fit(X, y, sample_weight=-np.ones(50))
     with pytest.raises(ValueError, match="at least one non-zero"):
         OrdinalTreeClassifier().fit(X, y, sample_weight=np.zeros(50))

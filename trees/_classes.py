@@ -12,11 +12,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from trees._grow import OrdinalTree, grow_tree
 from trees.criteria import _CRITERIA
 from trees._labels import encode_labels, ordered_categories
+from trees._validation import check_sample_weight
 
 __all__ = ["OrdinalTreeClassifier", "OrdinalDecisionTreeClassifier"]
 
@@ -206,11 +207,9 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
                 f"({self.classes_[0]!r}). Pass `classes` to fit a single-leaf tree."
             )
         self.n_classes_ = int(self.classes_.shape[0])
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
         keep = sample_weight > 0
         n_pos = int(keep.sum())
-        if n_pos == 0:
-            raise ValueError("sample_weight must have at least one positive entry")
         if not keep.all():
             X, y_idx, sample_weight = X[keep], y_idx[keep], sample_weight[keep]
 
