@@ -1,0 +1,34 @@
+"""Helpers shared by the benchmark scripts: data sets, splits and peer models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+DATA_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+
+
+def shared_names(data_dir: Path = DATA_DIR) -> list[str]:
+    """Names of the CSV data sets of the team's shared folder (without the splits files)."""
+    return sorted(p.stem for p in Path(data_dir).glob("*.csv") if not p.stem.endswith(".splits"))
+
+
+def make_ordinal_synthetic(n_samples: int, n_features: int, n_classes: int = 5, *, n_informative: int = 10,
+                           noise: float = 0.3, random_state: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Ordinal data of any dimension: a noisy additive latent score cut at its quantiles.
+
+    ``X`` is uniform on [0, 1]^d; the latent score adds a linear, a quadratic and a
+    sine term of each of the first ``n_informative`` features (the others are noise
+    features) and Gaussian noise of ``noise`` times the score's standard deviation;
+    the classes 1..K are the score's quintiles (for K = 5), so they are balanced.
+    """
+    rng = np.random.RandomState(random_state)
+    X = rng.uniform(size=(n_samples, n_features))
+    k = min(n_informative, n_features)
+    shapes = [lambda v: v, lambda v: (v - 0.5) ** 2 * 4, lambda v: np.sin(np.pi * v)]
+    weights = rng.uniform(0.5, 1.5, size=k)
+    score = sum(weights[j] * shapes[j % 3](X[:, j]) for j in range(k))
+    score = score + rng.normal(scale=noise * score.std(), size=n_samples)
+    cuts = np.quantile(score, np.arange(1, n_classes) / n_classes)
+    return X, np.searchsorted(cuts, score).astype(np.int64) + 1
