@@ -2,13 +2,15 @@
 
 Public API: :class:`OrdinalTreeClassifier` (alias ``OrdinalDecisionTreeClassifier``),
 :data:`CRITERIA`, :func:`leaf_boxes` / :class:`LeafBoxes`, the fitted structure
-:class:`OrdinalTree`, and the pure criterion functions in :mod:`trees.criteria`.
+:class:`OrdinalTree`, :func:`resolve_monotonic_cst` (scikit-learn's ``monotonic_cst``,
+names resolved) and the pure criterion functions in :mod:`trees.criteria`.
 """
 
 from trees import criteria
 from trees._boxes import LeafBoxes, leaf_boxes
 from trees._classes import OrdinalDecisionTreeClassifier, OrdinalTreeClassifier
 from trees._grow import OrdinalTree
+from trees._monotone import resolve_monotonic_cst
 from trees.criteria import CRITERIA
 
 __all__ = [
@@ -19,4 +21,5 @@ __all__ = [
     "OrdinalTreeClassifier",
     "criteria",
     "leaf_boxes",
+    "resolve_monotonic_cst",
 ]

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from trees._grow import OrdinalTree, grow_tree
 from trees.criteria import _CRITERIA
 from trees._labels import encode_labels, ordered_categories
+from trees._monotone import resolve_monotonic_cst
 from trees._validation import check_sample_weight
 
 __all__ = ["OrdinalTreeClassifier", "OrdinalDecisionTreeClassifier"]
@@ -77,6 +78,13 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Draws the feature subsets of ``max_features``; fixes the tree for a
         given seed.
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
+        Monotone constraints on the nodes' mean class index (``tree_.mean_index``),
+        in scikit-learn's convention: per feature, +1 non-decreasing, -1
+        non-increasing, 0 unconstrained; or a dict ``{feature name: -1/0/+1}``
+        when ``X`` has string column names (missing features unconstrained).
+        Only ``tree_.mean_index`` is guaranteed monotone: ``predict`` (median or
+        mode) and ``predict_proba`` are not constrained. See the Notes.
 
     Attributes
     ----------
@@ -93,6 +101,8 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         ``feature``, ``threshold``, ``value`` (weighted class counts),
         ``n_node_samples``, ``weighted_n_node_samples``, ``impurity``,
         ``node_count``, ``max_depth``, ``n_features``), breadth-first node ids.
+        Also ``mean_index``, the weighted mean class index of every node
+        (clipped into ``lower_bound``/``upper_bound`` under ``monotonic_cst``).
     leaf_label_ : ndarray of shape (node_count,)
         The class index each node would predict (used at the leaves).
     max_features_ : int
@@ -109,6 +119,24 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     so the choice does not depend on the rounding of the cumulative sums). Fit costs O(p n log n) for the presort plus O(p n K) per level;
     ``apply``/``predict`` cost O(n depth). Rows with zero weight are ignored.
 
+    Monotone constraints follow scikit-learn's regression trees, with the mean
+    class index ``sum_k k n_k / n`` (classes 0..K-1, weighted) as the value: a
+    candidate split on a constrained feature is rejected when its children's
+    means go the wrong way or leave the node's bounds; such a split gives its
+    children the bounds ``[lower, mid]`` and ``[mid, upper]`` (``mid`` the
+    average of their means, in the constraint's direction), other splits pass
+    the node's bounds on, and ``tree_.mean_index`` is every node's mean clipped
+    into its bounds. Guaranteed: along any line parallel to a feature with
+    constraint +1 (-1), the mean index of the leaf reached never decreases
+    (increases), whatever the thresholds (two points that differ in feature f
+    only are separated by a split on f, and the leaves below its two sides are
+    bounded by the same ``mid``); a mean of such trees is monotone too (DESIGN.md
+    section 9). Not guaranteed: ``tree_.value`` stays the unclipped class counts,
+    and the leaf labels (median, mode) and ``predict_proba`` are not constrained.
+    As in scikit-learn, ``max_features`` draws the features before the
+    monotone rule rejects candidates. The candidate search costs one more O(K)
+    pass for constrained features.
+
     Examples
     --------
     >>> import numpy as np
@@ -120,6 +148,16 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     [1, 2, 3]
     >>> clf.get_n_leaves(), clf.get_depth()
     (3, 2)
+
+    With ``monotonic_cst=[1]`` the leaves' mean class index never decreases in x:
+
+    >>> y_bumpy = np.array([2, 3, 1, 1, 3, 3])
+    >>> free = OrdinalTreeClassifier(max_depth=2).fit(X, y_bumpy)
+    >>> free.tree_.mean_index[free.apply(X)].tolist()
+    [1.5, 1.5, 0.0, 0.0, 2.0, 2.0]
+    >>> mono = OrdinalTreeClassifier(max_depth=2, monotonic_cst=[1]).fit(X, y_bumpy)
+    >>> mono.tree_.mean_index[mono.apply(X)].tolist()
+    [0.75, 0.75, 0.75, 0.75, 2.0, 2.0]
     """
 
     _parameter_constraints: dict = {
@@ -144,6 +182,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         "wig_power": [Interval(Real, 0.0, None, closed="neither")],
         "classes": ["array-like", None],
         "random_state": ["random_state"],
+        "monotonic_cst": ["array-like", dict, None],
     }
 
     def __init__(
@@ -159,6 +198,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         wig_power: float = 1.0,
         classes: ArrayLike | None = None,
         random_state: int | np.random.RandomState | None = None,
+        monotonic_cst: ArrayLike | dict | None = None,
     ) -> None:
         self.criterion = criterion
         self.max_depth = max_depth
@@ -170,6 +210,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         self.wig_power = wig_power
         self.classes = classes
         self.random_state = random_state
+        self.monotonic_cst = monotonic_cst
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "OrdinalTreeClassifier":
@@ -195,7 +236,9 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         ValueError
             On NaN/inf in ``X``, inconsistent lengths, a single class without
             ``classes``, ``classes`` missing a label of ``y``, negative or
-            non-finite weights, or invalid parameters.
+            non-finite weights, or invalid parameters (``monotonic_cst``: wrong
+            length, values outside {-1, 0, 1}, a dict without feature names in
+            ``X`` or naming an unknown feature).
         """
         categories = ordered_categories(y)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
@@ -214,6 +257,9 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
             X, y_idx, sample_weight = X[keep], y_idx[keep], sample_weight[keep]
 
         n_features = X.shape[1]
+        monotonic_cst = resolve_monotonic_cst(
+            self.monotonic_cst, n_features, getattr(self, "feature_names_in_", None)
+        )
         mf = self.max_features
         if mf is None:
             max_features = n_features
@@ -247,6 +293,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
             min_impurity_decrease=float(self.min_impurity_decrease),
             wig_power=float(self.wig_power),
             rng=check_random_state(self.random_state),
+            monotonic_cst=monotonic_cst,
         )
         self.leaf_label_ = _leaf_labels(self.tree_.value, self.leaf_label)
         total = self.tree_.value.sum(axis=1, keepdims=True)

@@ -48,6 +48,16 @@ class OrdinalTree:
         Sum of their weights.
     impurity : ndarray of shape (node_count,)
         The node's impurity under the tree's criterion.
+    mean_index : ndarray of shape (node_count,)
+        Weighted mean class index ``sum_k k n_k / n`` (classes 0..K-1) of every
+        node, clipped into the node's monotone bounds (``lower_bound``,
+        ``upper_bound``) when the tree was grown with monotone constraints: the
+        value that is monotone in every constrained feature.
+    lower_bound, upper_bound : ndarray of shape (node_count,)
+        The bounds each node inherits from the splits of its ancestors on
+        constrained features (``-inf``/``+inf`` without constraints).
+    monotonic_cst : ndarray of shape (n_features,), int8
+        The constraints the tree was grown with (zeros without constraints).
     depth : ndarray of shape (node_count,)
         Depth of every node (root 0).
     node_count, max_depth, n_features, n_classes, n_leaves : int
@@ -64,7 +74,21 @@ class OrdinalTree:
     [1, 4]
     """
 
-    def __init__(self, *, children_left, feature, threshold, value, n_node_samples, impurity, depth, n_features):
+    def __init__(
+        self,
+        *,
+        children_left,
+        feature,
+        threshold,
+        value,
+        n_node_samples,
+        impurity,
+        depth,
+        n_features,
+        lower_bound=None,
+        upper_bound=None,
+        monotonic_cst=None,
+    ):
         self.children_left = np.asarray(children_left, dtype=np.intp)
         self.children_right = np.where(self.children_left == -1, -1, self.children_left + 1).astype(np.intp)
         self.feature = np.asarray(feature, dtype=np.intp)
@@ -80,6 +104,18 @@ class OrdinalTree:
         self.n_classes = int(self.value.shape[1])
         is_leaf = self.children_left == -1
         self.n_leaves = int(is_leaf.sum())
+        self.lower_bound = (
+            np.full(self.node_count, -np.inf) if lower_bound is None else np.asarray(lower_bound, dtype=np.float64)
+        )
+        self.upper_bound = (
+            np.full(self.node_count, np.inf) if upper_bound is None else np.asarray(upper_bound, dtype=np.float64)
+        )
+        self.monotonic_cst = (
+            np.zeros(self.n_features, dtype=np.int8) if monotonic_cst is None else np.asarray(monotonic_cst, np.int8)
+        )
+        w = self.weighted_n_node_samples
+        mean = np.divide(self.value @ np.arange(self.n_classes), w, out=np.zeros(self.node_count), where=w > 0)
+        self.mean_index = np.minimum(np.maximum(mean, self.lower_bound), self.upper_bound)
         # Traversal tables: a leaf points to itself and never goes right (x > inf is false).
         ids = np.arange(self.node_count, dtype=np.intp)
         self._next = np.where(is_leaf, ids, self.children_left)
@@ -173,13 +209,24 @@ class _Store:
         self.value = np.zeros((capacity, n_classes))
         self.n_samples = np.zeros(capacity, dtype=np.intp)
         self.depth = np.zeros(capacity, dtype=np.intp)
+        self.lower = np.full(capacity, -np.inf)
+        self.upper = np.full(capacity, np.inf)
 
     def add(self, value: NDArray, n_samples: NDArray, depth: NDArray) -> NDArray[np.intp]:
         k = value.shape[0]
         need = self.size + k
         if need > self.left.shape[0]:
             cap = max(need, 2 * self.left.shape[0])
-            for name, fill in (("left", -1), ("feature", -2), ("threshold", -2.0), ("n_samples", 0), ("depth", 0)):
+            grown = (
+                ("left", -1),
+                ("feature", -2),
+                ("threshold", -2.0),
+                ("n_samples", 0),
+                ("depth", 0),
+                ("lower", -np.inf),
+                ("upper", np.inf),
+            )
+            for name, fill in grown:
                 old = getattr(self, name)
                 new = np.full(cap, fill, dtype=old.dtype)
                 new[: self.size] = old[: self.size]
@@ -207,6 +254,68 @@ def _segment_rank(flags: NDArray[np.bool_], seg_of_pos: NDArray[np.intp], seg_st
     return np.where(flags, within - 1, offset - within)
 
 
+def _mean_index(crit, rows: NDArray) -> NDArray:
+    """Mean class index ``sum_k k n_k / n`` of encoded rows (classes on the first axis).
+
+    Cumulative encodings hold ``C_0 .. C_{K-2}, n``, and ``sum_k k n_k =
+    (K - 1) n - sum_{j<K-1} C_j``. Empty nodes give NaN, which every comparison rejects.
+    """
+    K = rows.shape[0]
+    if crit.cumulative:
+        n = rows[-1]
+        total = (K - 1) * n
+        for c in rows[:-1]:
+            total -= c
+    else:
+        n = rows[0].copy()
+        total = np.zeros_like(n)
+        for k in range(1, K):
+            n += rows[k]
+            total += k * rows[k]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / n
+
+
+def _monotone_ok(crit, left, right, cst, lower, upper) -> NDArray[np.bool_]:
+    """Candidates of constrained features whose children keep the order and the node's bounds.
+
+    ``left``/``right`` are encoded child counts of shape (K, c, m), ``cst`` the c
+    features' constraints (+1/-1) and ``lower``/``upper`` the bounds of the node of
+    every position (m,). The rule is scikit-learn's: both children's (unclipped)
+    mean class indices lie in the node's bounds and ``cst * (mean_right -
+    mean_left) >= 0``.
+    """
+    mean_left = _mean_index(crit, left)
+    mean_right = _mean_index(crit, right)
+    ok = (mean_right - mean_left) * cst[:, None] >= 0
+    ok &= (mean_left >= lower) & (mean_left <= upper)
+    ok &= (mean_right >= lower) & (mean_right <= upper)
+    return ok
+
+
+def _bound_children(child_value: NDArray, split_cst: NDArray, lower: NDArray, upper: NDArray) -> None:
+    """Narrow, in place, the bounds of the children of splits on constrained features.
+
+    ``child_value`` holds the (left, right) class counts of every split, ``lower`` /
+    ``upper`` the bounds inherited from the parents (two per split, left first).
+    For +1 the left child's upper and the right child's lower bound become the
+    middle of the two children's mean class indices (mirrored for -1); the middle
+    is clipped into the parent's bounds so that bounds always nest.
+    """
+    w = child_value.sum(axis=1)
+    mean = (child_value @ np.arange(child_value.shape[1])) / w
+    mid = mean[0::2] / 2.0 + mean[1::2] / 2.0
+    mid = np.minimum(np.maximum(mid, lower[0::2]), upper[0::2])
+    up, down = split_cst == 1, split_cst == -1
+    # Strided views: the assignments below write into ``lower`` and ``upper``.
+    left_lower, right_lower = lower[0::2], lower[1::2]
+    left_upper, right_upper = upper[0::2], upper[1::2]
+    left_upper[up] = mid[up]
+    right_lower[up] = mid[up]
+    left_lower[down] = mid[down]
+    right_upper[down] = mid[down]
+
+
 def grow_tree(
     X: NDArray[np.float64],
     y: NDArray[np.intp],
@@ -221,13 +330,21 @@ def grow_tree(
     min_impurity_decrease: float,
     wig_power: float,
     rng: np.random.RandomState,
+    monotonic_cst: NDArray[np.int8] | None = None,
 ) -> OrdinalTree:
     """Grow a tree on rows with positive weight (validated inputs).
 
     ``y`` holds class indices 0..n_classes-1 and ``sample_weight`` is positive.
+    ``monotonic_cst`` (int8, -1/0/+1 per feature, or None) constrains the nodes'
+    mean class index as scikit-learn constrains a regression tree's values: a
+    split on a constrained feature must order its children's means and keep them
+    inside the node's bounds, and gives its children the bounds ``[lower, mid]``
+    and ``[mid, upper]`` (in the constraint's direction), ``mid`` the average of
+    the two means; every node's ``mean_index`` is clipped into its bounds.
     Returns the fitted :class:`OrdinalTree`. Time per level is
-    O(n_features * n_active * K) plus the criterion's O(K) per candidate; the
-    initial presort costs O(n_features * n log n).
+    O(n_features * n_active * K) plus the criterion's O(K) per candidate (twice
+    that for the candidates of constrained features); the initial presort costs
+    O(n_features * n log n).
     """
     crit = _CRITERIA[criterion]
     n, d = X.shape
@@ -237,6 +354,9 @@ def grow_tree(
     min_split = max(int(min_samples_split), 2 * int(min_samples_leaf))
     msl = int(min_samples_leaf)
     total_w = float(sample_weight.sum())
+    cst = None
+    if monotonic_cst is not None and np.any(monotonic_cst):
+        cst = np.asarray(monotonic_cst, dtype=np.int8)
 
     # Classes on the first axis: every per-class step is then contiguous.
     YwT = np.zeros((K, n))
@@ -313,6 +433,9 @@ def grow_tree(
         tol = _TIE_RTOL * np.abs(parent_imp)
         inner_starts = starts[1:]
         previous_total = parent_enc[:, None, :-1]
+        if cst is not None:
+            lower_at = store.lower.take(frontier).take(seg_of_pos)
+            upper_at = store.upper.take(frontier).take(seg_of_pos)
         for f0 in range(0, d, block):
             f1 = min(d, f0 + block)
             if not valid[f0:f1].any():
@@ -330,7 +453,20 @@ def grow_tree(
             gain -= _mass_encoded(crit, right, present_at, power)
             if scale_at is not None:
                 gain *= scale_at
-            G = np.where(valid[f0:f1], gain, -np.inf)
+            allowed = valid[f0:f1]
+            if cst is not None:
+                constrained = np.flatnonzero(cst[f0:f1])
+                if constrained.size:
+                    allowed = allowed.copy()
+                    allowed[constrained] &= _monotone_ok(
+                        crit,
+                        left[:, constrained],
+                        right[:, constrained],
+                        cst[f0:f1][constrained],
+                        lower_at,
+                        upper_at,
+                    )
+            G = np.where(allowed, gain, -np.inf)
             node_max = np.maximum.reduceat(G, starts, axis=1)  # (c, nf)
             top = node_max.max(axis=0)
             # Candidates within the rounding tolerance of the best are ties: the
@@ -380,6 +516,12 @@ def grow_tree(
         child_depth = np.repeat(store.depth[split_nodes] + 1, 2)
         child_ids = store.add(child_value, child_n, child_depth)
         store.left[split_nodes] = child_ids[0::2]
+        lower = np.repeat(store.lower[split_nodes], 2)
+        upper = np.repeat(store.upper[split_nodes], 2)
+        if cst is not None:
+            _bound_children(child_value, cst[sf], lower, upper)
+        store.lower[child_ids] = lower
+        store.upper[child_ids] = upper
 
         cont = continues(child_value, child_n, child_depth)
         new_slot = np.full(n_child, -1, dtype=np.intp)
@@ -418,4 +560,7 @@ def grow_tree(
         impurity=node_impurity,
         depth=store.depth[:size],
         n_features=d,
+        lower_bound=store.lower[:size],
+        upper_bound=store.upper[:size],
+        monotonic_cst=monotonic_cst,
     )
