@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import UndefinedMetricWarning
 
 from trees._labels import check_classes, ordered_categories
+from trees._validation import check_sample_weight
 
 logger = logging.getLogger(__name__)
 
@@ -119,32 +120,6 @@ def _encode(y: NDArray[Any], labels: NDArray[Any], name: str) -> NDArray[np.intp
     )
 
 
-def _check_sample_weight(sample_weight: Any, n_samples: int) -> NDArray[np.float64]:
-    """Return non-negative finite float weights of length ``n_samples`` (ones if None)."""
-    if sample_weight is None:
-        return np.ones(n_samples, dtype=np.float64)
-    w = np.asarray(sample_weight)
-    if w.ndim == 0:
-        w = np.full(n_samples, w, dtype=np.float64)
-    if w.ndim != 1:
-        raise ValueError(f"sample_weight must be 1-dimensional, got shape {w.shape}")
-    try:
-        w = w.astype(np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("sample_weight must contain numbers") from None
-    if w.shape[0] != n_samples:
-        raise ValueError(
-            f"sample_weight has {w.shape[0]} entries but there are {n_samples} samples"
-        )
-    if not np.isfinite(w).all():
-        raise ValueError("sample_weight contains NaN or infinite values")
-    if (w < 0).any():
-        raise ValueError("sample_weight must be non-negative")
-    if w.sum() <= 0:
-        raise ValueError("sample_weight must have a positive sum")
-    return w
-
-
 def _prepare_pair(
     y_true: Any, y_pred: Any, labels: Any, sample_weight: Any
 ) -> tuple[NDArray[np.intp], NDArray[np.intp], int, NDArray[np.float64]]:
@@ -164,7 +139,7 @@ def _prepare_pair(
         lab = check_classes(labels, "labels")
     rt = _encode(t, lab, "y_true")
     rp = _encode(p, lab, "y_pred")
-    w = _check_sample_weight(sample_weight, t.shape[0])
+    w = check_sample_weight(sample_weight, t.shape[0])
     return rt, rp, lab.shape[0], w
 
 
@@ -446,7 +421,7 @@ def ranked_probability_score(
             + (f" ({bad.size} rows in all)" if bad.size > 1 else "")
         )
     rt = _encode(t, lab, "y_true")
-    w = _check_sample_weight(sample_weight, t.shape[0])
+    w = check_sample_weight(sample_weight, t.shape[0])
     k = lab.shape[0]
     if k == 1:
         return 0.0

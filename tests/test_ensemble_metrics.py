@@ -305,9 +305,9 @@ def test_pair_metrics_reject_bad_input(metric):
         metric([1, 2], [1, 2], sample_weight=[1.0])
     with pytest.raises(ValueError, match="sample_weight must be non-negative"):
         metric([1, 2], [1, 2], sample_weight=[1.0, -1.0])
-    with pytest.raises(ValueError, match="sample_weight contains NaN"):
+    with pytest.raises(ValueError, match="sample_weight must be finite"):
         metric([1, 2], [1, 2], sample_weight=[1.0, np.nan])
-    with pytest.raises(ValueError, match="sample_weight must have a positive sum"):
+    with pytest.raises(ValueError, match="sample_weight must contain at least one non-zero weight"):
         metric([1, 2], [1, 2], sample_weight=[0.0, 0.0])
 
 
