@@ -24,7 +24,7 @@ from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensemble import _kernels
-from ensemble._base import MAX_SEED, bootstrap_weights, categorical_mask, encode_target
+from ensemble._base import MAX_SEED, bootstrap_weights, categorical_mask, encode_target, monotonic_array
 from ensemble._docs import fill_doc
 from ensemble._parallel import run_jobs
 from ensemble._voting import (
@@ -35,6 +35,7 @@ from ensemble._voting import (
     threshold_clusters,
     threshold_multiplicity,
 )
+import relabel
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
 from trees._labels import ordered_categories
 from trees._validation import check_sample_weight
@@ -114,6 +115,7 @@ def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
             max_depth=params["max_depth"],
             min_samples_leaf=params["min_samples_leaf"],
             max_features=params["max_features"],
+            monotonic_cst=params["monotonic_cst"],
             random_state=tree_seed,
         )
         tree.fit(X_fit, y.astype(np.float64), sample_weight=w, check_input=False)
@@ -124,6 +126,7 @@ def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
             min_samples_leaf=params["min_samples_leaf"],
             max_features=params["max_features"],
             classes=np.arange(n_classes),
+            monotonic_cst=params["monotonic_cst"],
             random_state=tree_seed,
         )
         tree.fit(X, y, sample_weight=w)
@@ -140,9 +143,21 @@ def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
     # index is the tree's value, the normalised counts its class distribution.
     leaf = _kernels.tree_apply(X, *_nodes(tree))
     counts = np.bincount(leaf * n_classes + y, weights=w, minlength=internal.shape[0] * n_classes)
-    voter = _Voter.from_counts(counts.reshape(-1, n_classes), internal)
+    voter = _Voter.from_tree(_tree_values(tree), counts.reshape(-1, n_classes), internal)
     oob = None if out_of_bag is None else (out_of_bag.astype(np.int32), voter.value[leaf[out_of_bag]])
     return tree, lo, hi, voter, oob
+
+
+def _tree_values(tree: Any) -> NDArray[np.float64]:
+    """The mean class index of every node as the tree itself holds it.
+
+    scikit-learn's regression tree stores it as its value, our trees as
+    ``mean_index``; under monotone constraints both are clipped into the bounds
+    that keep the tree monotone, so they are read, not recomputed from counts.
+    """
+    if isinstance(tree, OrdinalTreeClassifier):
+        return np.asarray(tree.tree_.mean_index, dtype=np.float64)
+    return np.asarray(tree.tree_.value, dtype=np.float64)[:, 0, 0]
 
 
 class _Voter(NamedTuple):
@@ -158,12 +173,15 @@ class _Voter(NamedTuple):
     proba: NDArray[np.float32]
 
     @classmethod
-    def from_counts(cls, counts: NDArray[np.float64], internal: NDArray[np.bool_]) -> "_Voter":
+    def from_tree(cls, values: NDArray[np.float64], counts: NDArray[np.float64],
+                  internal: NDArray[np.bool_]) -> "_Voter":
+        """From the tree's own leaf values (clipped when it is monotone) and its leaf class counts."""
         leaves = np.flatnonzero(~internal)
         total = counts[leaves].sum(axis=1)
         share = counts[leaves] / np.where(total > 0, total, 1.0)[:, None]
         value = np.zeros(internal.shape[0], dtype=np.int64)
-        value[leaves] = np.rint(share @ np.arange(counts.shape[1]) * (1 << UNIT_BITS))
+        # Rounding to the integer grid keeps the order of the values (monotone trees stay monotone).
+        value[leaves] = np.rint(values[leaves] * (1 << UNIT_BITS))
         leaf_row = np.full(internal.shape[0], -1, dtype=np.int32)
         leaf_row[leaves] = np.arange(leaves.shape[0], dtype=np.int32)
         return cls(value, leaf_row, share.astype(np.float32))
@@ -360,6 +378,12 @@ default="squared_error"
         Features whose values are categories (indices, a boolean mask or names).
         A valid point never lies on a threshold of such a feature, so they do
         not count in the bound.
+    monotonic_cst : array-like of int, dict or None, default=None
+        Monotone constraints: +1 (a larger value never lowers the class), -1
+        or 0 per feature, or a dict by feature name. Every tree is grown
+        monotone (its leaf values are kept in bounds, as in scikit-learn's
+        trees), so their mean and its cut classes are monotone; certified by
+        :meth:`is_monotone`. A categorical feature cannot be constrained.
     {classes}
     {n_jobs}
     {random_state}
@@ -427,6 +451,7 @@ default="squared_error"
         "bootstrap": ["boolean"],
         "cut_points": [StrOptions({"auto", "half", "oob"})],
         "categorical_features": ["array-like", None],
+        "monotonic_cst": ["array-like", dict, None],
         "classes": ["array-like", None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -444,6 +469,7 @@ default="squared_error"
         bootstrap: bool = True,
         cut_points: str = "auto",
         categorical_features: ArrayLike | None = None,
+        monotonic_cst: ArrayLike | dict | None = None,
         classes: ArrayLike | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
@@ -457,6 +483,7 @@ default="squared_error"
         self.bootstrap = bootstrap
         self.cut_points = cut_points
         self.categorical_features = categorical_features
+        self.monotonic_cst = monotonic_cst
         self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -496,9 +523,12 @@ default="squared_error"
             raise ValueError("cut_points='oob' learns from out-of-bag rows and needs bootstrap=True")
         y_idx = encode_target(self, y, categories)
         n_samples, n_features = X.shape
-        self._categorical = categorical_mask(
-            self.categorical_features, n_features, getattr(self, "feature_names_in_", None)
-        )
+        names = getattr(self, "feature_names_in_", None)
+        self._categorical = categorical_mask(self.categorical_features, n_features, names)
+        self._monotonic = None
+        if self.monotonic_cst is not None:
+            cst = monotonic_array(self.monotonic_cst, n_features, names, self._categorical)
+            self._monotonic = cst.astype(np.int64) if cst.any() else None
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, X.shape[0])
 
@@ -514,6 +544,7 @@ default="squared_error"
             "max_features": self.max_features,
             "bootstrap": self.bootstrap,
             "cut_points": self._cut_rule,
+            "monotonic_cst": self._monotonic,
         }
         auto = self.n_estimators == "auto"
         target = _MIN_AUTO_TREES if auto else int(self.n_estimators)
@@ -713,6 +744,54 @@ default="squared_error"
         certificate = forest_certificate(self.estimators_, self._voters, self.n_features_in_, ~self._categorical,
                                          scale=cut_spacing(self._cuts))
         return certificate["bound"] <= cut_spacing(self._cuts)
+
+    def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
+        """Certify monotone constraints from the fitted trees.
+
+        Parameters
+        ----------
+        monotonic_cst : array-like of int, dict or None, default=None
+            The constraints to check (as the parameter of the same name);
+            ``None`` checks the model's own (trivially True without any).
+
+        Returns
+        -------
+        bool
+            True when in every tree, for every pair of leaves sharing a face
+            across a constrained feature, the leaf above has a value at least as
+            high (+1; at most as high for -1) as the leaf below. Then every tree
+            is monotone along every line parallel to the feature, so is their
+            mean, and the cut classes follow (the cut points increase).
+
+        Raises
+        ------
+        ValueError
+            If ``monotonic_cst`` is invalid.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ensemble import ConsistentForestClassifier
+        >>> rng = np.random.RandomState(0)
+        >>> X = rng.uniform(size=(150, 2)); y = np.digitize(X[:, 0] + 0.2 * rng.normal(size=150), [0.3, 0.7])
+        >>> model = ConsistentForestClassifier(monotonic_cst=[1, 0], random_state=0).fit(X, y)
+        >>> model.is_monotone(), model.is_monotone([0, 1])
+        (True, False)
+        """
+        check_is_fitted(self)
+        names = getattr(self, "feature_names_in_", None)
+        if monotonic_cst is None:
+            cst = self._monotonic
+        else:
+            cst = monotonic_array(monotonic_cst, self.n_features_in_, names, self._categorical)
+        if cst is None or not np.any(cst):
+            return True
+        for tree, voter in zip(self.estimators_, self._voters):
+            partition = relabel.fuse([leaf_boxes(_NodeArrays(*_nodes(tree), self.n_features_in_))])
+            pairs = relabel.monotone_pairs(partition, cst)
+            if not relabel.is_monotone(pairs, voter.value[partition.keys[:, 0]]):
+                return False
+        return True
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,0 +1,144 @@
+"""Monotone constraints for more than two ordered classes in OTreeBagger and the certified forest."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import relabel
+from ensemble import ConsistentForestClassifier, OTreeBagger
+from trees import leaf_boxes
+
+
+def _data(n=200, d=2, seed=0, direction=(1, -1)):
+    """Classes 0..3 rising with x0 and falling with x1 (noisy, so unconstrained models break the direction)."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, d))
+    score = 2.5 * X[:, 0] * direction[0] + 1.5 * X[:, 1] * direction[1] + rng.normal(scale=0.5, size=n)
+    return X, np.digitize(score, np.quantile(score, [0.25, 0.5, 0.75]))
+
+
+def _interior(lower, upper):
+    lo = np.where(np.isfinite(lower), lower, np.where(np.isfinite(upper), upper - 1.0, -1.0))
+    hi = np.where(np.isfinite(upper), upper, lo + 2.0)
+    return (lo + hi) / 2.0
+
+
+def _exact_oracle(model, cst):
+    """Fuse every tree of the model, label the regions by predict, check every face pair along cst."""
+    partition = relabel.fuse([leaf_boxes(t) for t in model.estimators_])
+    points = _interior(partition.lower, partition.upper)
+    if isinstance(model, OTreeBagger):
+        # OTreeBagger's trees split the groups' spaces; with projection="none" that is X itself.
+        assert all(g.space is None for g in model.groups_)
+    labels = np.searchsorted(model.classes_, model.predict(points))
+    pairs = relabel.monotone_pairs(partition, cst)
+    return relabel.is_monotone(pairs, labels) and relabel.is_consistent(relabel.adjacency_edges(partition).edges,
+                                                                        labels)
+
+
+def _wrong_way_on_lines(model, X, cst, rng, n_lines=40, n_steps=200):
+    """Number of steps along random lines parallel to constrained features where the class goes the wrong way."""
+    wrong = 0
+    for f in np.flatnonzero(cst):
+        for _ in range(n_lines):
+            base = X[rng.randint(X.shape[0])].copy()
+            line = np.repeat(base[None, :], n_steps, axis=0)
+            line[:, f] = np.linspace(X[:, f].min() - 0.1, X[:, f].max() + 0.1, n_steps)
+            index = np.searchsorted(model.classes_, model.predict(line))
+            wrong += int(np.sum(np.diff(index) * cst[f] < 0))
+    return wrong
+
+
+MODELS = {
+    "otreebagger": lambda cst, **kw: OTreeBagger(n_estimators=12, group_size=3, monotonic_cst=cst, **kw),
+    "forest": lambda cst, **kw: ConsistentForestClassifier(n_estimators=30, monotonic_cst=cst, **kw),
+    "forest-ogini": lambda cst, **kw: ConsistentForestClassifier(n_estimators=30, criterion="ogini",
+                                                                 monotonic_cst=cst, **kw),
+}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_constrained_models_are_monotone_and_consistent_by_every_check(name):
+    """Check is_monotone, is_consistent, line probes and the exact fused oracle on one constrained model."""
+    X, y = _data()
+    cst = np.array([1, -1])
+    model = MODELS[name](cst, random_state=0).fit(X, y)
+    assert model.is_monotone() and model.is_consistent()
+    assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(1)) == 0
+    assert _exact_oracle(model, cst)
+    # Still a useful model: it follows the data's direction.
+    assert np.mean(np.abs(model.predict(X) - y)) < 0.6
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_unconstrained_models_break_the_direction_and_the_checks_say_so(name):
+    """Check that without constraints the same data give a model that goes the wrong way, seen by all checks."""
+    X, y = _data(seed=3)
+    cst = np.array([1, -1])
+    model = MODELS[name](None, random_state=0).fit(X, y)
+    assert model.is_monotone()  # no constraint of its own
+    assert not model.is_monotone(cst)
+    assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(1)) > 0
+    assert not _exact_oracle(model, cst)
+
+
+@settings(max_examples=12)
+@given(seed=st.integers(0, 10**6), n_classes=st.integers(3, 5), d=st.integers(1, 3),
+       sign=st.sampled_from([1, -1]), weighted=st.booleans())
+def test_random_constrained_forests_never_go_the_wrong_way(seed, n_classes, d, sign, weighted):
+    """Check the certified forest's monotonicity on random data, weights and sizes (line probes)."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(120, d))
+    y = rng.randint(0, n_classes, 120)
+    cst = np.zeros(d, dtype=int)
+    cst[0] = sign
+    w = rng.uniform(0, 2, 120) if weighted else None
+    model = ConsistentForestClassifier(n_estimators=20, monotonic_cst=cst, random_state=seed % 97).fit(
+        X, y, sample_weight=w)
+    assert model.is_monotone()
+    assert _wrong_way_on_lines(model, X, cst, rng, n_lines=10) == 0
+
+
+def test_monotone_constraints_by_name_and_their_errors():
+    """Check dict constraints by feature name, and clear errors naming monotonic_cst."""
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=["income", "debt"])
+    for model in (OTreeBagger(n_estimators=6, monotonic_cst={"income": 1, "debt": -1}, random_state=0),
+                  ConsistentForestClassifier(n_estimators=20, monotonic_cst={"income": 1, "debt": -1},
+                                             random_state=0)):
+        model.fit(frame, y)
+        assert model.is_monotone() and model.is_monotone([1, -1])
+    bad = [
+        ([1], "monotonic_cst"),
+        ([2, 0], "monotonic_cst"),
+        ({"wealth": 1}, "monotonic_cst names unknown features"),
+        ({"income": 3}, "monotonic_cst values must be -1, 0 or 1"),
+    ]
+    for cst, match in bad:
+        for estimator in (OTreeBagger(n_estimators=3, monotonic_cst=cst),
+                          ConsistentForestClassifier(n_estimators=3, monotonic_cst=cst)):
+            with pytest.raises(ValueError, match=match):
+                estimator.fit(frame, y)
+    with pytest.raises(ValueError, match="monotonic_cst"):
+        OTreeBagger(n_estimators=3, monotonic_cst={"income": 1}).fit(X, y)  # names without feature names
+    for estimator in (OTreeBagger(n_estimators=3, monotonic_cst=[1, 0], categorical_features=[0]),
+                      ConsistentForestClassifier(n_estimators=3, monotonic_cst=[1, 0], categorical_features=[0])):
+        with pytest.raises(ValueError, match="monotonic_cst.*categorical"):
+            estimator.fit(X, y)
+
+
+def test_otreebagger_keeps_constrained_features_out_of_the_projection():
+    """Check that with many features the constrained one keeps its own axis and stays monotone."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 8))
+    y = np.digitize(X[:, 0] * 2 + X[:, 1:].sum(axis=1) / 4 + rng.normal(scale=0.3, size=300), [0.8, 1.4, 2.0])
+    cst = np.zeros(8, dtype=int)
+    cst[0] = 1
+    model = OTreeBagger(n_estimators=6, monotonic_cst=cst, random_state=0).fit(X, y)
+    assert all(g.space is not None and 0 in g.space.kept and 0 not in g.space.projected for g in model.groups_)
+    assert model.is_monotone() and model.is_consistent()
+    assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(2)) == 0
+    with pytest.raises(ValueError, match="projected"):
+        model.is_monotone(np.r_[0, 1, np.zeros(6, int)])
