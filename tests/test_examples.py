@@ -14,6 +14,7 @@ CASES = {
     "plot_fused_partition.py": ["--max-depth", "3"],
     "plot_criteria.py": ["--grid-resolution", "60"],
     "compare_solvers.py": ["--n-samples", "80", "--time-limit", "60"],
+    "plot_monotone.py": ["--n-train", "80"],
 }
 
 
@@ -72,3 +73,15 @@ def test_fused_partition_example_on_the_local_wine_data(tmp_path, pyplot):
         pytest.skip("the winequality-red CSV is not beside the repository")
     argv = ["--max-depth", "3", "--output", str(tmp_path), "--data-home", str(DATA)]
     _assert_drawn(Path(_load("plot_fused_partition.py").main(argv)))
+
+
+def test_monotone_example_shows_what_it_claims(tmp_path, pyplot):
+    """Check that in the monotone example the constrained models have no wrong-way step and the others do."""
+    module = _load("plot_monotone.py")
+    X, y = module.make_credit(200, random_state=0)
+    from ensemble import OTreeBagger
+
+    free = OTreeBagger(n_estimators=12, random_state=0).fit(X, y)
+    tied = OTreeBagger(n_estimators=12, monotonic_cst=module.CST, random_state=0).fit(X, y)
+    assert module.wrong_way(free, resolution=80).shape[0] > 0 and not free.is_monotone(module.CST)
+    assert module.wrong_way(tied, resolution=80).shape[0] == 0 and tied.is_monotone()
