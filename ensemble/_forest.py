@@ -235,6 +235,59 @@ def _separate_thresholds(new: _Gaps, fixed_feature: NDArray, fixed_threshold: ND
     return _MAX_REDRAW_ROUNDS
 
 
+def _spread_thresholds(estimators: list, X_walk: NDArray[np.float64], countable: NDArray[np.bool_],
+                       rng: np.random.RandomState, *, float32: bool) -> None:
+    """Place the thresholds that fall in one gap between training values evenly across it.
+
+    For r-consistency (DESIGN.md section 4c) what counts is how many trees have a
+    threshold within r_f of one another; drawn at random, thresholds sharing a gap
+    cluster by chance. Every threshold of feature f lies in a gap between two
+    consecutive distinct training values a < b (inside its node's own gap, so the
+    training rows keep their sides); the k trees with a threshold in one gap put
+    them at a + (i + 1/2) (b - a) / k, i = 0..k-1, in a random order of the trees
+    (all of one tree's thresholds in that gap at its slot).
+    """
+    feature, threshold, owner = _split_thresholds(estimators)
+    nodes = [np.flatnonzero(np.asarray(_nodes(tree)[0]) >= 0) for tree in estimators]
+    new = threshold.copy()
+    for f in np.flatnonzero(countable):
+        on_f = np.flatnonzero(feature == f)
+        if on_f.shape[0] == 0:
+            continue
+        values = np.unique(X_walk[:, f])
+        gap = np.searchsorted(values, threshold[on_f], side="right")  # values[gap - 1] <= t < values[gap]
+        inside = (gap > 0) & (gap < values.shape[0])
+        on_f, gap = on_f[inside], gap[inside]
+        lo, hi = values[gap - 1], values[gap]
+        if float32:
+            lo, hi = _float32_margins(lo, hi)
+        # One slot per tree and gap (a tree counts once, whatever its branches), the
+        # trees of a gap in random order.
+        tree = owner[on_f]
+        slot_key = np.unique(np.column_stack((gap, tree)), axis=0, return_inverse=True)[1].ravel()
+        n_slots = int(slot_key.max()) + 1
+        slot_gap = np.zeros(n_slots, dtype=np.int64)
+        slot_gap[slot_key] = gap
+        order = np.lexsort((rng.random_sample(n_slots), slot_gap))
+        starts = np.concatenate(([True], slot_gap[order][1:] != slot_gap[order][:-1]))
+        run = np.cumsum(starts) - 1
+        first = np.flatnonzero(starts)[run]
+        rank = np.empty(n_slots, dtype=np.int64)
+        rank[order] = np.arange(n_slots) - first
+        count = np.empty(n_slots, dtype=np.int64)
+        count[order] = np.bincount(run)[run]
+        spread = lo + (rank[slot_key] + 0.5) * (hi - lo) / count[slot_key]
+        new[on_f] = np.where(hi > lo, np.minimum(spread, np.nextafter(hi, -np.inf)), lo)
+    start = 0
+    for tree, inner in zip(estimators, nodes):
+        moved = new[start : start + inner.shape[0]]
+        current = np.array(_nodes(tree)[3], dtype=np.float64)
+        if not np.array_equal(current[inner], moved):
+            current[inner] = moved
+            _set_thresholds(tree, current)
+        start += inner.shape[0]
+
+
 def _split_thresholds(estimators: list) -> tuple:
     """Feature, threshold and tree index of every split of the fitted trees."""
     nodes = [_nodes(tree) for tree in estimators]
@@ -384,6 +437,15 @@ default="squared_error"
         monotone (its leaf values are kept in bounds, as in scikit-learn's
         trees), so their mean and its cut classes are monotone; certified by
         :meth:`is_monotone`. A categorical feature cannot be constrained.
+    resolution : float, array-like or None, default=None
+        r-consistency (DESIGN.md section 4c): no classes two apart between points
+        closer than r_f along every feature (one value for all features or one
+        per feature, in the features' units). The thresholds that fall in one
+        gap between training values are then spread evenly across it (not
+        drawn at random), and the bound counts the trees with a threshold in
+        one window of width r_f and the jumps between r-neighbouring leaves;
+        ``n_estimators="auto"`` grows the trees this needs. ``None`` is the
+        paper's pointwise consistency.
     {classes}
     {n_jobs}
     {random_state}
@@ -452,6 +514,7 @@ default="squared_error"
         "cut_points": [StrOptions({"auto", "half", "oob"})],
         "categorical_features": ["array-like", None],
         "monotonic_cst": ["array-like", dict, None],
+        "resolution": [Interval(Real, 0, None, closed="left"), "array-like", None],
         "classes": ["array-like", None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -470,6 +533,7 @@ default="squared_error"
         cut_points: str = "auto",
         categorical_features: ArrayLike | None = None,
         monotonic_cst: ArrayLike | dict | None = None,
+        resolution: float | ArrayLike | None = None,
         classes: ArrayLike | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
@@ -484,6 +548,7 @@ default="squared_error"
         self.cut_points = cut_points
         self.categorical_features = categorical_features
         self.monotonic_cst = monotonic_cst
+        self.resolution = resolution
         self.classes = classes
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -525,6 +590,10 @@ default="squared_error"
         n_samples, n_features = X.shape
         names = getattr(self, "feature_names_in_", None)
         self._categorical = categorical_mask(self.categorical_features, n_features, names)
+        self._resolution = None
+        if self.resolution is not None:
+            self._resolution = relabel.check_resolution(self.resolution, n_features)
+            self._resolution[self._categorical] = 0.0
         self._monotonic = None
         if self.monotonic_cst is not None:
             cst = monotonic_array(self.monotonic_cst, n_features, names, self._categorical)
@@ -548,6 +617,9 @@ default="squared_error"
         }
         auto = self.n_estimators == "auto"
         target = _MIN_AUTO_TREES if auto else int(self.n_estimators)
+        # B >= d (K - 1) certifies any forest with distinct thresholds and half-way cuts (at
+        # most twice that with learned cuts): a cap of twice more only binds with a resolution.
+        cap = max(4 * int((~self._categorical).sum()) * (self.n_classes_ - 1), 2 * _MIN_AUTO_TREES)
         self.estimators_, self._voters = [], []
         oob_sum = np.zeros(n_samples, dtype=np.int64)
         oob_count = np.zeros(n_samples, dtype=np.int64)
@@ -584,24 +656,39 @@ default="squared_error"
                 self.estimators_.append(tree)
                 self._voters.append(voter)
             del batch, new, fixed
+            if self._resolution is not None:
+                _spread_thresholds(self.estimators_, X_walk, countable, rng,
+                                   float32=self.criterion == "squared_error")
             n_trees = len(self.estimators_)
             oob = (y_idx, oob_sum, oob_count, sample_weight)
             _, wanted = self._cut_points(None, n_trees, *oob)
-            certificate = forest_certificate(self.estimators_, self._voters, n_features, countable, scale=wanted)
+            certificate = forest_certificate(self.estimators_, self._voters, n_features, countable,
+                                             self._resolution, scale=wanted)
             self._cuts, _ = self._cut_points(certificate["bound"], n_trees, *oob)
             if not auto or certificate["bound"] <= wanted:
                 break
             # Enough trees for the wanted cut spacing; new trees may raise the bound again.
             target = max(n_trees + 1, -(-(certificate["bound"] * n_trees) // wanted))
+            if target > cap:
+                # With r-consistency, trees sharing narrow gaps keep the bound up however many
+                # there are: stop at the cap rather than grow without end.
+                break
             logger.info("bound %d > spacing %d with %d trees: growing %d", certificate["bound"], wanted,
                         n_trees, target)
         self.cut_points_ = self._cuts / float(n_trees << UNIT_BITS)
         self._store_certificate(certificate)
-        if not auto and not self._certified:
+        if not self._certified:
+            if auto:
+                advice = (f"the bound would need more than {cap} trees; with resolution, thresholds of many "
+                          "trees within r_f of one another keep it up: use a smaller resolution, or "
+                          "OTreeBagger(resolution=...) whose relabelling enforces it")
+            else:
+                needed = -(-certificate["bound"] * n_trees // cut_spacing(self._cuts))
+                advice = f"use n_estimators='auto' or at least {needed} trees"
             warnings.warn(
-                f"ConsistentForestClassifier with n_estimators={self.n_estimators} is not certified consistent: "
-                f"consistency_bound_={self.consistency_bound_:.3f} > 1; use n_estimators='auto' or at least "
-                f"{-(-certificate['bound'] // unit)} trees",
+                f"ConsistentForestClassifier with {n_trees} trees is not certified consistent"
+                f"{'' if self._resolution is None else ' at this resolution'}: "
+                f"consistency_bound_={self.consistency_bound_:.3f} > 1; {advice}",
                 UserWarning,
             )
         return self
@@ -720,8 +807,16 @@ default="squared_error"
         X = self._validate_X_predict(X)
         return np.column_stack([leaf for leaf, _ in self._leaves(X)])
 
-    def is_consistent(self) -> bool:
+    def is_consistent(self, resolution: float | ArrayLike | None = None) -> bool:
         """Whether the oscillation bound, recomputed from the fitted trees, certifies the model.
+
+        Parameters
+        ----------
+        resolution : float, array-like or None, default=None
+            Certify r-consistency instead (DESIGN.md section 4c): no classes two
+            apart between points closer than r_f along every feature. The bound
+            then counts the trees with a threshold in one window of width r_f
+            and the largest value difference between r-neighbouring leaves.
 
         Returns
         -------
@@ -741,8 +836,12 @@ default="squared_error"
         consistent.
         """
         check_is_fitted(self)
+        r = None
+        if resolution is not None:
+            r = relabel.check_resolution(resolution, self.n_features_in_)
+            r[self._categorical] = 0.0
         certificate = forest_certificate(self.estimators_, self._voters, self.n_features_in_, ~self._categorical,
-                                         scale=cut_spacing(self._cuts))
+                                         r, scale=cut_spacing(self._cuts))
         return certificate["bound"] <= cut_spacing(self._cuts)
 
     def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
