@@ -303,7 +303,7 @@ def _split_thresholds(estimators: list) -> tuple:
 
 def forest_certificate(estimators: list, voters: list, n_features: int, countable: NDArray[np.bool_],
                        resolution: NDArray[np.float64] | None = None, *, exact: bool = False,
-                       scale: int | None = None) -> dict:
+                       scale: int | None = None, cache: dict | None = None) -> dict:
     """Oscillation bound of a fitted forest, recomputed from its trees' geometry alone.
 
     Parameters
@@ -325,14 +325,20 @@ def forest_certificate(estimators: list, voters: list, n_features: int, countabl
         The smallest spacing of the cut points on the sum of the trees' values
         (default ``n_trees * unit``, the half-way cuts of ``floor(mean + 1/2)``):
         the forest is certified when the bound is at most this.
+    cache : dict, optional
+        Exact jumps already computed, by tree index (``fit`` keeps one across its
+        rounds of growth; :meth:`ConsistentForestClassifier.is_consistent` starts
+        afresh).
 
     Returns
     -------
     dict
         ``bound`` (the sum of the ``n_boundaries`` largest jumps, integer units),
         ``scale`` (the spacing to beat: certified when ``bound <= scale``),
-        ``n_boundaries``, ``multiplicity`` (per feature), ``jumps`` (per tree) and
-        ``exact`` (whether the jumps are the exact J_t).
+        ``n_boundaries``, ``multiplicity`` (per feature), ``jumps`` (per tree: the
+        exact J_t where computed, else the tree's value range) and ``exact`` (which
+        jumps are exact; the largest ``n_boundaries`` are whenever the ranges alone
+        do not certify).
     """
     reach = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
     nodes = [_nodes(tree) for tree in estimators]
@@ -345,10 +351,23 @@ def forest_certificate(estimators: list, voters: list, n_features: int, countabl
     n_boundaries = int(multiplicity.sum())
     if scale is None:
         scale = len(estimators) * (1 << UNIT_BITS)
+    # Every tree's value range bounds its jump J_t from above. Exact jumps are computed
+    # only where they can change the sum of the n_boundaries largest: the trees of the
+    # current top, until the top holds exact values only (then no other tree can enter).
     jumps = np.array([np.ptp(v.value[~i]) for v, i in zip(voters, internal)], dtype=np.int64)
-    is_exact = exact or oscillation_bound(jumps, n_boundaries) > scale
-    if is_exact:
-        jumps = np.array([_tree_jump(n, v.value, n_features, reach) for n, v in zip(nodes, voters)], dtype=np.int64)
+    is_exact = np.zeros(len(nodes), dtype=bool)
+    cache = {} if cache is None else cache
+    if exact or oscillation_bound(jumps, n_boundaries) > scale:
+        while True:
+            todo = np.arange(len(nodes)) if exact else np.argsort(-jumps, kind="stable")[:n_boundaries]
+            todo = todo[~is_exact[todo]]
+            if todo.shape[0] == 0:
+                break
+            for t in todo:
+                if t not in cache:
+                    cache[t] = _tree_jump(nodes[t], voters[t].value, n_features, reach)
+                jumps[t] = cache[t]
+                is_exact[t] = True
     return {
         "bound": oscillation_bound(jumps, n_boundaries),
         "scale": scale,
@@ -620,6 +639,7 @@ default="squared_error"
         # B >= d (K - 1) certifies any forest with distinct thresholds and half-way cuts (at
         # most twice that with learned cuts): a cap of twice more only binds with a resolution.
         cap = max(4 * int((~self._categorical).sum()) * (self.n_classes_ - 1), 2 * _MIN_AUTO_TREES)
+        jumps: dict = {}  # exact J_t by tree, kept across the rounds of growth
         self.estimators_, self._voters = [], []
         oob_sum = np.zeros(n_samples, dtype=np.int64)
         oob_count = np.zeros(n_samples, dtype=np.int64)
@@ -659,11 +679,12 @@ default="squared_error"
             if self._resolution is not None:
                 _spread_thresholds(self.estimators_, X_walk, countable, rng,
                                    float32=self.criterion == "squared_error")
+                jumps.clear()  # every tree's thresholds moved: its contacts may have changed
             n_trees = len(self.estimators_)
             oob = (y_idx, oob_sum, oob_count, sample_weight)
             _, wanted = self._cut_points(None, n_trees, *oob)
             certificate = forest_certificate(self.estimators_, self._voters, n_features, countable,
-                                             self._resolution, scale=wanted)
+                                             self._resolution, scale=wanted, cache=jumps)
             self._cuts, _ = self._cut_points(certificate["bound"], n_trees, *oob)
             if not auto or certificate["bound"] <= wanted:
                 break
