@@ -100,9 +100,10 @@ def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
     ``X_fit`` is what the tree is grown on (for ``criterion="squared_error"`` the
     float32 copy of ``X`` that scikit-learn's trees split, passed unchecked as its
     forests do) and ``X_walk`` its rows of positive weight as float64, which define
-    the gaps. Returns the fitted tree, the gap ``[lo, hi)`` of every internal node,
-    the tree's voter tables (:class:`_Voter`) and, for ``cut_points="oob"``, its
-    out-of-bag rows with their values. Module level so that joblib can pickle it.
+    the gaps. Returns the fitted tree (its thresholds as grown), the moved thresholds,
+    the gap ``[lo, hi)`` of every internal node, the tree's voter tables
+    (:class:`_Voter`) and, for ``cut_points="oob"``, its out-of-bag rows with their
+    values. Module level so that joblib can pickle it.
     """
     bootstrap_seed, tree_seed = seeds
     w = bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
@@ -138,14 +139,15 @@ def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
         lo, hi = _float32_margins(lo, hi)
     moved = np.array(threshold, dtype=np.float64)
     moved[internal] = _draw_in_gaps(np.random.RandomState(tree_seed), lo, hi)
-    _set_thresholds(tree, moved)
     # Leaf class counts of the tree's own (weighted bootstrap) sample: the mean class
-    # index is the tree's value, the normalised counts its class distribution.
-    leaf = _kernels.tree_apply(X, *_nodes(tree))
+    # index is the tree's value, the normalised counts its class distribution. The moved
+    # thresholds send the rows as the grown ones did; they are written into the tree once
+    # the forest has separated them from the other trees'.
+    leaf = _kernels.tree_apply(X, left, right, feature, moved)
     counts = np.bincount(leaf * n_classes + y, weights=w, minlength=internal.shape[0] * n_classes)
     voter = _Voter.from_tree(_tree_values(tree), counts.reshape(-1, n_classes), internal)
     oob = None if out_of_bag is None else (out_of_bag.astype(np.int32), voter.value[leaf[out_of_bag]])
-    return tree, lo, hi, voter, oob
+    return tree, moved, lo, hi, voter, oob
 
 
 def _tree_values(tree: Any) -> NDArray[np.float64]:
@@ -656,23 +658,20 @@ default="squared_error"
             internal = [np.asarray(_nodes(tree)[0]) >= 0 for tree, *_ in batch]
             new = _Gaps(
                 feature=np.concatenate([np.asarray(_nodes(b[0])[2])[i] for b, i in zip(batch, internal)]),
-                threshold=np.concatenate([np.asarray(_nodes(b[0])[3])[i] for b, i in zip(batch, internal)]),
-                lo=np.concatenate([b[1] for b in batch]),
-                hi=np.concatenate([b[2] for b in batch]),
+                threshold=np.concatenate([b[1][i] for b, i in zip(batch, internal)]),
+                lo=np.concatenate([b[2] for b in batch]),
+                hi=np.concatenate([b[3] for b in batch]),
                 owner=np.repeat(np.arange(first, first + len(batch)), [int(i.sum()) for i in internal]),
             )
             _separate_thresholds(new, *fixed, rng, countable)
             start = 0
-            for (tree, _, _, voter, oob), inner in zip(batch, internal):
+            for (tree, moved, _, _, voter, oob), inner in zip(batch, internal):
                 if oob is not None:
                     np.add.at(oob_sum, oob[0], oob[1])
                     np.add.at(oob_count, oob[0], 1)
-                moved = new.threshold[start : start + int(inner.sum())]
+                moved[inner] = new.threshold[start : start + int(inner.sum())]
                 start += int(inner.sum())
-                current = np.array(_nodes(tree)[3], dtype=np.float64)
-                if not np.array_equal(current[inner], moved):
-                    current[inner] = moved
-                    _set_thresholds(tree, current)
+                _set_thresholds(tree, moved)
                 self.estimators_.append(tree)
                 self._voters.append(voter)
             del batch, new, fixed
