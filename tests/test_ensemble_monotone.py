@@ -142,3 +142,16 @@ def test_otreebagger_keeps_constrained_features_out_of_the_projection():
     assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(2)) == 0
     with pytest.raises(ValueError, match="projected"):
         model.is_monotone(np.r_[0, 1, np.zeros(6, int)])
+
+
+def test_otreebagger_monotone_with_sample_weights_and_categorical_features():
+    """Check a monotone OTreeBagger fitted with float weights and a categorical feature beside the constraint."""
+    rng = np.random.RandomState(4)
+    X, y = _data(n=240, d=2, seed=4)
+    X = np.column_stack([X, rng.randint(0, 3, size=X.shape[0])])  # a categorical third feature
+    w = rng.uniform(0.2, 3.0, size=X.shape[0])
+    cst = np.array([1, -1, 0])
+    model = OTreeBagger(n_estimators=6, monotonic_cst=cst, categorical_features=[2], random_state=0).fit(
+        X, y, sample_weight=w)
+    assert model.is_monotone() and model.is_consistent()
+    assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(5)) == 0
