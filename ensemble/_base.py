@@ -9,6 +9,7 @@ from numpy.typing import ArrayLike, NDArray
 
 import relabel
 from trees._labels import encode_labels
+from trees._monotone import resolve_monotonic_cst
 
 __all__ = ["MAX_SEED", "bootstrap_weights", "categorical_mask", "encode_target", "monotonic_array"]
 
@@ -169,13 +170,6 @@ def monotonic_array(
     >>> monotonic_array({"b": -1}, 2, np.array(["a", "b"])).tolist()
     [0, -1]
     """
-    if isinstance(monotonic_cst, dict):
-        array = np.zeros(n_features, dtype=np.int64)
-        indices = _names_to_indices(list(monotonic_cst), feature_names, "monotonic_cst")
-        values = list(monotonic_cst.values())
-        for index, value in zip(indices, values):
-            if isinstance(value, (bool, np.bool_)) or value not in (-1, 0, 1):
-                raise ValueError(f"monotonic_cst values must be -1, 0 or 1; got {value!r}")
-            array[index] = value
-        monotonic_cst = array
+    # Names and values are resolved by the trees' own rule; relabel adds the categorical conflict.
+    monotonic_cst = resolve_monotonic_cst(monotonic_cst, n_features, feature_names)
     return relabel.check_monotonic_cst(monotonic_cst, n_features, categorical_features=categorical)

@@ -114,7 +114,7 @@ def test_monotone_constraints_by_name_and_their_errors():
         ([1], "monotonic_cst"),
         ([2, 0], "monotonic_cst"),
         ({"wealth": 1}, "monotonic_cst names unknown features"),
-        ({"income": 3}, "monotonic_cst values must be -1, 0 or 1"),
+        ({"income": 3}, r"monotonic_cst\['income'\] must be -1, 0 or \+1"),
     ]
     for cst, match in bad:
         for estimator in (OTreeBagger(n_estimators=3, monotonic_cst=cst),
