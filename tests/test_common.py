@@ -1,5 +1,7 @@
 """scikit-learn's common estimator checks over every public estimator."""
 
+import numpy as np
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ensemble import ConsistentForestClassifier, OTreeBagger, RankRules
@@ -23,7 +25,7 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
             "the prediction is the lower median of the groups' classes (consistent by Theorem 1; it "
             "minimises absolute error), while predict_proba gives the vote shares, whose argmax is the "
             "majority class; on make_blobs, whose labels are not ordered, the two differ where groups "
-            "disagree. The rest of this check is tested in tests/test_ensemble_otreebagger.py"
+            "disagree. The rest of this check is tested here, in test_rest_of_check_classifiers_train"
         ),
         "check_sample_weight_equivalence_on_dense_data": (
             "with bootstrap=True, weights multiply bootstrap multiplicities drawn from n rows, "
@@ -38,7 +40,7 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
             "predict_proba (which minimises the expected squared error of the class index), not its "
             "argmax; on make_blobs, whose labels are not ordered, a point between blobs 0 and 2 averages "
             "to class 1. The rest of this check (shapes, probabilities summing to one, training accuracy, "
-            "errors on malformed input) is tested in tests/test_ensemble_forest.py"
+            "errors on malformed input) is tested in tests/test_common.py"
         ),
         "check_sample_weight_equivalence_on_dense_data": (
             "with bootstrap=True, weights multiply bootstrap multiplicities drawn from n rows, while the "
@@ -73,3 +75,28 @@ def _expected_failed_checks(estimator):
 def test_sklearn_compatible_estimator(estimator, check):
     """Check that the estimator passes scikit-learn's common check ``check``."""
     check(estimator)
+
+
+@pytest.mark.parametrize("estimator", [e for e in ESTIMATORS if type(e).__name__ in ("OTreeBagger",
+                                                                                     "ConsistentForestClassifier")],
+                         ids=lambda e: type(e).__name__)
+def test_rest_of_check_classifiers_train(estimator):
+    """Check what check_classifiers_train asks of the ordinal ensembles besides argmax(predict_proba) == predict."""
+    from sklearn.base import clone
+    from sklearn.datasets import make_blobs
+
+    X, blob = make_blobs(n_samples=300, centers=[[0, 0], [3, 0], [6, 0]], random_state=0)
+    for Xy, y in ((X, blob), (X[blob < 2], blob[blob < 2])):  # three ordered classes, then two
+        model = clone(estimator)
+        with pytest.raises(ValueError):
+            model.fit(Xy, y[:-1])
+        model.fit(Xy.tolist(), y.tolist())
+        pred = model.predict(Xy)
+        assert pred.shape == (Xy.shape[0],)
+        assert np.mean(pred == y) > 0.83
+        proba = model.predict_proba(Xy)
+        assert proba.shape == (Xy.shape[0], np.unique(y).shape[0])
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        for method in (model.predict, model.predict_proba):
+            with pytest.raises(ValueError, match="features"):
+                method(Xy.T)

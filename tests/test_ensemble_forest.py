@@ -364,29 +364,6 @@ def test_bad_data_and_weights():
         model.predict(np.ones((2, 3)))
 
 
-def test_rest_of_check_classifiers_train():
-    """Check what scikit-learn's check_classifiers_train asks besides argmax(predict_proba) == predict."""
-    from sklearn.datasets import make_blobs
-
-    X, blob = make_blobs(n_samples=300, centers=[[0, 0], [3, 0], [6, 0]], random_state=0)
-    for Xy, y in ((X, blob), (X[blob < 2], blob[blob < 2])):  # three classes, then two
-        model = ConsistentForestClassifier(random_state=0)
-        with pytest.raises(ValueError):
-            model.fit(Xy, y[:-1])
-        model.fit(Xy.tolist(), y.tolist())
-        pred = model.predict(Xy)
-        assert pred.shape == (Xy.shape[0],)
-        assert np.mean(pred == y) > 0.83
-        proba = model.predict_proba(Xy)
-        assert proba.shape == (Xy.shape[0], np.unique(y).shape[0])
-        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-        # The prediction is where the mean value stands among the cut points.
-        index = np.searchsorted(model.cut_points_, model.predict_value(Xy), side="right")
-        np.testing.assert_array_equal(model.classes_[index], pred)
-        for method in (model.predict, model.predict_proba):
-            with pytest.raises(ValueError, match="features"):
-                method(Xy.T)
-
 
 def _best_binary_cut(values, above):
     """Brute force: the fewest errors of the rule 'value >= cut means above', over all cuts."""
@@ -433,6 +410,9 @@ def test_cut_point_options_and_their_errors():
     np.testing.assert_array_equal(half.cut_points_, [0.5, 1.5])
     learned = ConsistentForestClassifier(n_estimators=20, random_state=0).fit(X, y)
     assert learned.cut_points_.shape == (2,) and learned.is_consistent()
+    # The prediction is where the mean value stands among the cut points.
+    index = np.searchsorted(learned.cut_points_, learned.predict_value(X), side="right")
+    np.testing.assert_array_equal(learned.classes_[index], learned.predict(X))
     with pytest.raises(ValueError, match="cut_points='oob'.*bootstrap=True"):
         ConsistentForestClassifier(cut_points="oob", bootstrap=False).fit(X, y)
     with pytest.raises(ValueError, match="cut_points"):

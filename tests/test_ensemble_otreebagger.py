@@ -286,28 +286,6 @@ def test_is_consistent_rederives_contacts_from_the_geometry(monkeypatch):
     assert not broken.is_consistent()
 
 
-def test_rest_of_check_classifiers_train():
-    """Check what scikit-learn's check_classifiers_train asks besides argmax(predict_proba) == predict."""
-    from sklearn.datasets import make_blobs
-
-    X, blob = make_blobs(n_samples=300, centers=[[0, 0], [3, 0], [6, 0]], random_state=0)
-    for Xy, y in ((X, blob), (X[blob < 2], blob[blob < 2])):  # three ordered classes, then two
-        model = OTreeBagger(n_estimators=30, group_size=3, random_state=0)
-        with pytest.raises(ValueError):
-            model.fit(Xy, y[:-1])
-        model.fit(Xy.tolist(), y.tolist())
-        pred = model.predict(Xy)
-        assert pred.shape == (Xy.shape[0],)
-        assert np.mean(pred == y) > 0.83
-        proba = model.predict_proba(Xy)
-        assert proba.shape == (Xy.shape[0], np.unique(y).shape[0])
-        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-        # With ordered blobs the median of the votes is their majority almost everywhere.
-        assert np.mean(np.argmax(proba, axis=1) == pred) > 0.95
-        for method in (model.predict, model.predict_proba):
-            with pytest.raises(ValueError, match="features"):
-                method(Xy.T)
-
 
 def test_groups_past_a_budget_are_made_smaller_and_say_so():
     """Check that on_budget='adapt' halves the group, then the depth, records it and warns, never silently."""
