@@ -647,56 +647,46 @@ default="squared_error"
         oob_count = np.zeros(n_samples, dtype=np.int64)
         countable = ~self._categorical
         unit = 1 << UNIT_BITS
+        certify_at = self._resolution  # the resolution certified; 0 when r cannot be reached
+        self._given_up_resolution = False
         while True:
-            seeds = rng.randint(MAX_SEED, size=(target - len(self.estimators_), 2))
-            jobs = (delayed(_fit_tree)(X, X_fit, X_walk, y_idx, self.n_classes_, s, params, sample_weight) for s in seeds)
-            # scikit-learn's tree builder releases the GIL: threads, as in its forests.
-            batch = run_jobs(jobs, n_jobs=self.n_jobs, total=len(seeds), desc="ConsistentForest trees",
-                             verbose=self.verbose, prefer="threads")
-            fixed = _split_thresholds(self.estimators_)
-            first = len(self.estimators_)
-            internal = [np.asarray(_nodes(tree)[0]) >= 0 for tree, *_ in batch]
-            new = _Gaps(
-                feature=np.concatenate([np.asarray(_nodes(b[0])[2])[i] for b, i in zip(batch, internal)]),
-                threshold=np.concatenate([b[1][i] for b, i in zip(batch, internal)]),
-                lo=np.concatenate([b[2] for b in batch]),
-                hi=np.concatenate([b[3] for b in batch]),
-                owner=np.repeat(np.arange(first, first + len(batch)), [int(i.sum()) for i in internal]),
-            )
-            _separate_thresholds(new, *fixed, rng, countable)
-            start = 0
-            for (tree, moved, _, _, voter, oob), inner in zip(batch, internal):
-                if oob is not None:
-                    np.add.at(oob_sum, oob[0], oob[1])
-                    np.add.at(oob_count, oob[0], 1)
-                moved[inner] = new.threshold[start : start + int(inner.sum())]
-                start += int(inner.sum())
-                _set_thresholds(tree, moved)
-                self.estimators_.append(tree)
-                self._voters.append(voter)
-            del batch, new, fixed
-            if self._resolution is not None:
-                _spread_thresholds(self.estimators_, X_walk, countable, rng,
-                                   float32=self.criterion == "squared_error")
-                jumps.clear()  # every tree's thresholds moved: its contacts may have changed
+            if target > len(self.estimators_):
+                self._grow(target - len(self.estimators_), rng, (X, X_fit, X_walk, y_idx, sample_weight),
+                           params, countable, oob_sum, oob_count)
+                if self._resolution is not None:
+                    _spread_thresholds(self.estimators_, X_walk, countable, rng,
+                                       float32=self.criterion == "squared_error")
+                    jumps.clear()  # every tree's thresholds moved: its contacts may have changed
             n_trees = len(self.estimators_)
             oob = (y_idx, oob_sum, oob_count, sample_weight)
             _, wanted = self._cut_points(None, n_trees, *oob)
             certificate = forest_certificate(self.estimators_, self._voters, n_features, countable,
-                                             self._resolution, scale=wanted, cache=jumps)
+                                             certify_at, scale=wanted, cache=jumps)
             self._cuts, _ = self._cut_points(certificate["bound"], n_trees, *oob)
             if not auto or certificate["bound"] <= wanted:
                 break
             # Enough trees for the wanted cut spacing; new trees may raise the bound again.
             target = max(n_trees + 1, -(-(certificate["bound"] * n_trees) // wanted))
             if target > cap:
-                # With r-consistency, trees sharing narrow gaps keep the bound up however many
-                # there are: stop at the cap rather than grow without end.
-                break
+                if certify_at is None:
+                    break
+                # With r-consistency, trees sharing gaps narrower than r keep the bound up however
+                # many there are: certify pointwise consistency (r = 0) instead, and say so.
+                certify_at, target, self._given_up_resolution = None, n_trees, True
+                jumps.clear()
+                continue
             logger.info("bound %d > spacing %d with %d trees: growing %d", certificate["bound"], wanted,
                         n_trees, target)
         self.cut_points_ = self._cuts / float(n_trees << UNIT_BITS)
         self._store_certificate(certificate)
+        if self._given_up_resolution and self._certified:
+            warnings.warn(
+                f"ConsistentForestClassifier is not certified at the given resolution (it would need "
+                f"more than {cap} trees: thresholds of many trees lie within r_f of one another), only "
+                f"pointwise (consistency_bound_={self.consistency_bound_:.3f}); use a smaller resolution, or "
+                "OTreeBagger(resolution=...) whose relabelling enforces it",
+                UserWarning,
+            )
         if not self._certified:
             if auto:
                 advice = (f"the bound would need more than {cap} trees; with resolution, thresholds of many "
@@ -712,6 +702,35 @@ default="squared_error"
                 UserWarning,
             )
         return self
+
+    def _grow(self, n_new: int, rng, data: tuple, params: dict, countable, oob_sum, oob_count) -> None:
+        """Grow ``n_new`` trees, move their thresholds away from every other tree's, keep them."""
+        X, X_fit, X_walk, y_idx, sample_weight = data
+        seeds = rng.randint(MAX_SEED, size=(n_new, 2))
+        jobs = (delayed(_fit_tree)(X, X_fit, X_walk, y_idx, self.n_classes_, s, params, sample_weight) for s in seeds)
+        # scikit-learn's tree builder releases the GIL: threads, as in its forests.
+        batch = run_jobs(jobs, n_jobs=self.n_jobs, total=n_new, desc="ConsistentForest trees",
+                         verbose=self.verbose, prefer="threads")
+        first = len(self.estimators_)
+        internal = [np.asarray(_nodes(tree)[0]) >= 0 for tree, *_ in batch]
+        new = _Gaps(
+            feature=np.concatenate([np.asarray(_nodes(b[0])[2])[i] for b, i in zip(batch, internal)]),
+            threshold=np.concatenate([b[1][i] for b, i in zip(batch, internal)]),
+            lo=np.concatenate([b[2] for b in batch]),
+            hi=np.concatenate([b[3] for b in batch]),
+            owner=np.repeat(np.arange(first, first + len(batch)), [int(i.sum()) for i in internal]),
+        )
+        _separate_thresholds(new, *_split_thresholds(self.estimators_), rng, countable)
+        start = 0
+        for (tree, moved, _, _, voter, oob), inner in zip(batch, internal):
+            if oob is not None:
+                np.add.at(oob_sum, oob[0], oob[1])
+                np.add.at(oob_count, oob[0], 1)
+            moved[inner] = new.threshold[start : start + int(inner.sum())]
+            start += int(inner.sum())
+            _set_thresholds(tree, moved)
+            self.estimators_.append(tree)
+            self._voters.append(voter)
 
     def _cut_points(self, bound: int | None, n_trees: int, y_idx, oob_sum, oob_count, sample_weight) -> tuple:
         """The cut points on the sum of the trees' values, and the spacing ``bound`` should not exceed.

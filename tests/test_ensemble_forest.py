@@ -417,3 +417,20 @@ def test_cut_point_options_and_their_errors():
         ConsistentForestClassifier(cut_points="oob", bootstrap=False).fit(X, y)
     with pytest.raises(ValueError, match="cut_points"):
         ConsistentForestClassifier(cut_points="median").fit(X, y)
+
+
+def test_resolution_too_coarse_falls_back_to_pointwise_consistency():
+    """Check that a resolution as wide as the data's gaps cannot be certified: warned, yet consistent (r = 0)."""
+    rng = np.random.RandomState(0)
+    X = np.round(rng.uniform(size=(200, 2)) * 20) / 20  # gaps of 0.05 between training values
+    y = np.digitize(X.sum(axis=1) + rng.normal(0, 0.2, 200), [0.7, 1.0, 1.3])
+    with pytest.warns(UserWarning, match="not certified at the given resolution.*OTreeBagger"):
+        model = ConsistentForestClassifier(resolution=0.05, random_state=0).fit(X, y)
+    assert model.is_consistent() and not model.is_consistent(resolution=0.05)
+    # A resolution well under the gaps divided among the trees is certified, with no warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fine = ConsistentForestClassifier(resolution=0.0002, random_state=0).fit(X, y)
+    assert fine.is_consistent(resolution=0.0002) and fine.is_consistent()
+    with pytest.raises(ValueError, match="resolution"):
+        ConsistentForestClassifier(resolution=[-1.0, 0.1]).fit(X, y)
