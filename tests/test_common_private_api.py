@@ -114,3 +114,30 @@ def test_fit_context_skips_nested_validation_and_restores_the_config():
     assert sklearn.get_config()["skip_parameter_validation"] is False
     with pytest.raises(InvalidParameterError, match="The 'max_depth' parameter"):
         OrdinalTreeClassifier(max_depth=0).fit(X, Y)
+
+
+def test_scikit_learn_tree_thresholds_can_be_rewritten_through_its_pickle_state():
+    """Check the behaviour the certified forest relies on: Tree.__getstate__/__setstate__ rewrite thresholds."""
+    import numpy as np
+    from sklearn.tree import DecisionTreeRegressor
+
+    from ensemble._forest import _set_thresholds
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(80, 2))
+    tree = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, X[:, 0] > 0.5)
+    state = tree.tree_.__getstate__()
+    assert {"nodes", "values", "node_count", "max_depth"} <= set(state)
+    assert "threshold" in state["nodes"].dtype.names
+    moved = np.array(tree.tree_.threshold, dtype=np.float64)
+    inner = tree.tree_.children_left >= 0
+    moved[inner] += 1e-3
+    before = tree.tree_.value.copy()
+    _set_thresholds(tree, moved)
+    np.testing.assert_array_equal(tree.tree_.threshold, moved)
+    np.testing.assert_array_equal(tree.tree_.value, before)  # only the thresholds changed
+    # A point between the old and the new root threshold now goes left: the tree uses the new one.
+    point = np.full((1, 2), 0.5)
+    point[0, tree.tree_.feature[0]] = moved[0] - 5e-4
+    path = tree.decision_path(point.astype(np.float32)).indices
+    assert tree.tree_.children_left[0] in path and tree.tree_.children_right[0] not in path
