@@ -384,8 +384,11 @@ def _tree_jump(nodes: tuple, value: NDArray[np.int64], n_features: int, reach: N
     """J_t (or its r-version) of one tree from its leaf boxes."""
     left, right, feature, threshold = nodes
     boxes = leaf_boxes(_NodeArrays(left, right, feature, threshold, n_features), n_features)
-    return int(_kernels.tree_jump(left, right, feature, threshold, value,
-                                  boxes.leaf_ids.astype(np.int64), boxes.lower, boxes.upper, reach))
+    leaves = boxes.leaf_ids.astype(np.int64)
+    centre = (value[leaves].max() + value[leaves].min()) / 2.0
+    order = np.argsort(-np.abs(value[leaves] - centre), kind="stable")  # extreme values first
+    return int(_kernels.tree_jump(left, right, feature, threshold, value, leaves, boxes.lower, boxes.upper,
+                                  reach, order))
 
 
 @dataclass(frozen=True)

@@ -59,13 +59,16 @@ def tree_apply(X, left, right, feature, threshold):
 
 
 @_compiled
-def tree_jump(left, right, feature, threshold, value, leaves, lower, upper, reach):
+def tree_jump(left, right, feature, threshold, value, leaves, lower, upper, reach, order):
     """Largest ``|value[a] - value[b]|`` over leaves a, b whose boxes are ``reach``-close.
 
     Leaves a and b are close when for every feature f the closed intervals
     ``[lower_a - reach_f, upper_a + reach_f]`` and ``[lower_b, upper_b]`` meet;
     ``reach = 0`` means their closures intersect. ``leaves[j]`` is the node id of the
-    box in row j of ``lower``/``upper``. For every leaf a depth-first search visits the
+    box in row j of ``lower``/``upper``; ``order`` lists the rows to query first (the
+    extreme values first find large jumps early, which prunes the rest; sorted by the
+    caller: numba's cached sort helpers can collide between modules, numba issue
+    10486). For every leaf a depth-first search visits the
     nodes whose closed half-space meets a's dilated box, skipping subtrees whose
     value range cannot beat the best jump found; it stops once the best jump equals
     the tree's value range. Worst case O(n_leaves * n_nodes), far less in practice.
@@ -82,9 +85,6 @@ def tree_jump(left, right, feature, threshold, value, leaves, lower, upper, reac
             sub_max[node] = max(sub_max[left[node]], sub_max[right[node]])
     span = sub_max[0] - sub_min[0]
     best = 0
-    # Extreme leaves first: they find large jumps early, which prunes the rest.
-    centre = (sub_max[0] + sub_min[0]) / 2.0
-    order = np.argsort(-np.abs(value[leaves] - centre))
     stack = np.empty(n_nodes, dtype=np.int64)
     for j in order:
         if best >= span:
