@@ -218,7 +218,8 @@ def _grow(Z, y, n_classes, seeds, weights, params, max_depth):
             classes=np.arange(n_classes),
             random_state=tree_seed,
         )
-        trees.append(tree.fit(Z, y, sample_weight=w))
+        # fit() would validate Z, y and w again for every tree: the ensemble did it once.
+        trees.append(tree._fit_validated(Z, y, w))
     return trees
 
 

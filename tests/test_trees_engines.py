@@ -83,3 +83,29 @@ def test_classifier_deep_bootstrap_tree_matches_numpy_grower():
                                 min_impurity_decrease=0.0, wig_power=1.0, rng=np.random.RandomState(0))
         assert clf.tree_.max_depth > 10
         assert_same_trees(clf.tree_, reference)
+
+
+def test_fit_validated_fits_the_same_tree_as_fit():
+    """Check that the ensembles' entry _fit_validated leaves the fitted state fit leaves."""
+    rng = np.random.default_rng(8)
+    X = rng.random((200, 3))
+    y = rng.integers(0, 4, 200)
+    w = np.bincount(rng.integers(0, 200, 200), minlength=200).astype(float)
+    for criterion in ("ogini", "entropy"):
+        params = dict(criterion=criterion, classes=np.arange(5), max_features=2, random_state=3)
+        fitted = OrdinalTreeClassifier(**params).fit(X, y, sample_weight=w)
+        fast = OrdinalTreeClassifier(**params)._fit_validated(X, y, w)
+        assert sorted(vars(fitted)) == sorted(vars(fast))
+        for name, value in vars(fitted).items():
+            if isinstance(value, np.ndarray):
+                np.testing.assert_array_equal(value, getattr(fast, name))
+                assert value.dtype == getattr(fast, name).dtype
+        assert_same_trees(fitted.tree_, fast.tree_)
+        np.testing.assert_array_equal(fitted.predict_proba(X), fast.predict_proba(X))
+
+
+def test_fit_validated_still_validates_parameters():
+    """Check that _fit_validated rejects an invalid parameter with scikit-learn's message."""
+    with pytest.raises(ValueError, match="max_depth"):
+        OrdinalTreeClassifier(max_depth=0, classes=np.arange(2))._fit_validated(
+            np.zeros((2, 1)), np.array([0, 1]), np.ones(2))
