@@ -208,7 +208,7 @@ def _group_space(X, y, weights, params) -> GroupSpace | None:
 def _grow(Z, y, n_classes, seeds, weights, params, max_depth):
     """The group's trees, grown in its space on their bootstrap weights."""
     trees = []
-    for (_, tree_seed), w in zip(seeds, weights):
+    for i, ((_, tree_seed), w) in enumerate(zip(seeds, weights)):
         tree = OrdinalTreeClassifier(
             criterion=params["criterion"],
             max_depth=max_depth,
@@ -219,7 +219,8 @@ def _grow(Z, y, n_classes, seeds, weights, params, max_depth):
             random_state=tree_seed,
         )
         # fit() would validate Z, y and w again for every tree: the ensemble did it once.
-        trees.append(tree._fit_validated(Z, y, w))
+        # The trees differ only in their integer seeds: their parameters are checked once.
+        trees.append(tree._fit_validated(Z, y, w, validate_params=i == 0))
     return trees
 
 

@@ -253,7 +253,8 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         return self._grow(X, y_idx, sample_weight)
 
     def _fit_validated(self, X: NDArray[np.float64], y_idx: NDArray[np.intp],
-                       sample_weight: NDArray[np.float64]) -> "OrdinalTreeClassifier":
+                       sample_weight: NDArray[np.float64], *,
+                       validate_params: bool = True) -> "OrdinalTreeClassifier":
         """Fit on arrays an ensemble has already validated: the same tree as :meth:`fit`.
 
         For ensembles that grow many trees on one validated data set (OTreeBagger),
@@ -261,9 +262,11 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Needs ``classes`` (``classes_`` is then that order). ``X`` is a finite float64
         array without column names, ``y_idx`` the class indices into ``classes``, and
         ``sample_weight`` finite non-negative float64 weights with a positive total.
-        The parameters are still validated.
+        The parameters are validated unless ``validate_params=False`` (for trees that
+        differ from an already validated one only in their integer ``random_state``).
         """
-        self._validate_params()
+        if validate_params:
+            self._validate_params()
         X = np.ascontiguousarray(X, dtype=np.float64)
         self.n_features_in_ = X.shape[1]
         self.classes_ = check_classes(self.classes)
@@ -314,7 +317,9 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
             max_features=max_features,
             min_impurity_decrease=float(self.min_impurity_decrease),
             wig_power=float(self.wig_power),
-            rng=check_random_state(self.random_state),
+            # Only feature subsets draw from it: seeding a RandomState costs more than
+            # growing a small tree, so it is made only when max_features needs it.
+            rng=check_random_state(self.random_state) if max_features < n_features else None,
             monotonic_cst=monotonic_cst,
         )
         self.leaf_label_ = _leaf_labels(self.tree_.value, self.leaf_label)

@@ -334,7 +334,7 @@ def _grow_numpy(
     max_features: int,
     min_impurity_decrease: float,
     wig_power: float,
-    rng: np.random.RandomState,
+    rng: np.random.RandomState | None,
     monotonic_cst: NDArray[np.int8] | None = None,
 ) -> OrdinalTree:
     """:func:`grow_tree` in numpy, every level in vectorised passes.
@@ -999,7 +999,7 @@ def grow_tree(
     max_features: int,
     min_impurity_decrease: float,
     wig_power: float,
-    rng: np.random.RandomState,
+    rng: np.random.RandomState | None,
     monotonic_cst: NDArray[np.int8] | None = None,
 ) -> OrdinalTree:
     """Grow a tree on rows with positive weight (validated inputs).
@@ -1011,7 +1011,8 @@ def grow_tree(
     inside the node's bounds, and gives its children the bounds ``[lower, mid]``
     and ``[mid, upper]`` (in the constraint's direction), ``mid`` the average of
     the two means; every node's ``mean_index`` is clipped into its bounds.
-    Returns the fitted :class:`OrdinalTree`.
+    ``rng`` draws the feature subsets of ``max_features`` (unused, and may be None,
+    when ``max_features >= n_features``). Returns the fitted :class:`OrdinalTree`.
 
     The criteria ``gini``, ``ogini`` and ``ranking`` run the compiled level kernel
     (``_grow_compiled``), ``entropy`` and ``wig`` the numpy one (``_grow_numpy``);
