@@ -16,10 +16,7 @@ The algorithm, in the form implemented here:
 - Nodes form a forest; only roots hold excess. A root with positive excess is *strong*,
   its tree a strong tree. Labels are distance labels that stay valid for every residual
   arc (``label[u] <= label[v] + 1``) and never decrease along a tree path away from the
-  root, so a root has the smallest label of its tree. They start as the exact residual
-  distances to the nearest deficit (one reverse breadth-first search; nodes that reach
-  none start lifted, see the gap rule): on the relabelling graphs of the benchmark this
-  saves about a fifth of the search against starting from 0/1.
+  root, so a root has the smallest label of its tree.
 - The strong root of highest label ``mu`` is taken; a depth-first search over the nodes of
   label ``mu`` of its tree looks for a residual out-of-tree arc to a node of label
   ``mu - 1`` (a *merger*). If one is found the strong tree is re-rooted at the merger
@@ -343,35 +340,12 @@ def pseudoflow(n, excess, start, nbr, res, mate):
     # Strong roots by label (stacks).
     b_head = np.full(n_labels, -1, np.int64)
     b_next = np.full(n, -1, np.int64)
-    # Initial labels: exact residual distances to the nearest deficit (a reverse
-    # breadth-first search), valid and much closer to the final ones than 0/1, so fewer
-    # relabels. Nodes that reach no deficit start lifted: they are on the source side.
     for v in range(n):
-        label[v] = lifted
-    queue = np.empty(n, np.int64)
-    q_end = 0
-    for v in range(n):
-        if excess[v] < 0:
-            label[v] = 0
-            queue[q_end] = v
-            q_end += 1
-    q = 0
-    while q < q_end:
-        w = queue[q]
-        q += 1
-        next_label = label[w] + 1
-        for i in range(start[w], start[w + 1]):
-            u = nbr[i]
-            if label[u] == lifted and res[mate[i]] > 0:
-                label[u] = next_label
-                queue[q_end] = u
-                q_end += 1
+        label[v] = 1 if excess[v] > 0 else 0
     highest = -1
     max_label = 0
     for v in range(n):
         lab = label[v]
-        if lab == lifted:
-            continue
         pool_node[pool_size] = v
         pool_next[pool_size] = l_head[lab]
         l_head[lab] = pool_size
