@@ -122,6 +122,16 @@ def _read_boxes(boxes: Any, position: int) -> tuple[NDArray, NDArray, NDArray]:
     return leaf_ids.astype(np.int64), lower, upper
 
 
+def _kernel_array(values: NDArray) -> NDArray[np.float64]:
+    """C-contiguous writable float64: the one array type the kernels are compiled for.
+
+    A read-only array (the partitions' bounds are) would make numba compile a second
+    specialisation (seconds, once per cache); copying costs microseconds.
+    """
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    return values if values.flags.writeable else values.copy()
+
+
 def _guillotine_tree(lower: NDArray, upper: NDArray, position: int, groups: NDArray | None = None):
     """Rebuild a binary splitting hierarchy over a tree's leaf boxes.
 
@@ -140,8 +150,7 @@ def _guillotine_tree(lower: NDArray, upper: NDArray, position: int, groups: NDAr
     Returns arrays ``feature, threshold, left, right, leaf`` indexed by node, with
     ``leaf[node]`` the leaf's position in the input (``-1`` for internal nodes).
     """
-    lower = np.ascontiguousarray(lower, dtype=np.float64)
-    upper = np.ascontiguousarray(upper, dtype=np.float64)
+    lower, upper = _kernel_array(lower), _kernel_array(upper)
     if groups is None:
         groups = np.zeros(lower.shape[0], dtype=np.int64)
     groups = np.ascontiguousarray(groups, dtype=np.int64)
@@ -260,8 +269,7 @@ def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False, 
     order (callers use them as a set).
     """
     feature, threshold, left, right, leaf = hierarchy
-    region_lower = np.ascontiguousarray(region_lower, dtype=np.float64)
-    region_upper = np.ascontiguousarray(region_upper, dtype=np.float64)
+    region_lower, region_upper = _kernel_array(region_lower), _kernel_array(region_upper)
     n_features = region_lower.shape[1]
     if isinstance(closed, np.ndarray):
         closed_mask = np.ascontiguousarray(closed, dtype=np.bool_)

@@ -877,9 +877,11 @@ def _grow_level(XT, YW, y, w, order, seg, frontier, parent_w, keys, max_features
 
 @_compiled
 def _grow_levels(XT, YW, y, w, order, seg, frontier, left_of, feature_of, threshold_of, value_of, n_of,
-                 depth_of, lower_of, upper_of, size, crit, msl, min_split, depth_limit, min_decrease,
+                 depth_of, lower_of, upper_of, size, crit, exact, msl, min_split, depth_limit, min_decrease,
                  total_w, cst, block_elements, child_slot):
-    """Every level in one call: integer weights (exact sums in any order), all features, no constraints."""
+    """Every level in one call: integer weights (``exact``: sums exact in any order), all features,
+    no constraints. ``exact`` is an argument, not the constant True, so that ``_grow_level`` is
+    compiled once for both callers."""
     no_keys = np.empty((0, 0))
     d = order.shape[0]
     K = value_of.shape[1]
@@ -893,7 +895,7 @@ def _grow_levels(XT, YW, y, w, order, seg, frontier, left_of, feature_of, thresh
         order, seg, frontier, size, _, _, _ = _grow_level(
             XT, YW, y, w, order, seg, frontier, parent_w, no_keys, d,
             left_of, feature_of, threshold_of, value_of, n_of, depth_of, lower_of, upper_of, size,
-            crit, True, msl, min_split, depth_limit, min_decrease, total_w, cst, block_elements, child_slot)
+            crit, exact, msl, min_split, depth_limit, min_decrease, total_w, cst, block_elements, child_slot)
     return size
 
 
@@ -947,7 +949,7 @@ def _grow_compiled(X, y, sample_weight, n_classes, *, criterion, max_depth, min_
     child_slot = np.full(n, -1, dtype=np.intp)
     args = (left_of, feature_of, threshold_of, value_of, n_of, depth_of, lower_of, upper_of)
     if exact and max_features >= d and not constrained:
-        size = _grow_levels(XT, YW, y, w, order, seg, frontier, *args, size, code, msl, min_split,
+        size = _grow_levels(XT, YW, y, w, order, seg, frontier, *args, size, code, exact, msl, min_split,
                             depth_limit, float(min_impurity_decrease), total_w, cst, _BLOCK_ELEMENTS,
                             child_slot)
     else:
