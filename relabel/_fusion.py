@@ -155,7 +155,10 @@ def _guillotine_tree(lower: NDArray, upper: NDArray, position: int, groups: NDAr
         groups = np.zeros(lower.shape[0], dtype=np.int64)
     groups = np.ascontiguousarray(groups, dtype=np.int64)
     n_roots = int(groups.max()) + 1 if groups.shape[0] else 1
-    *hierarchy, ok = _guillotine_kernel(lower, upper, groups, n_roots)
+    # Sorted here, not in the kernel: numba's sort helpers share names across cached
+    # modules with different bodies, and loading two such modules crashed (numba issue 10486).
+    by_lower = np.ascontiguousarray(np.argsort(lower, axis=0, kind="stable").T, dtype=np.intp)
+    *hierarchy, ok = _guillotine_kernel(lower, upper, groups, n_roots, by_lower)
     if not ok:
         raise ValueError(
             f"boxes_list[{position}] is not the leaf partition of a tree: some boxes "
@@ -165,12 +168,13 @@ def _guillotine_tree(lower: NDArray, upper: NDArray, position: int, groups: NDAr
 
 
 @_compiled
-def _guillotine_kernel(lower, upper, groups, n_roots):
+def _guillotine_kernel(lower, upper, groups, n_roots, by_lower):
     """The hierarchy of :func:`_guillotine_tree`; the last output is False when a node has no cut.
 
-    Every node's boxes are a contiguous range of each row of ``orders``, sorted there
-    by the feature's lower bound (ties in input order); a split partitions every
-    row's range stably, so nothing is sorted twice: O(d L) per level after one sort.
+    ``by_lower[f]`` is the stable order of the boxes by their lower bound on f. Every
+    node's boxes are a contiguous range of each row of ``orders``, sorted there by the
+    feature's lower bound (ties in input order); a split partitions every row's range
+    stably, so nothing is sorted twice: O(d L) per level after one sort.
     """
     n_leaves, n_features = lower.shape
     n_nodes = max(2 * n_leaves, n_roots)
@@ -188,10 +192,9 @@ def _guillotine_kernel(lower, upper, groups, n_roots):
     orders = np.empty((n_features, n_leaves), dtype=np.intp)
     fill = np.empty(n_roots, dtype=np.intp)
     for f in range(n_features):
-        by_lower = np.argsort(lower[:, f], kind="mergesort")
         for g in range(n_roots):
             fill[g] = start[g]
-        for i in by_lower:
+        for i in by_lower[f]:
             orders[f, fill[groups[i]]] = i
             fill[groups[i]] += 1
     goes_left = np.zeros(n_leaves, dtype=np.bool_)

@@ -17,6 +17,8 @@ compiled one for the criteria made of arithmetic only.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -592,11 +594,12 @@ def _compiled(function):
     """
     from numba import njit
 
-    # error_model="numpy": a float division by zero gives inf or NaN, as in numpy.
+    # The default error model, as relabel's kernels: cached kernels compiled with different
+    # error models share helper symbols and crashed the process once loaded together.
     try:
-        return njit(cache=True, nogil=True, error_model="numpy")(function)
+        return njit(cache=True, nogil=True)(function)
     except RuntimeError:
-        return njit(cache=False, nogil=True, error_model="numpy")(function)
+        return njit(cache=False, nogil=True)(function)
 
 
 @_compiled
@@ -640,7 +643,32 @@ def _mean_of(crit, v):
         for k in range(1, K):
             n = n + v[k]
             total = total + k * v[k]
+    if n == 0.0:
+        # numpy's total / 0: NaN for 0 / 0, else an infinity with the quotient's sign.
+        if total == 0.0 or total != total:
+            return np.nan
+        return math.copysign(np.inf, total) * math.copysign(1.0, n)
     return total / n
+
+
+@_compiled
+def _kth_smallest(values, k):
+    """The k-th smallest value (1-based), as ``np.sort(values)[k - 1]``.
+
+    Written out rather than calling numba's sort: numba compiles its sort and argsort
+    helpers under the same names with different bodies, and cached kernels from other
+    modules that use them (``ensemble._kernels``) then collide when loaded together
+    (measured: a segmentation fault), as in numba issue 10486.
+    """
+    work = values.copy()
+    for i in range(1, work.shape[0]):
+        v = work[i]
+        j = i - 1
+        while j >= 0 and work[j] > v:
+            work[j + 1] = work[j]
+            j -= 1
+        work[j + 1] = v
+    return work[k - 1]
 
 
 @_compiled
@@ -701,7 +729,7 @@ def _grow_level(XT, YW, y, w, order, seg, frontier, parent_w, keys, max_features
                         has[f] = True
                         break
                 key_row[f] = keys[s, f] if has[f] else 2.0
-            kth = np.sort(key_row)[max_features - 1]
+            kth = _kth_smallest(key_row, max_features)
             for f in range(d):
                 chosen[s, f] = key_row[f] <= kth and has[f]
 
