@@ -60,10 +60,10 @@ def test_compiled_grower_builds_the_numpy_tree(seed):
 
 @pytest.mark.parametrize("block_elements", [1, 2_000, 1 << 22])
 def test_compiled_grower_matches_on_many_data_sets(monkeypatch, block_elements):
-    """Check that both growers agree on 60 fixed random data sets, whatever the feature blocks."""
+    """Check that both growers agree on 150 fixed random data sets, whatever the feature blocks."""
     monkeypatch.setattr(trees._grow, "_BLOCK_ELEMENTS", block_elements)
     rng = np.random.default_rng(block_elements)
-    for _ in range(60):
+    for _ in range(150):
         X, y, w, K, params, tree_seed = random_case(rng)
         assert_same_trees(_grow_numpy(X, y, w, K, rng=np.random.RandomState(tree_seed), **params),
                           _grow_compiled(X, y, w, K, rng=np.random.RandomState(tree_seed), **params))
