@@ -208,7 +208,7 @@ def _group_space(X, y, weights, params) -> GroupSpace | None:
 def _grow(Z, y, n_classes, seeds, weights, params, max_depth):
     """The group's trees, grown in its space on their bootstrap weights."""
     trees = []
-    for (_, tree_seed), w in zip(seeds, weights):
+    for i, ((_, tree_seed), w) in enumerate(zip(seeds, weights)):
         tree = OrdinalTreeClassifier(
             criterion=params["criterion"],
             max_depth=max_depth,
@@ -218,7 +218,9 @@ def _grow(Z, y, n_classes, seeds, weights, params, max_depth):
             classes=np.arange(n_classes),
             random_state=tree_seed,
         )
-        trees.append(tree.fit(Z, y, sample_weight=w))
+        # fit() would validate Z, y and w again for every tree: the ensemble did it once.
+        # The trees differ only in their integer seeds: their parameters are checked once.
+        trees.append(tree._fit_validated(Z, y, w, validate_params=i == 0))
     return trees
 
 

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from relabel._backends._pseudoflow import _compiled
 from relabel._errors import TooManyRegionsError
 
 __all__ = ["SNAP_ULPS", "FusedPartition", "fuse", "region_counts", "snap_table"]
@@ -121,15 +122,27 @@ def _read_boxes(boxes: Any, position: int) -> tuple[NDArray, NDArray, NDArray]:
     return leaf_ids.astype(np.int64), lower, upper
 
 
+def _kernel_array(values: NDArray) -> NDArray[np.float64]:
+    """C-contiguous writable float64: the one array type the kernels are compiled for.
+
+    A read-only array (the partitions' bounds are) would make numba compile a second
+    specialisation (seconds, once per cache); copying costs microseconds.
+    """
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    return values if values.flags.writeable else values.copy()
+
+
 def _guillotine_tree(lower: NDArray, upper: NDArray, position: int, groups: NDArray | None = None):
     """Rebuild a binary splitting hierarchy over a tree's leaf boxes.
 
     Only the boxes are given, not the tree, so a hierarchy with the same leaves is
     recovered by guillotine cuts: a threshold ``t`` on a feature such that every box
     lies entirely on one side. A tree's partition always admits one (its root split),
-    and so does each side, recursively. Choosing the most balanced cut keeps the
-    hierarchy shallow, which is what makes pushing boxes down it cheap. All nodes of
-    one depth are split at once (vectorised): O(depth * L * d * log L).
+    and so does each side, recursively (any subset of such a family does, so the
+    greedy choice below never fails on one). Choosing the most balanced cut (then the
+    lowest feature, then the lowest position) keeps the hierarchy shallow, which is
+    what makes pushing boxes down it cheap. Nodes are numbered breadth-first, roots
+    first. Compiled; O(d L log L) for one sort per feature, then O(d L) per depth.
 
     With ``groups`` (dense ids 0..G-1, one per box) a separate hierarchy is built per
     group, rooted at node ``g``.
@@ -137,95 +150,109 @@ def _guillotine_tree(lower: NDArray, upper: NDArray, position: int, groups: NDAr
     Returns arrays ``feature, threshold, left, right, leaf`` indexed by node, with
     ``leaf[node]`` the leaf's position in the input (``-1`` for internal nodes).
     """
+    lower, upper = _kernel_array(lower), _kernel_array(upper)
+    if groups is None:
+        groups = np.zeros(lower.shape[0], dtype=np.int64)
+    groups = np.ascontiguousarray(groups, dtype=np.int64)
+    n_roots = int(groups.max()) + 1 if groups.shape[0] else 1
+    # Sorted here, not in the kernel: numba's sort helpers share names across cached
+    # modules with different bodies, and loading two such modules crashed (numba issue 10486).
+    by_lower = np.ascontiguousarray(np.argsort(lower, axis=0, kind="stable").T, dtype=np.intp)
+    *hierarchy, ok = _guillotine_kernel(lower, upper, groups, n_roots, by_lower)
+    if not ok:
+        raise ValueError(
+            f"boxes_list[{position}] is not the leaf partition of a tree: some boxes "
+            "overlap or cannot be separated by axis-aligned cuts"
+        )
+    return tuple(hierarchy)
+
+
+@_compiled
+def _guillotine_kernel(lower, upper, groups, n_roots, by_lower):
+    """The hierarchy of :func:`_guillotine_tree`; the last output is False when a node has no cut.
+
+    ``by_lower[f]`` is the stable order of the boxes by their lower bound on f. Every
+    node's boxes are a contiguous range of each row of ``orders``, sorted there by the
+    feature's lower bound (ties in input order); a split partitions every row's range
+    stably, so nothing is sorted twice: O(d L) per level after one sort.
+    """
     n_leaves, n_features = lower.shape
-    n_roots = 1 if groups is None else int(groups.max()) + 1
-    n_nodes = 2 * n_leaves
+    n_nodes = max(2 * n_leaves, n_roots)
     feature = np.full(n_nodes, -1, dtype=np.intp)
     threshold = np.full(n_nodes, np.nan)
     left = np.full(n_nodes, -1, dtype=np.intp)
     right = np.full(n_nodes, -1, dtype=np.intp)
     leaf = np.full(n_nodes, -1, dtype=np.intp)
-    # Dense ranks of the bounds per feature: exact comparisons on small integers.
-    rank_lo, rank_hi, n_values = [], [], []
+    start = np.zeros(n_nodes + 1, dtype=np.intp)
+    count = np.zeros(n_nodes, dtype=np.intp)
+    for i in range(n_leaves):
+        count[groups[i]] += 1
+    for g in range(n_roots):
+        start[g + 1] = start[g] + count[g]
+    orders = np.empty((n_features, n_leaves), dtype=np.intp)
+    fill = np.empty(n_roots, dtype=np.intp)
     for f in range(n_features):
-        values, inverse = np.unique(np.concatenate((lower[:, f], upper[:, f])), return_inverse=True)
-        inverse = inverse.astype(np.int64).ravel()
-        rank_lo.append(inverse[:n_leaves])
-        rank_hi.append(inverse[n_leaves:])
-        n_values.append(values.shape[0] + 1)
-
-    members = np.arange(n_leaves, dtype=np.intp)
-    node_of = np.zeros(n_leaves, dtype=np.intp) if groups is None else groups.astype(np.intp)
+        for g in range(n_roots):
+            fill[g] = start[g]
+        for i in by_lower[f]:
+            orders[f, fill[groups[i]]] = i
+            fill[groups[i]] += 1
+    goes_left = np.zeros(n_leaves, dtype=np.bool_)
+    scratch = np.empty(n_leaves, dtype=np.intp)
     next_node = n_roots
-    while members.shape[0]:
-        nodes, group, sizes = np.unique(node_of, return_inverse=True, return_counts=True)
-        group = group.ravel()
-        single = sizes[group] == 1
-        if single.any():
-            leaf[node_of[single]] = members[single]
-            members, node_of = members[~single], node_of[~single]
-            if members.shape[0] == 0:
-                break
-            nodes, group, sizes = np.unique(node_of, return_inverse=True, return_counts=True)
-            group = group.ravel()
-        n_groups = nodes.shape[0]
-        starts = np.cumsum(sizes) - sizes
-        best_imbalance = np.full(n_groups, np.iinfo(np.int64).max)
-        best_feature = np.full(n_groups, -1, dtype=np.intp)
-        best_cut = np.full(n_groups, -1, dtype=np.intp)
-        orders = []
-        for f in range(n_features):
-            lo = rank_lo[f][members]
-            order = np.lexsort((lo, group))
-            orders.append(order)
-            g_sorted = group[order]
-            lo_sorted = lo[order]
-            radix = np.int64(n_values[f])
-            # Running maximum of the upper bounds, restarted in every group by offsets.
-            running = np.maximum.accumulate(g_sorted * radix + rank_hi[f][members[order]]) - g_sorted * radix
-            valid = np.flatnonzero((g_sorted[:-1] == g_sorted[1:]) & (running[:-1] <= lo_sorted[1:]))
-            if valid.shape[0] == 0:
-                continue
-            g_valid = g_sorted[valid]
-            imbalance = np.abs(2 * (valid - starts[g_valid] + 1) - sizes[g_valid])
-            # Best cut of this feature per group: sort by (group, imbalance), keep firsts.
-            pick = np.lexsort((imbalance, g_valid))
-            first = np.ones(pick.shape[0], dtype=bool)
-            first[1:] = g_valid[pick[1:]] != g_valid[pick[:-1]]
-            pick = pick[first]
-            g_pick = g_valid[pick]
-            better = imbalance[pick] < best_imbalance[g_pick]
-            g_pick, pick = g_pick[better], pick[better]
-            best_imbalance[g_pick] = imbalance[pick]
-            best_feature[g_pick] = f
-            best_cut[g_pick] = valid[pick]
-        if np.any(best_feature < 0):
-            raise ValueError(
-                f"boxes_list[{position}] is not the leaf partition of a tree: some boxes "
-                "overlap or cannot be separated by axis-aligned cuts"
-            )
-        left_nodes = next_node + 2 * np.arange(n_groups)
-        right_nodes = left_nodes + 1
-        next_node += 2 * n_groups
-        feature[nodes] = best_feature
-        left[nodes] = left_nodes
-        right[nodes] = right_nodes
-        new_node_of = np.empty_like(node_of)
-        for f in range(n_features):
-            chosen = best_feature == f
-            if not chosen.any():
-                continue
-            order = orders[f]
-            g_sorted = group[order]
-            in_f = chosen[g_sorted]
-            positions = np.arange(order.shape[0])
-            goes_left = positions <= best_cut[g_sorted]
-            sel = order[in_f]
-            new_node_of[sel] = np.where(goes_left[in_f], left_nodes[g_sorted[in_f]], right_nodes[g_sorted[in_f]])
-            groups_f = np.flatnonzero(chosen)
-            threshold[nodes[groups_f]] = lower[members[order[best_cut[groups_f] + 1]], f]
-        node_of = new_node_of
-    return feature, threshold, left, right, leaf
+    node = 0
+    # Breadth-first: nodes are processed in id order, children numbered as created.
+    while node < next_node:
+        size = count[node]
+        first = start[node]
+        if size == 1:
+            leaf[node] = orders[0, first]
+        elif size > 1:
+            # The most balanced cut, then the lowest feature, then the lowest position.
+            best_imbalance = size + 1
+            best_feature = -1
+            best_cut = -1
+            for f in range(n_features):
+                running = -np.inf
+                for i in range(size - 1):
+                    hi = upper[orders[f, first + i], f]
+                    if hi > running:
+                        running = hi
+                    if running <= lower[orders[f, first + i + 1], f]:
+                        imbalance = abs(2 * (i + 1) - size)
+                        if imbalance < best_imbalance:
+                            best_imbalance = imbalance
+                            best_feature = f
+                            best_cut = i
+            if best_feature < 0:
+                return feature, threshold, left, right, leaf, False
+            for i in range(size):
+                goes_left[orders[best_feature, first + i]] = i <= best_cut
+            feature[node] = best_feature
+            threshold[node] = lower[orders[best_feature, first + best_cut + 1], best_feature]
+            left[node] = next_node
+            right[node] = next_node + 1
+            n_left = best_cut + 1
+            for f in range(n_features):
+                w_left = 0
+                w_right = n_left
+                for i in range(size):
+                    m = orders[f, first + i]
+                    if goes_left[m]:
+                        scratch[w_left] = m
+                        w_left += 1
+                    else:
+                        scratch[w_right] = m
+                        w_right += 1
+                for i in range(size):
+                    orders[f, first + i] = scratch[i]
+            start[next_node] = first
+            count[next_node] = n_left
+            start[next_node + 1] = first + n_left
+            count[next_node + 1] = size - n_left
+            next_node += 2
+        node += 1
+    return feature, threshold, left, right, leaf, True
 
 
 def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False, max_pairs=None):
@@ -236,52 +263,84 @@ def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False, 
     the number of (region, node) pairs visited: output-sensitive, never all combinations.
     ``start`` gives each box its root node; ``closed`` treats boxes as closed (a box
     touching a threshold visits both sides), which is what contact detection needs; a
-    boolean array makes them closed on those features only.
+    boolean array makes them closed on those features only (contacts with the
+    categorical rule: a box ending on a categorical threshold does not reach across it).
     ``max_pairs`` stops early: every (region, node) pair in flight reaches at least one
     leaf, so finished plus in-flight pairs bound the final count from below, and the
     walk raises :class:`TooManyRegionsError` as soon as that bound passes ``max_pairs``.
+    Compiled, depth first; the pairs come out grouped by region, in increasing region
+    order (callers use them as a set).
     """
     feature, threshold, left, right, leaf = hierarchy
-    regions = np.arange(region_lower.shape[0], dtype=np.intp)
-    nodes = np.zeros(region_lower.shape[0], dtype=np.intp) if start is None else start.astype(np.intp)
-    done_regions, done_leaves = [], []
-    n_done = 0
-    while regions.shape[0]:
-        if max_pairs is not None and n_done + regions.shape[0] > max_pairs:
-            raise TooManyRegionsError(
-                f"the fused partition would have more than max_regions={max_pairs} regions "
-                f"(at least {n_done + regions.shape[0]} so far); fuse fewer or shallower trees "
-                "(in OTreeBagger: a smaller group_size or max_depth) or raise max_regions"
-            )
-        at_leaf = leaf[nodes] >= 0
-        if at_leaf.any():
-            done_regions.append(regions[at_leaf])
-            done_leaves.append(leaf[nodes[at_leaf]])
-            n_done += done_regions[-1].shape[0]
-            regions, nodes = regions[~at_leaf], nodes[~at_leaf]
-            if regions.shape[0] == 0:
-                break
-        f = feature[nodes]
-        t = threshold[nodes]
-        if isinstance(closed, np.ndarray):
-            # Closed on some features only (contacts with the categorical rule: a box
-            # ending on a categorical threshold does not reach across it).
-            c = closed[f]
-            lo, hi = region_lower[regions, f], region_upper[regions, f]
-            go_left = np.where(c, lo <= t, lo < t)
-            go_right = np.where(c, hi >= t, hi > t)
-        elif closed:
-            # Closed boxes (contacts): touching the threshold reaches both sides.
-            go_left = region_lower[regions, f] <= t
-            go_right = region_upper[regions, f] >= t
-        else:
-            go_left = region_lower[regions, f] < t
-            go_right = region_upper[regions, f] > t
-        regions = np.concatenate((regions[go_left], regions[go_right]))
-        nodes = np.concatenate((left[nodes[go_left]], right[nodes[go_right]]))
-    if not done_regions:
-        return np.empty(0, np.intp), np.empty(0, np.intp)
-    return np.concatenate(done_regions), np.concatenate(done_leaves)
+    region_lower, region_upper = _kernel_array(region_lower), _kernel_array(region_upper)
+    n_features = region_lower.shape[1]
+    if isinstance(closed, np.ndarray):
+        closed_mask = np.ascontiguousarray(closed, dtype=np.bool_)
+    else:
+        closed_mask = np.full(n_features, bool(closed))
+    starts = (np.zeros(region_lower.shape[0], dtype=np.intp) if start is None
+              else np.ascontiguousarray(start, dtype=np.intp))
+    regions, leaves, bound = _push_kernel(region_lower, region_upper, feature, threshold, left, right, leaf,
+                                          starts, closed_mask, -1 if max_pairs is None else int(max_pairs))
+    if bound >= 0:
+        raise TooManyRegionsError(
+            f"the fused partition would have more than max_regions={max_pairs} regions "
+            f"(at least {bound} so far); fuse fewer or shallower trees "
+            "(in OTreeBagger: a smaller group_size or max_depth) or raise max_regions"
+        )
+    return regions, leaves
+
+
+@_compiled
+def _push_kernel(region_lower, region_upper, feature, threshold, left, right, leaf, starts, closed, max_pairs):
+    """Pairs of :func:`_push_down`; the last output is -1, or the bound that passed ``max_pairs``."""
+    n_regions = region_lower.shape[0]
+    capacity = max(16, 2 * n_regions)
+    out_region = np.empty(capacity, dtype=np.intp)
+    out_leaf = np.empty(capacity, dtype=np.intp)
+    n_out = 0
+    stack = np.empty(max(16, feature.shape[0] + 1), dtype=np.intp)
+    for r in range(n_regions):
+        stack[0] = starts[r]
+        top = 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            if leaf[node] >= 0:
+                if n_out == capacity:
+                    capacity *= 2
+                    grown = np.empty(capacity, dtype=np.intp)
+                    grown[:n_out] = out_region[:n_out]
+                    out_region = grown
+                    grown = np.empty(capacity, dtype=np.intp)
+                    grown[:n_out] = out_leaf[:n_out]
+                    out_leaf = grown
+                out_region[n_out] = r
+                out_leaf[n_out] = leaf[node]
+                n_out += 1
+                if max_pairs >= 0 and n_out + top + (n_regions - r - 1) > max_pairs:
+                    return out_region[:0], out_leaf[:0], n_out + top + (n_regions - r - 1)
+                continue
+            f = feature[node]
+            if f < 0:
+                continue  # a root without boxes
+            t = threshold[node]
+            lo = region_lower[r, f]
+            hi = region_upper[r, f]
+            if closed[f]:
+                go_left = lo <= t
+                go_right = hi >= t
+            else:
+                go_left = lo < t
+                go_right = hi > t
+            # The left child is popped first.
+            if go_right:
+                stack[top] = right[node]
+                top += 1
+            if go_left:
+                stack[top] = left[node]
+                top += 1
+    return out_region[:n_out].copy(), out_leaf[:n_out].copy(), -1
 
 
 @dataclass(frozen=True, eq=False)

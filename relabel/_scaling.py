@@ -58,6 +58,10 @@ def _rational(value: float) -> Fraction:
 
 def _rationalise(values: NDArray[np.float64], name: str):
     """Common denominator D and int64 numerators of an array of floats."""
+    if np.all(np.abs(values) < 2**53) and np.all(values == np.rint(values)):
+        # Whole numbers (counts of unweighted or bootstrap rows): D = 1, the values
+        # themselves, which is what the rational reading below gives, without a sort.
+        return 1, values.astype(np.int64)
     unique, inverse = np.unique(values, return_inverse=True)
     fractions = [_rational(float(v)) for v in unique]
     denominator = 1

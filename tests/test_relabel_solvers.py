@@ -172,6 +172,20 @@ def test_exact_scaling_and_its_limits():
         relabel.solve(huge)
 
 
+def test_whole_numbers_take_the_rational_reading():
+    """Check that whole-number data (the fast path) get denominator 1 and the integers the rational reading gives."""
+    from relabel._scaling import _rational, _rationalise
+
+    rng = np.random.default_rng(1)
+    for values in (rng.integers(-40, 40, (30, 5)).astype(float), np.array([[0.0, -0.0, 2.0**52, 7.0]])):
+        denominator, ints = _rationalise(values, "counts")
+        assert denominator == 1 and ints.dtype == np.int64
+        assert [int(v) for v in ints.ravel()] == [_rational(float(v)).numerator for v in values.ravel()]
+    # Not whole numbers, or too large for an exact float: the rational reading runs.
+    assert _rationalise(np.array([0.5, 1.0]), "counts")[0] == 2
+    assert _rationalise(np.array([2.0**60, 1.0]), "counts")[1].tolist() == [2**60, 1]
+
+
 def test_graph_input_forms_agree():
     """Check that a networkx graph and its edge array give the same problem and optimum."""
     graph = nx.cycle_graph(6)

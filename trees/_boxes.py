@@ -7,6 +7,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from trees._grow import _compiled
+
 __all__ = ["LeafBoxes", "leaf_boxes"]
 
 
@@ -79,7 +81,7 @@ def leaf_boxes(tree: Any, n_features: int | None = None) -> LeafBoxes:
 
     Notes
     -----
-    One vectorised step per tree level: O(n_nodes * n_features) time and memory.
+    One compiled depth-first pass: O(n_nodes * n_features) time and memory.
 
     Examples
     --------
@@ -102,32 +104,51 @@ def leaf_boxes(tree: Any, n_features: int | None = None) -> LeafBoxes:
             n_features = getattr(structure, "n_features", None)
         if n_features is None:
             raise ValueError("n_features could not be read from the tree; pass it explicitly")
-    left = np.asarray(structure.children_left, dtype=np.intp)
-    right = np.asarray(structure.children_right, dtype=np.intp)
-    feature = np.asarray(structure.feature, dtype=np.intp)
-    threshold = np.asarray(structure.threshold, dtype=np.float64)
+    # Fresh copies: one array type for the compiled pass (scikit-learn's are read-only views).
+    left = np.array(structure.children_left, dtype=np.intp)
+    right = np.array(structure.children_right, dtype=np.intp)
+    feature = np.array(structure.feature, dtype=np.intp)
+    threshold = np.array(structure.threshold, dtype=np.float64)
     n_nodes = left.shape[0]
     if n_nodes and feature[left != -1].max(initial=-1) >= n_features:
         raise ValueError(f"the tree splits on feature {feature.max()} but n_features={n_features}")
 
-    lower = np.full((n_nodes, n_features), -np.inf)
-    upper = np.full((n_nodes, n_features), np.inf)
-    # One numpy step per level, whatever the id order (breadth-first for our
-    # trees, depth-first pre-order for scikit-learn's): children inherit the
-    # parent's box and tighten it on the split feature.
-    level = np.array([0], dtype=np.intp) if n_nodes else np.zeros(0, dtype=np.intp)
-    while level.size:
-        level = level[left[level] != -1]
-        if not level.size:
-            break
-        f, t = feature[level], threshold[level]
-        lc, rc = left[level], right[level]
-        lower[lc] = lower[level]
-        upper[lc] = upper[level]
-        upper[lc, f] = np.minimum(upper[level, f], t)
-        lower[rc] = lower[level]
-        upper[rc] = upper[level]
-        lower[rc, f] = np.maximum(lower[level, f], t)
-        level = np.concatenate((lc, rc))
+    lower, upper = _node_boxes(left, right, feature, threshold, int(n_features))
     leaves = np.flatnonzero(left == -1).astype(np.intp)
     return LeafBoxes(leaves, lower[leaves], upper[leaves])
+
+
+@_compiled
+def _node_boxes(left, right, feature, threshold, n_features):
+    """The box of every node reachable from the root (depth first, whatever the id order).
+
+    Children inherit the parent's box and tighten it on the split feature.
+    """
+    n_nodes = left.shape[0]
+    lower = np.full((n_nodes, n_features), -np.inf)
+    upper = np.full((n_nodes, n_features), np.inf)
+    if n_nodes == 0:
+        return lower, upper
+    stack = np.empty(n_nodes + 1, dtype=np.intp)
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        lc = left[node]
+        if lc == -1:
+            continue
+        rc = right[node]
+        f = feature[node]
+        t = threshold[node]
+        for g in range(n_features):
+            lower[lc, g] = lower[node, g]
+            upper[lc, g] = upper[node, g]
+            lower[rc, g] = lower[node, g]
+            upper[rc, g] = upper[node, g]
+        upper[lc, f] = min(upper[node, f], t)
+        lower[rc, f] = max(lower[node, f], t)
+        stack[top] = rc
+        stack[top + 1] = lc
+        top += 2
+    return lower, upper

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from trees._grow import OrdinalTree, grow_tree
 from trees.criteria import _CRITERIA
-from trees._labels import encode_labels, ordered_categories
+from trees._labels import check_classes, encode_labels, ordered_categories
 from trees._monotone import resolve_monotonic_cst
 from trees._validation import check_sample_weight
 
@@ -43,7 +43,9 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     (e.g. string labels ``["low", "mid", "high"]``). A pandas ordered
     Categorical ``y`` carries its own order (all its categories become
     ``classes_``, as if passed as ``classes``). The tree is grown
-    breadth-first, all nodes of a level at once, in pure numpy, and every leaf
+    breadth-first, all nodes of a level at once (a compiled pass per level for
+    ``gini``, ``ogini`` and ``ranking``, vectorised numpy for ``entropy`` and
+    ``wig``: the same trees either way), and every leaf
     predicts the median of its class distribution by default.
 
     Parameters
@@ -249,8 +251,33 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
                 "OrdinalTreeClassifier needs samples of at least 2 classes in y; got 1 class "
                 f"({self.classes_[0]!r}). Pass `classes` to fit a single-leaf tree."
             )
-        self.n_classes_ = int(self.classes_.shape[0])
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        return self._grow(X, y_idx, sample_weight)
+
+    def _fit_validated(self, X: NDArray[np.float64], y_idx: NDArray[np.intp],
+                       sample_weight: NDArray[np.float64], *,
+                       validate_params: bool = True) -> "OrdinalTreeClassifier":
+        """Fit on arrays an ensemble has already validated: the same tree as :meth:`fit`.
+
+        For ensembles that grow many trees on one validated data set (OTreeBagger),
+        where repeating :meth:`fit`'s checks cost more than growing a small tree.
+        Needs ``classes`` (``classes_`` is then that order). ``X`` is a finite float64
+        array without column names, ``y_idx`` the class indices into ``classes``, and
+        ``sample_weight`` finite non-negative float64 weights with a positive total.
+        The parameters are validated unless ``validate_params=False`` (for trees that
+        differ from an already validated one only in their integer ``random_state``).
+        """
+        if validate_params:
+            self._validate_params()
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        self.n_features_in_ = X.shape[1]
+        self.classes_ = check_classes(self.classes)
+        return self._grow(X, np.asarray(y_idx, dtype=np.intp), np.asarray(sample_weight, dtype=np.float64))
+
+    def _grow(self, X: NDArray[np.float64], y_idx: NDArray[np.intp],
+              sample_weight: NDArray[np.float64]) -> "OrdinalTreeClassifier":
+        """Everything of :meth:`fit` after validation (``classes_`` and ``n_features_in_`` set)."""
+        self.n_classes_ = int(self.classes_.shape[0])
         keep = sample_weight > 0
         n_pos = int(keep.sum())
         if not keep.all():
@@ -292,7 +319,9 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
             max_features=max_features,
             min_impurity_decrease=float(self.min_impurity_decrease),
             wig_power=float(self.wig_power),
-            rng=check_random_state(self.random_state),
+            # Only feature subsets draw from it: seeding a RandomState costs more than
+            # growing a small tree, so it is made only when max_features needs it.
+            rng=check_random_state(self.random_state) if max_features < n_features else None,
             monotonic_cst=monotonic_cst,
         )
         self.leaf_label_ = _leaf_labels(self.tree_.value, self.leaf_label)

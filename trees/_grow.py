@@ -1,16 +1,23 @@
-"""Breadth-first tree growth in pure numpy: every node of a level is split at once.
+"""Breadth-first tree growth: every node of a level is split at once.
 
 The per-feature presorted sample orders are kept grouped by node (each node a
 contiguous segment, sorted by the feature inside it). For a level, one
 cumulative sum of the weighted one-hot class matrix along each feature's order
 gives the left counts of every candidate split of every node; the criterion
-scores them all in one vectorised call, and a segment-wise maximum picks each
-node's split (lowest feature, then lowest threshold on ties). The orders of the
-next level come from a stable partition computed with cumulative counts, so no
-sort is repeated and no Python loop runs over samples or thresholds.
+scores them all, and a segment-wise maximum picks each node's split (lowest
+feature, then lowest threshold on ties). The orders of the next level come from
+a stable partition, so no sort is repeated.
+
+Two growers build the same trees: ``_grow_numpy`` runs each level as vectorised
+numpy passes (no Python loop over samples or thresholds), ``_grow_compiled`` runs
+each level as one compiled pass with the same floating-point operations (on small
+data the numpy passes' fixed cost per call dominates). :func:`grow_tree` picks the
+compiled one for the criteria made of arithmetic only.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numpy.typing import NDArray
@@ -316,7 +323,7 @@ def _bound_children(child_value: NDArray, split_cst: NDArray, lower: NDArray, up
     right_upper[down] = mid[down]
 
 
-def grow_tree(
+def _grow_numpy(
     X: NDArray[np.float64],
     y: NDArray[np.intp],
     sample_weight: NDArray[np.float64],
@@ -329,19 +336,13 @@ def grow_tree(
     max_features: int,
     min_impurity_decrease: float,
     wig_power: float,
-    rng: np.random.RandomState,
+    rng: np.random.RandomState | None,
     monotonic_cst: NDArray[np.int8] | None = None,
 ) -> OrdinalTree:
-    """Grow a tree on rows with positive weight (validated inputs).
+    """:func:`grow_tree` in numpy, every level in vectorised passes.
 
-    ``y`` holds class indices 0..n_classes-1 and ``sample_weight`` is positive.
-    ``monotonic_cst`` (int8, -1/0/+1 per feature, or None) constrains the nodes'
-    mean class index as scikit-learn constrains a regression tree's values: a
-    split on a constrained feature must order its children's means and keep them
-    inside the node's bounds, and gives its children the bounds ``[lower, mid]``
-    and ``[mid, upper]`` (in the constraint's direction), ``mid`` the average of
-    the two means; every node's ``mean_index`` is clipped into its bounds.
-    Returns the fitted :class:`OrdinalTree`. Time per level is
+    The reference the compiled grower is tested against, and the grower of the
+    criteria with logarithms (``entropy``, ``wig``). Time per level is
     O(n_features * n_active * K) plus the criterion's O(K) per candidate (twice
     that for the candidates of constrained features); the initial presort costs
     O(n_features * n log n).
@@ -564,3 +565,493 @@ def grow_tree(
         upper_bound=store.upper[:size],
         monotonic_cst=monotonic_cst,
     )
+
+
+# ----------------------------------------------------------------------------------
+# The compiled grower: the same level-wise algorithm, one compiled pass per level.
+#
+# It repeats the numpy grower's floating-point operations in the same order (the
+# running sums along each feature's order restarted at every node by subtracting the
+# previous node's total, the criterion's sums class by class from 0.0, the gain as
+# ``(mass(parent) - mass(left)) - mass(right)`` times ``1 / w(parent)``, the same tie
+# tolerance, feature blocks and lowest-feature-then-lowest-position rule), so the
+# trees are identical, not merely equivalent: tests/test_trees_engines.py compares
+# every array on random data. Only criteria made of +, -, *, / are compiled: numpy's
+# vectorised logarithm (entropy, wig) is not bitwise the compiled one, so those keep
+# the numpy grower. Reductions whose rounding numpy does not promise (a node's total
+# weight, a sum over classes) stay in numpy unless the weights are integers, where
+# every order of summation is exact.
+
+_COMPILED = {"gini": 0, "ogini": 1, "ranking": 2}
+_GINI, _OGINI, _RANKING = 0, 1, 2
+
+
+def _compiled(function):
+    """``njit`` with an on-disk cache; without a writable cache directory, compiled per process.
+
+    The same helper as ``relabel._backends._pseudoflow._compiled``: trees and relabel
+    do not import each other (DESIGN.md section 1).
+    """
+    from numba import njit
+
+    # The default error model, as relabel's kernels: cached kernels compiled with different
+    # error models share helper symbols and crashed the process once loaded together.
+    try:
+        return njit(cache=True, nogil=True)(function)
+    except RuntimeError:
+        return njit(cache=False, nogil=True)(function)
+
+
+@_compiled
+def _mass_of(crit, v):
+    """``n * I`` (``I`` for ranking) of one node's encoded counts, as ``_mass_encoded`` sums it."""
+    K = v.shape[0]
+    if crit == _GINI:
+        n = v[0]
+        for k in range(1, K):
+            n = n + v[k]
+        sq = 0.0
+        for k in range(K):
+            sq = sq + v[k] * v[k]
+        return n - (sq / n if n > 0 else 0.0)
+    n = v[K - 1]
+    if crit == _OGINI:
+        lin = 0.0
+        sq = 0.0
+        for k in range(K - 1):
+            lin = lin + v[k]
+            sq = sq + v[k] * v[k]
+        return lin - (sq / n if n > 0 else 0.0)
+    total = 0.0
+    for k in range(K - 1):
+        total = total + v[k] * (n - v[k])
+    return total
+
+
+@_compiled
+def _mean_of(crit, v):
+    """Mean class index of one node's encoded counts, as ``_mean_index`` computes it (NaN if empty)."""
+    K = v.shape[0]
+    if crit != _GINI:
+        n = v[K - 1]
+        total = (K - 1) * n
+        for k in range(K - 1):
+            total = total - v[k]
+    else:
+        n = v[0]
+        total = 0.0
+        for k in range(1, K):
+            n = n + v[k]
+            total = total + k * v[k]
+    if n == 0.0:
+        # numpy's total / 0: NaN for 0 / 0, else an infinity with the quotient's sign.
+        if total == 0.0 or total != total:
+            return np.nan
+        return math.copysign(np.inf, total) * math.copysign(1.0, n)
+    return total / n
+
+
+@_compiled
+def _kth_smallest(values, k):
+    """The k-th smallest value (1-based), as ``np.sort(values)[k - 1]``.
+
+    Written out rather than calling numba's sort: numba compiles its sort and argsort
+    helpers under the same names with different bodies, and cached kernels from other
+    modules that use them (``ensemble._kernels``) then collide when loaded together
+    (measured: a segmentation fault), as in numba issue 10486.
+    """
+    work = values.copy()
+    for i in range(1, work.shape[0]):
+        v = work[i]
+        j = i - 1
+        while j >= 0 and work[j] > v:
+            work[j + 1] = work[j]
+            j -= 1
+        work[j + 1] = v
+    return work[k - 1]
+
+
+@_compiled
+def _grow_level(XT, YW, y, w, order, seg, frontier, parent_w, keys, max_features,
+                left_of, feature_of, threshold_of, value_of, n_of, depth_of, lower_of, upper_of, size,
+                crit, exact, msl, min_split, depth_limit, min_decrease, total_w, cst, block_elements,
+                child_slot):
+    """Split one level; returns the next level and what the monotone bounds need.
+
+    Mirrors one iteration of the numpy grower's loop (see its comments). ``keys``
+    holds the level's random keys for ``max_features`` (ignored when every feature
+    is a candidate), ``parent_w`` the total weight of each frontier node.
+    Returns ``(order, seg, frontier, size, child_value, split_feature, first_child)``.
+    """
+    d, m = order.shape
+    nf = frontier.shape[0]
+    K = value_of.shape[1]
+    weighted = crit != _RANKING
+    cumulative = crit != _GINI
+    has_cst = False
+    for f in range(d):
+        if cst[f] != 0:
+            has_cst = True
+
+    penc = np.empty((nf, K))
+    pmass = np.empty(nf)
+    tol = np.empty(nf)
+    for s in range(nf):
+        node = frontier[s]
+        if cumulative:
+            acc = value_of[node, 0]
+            penc[s, 0] = acc
+            for k in range(1, K):
+                acc = acc + value_of[node, k]
+                penc[s, k] = acc
+        else:
+            for k in range(K):
+                penc[s, k] = value_of[node, k]
+        pm = _mass_of(crit, penc[s])
+        pmass[s] = pm
+        imp = pm / parent_w[s] if weighted else pm
+        tol[s] = _TIE_RTOL * abs(imp)
+
+    # Candidate features per node (max_features): those with a valid split compete.
+    chosen = np.ones((nf, d), dtype=np.bool_)
+    if max_features < d:
+        key_row = np.empty(d)
+        has = np.zeros(d, dtype=np.bool_)
+        for s in range(nf):
+            st, en = seg[s], seg[s + 1]
+            size_s = en - st
+            for f in range(d):
+                has[f] = False
+                for p in range(st, en - 1):
+                    n_left = p - st + 1
+                    if n_left >= msl and size_s - n_left >= msl and \
+                            XT[f, order[f, p]] < XT[f, order[f, p + 1]]:
+                        has[f] = True
+                        break
+                key_row[f] = keys[s, f] if has[f] else 2.0
+            kth = _kth_smallest(key_row, max_features)
+            for f in range(d):
+                chosen[s, f] = key_row[f] <= kth and has[f]
+
+    best_gain = np.full(nf, -np.inf)
+    best_feat = np.full(nf, -1, dtype=np.intp)
+    best_pos = np.full(nf, -1, dtype=np.intp)
+    block = max(1, block_elements // max(1, m * K))
+    run = np.empty(K)
+    lv = np.empty(K)
+    rv = np.empty(K)
+    for f0 in range(0, d, block):
+        f1 = min(d, f0 + block)
+        c = f1 - f0
+        G = np.full((c, m), -np.inf)
+        for fi in range(c):
+            f = f0 + fi
+            for s in range(nf):
+                st, en = seg[s], seg[s + 1]
+                size_s = en - st
+                use = chosen[s, f]
+                scale = 1.0 / parent_w[s]
+                for p in range(st, en):
+                    row = order[f, p]
+                    # Running sums along the whole order, restarted at each node by
+                    # subtracting the previous node's total (numpy's cumsum, exactly).
+                    for k in range(K):
+                        x = YW[row, k]
+                        if p == st and s > 0:
+                            x = x - penc[s - 1, k]
+                        run[k] = x if p == 0 else run[k] + x
+                    if not use or p == en - 1:
+                        continue
+                    n_left = p - st + 1
+                    if n_left < msl or size_s - n_left < msl:
+                        continue
+                    if not XT[f, row] < XT[f, order[f, p + 1]]:
+                        continue
+                    for k in range(K):
+                        a = run[k]
+                        b = penc[s, k] - a
+                        if not exact:
+                            # np.maximum(x, 0.0): NaN stays NaN.
+                            if not (a >= 0.0 or a != a):
+                                a = 0.0
+                            if not (b >= 0.0 or b != b):
+                                b = 0.0
+                        lv[k] = a
+                        rv[k] = b
+                    gain = pmass[s] - _mass_of(crit, lv)
+                    gain = gain - _mass_of(crit, rv)
+                    if weighted:
+                        gain = gain * scale
+                    if has_cst and cst[f] != 0:
+                        mean_left = _mean_of(crit, lv)
+                        mean_right = _mean_of(crit, rv)
+                        lo, hi = lower_of[frontier[s]], upper_of[frontier[s]]
+                        if not ((mean_right - mean_left) * cst[f] >= 0 and mean_left >= lo
+                                and mean_left <= hi and mean_right >= lo and mean_right <= hi):
+                            continue
+                    G[fi, p] = gain
+        for s in range(nf):
+            st, en = seg[s], seg[s + 1]
+            top = -np.inf
+            for fi in range(c):
+                for p in range(st, en):
+                    if G[fi, p] > top:
+                        top = G[fi, p]
+            if not top > best_gain[s] + tol[s]:
+                continue
+            cut = top - tol[s]
+            # Lowest feature, then lowest position, within the tolerance of the best.
+            done = False
+            for fi in range(c):
+                for p in range(st, en):
+                    if G[fi, p] >= cut:
+                        best_gain[s] = G[fi, p]
+                        best_feat[s] = f0 + fi
+                        best_pos[s] = p
+                        done = True
+                        break
+                if done:
+                    break
+
+    split_slot = np.full(nf, -1, dtype=np.intp)
+    n_split = 0
+    for s in range(nf):
+        bg = best_gain[s]
+        if np.isfinite(bg) and parent_w[s] / total_w * bg + _EPSILON >= min_decrease:
+            split_slot[s] = n_split
+            n_split += 1
+    n_child = 2 * n_split
+    split_feature = np.empty(n_split, dtype=np.intp)
+    child_value = np.zeros((n_child, K))
+    child_n = np.zeros(n_child, dtype=np.intp)
+    first_child = size
+    for s in range(nf):
+        slot = split_slot[s]
+        if slot < 0:
+            for p in range(seg[s], seg[s + 1]):
+                child_slot[order[0, p]] = -1
+            continue
+        node = frontier[s]
+        f = best_feat[s]
+        p = best_pos[s]
+        a = XT[f, order[f, p]]
+        b = XT[f, order[f, p + 1]]
+        thr = a / 2.0 + b / 2.0
+        if thr == b or not np.isfinite(thr):
+            thr = a
+        feature_of[node] = f
+        threshold_of[node] = thr
+        left_of[node] = first_child + 2 * slot
+        split_feature[slot] = f
+        for p in range(seg[s], seg[s + 1]):
+            row = order[0, p]
+            child = 2 * slot + (1 if XT[f, row] > thr else 0)
+            child_value[child, y[row]] += w[row]
+            child_n[child] += 1
+            child_slot[row] = child
+    cont = np.zeros(n_child, dtype=np.bool_)
+    new_slot = np.full(n_child, -1, dtype=np.intp)
+    n_cont = 0
+    for s in range(nf):
+        slot = split_slot[s]
+        if slot < 0:
+            continue
+        parent = frontier[s]
+        for side in range(2):
+            child = 2 * slot + side
+            node = first_child + child
+            present = 0
+            for k in range(K):
+                value_of[node, k] = child_value[child, k]
+                if child_value[child, k] > 0:
+                    present += 1
+            n_of[node] = child_n[child]
+            depth_of[node] = depth_of[parent] + 1
+            lower_of[node] = lower_of[parent]
+            upper_of[node] = upper_of[parent]
+            cont[child] = depth_of[node] < depth_limit and child_n[child] >= min_split and present > 1
+    for child in range(n_child):
+        if cont[child]:
+            new_slot[child] = n_cont
+            n_cont += 1
+    size = first_child + n_child
+    new_frontier = np.empty(n_cont, dtype=np.intp)
+    new_seg = np.zeros(n_cont + 1, dtype=np.intp)
+    for child in range(n_child):
+        if cont[child]:
+            new_frontier[new_slot[child]] = first_child + child
+            new_seg[new_slot[child] + 1] = child_n[child]
+    for i in range(n_cont):
+        new_seg[i + 1] += new_seg[i]
+    # Rows of continuing children, each feature's order kept (a stable partition).
+    for p in range(m):
+        row = order[0, p]
+        child = child_slot[row]
+        child_slot[row] = new_slot[child] if child >= 0 else -1
+    m_new = new_seg[n_cont]
+    new_order = np.empty((d, m_new), dtype=np.intp)
+    ptr = np.empty(n_cont, dtype=np.intp)
+    for f in range(d):
+        for i in range(n_cont):
+            ptr[i] = new_seg[i]
+        for p in range(m):
+            row = order[f, p]
+            slot = child_slot[row]
+            if slot >= 0:
+                new_order[f, ptr[slot]] = row
+                ptr[slot] += 1
+    return new_order, new_seg, new_frontier, size, child_value, split_feature, first_child
+
+
+@_compiled
+def _grow_levels(XT, YW, y, w, order, seg, frontier, left_of, feature_of, threshold_of, value_of, n_of,
+                 depth_of, lower_of, upper_of, size, crit, exact, msl, min_split, depth_limit, min_decrease,
+                 total_w, cst, block_elements, child_slot):
+    """Every level in one call: integer weights (``exact``: sums exact in any order), all features,
+    no constraints. ``exact`` is an argument, not the constant True, so that ``_grow_level`` is
+    compiled once for both callers."""
+    no_keys = np.empty((0, 0))
+    d = order.shape[0]
+    K = value_of.shape[1]
+    while frontier.shape[0] > 0:
+        parent_w = np.empty(frontier.shape[0])
+        for s in range(frontier.shape[0]):
+            total = 0.0
+            for k in range(K):
+                total += value_of[frontier[s], k]
+            parent_w[s] = total
+        order, seg, frontier, size, _, _, _ = _grow_level(
+            XT, YW, y, w, order, seg, frontier, parent_w, no_keys, d,
+            left_of, feature_of, threshold_of, value_of, n_of, depth_of, lower_of, upper_of, size,
+            crit, exact, msl, min_split, depth_limit, min_decrease, total_w, cst, block_elements, child_slot)
+    return size
+
+
+def _grow_compiled(X, y, sample_weight, n_classes, *, criterion, max_depth, min_samples_split,
+                   min_samples_leaf, max_features, min_impurity_decrease, wig_power, rng,
+                   monotonic_cst=None):
+    """:func:`grow_tree` with the compiled level kernel (criteria in ``_COMPILED``)."""
+    crit = _CRITERIA[criterion]
+    code = _COMPILED[criterion]
+    n, d = X.shape
+    K = n_classes
+    depth_limit = np.iinfo(np.intp).max if max_depth is None else int(max_depth)
+    min_split = max(int(min_samples_split), 2 * int(min_samples_leaf))
+    msl = int(min_samples_leaf)
+    total_w = float(sample_weight.sum())
+    cst = np.zeros(d, dtype=np.int8)
+    if monotonic_cst is not None and np.any(monotonic_cst):
+        cst = np.asarray(monotonic_cst, dtype=np.int8)
+    constrained = bool(cst.any())
+
+    YwT = np.zeros((K, n))
+    YwT[y, np.arange(n)] = sample_weight
+    YW = np.ascontiguousarray(_encode(crit, YwT).T)  # (n, K): a row's classes are contiguous
+    exact = bool(np.all(sample_weight == np.round(sample_weight))) and total_w < 2.0**52
+    XT = np.ascontiguousarray(X.T)
+    order = np.ascontiguousarray(np.argsort(XT, axis=1, kind="stable"), dtype=np.intp)
+    # Fresh writable copies: a read-only input would compile another specialisation.
+    y = np.array(y, dtype=np.intp)
+    w = np.array(sample_weight, dtype=np.float64)
+
+    # A leaf holds at least one row: at most 2n - 1 nodes.
+    capacity = max(1, 2 * n - 1)
+    left_of = np.full(capacity, -1, dtype=np.intp)
+    feature_of = np.full(capacity, -2, dtype=np.intp)
+    threshold_of = np.full(capacity, -2.0)
+    value_of = np.zeros((capacity, K))
+    n_of = np.zeros(capacity, dtype=np.intp)
+    depth_of = np.zeros(capacity, dtype=np.intp)
+    lower_of = np.full(capacity, -np.inf)
+    upper_of = np.full(capacity, np.inf)
+    root_value = np.bincount(y, weights=sample_weight, minlength=K)
+    value_of[0] = root_value
+    n_of[0] = n
+    size = 1
+    if 0 < depth_limit and n >= min_split and (root_value > 0).sum() > 1:
+        frontier = np.zeros(1, dtype=np.intp)
+        seg = np.array([0, n], dtype=np.intp)
+    else:
+        frontier = np.zeros(0, dtype=np.intp)
+        seg = np.zeros(1, dtype=np.intp)
+    child_slot = np.full(n, -1, dtype=np.intp)
+    args = (left_of, feature_of, threshold_of, value_of, n_of, depth_of, lower_of, upper_of)
+    if exact and max_features >= d and not constrained:
+        size = _grow_levels(XT, YW, y, w, order, seg, frontier, *args, size, code, exact, msl, min_split,
+                            depth_limit, float(min_impurity_decrease), total_w, cst, _BLOCK_ELEMENTS,
+                            child_slot)
+    else:
+        no_keys = np.empty((0, 0))
+        while frontier.size:
+            parent_w = value_of[frontier].sum(axis=1)
+            keys = rng.random_sample((frontier.size, d)) if max_features < d else no_keys
+            order, seg, frontier, size, child_value, split_feature, first = _grow_level(
+                XT, YW, y, w, order, seg, frontier, parent_w, keys, int(max_features), *args, size,
+                code, exact, msl, min_split, depth_limit, float(min_impurity_decrease), total_w, cst,
+                _BLOCK_ELEMENTS, child_slot)
+            if constrained and split_feature.size:
+                children = np.arange(first, first + child_value.shape[0])
+                lower, upper = lower_of[children], upper_of[children]
+                _bound_children(child_value, cst[split_feature], lower, upper)
+                lower_of[children] = lower
+                upper_of[children] = upper
+
+    value = value_of[:size].copy()
+    node_impurity = _mass(crit, value.T, value.T > 0, float(wig_power))
+    if crit.weighted:
+        wn = value.sum(axis=1)
+        node_impurity = np.divide(node_impurity, wn, out=np.zeros_like(node_impurity), where=wn > 0)
+    return OrdinalTree(
+        children_left=left_of[:size].copy(),
+        feature=feature_of[:size].copy(),
+        threshold=threshold_of[:size].copy(),
+        value=value,
+        n_node_samples=n_of[:size].copy(),
+        impurity=node_impurity,
+        depth=depth_of[:size].copy(),
+        n_features=d,
+        lower_bound=lower_of[:size].copy(),
+        upper_bound=upper_of[:size].copy(),
+        monotonic_cst=monotonic_cst,
+    )
+
+
+def grow_tree(
+    X: NDArray[np.float64],
+    y: NDArray[np.intp],
+    sample_weight: NDArray[np.float64],
+    n_classes: int,
+    *,
+    criterion: str,
+    max_depth: int | None,
+    min_samples_split: int,
+    min_samples_leaf: int,
+    max_features: int,
+    min_impurity_decrease: float,
+    wig_power: float,
+    rng: np.random.RandomState | None,
+    monotonic_cst: NDArray[np.int8] | None = None,
+) -> OrdinalTree:
+    """Grow a tree on rows with positive weight (validated inputs).
+
+    ``y`` holds class indices 0..n_classes-1 and ``sample_weight`` is positive.
+    ``monotonic_cst`` (int8, -1/0/+1 per feature, or None) constrains the nodes'
+    mean class index as scikit-learn constrains a regression tree's values: a
+    split on a constrained feature must order its children's means and keep them
+    inside the node's bounds, and gives its children the bounds ``[lower, mid]``
+    and ``[mid, upper]`` (in the constraint's direction), ``mid`` the average of
+    the two means; every node's ``mean_index`` is clipped into its bounds.
+    ``rng`` draws the feature subsets of ``max_features`` (unused, and may be None,
+    when ``max_features >= n_features``). Returns the fitted :class:`OrdinalTree`.
+
+    The criteria ``gini``, ``ogini`` and ``ranking`` run the compiled level kernel
+    (``_grow_compiled``), ``entropy`` and ``wig`` the numpy one (``_grow_numpy``);
+    both build the same tree. Time per level is O(n_features * n_active * K) plus
+    the criterion's O(K) per candidate (twice that for the candidates of
+    constrained features); the initial presort costs O(n_features * n log n).
+    """
+    grow = _grow_compiled if criterion in _COMPILED else _grow_numpy
+    return grow(X, y, sample_weight, n_classes, criterion=criterion, max_depth=max_depth,
+                min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
+                max_features=max_features, min_impurity_decrease=min_impurity_decrease,
+                wig_power=wig_power, rng=rng, monotonic_cst=monotonic_cst)
