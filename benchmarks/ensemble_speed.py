@@ -3,7 +3,7 @@
 OTreeBagger with B = 100 trees in groups of M = 5 on syntheticI (1,000 points)
 against ``BaggingClassifier(DecisionTreeClassifier(), n_estimators=100)`` on the
 same data; both single-process (``n_jobs=1``) unless ``--n-jobs`` says otherwise.
-Targets (DESIGN.md section 7): fit within 10x, predict within 3x.
+Targets (DESIGN.md section 7): fit within 3x, predict within 1.5x.
 
 Run::
 
@@ -57,8 +57,8 @@ def main(argv=None) -> None:
           f"edges {np.mean([i['n_edges'] for i in info]):.0f}, "
           f"solve {np.sum([i['solve_time'] for i in info]):.2f} s in all, consistent: {ours.is_consistent()}")
     print(f"{'':<10}{'OTreeBagger':>12}{'Bagging':>12}{'ratio':>8}{'target':>8}")
-    print(f"{'fit s':<10}{fit_ours:>12.3f}{fit_theirs:>12.3f}{fit_ours / fit_theirs:>8.2f}{'<= 10':>8}")
-    print(f"{'predict s':<10}{pred_ours:>12.3f}{pred_theirs:>12.3f}{pred_ours / pred_theirs:>8.2f}{'<= 3':>8}"
+    print(f"{'fit s':<10}{fit_ours:>12.3f}{fit_theirs:>12.3f}{fit_ours / fit_theirs:>8.2f}{'<= 3':>8}")
+    print(f"{'predict s':<10}{pred_ours:>12.3f}{pred_theirs:>12.3f}{pred_ours / pred_theirs:>8.2f}{'<= 1.5':>8}"
           f"   ({len(X_test)} points)")
 
 
