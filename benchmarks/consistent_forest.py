@@ -53,10 +53,12 @@ def _model(name: str, n_jobs: int, seed: int):
         return ConsistentForestClassifier(n_jobs=n_jobs, random_state=seed)
     if name == "otreebagger":
         return OTreeBagger(n_jobs=n_jobs, random_state=seed)
+    # The bagged baselines: full-depth trees on the features themselves (no PLS projection).
     if name == "treebagger":
-        return OTreeBagger(relabel=False, vote="majority", criterion="gini", n_jobs=n_jobs, random_state=seed)
+        return OTreeBagger(relabel=False, vote="majority", criterion="gini", projection="none", max_depth=None,
+                           n_jobs=n_jobs, random_state=seed)
     if name == "bagged_ordinal":
-        return OTreeBagger(relabel=False, n_jobs=n_jobs, random_state=seed)
+        return OTreeBagger(relabel=False, projection="none", max_depth=None, n_jobs=n_jobs, random_state=seed)
     if name == "rf_classifier":
         return RandomForestClassifier(n_estimators=100, n_jobs=n_jobs, random_state=seed)
     if name == "rf_regressor_rounded":

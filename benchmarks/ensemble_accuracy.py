@@ -62,7 +62,8 @@ def main(argv=None) -> None:
     parser.add_argument("--n-estimators", type=int, default=100)
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--max-depth", type=int, default=None, help="depth of every tree (default: full)")
+    parser.add_argument("--max-depth", type=int, default=None,
+                        help="depth of every tree (default: OTreeBagger's own, full for the baselines)")
     parser.add_argument("--quick", action="store_true", help="fractions 0.1 and 0.3, M in {1,3,5}, B=30, 3 reps")
     args = parser.parse_args(argv)
     if args.quick:
@@ -86,16 +87,18 @@ def main(argv=None) -> None:
                 if np.unique(y_tr).size < 2:
                     continue
                 y_te_idx = np.searchsorted(classes, y_te)
+                # OTreeBagger keeps its default depth unless --max-depth is given; the bagged
+                # baselines are the paper's: full-depth trees on the features themselves.
+                depth = {} if args.max_depth is None else {"max_depth": args.max_depth}
                 models = {f"OTreeBagger M={M}": OTreeBagger(n_estimators=B, group_size=M, classes=classes,
-                                                              max_depth=args.max_depth,
-                                                              random_state=rep, n_jobs=args.n_jobs)
+                                                              random_state=rep, n_jobs=args.n_jobs, **depth)
                           for M in args.group_sizes}
                 models["TreeBagger"] = OTreeBagger(n_estimators=B, relabel=False, vote="majority",
                                                    criterion="gini", classes=classes, random_state=rep,
-                                                   max_depth=args.max_depth,
+                                                   projection="none", max_depth=args.max_depth,
                                                    n_jobs=args.n_jobs)
                 models["Bagged ordinal trees"] = OTreeBagger(n_estimators=B, relabel=False, classes=classes,
-                                                             max_depth=args.max_depth,
+                                                             projection="none", max_depth=args.max_depth,
                                                              random_state=rep, n_jobs=args.n_jobs)
                 for model_name, model in models.items():
                     try:

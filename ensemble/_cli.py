@@ -55,8 +55,11 @@ class ModelEntry:
 
 
 def _common(args: argparse.Namespace) -> dict:
-    return dict(n_estimators=args.n_estimators, max_depth=args.max_depth, random_state=args.seed,
-                n_jobs=args.n_jobs, verbose=int(getattr(args, "verbose", False)))
+    common = dict(n_estimators=args.n_estimators, random_state=args.seed, n_jobs=args.n_jobs,
+                  verbose=int(getattr(args, "verbose", False)))
+    if args.max_depth is not None:
+        common["max_depth"] = args.max_depth  # else each model keeps its own default depth
+    return common
 
 
 def _features(args: argparse.Namespace) -> dict:
@@ -86,13 +89,15 @@ def _build_forest(args: argparse.Namespace):
 def _build_treebagger(args: argparse.Namespace):
     from ensemble import OTreeBagger
 
-    return OTreeBagger(relabel=False, vote="majority", criterion="gini", projection="none", **_common(args))
+    # The paper's baselines grow full trees unless --max-depth says otherwise.
+    return OTreeBagger(relabel=False, vote="majority", criterion="gini", projection="none",
+                       **{"max_depth": None, **_common(args)})
 
 
 def _build_bagged(args: argparse.Namespace):
     from ensemble import OTreeBagger
 
-    return OTreeBagger(relabel=False, projection="none", **_common(args))
+    return OTreeBagger(relabel=False, projection="none", **{"max_depth": None, **_common(args)})
 
 
 # The one place that lists the models: ``fit --model NAME`` builds one of them,
@@ -532,7 +537,8 @@ def _parser() -> argparse.ArgumentParser:
     def model_options(p, n_estimators=100):
         p.add_argument("--n-estimators", type=int, default=n_estimators, help="bootstrap trees B")
         p.add_argument("--group-size", type=int, default=3, help="trees per fused group M")
-        p.add_argument("--max-depth", type=int, default=None, help="depth of every tree (default: full)")
+        p.add_argument("--max-depth", type=int, default=None, help="depth of every tree (default: each model's own, "
+                       "8 for OTreeBagger, full for the others)")
         p.add_argument("--max-regions", type=int, default=1_000_000,
                        help="largest fused partition per group (default 1,000,000)")
         p.add_argument("--max-edges", type=int, default=5_000_000,

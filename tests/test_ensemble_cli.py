@@ -372,6 +372,19 @@ def test_budget_categorical_and_verbose_options(tmp_path, capsys):
         assert len(err.splitlines()) == 1 and message in err
 
 
+def test_max_depth_defaults_to_each_models_own():
+    """Check that without --max-depth every model keeps its own default depth, and that it sets them all."""
+    from ensemble import ConsistentForestClassifier, OTreeBagger
+    from ensemble._cli import MODELS, _parser
+
+    defaults = {"otreebagger": OTreeBagger().max_depth, "forest": ConsistentForestClassifier().max_depth,
+                "treebagger": None, "bagged": None}
+    args = _parser().parse_args(["fit", "d.csv", "-o", "m.joblib"])
+    assert {name: entry.build(args).max_depth for name, entry in MODELS.items()} == defaults
+    args = _parser().parse_args(["fit", "d.csv", "-o", "m.joblib", "--max-depth", "5"])
+    assert {entry.build(args).max_depth for entry in MODELS.values()} == {5}
+
+
 def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path, capsys):
     """Check --model forest in fit, and that evaluate still compares the forest when OTreeBagger stops."""
     data = _write_csv(tmp_path / "d.csv", n=90)

@@ -1,0 +1,141 @@
+"""Tests of OTreeBagger's defaults on real and many-feature data, and of its categorical contacts."""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ensemble import OTreeBagger
+from ensemble._otreebagger import GroupSizeWarning
+from ensemble.datasets import load_benchmark
+from test_relabel_adjacency_options import categorical_oracle
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+needs_shared = pytest.mark.skipif(
+    not (SHARED / "car.csv").is_file(), reason="the team's shared/datasets folder is absent"
+)
+
+
+def _fit_recording(model, X, y):
+    """Fit and return the GroupSizeWarnings raised (every other warning is left alone)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", GroupSizeWarning)
+        model.fit(X, y)
+    return [w for w in caught if issubclass(w.category, GroupSizeWarning)]
+
+
+def _check_no_silent_change(model, warned):
+    """Every group is what the parameters say, or says what changed, and then the fit warned."""
+    adapted = [info["adapted"] for info in model.groups_info_ if info["adapted"]]
+    assert bool(adapted) == bool(warned)
+    for group, info in zip(model.groups_, model.groups_info_):
+        assert len(group.trees) == info["group_size"]
+        depths = [tree.get_depth() for tree in group.trees]
+        if info["max_depth"] is not None:
+            assert max(depths) <= info["max_depth"]
+        if not info["adapted"]:
+            assert info["group_size"] == model.group_size and info["max_depth"] == model.max_depth
+        else:
+            assert info["group_size"] < model.group_size or info["max_depth"] != model.max_depth
+            assert info["n_regions"] <= model.max_regions and info["n_edges"] <= model.max_edges
+    if warned:
+        assert f"{len(adapted)} of {len(model.groups_)} groups" in str(warned[0].message)
+
+
+def _many_features(n_samples, n_features, seed):
+    """Uniform features, ten of them informative through monotone and U-shaped terms, five classes."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n_samples, n_features))
+    score = X[:, :5].sum(axis=1) + 4 * ((X[:, 5:10] - 0.5) ** 2).sum(axis=1)
+    score = score + rng.normal(scale=0.3 * score.std(), size=n_samples)
+    return X, np.searchsorted(np.quantile(score, [0.2, 0.4, 0.6, 0.8]), score) + 1
+
+
+@needs_shared
+@pytest.mark.parametrize("name", ["machine10", "tae"])
+def test_defaults_fit_real_data_consistently(name):
+    """Check that OTreeBagger() fits real data sets of 6 and 54 features, certified, with no silent change."""
+    X, y, train, test = load_benchmark(name, SHARED, split=0)
+    model = OTreeBagger(random_state=0)
+    warned = _fit_recording(model, X[train], y[train])
+    _check_no_silent_change(model, warned)
+    assert model.is_consistent()
+    # Better than always predicting the middle class: the fit learned something.
+    middle = np.sort(y[train])[len(train) // 2]
+    assert np.mean(np.abs(model.predict(X[test]) - y[test])) < np.mean(np.abs(middle - y[test]))
+
+
+@needs_shared
+def test_defaults_fit_wine_with_fewer_trees():
+    """Check that the defaults (but 15 trees) fit winequality-red's 11 features, certified, no silent change."""
+    X, y, train, _ = load_benchmark("winequality-red", SHARED, split=0)
+    model = OTreeBagger(n_estimators=15, random_state=0)
+    warned = _fit_recording(model, X[train], y[train])
+    _check_no_silent_change(model, warned)
+    assert model.is_consistent()
+
+
+def test_defaults_fit_thirty_features_and_adapt_loudly():
+    """Check that OTreeBagger() fits 30 features certified, and that a group past a budget always warns."""
+    X, y = _many_features(600, 30, seed=0)
+    model = OTreeBagger(n_estimators=30, random_state=0)
+    warned = _fit_recording(model, X, y)
+    _check_no_silent_change(model, warned)
+    assert model.is_consistent()
+    # Unprojected, 30 features pass a small edge budget: smaller groups, then shallower trees, all reported.
+    tight = OTreeBagger(n_estimators=6, projection="none", max_edges=500, random_state=0)
+    warned = _fit_recording(tight, X[:300], y[:300])
+    assert warned and all("group_size 3 -> 1; max_depth 8 ->" in info["adapted"] for info in tight.groups_info_)
+    _check_no_silent_change(tight, warned)
+    assert tight.is_consistent()
+
+
+@pytest.mark.parametrize("projection", ["none", "pls"])
+def test_categorical_contacts_are_the_all_pairs_oracle_in_every_group(projection):
+    """Check that every group's contacts are the all-pairs categorical rule on its regions, and bind."""
+    rng = np.random.RandomState(3)
+    n = 240
+    continuous = rng.uniform(size=(n, 5))
+    colour = rng.randint(0, 3, size=n)
+    one_hot = np.eye(3)[colour]
+    X = np.column_stack([continuous, one_hot])
+    score = continuous[:, :2].sum(axis=1) + 0.6 * colour + rng.normal(scale=0.2, size=n)
+    y = np.searchsorted(np.quantile(score, [0.25, 0.5, 0.75]), score)
+    mask = np.r_[np.zeros(5, bool), np.ones(3, bool)]
+    model = OTreeBagger(n_estimators=6, group_size=3, projection=projection, n_components=2,
+                        categorical_features=[5, 6, 7], max_depth=4, random_state=0).fit(X, y)
+    dropped = 0
+    for group in model.groups_:
+        if projection == "pls":
+            # The space: two components, then the categorical columns as they are.
+            assert group.space.n_components == 2 and list(group.space.kept) == [5, 6, 7]
+            space_mask = np.r_[np.zeros(2, bool), np.ones(3, bool)]
+        else:
+            assert group.space is None
+            space_mask = mask
+        lower, upper = group.partition.lower, group.partition.upper
+        expected, _ = categorical_oracle(lower, upper, space_mask)
+        got = {tuple(sorted(edge)) for edge in group.edges.tolist()}
+        assert got == {tuple(edge) for edge in expected.tolist()}
+        labels = group.labels
+        assert np.all(np.abs(labels[expected[:, 0]] - labels[expected[:, 1]]) <= 1)
+        everything, _ = categorical_oracle(lower, upper, np.zeros_like(space_mask))
+        dropped += everything.shape[0] - expected.shape[0]
+    assert dropped > 0  # the rule removed contacts: the one-hot columns were split on
+    assert model.is_consistent()
+
+
+def test_auto_projection_only_for_relabelled_groups():
+    """Check that projection='auto' projects relabelled groups of 5+ features, never plain bagged trees."""
+    X, y = _many_features(200, 12, seed=1)
+    relabelled = OTreeBagger(n_estimators=3, random_state=0).fit(X, y)
+    assert all(group.space is not None and group.space.n_components == relabelled.n_components
+               for group in relabelled.groups_)
+    bagged = OTreeBagger(n_estimators=3, relabel=False, random_state=0).fit(X, y)
+    assert all(group.space is None for group in bagged.groups_)
+    # Asked for by name, the projection applies to bagged trees too.
+    asked = OTreeBagger(n_estimators=3, relabel=False, projection="pls", random_state=0).fit(X, y)
+    assert all(group.space is not None for group in asked.groups_)
+    few = OTreeBagger(n_estimators=3, random_state=0).fit(X[:, :4], y)
+    assert all(group.space is None for group in few.groups_)
