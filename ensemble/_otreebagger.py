@@ -91,7 +91,12 @@ class GroupSpace:
 
         n_components = int(min(n_components, projected.shape[0], rows.shape[0] - 1))
         Xp = X[np.ix_(rows, projected)]
-        pls = PLSRegression(n_components=n_components, scale=True).fit(Xp, y[rows].astype(np.float64))
+        with warnings.catch_warnings():
+            # "y residual is constant": the class index is explained by fewer directions (or
+            # is one class in this bootstrap); the remaining components are constant columns
+            # on which no tree splits, so the group stays valid and the user has nothing to do.
+            warnings.filterwarnings("ignore", message="y residual is constant", category=UserWarning)
+            pls = PLSRegression(n_components=n_components, scale=True).fit(Xp, y[rows].astype(np.float64))
         # The affine map behind the public transform: its value at 0 and along each axis.
         basis = np.vstack([np.zeros(projected.shape[0]), np.eye(projected.shape[0])])
         image = pls.transform(basis)

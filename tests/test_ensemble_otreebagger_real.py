@@ -139,3 +139,17 @@ def test_auto_projection_only_for_relabelled_groups():
     assert all(group.space is not None for group in asked.groups_)
     few = OTreeBagger(n_estimators=3, random_state=0).fit(X[:, :4], y)
     assert all(group.space is None for group in few.groups_)
+
+
+def test_group_space_of_one_class_is_silent_and_constant():
+    """Check that a bootstrap of one class gives PLS no warning to pass on and constant components."""
+    from ensemble._otreebagger import GroupSpace
+
+    X = np.random.RandomState(0).uniform(size=(60, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # sklearn warns "y residual is constant at iteration 0"
+        space = GroupSpace.pls(X, np.zeros(60, np.intp), np.arange(60), np.arange(6), np.empty(0, np.intp),
+                               n_components=3)
+    Z = space.transform(X)
+    assert Z.shape == (60, 3) and np.isfinite(Z).all()
+    assert np.ptp(Z, axis=0).max() < 1e-9  # no direction: columns no tree can split
