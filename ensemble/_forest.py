@@ -429,9 +429,15 @@ class ConsistentForestClassifier(ClassifierMixin, BaseEstimator):
         ``fit`` warns when it is not.
     criterion : {"squared_error", "ogini", "gini", "entropy", "wig", "ranking"}, \
 default="squared_error"
-        ``"squared_error"``: scikit-learn's regression tree on the class index
-        (fast); the others: :class:`trees.OrdinalTreeClassifier` with that
-        splitting criterion, its leaf value the mean class index.
+        ``"squared_error"``: scikit-learn's regression tree on the class index;
+        the others: :class:`trees.OrdinalTreeClassifier` with that splitting
+        criterion, its leaf value the mean class index. Measured on 14 data sets
+        (``benchmarks/forest_criteria.py``): squared error, ogini, gini, entropy
+        and wig within 0.006 of each other in mean MAE (ogini 0.578, squared
+        error 0.583; median paired difference 0.002), ranking 0.621. The default
+        is squared error because its model is 1.3x the size of a
+        ``RandomForestRegressor`` with the same trees, against 3.1-3.5x for the
+        others, which store each leaf's class distribution.
     max_depth : int or None, default=None
         Maximum depth of the trees.
     min_samples_leaf : int, default=1
