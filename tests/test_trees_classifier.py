@@ -212,7 +212,8 @@ def reference_tree(X, y, w, n_classes, criterion, max_depth, min_samples_split, 
                 top = max(c[0] for c in candidates)
                 tol = 1e-11 * abs(oracle_impurity(criterion, value, power))
                 best = next(c for c in candidates if c[0] >= top - tol)
-        if best is not None and value.sum() / total * best[0] + np.finfo(float).eps >= mid:
+        # A gain within that tolerance of zero counts as zero when deciding to split.
+        if best is not None and value.sum() / total * (best[0] + tol) + np.finfo(float).eps >= mid:
             _, f, thr = best
             go_left = X[idx, f] <= thr
             grow(idx[go_left], depth + 1, box + [(f, thr, True)])
@@ -258,6 +259,24 @@ def test_tree_equals_brute_force_grower(criterion, params):
     assert ours.get_n_leaves() == len(leaves)
     points = np.vstack([X, rng.random((300, 3))])
     np.testing.assert_allclose(ours.tree_.value[ours.apply(points)], reference_values(leaves, points), atol=1e-9)
+
+
+@pytest.mark.parametrize("criterion", CRITERIA)
+def test_zero_gain_split_does_not_depend_on_rounding(criterion):
+    """Check that a split of exactly zero gain splits (min_impurity_decrease=0), whatever its rounding.
+
+    Both children hold the parent's class proportions, so every criterion's gain is
+    0 in exact arithmetic; summed in another order it came out a few ulps below 0
+    and the tree stopped where the brute-force grower split (a fresh hypothesis
+    example, entropy).
+    """
+    X = np.array([[0, 0], [0, 0], [0, 0], [0, 0], [0, 1], [0, 1], [0, 0], [0, 1]]) / 4.0
+    y = np.array([0, 0, 1, 0, 1, 0, 0, 0])
+    w = np.array([0.0, 0.0, 0.5, 1.0, 0.5, 1.0, 2.0, 2.0])
+    clf = OrdinalTreeClassifier(criterion=criterion, classes=[0, 1, 2, 3]).fit(X, y, sample_weight=w)
+    leaves = reference_tree(X[w > 0], y[w > 0], w[w > 0], 4, criterion, None, 2, 1, 0.0, 1.0)
+    assert clf.get_n_leaves() == len(leaves) == 2
+    assert clf.tree_.feature[0] == 1
 
 
 @given(

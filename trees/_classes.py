@@ -118,7 +118,9 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     between distinct consecutive values (threshold at the midpoint) and respect
     ``min_samples_leaf``; ties go to the lowest feature, then the lowest
     threshold (gains within ``1e-11`` times the node's impurity count as ties,
-    so the choice does not depend on the rounding of the cumulative sums). Fit costs O(p n log n) for the presort plus O(p n K) per level;
+    and a best gain that close to zero counts as zero when ``min_impurity_decrease``
+    decides whether to split, so neither depends on the rounding of the cumulative
+    sums). Fit costs O(p n log n) for the presort plus O(p n K) per level;
     ``apply``/``predict`` cost O(n depth). Rows with zero weight are ignored.
 
     Monotone constraints follow scikit-learn's regression trees, with the mean

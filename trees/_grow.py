@@ -484,7 +484,9 @@ def _grow_numpy(
             best_feat[better] = feat_c[better] + f0
             best_pos[better] = first[better]
 
-        weighted_gain = parent_w / total_w * best_gain
+        # A gain within the tie tolerance of zero is zero (its sign is the accumulation
+        # order's), so whether such a node splits does not depend on how it was summed.
+        weighted_gain = parent_w / total_w * (best_gain + tol)
         split = np.isfinite(best_gain) & (weighted_gain + _EPSILON >= min_impurity_decrease)
         split_nodes = frontier[split]
         if split_nodes.size == 0:
@@ -817,7 +819,8 @@ def _grow_level(XT, YW, y, w, order, seg, frontier, parent_w, keys, max_features
     n_split = 0
     for s in range(nf):
         bg = best_gain[s]
-        if np.isfinite(bg) and parent_w[s] / total_w * bg + _EPSILON >= min_decrease:
+        # Within the tie tolerance of zero is zero, as in the numpy grower.
+        if np.isfinite(bg) and parent_w[s] / total_w * (bg + tol[s]) + _EPSILON >= min_decrease:
             split_slot[s] = n_split
             n_split += 1
     n_child = 2 * n_split
