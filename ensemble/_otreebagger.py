@@ -430,7 +430,13 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         projection only loses information: stock10, 0.234 test MAE on the
         features against 0.300 on 3 components).
     n_components : int, default=3
-        Number of PLS components of a group's space.
+        Number of PLS components of a group's space, less one for each
+        feature under a monotone constraint (at least one component): a
+        constrained feature keeps its own axis and takes a component's place,
+        so fused partitions stay as small as without constraints (measured
+        with 3 constrained features, 30 trees: winequality-red 27.8 s and MAE
+        0.450 with 3 components, 2.9 s and 0.445 with 1; housing10 20.9 s and
+        1.238, 2.5 s and 1.015).
     categorical_features : array-like of int, bool or str, or None, default=None
         Features whose values are categories (indices, a boolean mask or
         names, scikit-learn's convention). Moving from one category to another
@@ -704,7 +710,11 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             "on_budget": self.on_budget,
             "projected": projectable,
             "kept": np.flatnonzero(kept) if project else np.arange(n_features),
-            "n_components": self.n_components,
+            # A constrained feature is a direction the user says the class follows: kept as
+            # its own axis, it takes a component's place, so monotone groups fuse in as few
+            # dimensions as free ones (3 PLS + 3 constrained axes fused ~10x slower, no better).
+            "n_components": max(1, self.n_components - int(np.count_nonzero(monotone))) if monotone is not None
+            else self.n_components,
             "categorical": self._categorical if self._categorical.any() else None,
             "monotonic_cst": monotone,
             "resolution": resolution,

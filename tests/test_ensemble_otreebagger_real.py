@@ -153,3 +153,16 @@ def test_group_space_of_one_class_is_silent_and_constant():
     Z = space.transform(X)
     assert Z.shape == (60, 3) and np.isfinite(Z).all()
     assert np.ptp(Z, axis=0).max() < 1e-9  # no direction: columns no tree can split
+
+
+@pytest.mark.parametrize("n_constrained, expected", [(1, 2), (2, 1), (4, 1)])
+def test_constrained_axes_take_the_place_of_components(n_constrained, expected):
+    """Check that each monotone feature kept as an axis replaces a PLS component (at least one stays)."""
+    X, y = _many_features(240, 12, seed=2)
+    cst = np.zeros(12, int)
+    cst[:n_constrained] = 1  # the first five features raise the score
+    model = OTreeBagger(n_estimators=3, monotonic_cst=cst, max_depth=4, random_state=0).fit(X, y)
+    for group in model.groups_:
+        assert group.space.n_components == expected
+        assert list(group.space.kept) == list(range(n_constrained))
+    assert model.is_monotone() and model.is_consistent()
