@@ -173,3 +173,18 @@ def monotonic_array(
     # Names and values are resolved by the trees' own rule; relabel adds the categorical conflict.
     monotonic_cst = resolve_monotonic_cst(monotonic_cst, n_features, feature_names)
     return relabel.check_monotonic_cst(monotonic_cst, n_features, categorical_features=categorical)
+
+
+def constraint_to_check(estimator: Any, monotonic_cst: Any) -> NDArray[np.int8] | None:
+    """The constraint a fitted estimator's ``is_monotone(monotonic_cst)`` checks.
+
+    Its own constraint for ``None``, else ``monotonic_cst`` resolved against its
+    features (names, categorical conflict); ``None`` when nothing is constrained,
+    which every model satisfies.
+    """
+    if monotonic_cst is None:
+        cst = estimator._monotonic
+    else:
+        names = getattr(estimator, "feature_names_in_", None)
+        cst = monotonic_array(monotonic_cst, estimator.n_features_in_, names, estimator._categorical)
+    return cst if cst is not None and np.any(cst) else None

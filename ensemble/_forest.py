@@ -24,7 +24,8 @@ from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ensemble import _kernels
-from ensemble._base import MAX_SEED, bootstrap_weights, categorical_mask, encode_target, monotonic_array
+from ensemble._base import (MAX_SEED, bootstrap_weights, categorical_mask, constraint_to_check, encode_target,
+                            monotonic_array)
 from ensemble._docs import fill_doc
 from ensemble._parallel import run_jobs
 from ensemble._voting import (
@@ -655,7 +656,6 @@ default="squared_error"
         oob_sum = np.zeros(n_samples, dtype=np.int64)
         oob_count = np.zeros(n_samples, dtype=np.int64)
         countable = ~self._categorical
-        unit = 1 << UNIT_BITS
         certify_at = self._resolution  # the resolution certified; 0 when r cannot be reached
         self._given_up_resolution = False
         while True:
@@ -926,12 +926,8 @@ default="squared_error"
         (True, False)
         """
         check_is_fitted(self)
-        names = getattr(self, "feature_names_in_", None)
-        if monotonic_cst is None:
-            cst = self._monotonic
-        else:
-            cst = monotonic_array(monotonic_cst, self.n_features_in_, names, self._categorical)
-        if cst is None or not np.any(cst):
+        cst = constraint_to_check(self, monotonic_cst)
+        if cst is None:
             return True
         for tree, voter in zip(self.estimators_, self._voters):
             partition = relabel.fuse([leaf_boxes(_NodeArrays(*_nodes(tree), self.n_features_in_))])

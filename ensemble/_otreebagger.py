@@ -19,7 +19,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 import relabel
 from relabel import TooManyRegionsError
-from ensemble._base import MAX_SEED, bootstrap_weights, categorical_mask, encode_target, monotonic_array
+from ensemble._base import (MAX_SEED, bootstrap_weights, categorical_mask, constraint_to_check, encode_target,
+                            monotonic_array)
 from ensemble._docs import fill_doc
 from ensemble._parallel import run_jobs
 from ensemble._voting import VOTES, combine_votes, vote_counts, voters_certificate
@@ -890,12 +891,8 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         True
         """
         check_is_fitted(self)
-        names = getattr(self, "feature_names_in_", None)
-        if monotonic_cst is None:
-            cst = self._monotonic
-        else:
-            cst = monotonic_array(monotonic_cst, self.n_features_in_, names, self._categorical)
-        if cst is None or not np.any(cst):
+        cst = constraint_to_check(self, monotonic_cst)
+        if cst is None:
             return True
         categorical = self._categorical if self._categorical.any() else None
         checks = []
