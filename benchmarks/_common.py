@@ -14,6 +14,21 @@ def shared_names(data_dir: Path = DATA_DIR) -> list[str]:
     return sorted(p.stem for p in Path(data_dir).glob("*.csv") if not p.stem.endswith(".splits"))
 
 
+def shared_splits(name: str, n_splits: int, data_dir: Path = DATA_DIR):
+    """(split, X, y, train, test) for the first ``n_splits`` hold-out splits of a shared data set.
+
+    Stops early where the data set has fewer splits (SWD and abalone10 have one).
+    """
+    from ensemble.datasets import load_benchmark
+
+    for split in range(n_splits):
+        try:
+            X, y, train, test = load_benchmark(name, data_dir, split=split)
+        except ValueError:
+            return  # fewer splits than asked
+        yield split, X, y, train, test
+
+
 def make_ordinal_synthetic(n_samples: int, n_features: int, n_classes: int = 5, *, n_informative: int = 10,
                            noise: float = 0.3, random_state: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Ordinal data of any dimension: a noisy additive latent score cut at its quantiles.

@@ -38,10 +38,9 @@ from scipy.stats import rankdata
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier, RandomForestRegressor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, make_ordinal_synthetic, shared_names  # noqa: E402
+from _common import DATA_DIR, make_ordinal_synthetic, shared_names, shared_splits  # noqa: E402
 
 from ensemble import ConsistentForestClassifier, OTreeBagger  # noqa: E402
-from ensemble.datasets import load_benchmark  # noqa: E402
 from ensemble.metrics import mean_absolute_error, quadratic_weighted_kappa, ranked_probability_score  # noqa: E402
 
 METHODS = ["consistent_forest", "otreebagger", "treebagger", "bagged_ordinal", "rf_classifier",
@@ -71,11 +70,7 @@ def _model(name: str, n_jobs: int, seed: int):
 def _datasets(args):
     """(name, X, y, train, test) for every data set and split of the run."""
     for name in args.datasets:
-        for split in range(args.splits):
-            try:
-                X, y, train, test = load_benchmark(name, DATA_DIR, split=split)
-            except ValueError:
-                break  # fewer splits than asked
+        for split, X, y, train, test in shared_splits(name, args.splits):
             yield name, split, X, y, train, test
     for n_features, n_samples in args.synthetic:
         X, y = make_ordinal_synthetic(n_samples, n_features, random_state=0)

@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.ensemble import RandomForestRegressor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, make_ordinal_synthetic, shared_names  # noqa: E402
+from _common import DATA_DIR, make_ordinal_synthetic, shared_names, shared_splits  # noqa: E402
 
 from ensemble import ConsistentForestClassifier  # noqa: E402
 from ensemble.datasets import load_benchmark  # noqa: E402
@@ -38,11 +38,7 @@ CRITERIA = ["squared_error", "ogini", "ranking", "gini", "entropy", "wig"]
 
 def _sets(args):
     for name in shared_names():
-        for split in range(args.splits):
-            try:
-                X, y, train, test = load_benchmark(name, DATA_DIR, split=split)
-            except ValueError:
-                break  # fewer splits than asked
+        for _, X, y, train, test in shared_splits(name, args.splits):
             yield name, X, y, train, test
     for spec in args.synthetic:
         d, n = (int(v) for v in spec.split("x"))

@@ -38,10 +38,9 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import DATA_DIR, make_ordinal_synthetic  # noqa: E402
+from _common import make_ordinal_synthetic, shared_splits  # noqa: E402
 
 from ensemble import ConsistentForestClassifier, OTreeBagger  # noqa: E402
-from ensemble.datasets import load_benchmark  # noqa: E402
 from ensemble.metrics import mean_absolute_error  # noqa: E402
 
 DIRECTIONS = {
@@ -70,11 +69,7 @@ def _splits(name, n_splits):
         X, y = make_ordinal_synthetic(3000, 10, random_state=0)
         yield X, y, np.arange(1000), np.arange(1000, 3000)
     else:
-        for split in range(n_splits):
-            try:
-                X, y, train, test = load_benchmark(name, DATA_DIR, split=split)
-            except ValueError:
-                break  # fewer hold-out splits than asked
+        for _, X, y, train, test in shared_splits(name, n_splits):
             yield X, y, train, test
 
 

@@ -47,11 +47,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, make_ordinal_synthetic, shared_names  # noqa: E402
+from _common import make_ordinal_synthetic, shared_names, shared_splits  # noqa: E402
 
 from ensemble import ConsistentForestClassifier, OTreeBagger  # noqa: E402
 from ensemble._otreebagger import GroupSizeWarning  # noqa: E402
-from ensemble.datasets import load_benchmark  # noqa: E402
 from ensemble.metrics import mean_absolute_error  # noqa: E402
 
 REAL = ["SWD", "car", "winequality-red", "housing10", "machine10", "stock10", "abalone10", "tae"]
@@ -103,11 +102,7 @@ def _variants(name: str, levers: list[str]):
 
 def _datasets(names, n_splits, synthetic):
     for name in names:
-        for split in range(n_splits):
-            try:
-                X, y, train, test = load_benchmark(name, DATA_DIR, split=split)
-            except ValueError:
-                break  # fewer partitions than asked (SWD, abalone10: one)
+        for split, X, y, train, test in shared_splits(name, n_splits):
             yield name, split, X, y, train, test
     for n_features, n_samples in synthetic:
         X, y = make_ordinal_synthetic(n_samples, n_features, random_state=0)

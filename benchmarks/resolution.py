@@ -40,7 +40,7 @@ def main(argv=None) -> None:
     parser.add_argument("--n-jobs", type=int, default=1)
     args = parser.parse_args(argv)
     names = args.datasets or shared_names()
-    print(f"| data set | model | MAE r=0 | MAE r | fit s r=0 | fit s r | trees r=0 / r | certified at r | at 0 |")
+    print("| data set | model | MAE r=0 | MAE r | fit s r=0 | fit s r | trees r=0 / r | certified at r | at 0 |")
     print("|---|---|---:|---:|---:|---:|---:|---|---|")
     totals = {}
     for name in names:
