@@ -3,7 +3,7 @@
 OTreeBagger with B = 100 trees in groups of M = 5 on syntheticI (1,000 points)
 against ``BaggingClassifier(DecisionTreeClassifier(), n_estimators=100)`` on the
 same data; both single-process (``n_jobs=1``) unless ``--n-jobs`` says otherwise.
-Targets (DESIGN.md section 7): fit within 3x, predict within 1.5x.
+Targets (docs/design.md section 7): fit within 3x, predict within 1.5x.
 
 Run::
 

@@ -9,7 +9,7 @@ finish (the row says so). The column ``fit`` is the time scikit-learn takes to f
 M trees, measured in the same run, and ``(fu+adj)/fit`` the ratio of fusion plus
 adjacency to it.
 
-Targets (DESIGN.md section 7): graph cut on 100,000 regions under 5 s; fusion plus
+Targets (docs/design.md section 7): graph cut on 100,000 regions under 5 s; fusion plus
 adjacency for 100,000 regions under 5 s.
 
 Usage::

@@ -1,6 +1,6 @@
 """What r-consistency costs: OTreeBagger and the certified forest at r = range / 400 against r = 0.
 
-r-consistency (DESIGN.md section 4c) forbids classes two apart between points closer
+r-consistency (docs/design.md section 4c) forbids classes two apart between points closer
 than r_f along every feature f; the README's regions pictures check consistency on a
 400 x 400 grid, so r_f = (range of feature f) / 400 is the resolution a user sees.
 For every shared data set (first split) this fits both estimators with their

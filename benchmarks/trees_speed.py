@@ -1,7 +1,7 @@
 """Fit and predict time of OrdinalTreeClassifier relative to scikit-learn's DecisionTreeClassifier.
 
 Both are timed in the same run on the same data and depth, best of a few
-repeats, interleaved (DESIGN.md section 7 targets: fit within 3x, predict within 1.5x).
+repeats, interleaved (docs/design.md section 7 targets: fit within 3x, predict within 1.5x).
 The baseline for ``entropy`` is scikit-learn with ``criterion="entropy"``; for
 every other criterion it is scikit-learn's ``gini`` (it has no ordinal
 criterion). Predict times include input validation on both sides.
@@ -31,7 +31,7 @@ def dense_ordinal(n: int, d: int, rng: np.random.Generator) -> tuple[np.ndarray,
 
 
 def synthetic_i(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """syntheticI (DESIGN.md section 6): 2 features, 5 classes."""
+    """syntheticI (docs/design.md section 6): 2 features, 5 classes."""
     X = rng.random((n, 2))
     z = 10.0 * (X[:, 0] - 0.5) * (X[:, 1] - 0.5) + rng.normal(0.0, 0.125, size=n)
     return X, 1 + (z[:, None] > np.array([-1.0, -0.1, 0.25, 1.0])).sum(axis=1)

@@ -1,6 +1,6 @@
 """Ranking Tree synthetic experiment (Xia et al. 2006, section 4.A) with our trees.
 
-syntheticI-style data (DESIGN.md section 6): x uniform on the unit square,
+syntheticI-style data (docs/design.md section 6): x uniform on the unit square,
 z = 10 (x1 - 0.5)(x2 - 0.5) + eps, eps ~ N(0, 0.125^2), y = 1 + #{b : z > b} for
 b in (-1, -0.1, 0.25, 1), so K = 5. Each repetition draws 50,000 training and
 1,000 test points, fits depth-9 trees and reports the mean absolute error

@@ -21,7 +21,7 @@ def encode_target(estimator: Any, y: NDArray, categories: NDArray | None) -> NDA
     """Set ``classes_`` and ``n_classes_`` on ``estimator`` and return ``y`` as indices 0..K-1.
 
     The order is the estimator's ``classes`` parameter, else the categories of a
-    pandas ordered Categorical ``y``, else the sorted labels (DESIGN.md section 2).
+    pandas ordered Categorical ``y``, else the sorted labels (docs/design.md section 2).
 
     Raises
     ------

@@ -775,7 +775,7 @@ class PartitionDisplay:
         Notes
         -----
         Boxes come from :func:`relabel.region_polygons` (shapely). Computing the
-        adjacency is near-linear in the number of regions (DESIGN.md section 4);
+        adjacency is near-linear in the number of regions (docs/design.md section 4);
         drawing is O(n_regions + n_edges).
 
         Examples

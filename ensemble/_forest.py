@@ -1,6 +1,6 @@
 """The certified consistent forest: bagged trees with distinct thresholds, rounded mean.
 
-DESIGN.md section 9. Consistency comes from a bound on how much the mean of the trees
+docs/design.md section 9. Consistency comes from a bound on how much the mean of the trees
 can move near any point, not from fusing partitions, so the model works in any
 dimension.
 """
@@ -242,7 +242,7 @@ def _spread_thresholds(estimators: list, X_walk: NDArray[np.float64], countable:
                        rng: np.random.RandomState, *, float32: bool) -> None:
     """Place the thresholds that fall in one gap between training values evenly across it.
 
-    For r-consistency (DESIGN.md section 4c) what counts is how many trees have a
+    For r-consistency (docs/design.md section 4c) what counts is how many trees have a
     threshold within r_f of one another; drawn at random, thresholds sharing a gap
     cluster by chance. Every threshold of feature f lies in a gap between two
     consecutive distinct training values a < b (inside its node's own gap, so the
@@ -320,7 +320,7 @@ def forest_certificate(estimators: list, voters: list, n_features: int, countabl
     countable : ndarray of bool, shape (d,)
         Features that count in the bound (categorical features do not).
     resolution : ndarray of shape (d,), optional
-        Window widths r_f (DESIGN.md section 4c); ``None`` is the paper's r = 0.
+        Window widths r_f (docs/design.md section 4c); ``None`` is the paper's r = 0.
     exact : bool, default=False
         Compute every tree's jump J_t exactly; by default a tree's value range (an
         upper bound of J_t) is used while it suffices to certify.
@@ -417,7 +417,7 @@ class ConsistentForestClassifier(ClassifierMixin, BaseEstimator):
     learned out of bag. Near any point the mean moves by at most
     ``bound = (sum of the d largest per-tree jumps J_t) / B``; when the bound is at
     most the smallest gap between cut points (1 for the half-way cuts) no two
-    neighbouring points get classes two apart (DESIGN.md section 9). No partition is
+    neighbouring points get classes two apart (docs/design.md section 9). No partition is
     fused, so the model works in any dimension.
 
     Parameters
@@ -450,7 +450,7 @@ default="squared_error"
         differ only through ``max_features`` and their thresholds).
     cut_points : {"auto", "oob", "half"}, default="auto"
         Where the mean of the trees' values is cut into classes. ``"half"``:
-        half-way between classes, ``floor(mean + 1/2)`` (DESIGN.md section 9).
+        half-way between classes, ``floor(mean + 1/2)`` (docs/design.md section 9).
         ``"oob"``: cut points learned on the out-of-bag means of the training
         rows (each cut minimises the absolute error of its binary decision "class
         above k"), which undoes the mean's pull towards the middle classes; they
@@ -469,7 +469,7 @@ default="squared_error"
         trees), so their mean and its cut classes are monotone; certified by
         :meth:`is_monotone`. A categorical feature cannot be constrained.
     resolution : float, array-like or None, default=None
-        r-consistency (DESIGN.md section 4c): no classes two apart between points
+        r-consistency (docs/design.md section 4c): no classes two apart between points
         closer than r_f along every feature (one value for all features or one
         per feature, in the features' units). The thresholds that fall in one
         gap between training values are then spread evenly across it (not
@@ -861,7 +861,7 @@ default="squared_error"
         Parameters
         ----------
         resolution : float, array-like or None, default=None
-            Certify r-consistency instead (DESIGN.md section 4c): no classes two
+            Certify r-consistency instead (docs/design.md section 4c): no classes two
             apart between points closer than r_f along every feature. The bound
             then counts the trees with a threshold in one window of width r_f
             and the largest value difference between r-neighbouring leaves.
@@ -870,7 +870,7 @@ default="squared_error"
         -------
         bool
             True when ``(sum of the largest jumps) / B`` is at most the smallest
-            gap between consecutive cut points (DESIGN.md section 9): then no two
+            gap between consecutive cut points (docs/design.md section 9): then no two
             neighbouring points get classes two apart. False means the bound does
             not certify (too few trees, thresholds shared by several trees, cut
             points too close); the model may then be inconsistent.

@@ -375,7 +375,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
     vote : {"median", "majority", "mean"}, default="median"
         How voters are combined (:func:`ensemble._voting.combine_votes`): the
         lower median; the rounded mean ``floor(mean + 1/2)`` of the voters'
-        class indices, consistent too (DESIGN.md section 9); or ``"majority"``
+        class indices, consistent too (docs/design.md section 9); or ``"majority"``
         (the most frequent class, lowest on ties, with trees labelling leaves by
         their mode), only allowed with ``relabel=False``: with
         ``criterion="gini"`` it is the paper's TreeBagger baseline. Majority
@@ -442,7 +442,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         Features whose values are categories (indices, a boolean mask or
         names, scikit-learn's convention). Moving from one category to another
         is not a small move: regions that touch only across a split of such a
-        feature are not neighbours (DESIGN.md section 4b).
+        feature are not neighbours (docs/design.md section 4b).
     monotonic_cst : array-like of int, dict or None, default=None
         Monotone constraints: +1 (a larger value never lowers the class), -1
         (never raises it) or 0 per feature, or a dict by feature name. Enforced
@@ -451,7 +451,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         monotone too; certified by :meth:`is_monotone`. A categorical feature
         cannot be constrained.
     resolution : float, array-like or None, default=None
-        r-consistency (DESIGN.md section 4c): classes two apart are forbidden
+        r-consistency (docs/design.md section 4c): classes two apart are forbidden
         between any points closer than r_f along every feature f (one value for
         all features or one per feature, in the features' units); ``None`` is
         the paper's pointwise consistency.
@@ -609,7 +609,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative finite weights; ``None`` weighs every sample 1. Each
             tree is grown with (bootstrap multiplicity x weight), and the region
-            counts p_{n,i} (DESIGN.md section 4, "Costs") are weighted too: for
+            counts p_{n,i} (docs/design.md section 4, "Costs") are weighted too: for
             ``relabel_counts="bootstrap"`` every row of the union of the group's
             bootstrap samples counts once times its weight, for ``"train"``
             every row counts its weight. A row of weight 0 influences neither
@@ -801,7 +801,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         regions' boxes (:func:`relabel.adjacency_edges`, with the model's
         categorical features) and every contact's two labels must differ by at
         most one; then the median or the rounded mean of the voters is
-        consistent (Theorem 1; DESIGN.md sections 4 and 9).
+        consistent (Theorem 1; docs/design.md sections 4 and 9).
 
         Parameters
         ----------
@@ -812,7 +812,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             ``"face"`` is the weaker check that only shared faces are
             consistent.
         resolution : float, array-like or None, default=None
-            Check r-consistency instead (DESIGN.md section 4c): no classes two
+            Check r-consistency instead (docs/design.md section 4c): no classes two
             apart between points closer than r_f along every feature.
 
         Returns
@@ -871,7 +871,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             True when in every voter, for every face contact along a
             constrained feature, the region above has a class at least as high
             (+1; at most as high for -1) as the region below: then every voter,
-            and the median or the mean of the voters, is monotone (DESIGN.md
+            and the median or the mean of the voters, is monotone (docs/design.md
             section 4b). Always False for ``vote="majority"``.
 
         Raises

@@ -196,7 +196,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    DESIGN.md section 6. Pairs ``y_i > y_j`` are counted with multiplicity
+    docs/design.md section 6. Pairs ``y_i > y_j`` are counted with multiplicity
     ``y_i - y_j``, as in the paper's O(KN) decomposition of section 3.2; the
     loss is thus the sum over ``k`` of the bipartite rank losses of
     ``{y <= k}`` vs ``{y > k}``. The impurities of eq. (10) and (12) are

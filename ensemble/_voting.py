@@ -1,12 +1,12 @@
 """Votes and consistency certificates shared by every ensemble of the package.
 
-An ensemble is voters, a vote and a certificate (STYLE.md, item 13):
+An ensemble is voters, a vote and a certificate (docs/design.md section 5):
 
 - :class:`~ensemble.OTreeBagger`: relabelled groups of trees (each consistent on its
   own), combined by the lower median or the rounded mean; certified by Theorem 1 of
   Sousa & Cardoso (2011) and its rounded-mean analogue (:func:`voters_certificate`).
 - :class:`~ensemble.ConsistentForestClassifier`: trees with distinct thresholds whose
-  values are averaged and rounded; certified by the oscillation bound of DESIGN.md
+  values are averaged and rounded; certified by the oscillation bound of docs/design.md
   section 9 (:func:`oscillation_bound`).
 
 Both certificates are functions of the fitted model that tests re-derive by brute force.
@@ -84,7 +84,7 @@ def rounded_mean(sums: ArrayLike, scale: int, n_classes: int) -> NDArray[np.intp
     Notes
     -----
     Integer floor division: no rounding error can move a mean that lies exactly
-    half-way between two classes (DESIGN.md section 9 rounds halves up).
+    half-way between two classes (docs/design.md section 9 rounds halves up).
 
     Examples
     --------
@@ -241,7 +241,7 @@ def combine_votes(votes: NDArray[np.integer], n_classes: int, vote: str = "media
         ``"median"``: the lower median, the order statistic of rank ceil(L/2),
         which keeps consistency (Theorem 1); ``"majority"``: the most frequent
         class, lowest on ties (no guarantee); ``"mean"``: the rounded mean
-        ``floor(mean + 1/2)``, consistent too (DESIGN.md section 9).
+        ``floor(mean + 1/2)``, consistent too (docs/design.md section 9).
 
     Returns
     -------
@@ -295,7 +295,7 @@ def voters_certificate(voters_consistent: Iterable[bool], vote: str) -> bool:
     by at most one, so the lower median takes at most two adjacent classes.
     The mean of the voters then varies inside an interval of length at most 1,
     and ``floor(. + 1/2)`` maps such an interval to at most two adjacent classes
-    (DESIGN.md section 9), so the rounded mean is consistent too.
+    (docs/design.md section 9), so the rounded mean is consistent too.
 
     Examples
     --------
@@ -329,7 +329,7 @@ def oscillation_bound(jumps: ArrayLike, n_boundaries: int) -> int:
 
     Notes
     -----
-    DESIGN.md section 9. A tree without a boundary through x is constant near x;
+    docs/design.md section 9. A tree without a boundary through x is constant near x;
     the others move by at most J_t each, so the mean moves by at most this sum
     divided by the number of trees. O(n_trees log n_trees).
 
@@ -345,7 +345,7 @@ def oscillation_bound(jumps: ArrayLike, n_boundaries: int) -> int:
 def threshold_clusters(thresholds: ArrayLike) -> NDArray[np.float64]:
     """The threshold each value is one with: its representative under :func:`relabel.snap_table`.
 
-    Thresholds of one feature a few ulps apart are one threshold (DESIGN.md section
+    Thresholds of one feature a few ulps apart are one threshold (docs/design.md section
     4c); the same rule snaps the bounds in :func:`relabel.fuse`.
 
     Examples
@@ -368,7 +368,7 @@ def threshold_multiplicity(thresholds: ArrayLike, owners: ArrayLike, window: flo
     owners : array-like of int, shape (n_thresholds,)
         The tree of each threshold.
     window : float, default=0.0
-        Width of the window (the resolution r_f of DESIGN.md section 4c). With 0,
+        Width of the window (the resolution r_f of docs/design.md section 4c). With 0,
         thresholds count together only when they are one threshold
         (:func:`threshold_clusters`: a few ulps apart).
 

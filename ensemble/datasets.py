@@ -1,7 +1,7 @@
 """Ordinal data: the oTreeBagger paper's synthetic sets, a CSV loader and benchmark loaders.
 
 * :func:`make_synthetic_i` and :func:`make_synthetic_ii` draw the two synthetic
-  data sets of Sousa & Cardoso (2011), section III (DESIGN.md section 6).
+  data sets of Sousa & Cardoso (2011), section III (docs/design.md section 6).
 * :func:`load_ordinal_csv` reads any CSV file with a header, numeric features and
   a target column whose classes may be numbers or strings in a given order.
 * :func:`load_benchmark` and :func:`list_benchmarks` read the public ordinal
@@ -103,7 +103,7 @@ def make_synthetic_i(
 
     Notes
     -----
-    Sousa & Cardoso (2011), section III; DESIGN.md section 6. The paper writes the
+    Sousa & Cardoso (2011), section III; docs/design.md section 6. The paper writes the
     class condition with strict inequalities on both sides; a tie ``z = b_r`` has
     probability zero and is given the lower class. ``X`` is drawn before ``eps``
     from one generator, so equal seeds give equal data. Cost O(n_samples).
@@ -167,7 +167,7 @@ def make_synthetic_ii(
     -----
     Sousa & Cardoso (2011), section III, describe syntheticII as "uniformly
     distributed in the unit-circle" with ``y = ceil(3 sqrt(x1^2 + x2^2))`` and
-    state ``y in {1, ..., 4}``; DESIGN.md section 6 repeats K = 4. The two
+    state ``y in {1, ..., 4}``; docs/design.md section 6 repeats K = 4. The two
     statements cannot both hold: inside the unit disc ``3 r <= 3``, so class 4
     never occurs (it would need ``r > 1``). We follow the data-generating
     description (unit disc, the formula), which gives K = 3, and expose

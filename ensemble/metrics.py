@@ -11,7 +11,7 @@ explicit ordered ``labels`` list (lowest class first), so string labels such as
 ``"low" < "mid" < "high"`` are measured as 0, 1, 2. By default ``labels`` is the
 sorted set of the labels that occur, which is the natural order for integer
 classes; pass ``labels`` whenever a class may be absent from the data or the
-sorted order is not the ordinal one (DESIGN.md section 6).
+sorted order is not the ordinal one (docs/design.md section 6).
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ def mean_absolute_error(
 
     Notes
     -----
-    Equation (13) of the splitting-criteria study (DESIGN.md section 6), computed on
+    Equation (13) of the splitting-criteria study (docs/design.md section 6), computed on
     ranks. Cost O((n + K) log K).
 
     Examples
@@ -291,7 +291,7 @@ def quadratic_weighted_kappa(
 
     Notes
     -----
-    Equation (14) of the splitting-criteria study (DESIGN.md section 6). The result
+    Equation (14) of the splitting-criteria study (docs/design.md section 6). The result
     does not depend on the scaling of ``W``, so the division by ``(K - 1)**2`` only
     matters for readability. Cost O(n + K^2) after the O((n + K) log K) encoding.
 
@@ -365,7 +365,7 @@ def ranked_probability_score(
 
     Notes
     -----
-    DESIGN.md section 6, equation (16) of the splitting-criteria study: the squared
+    docs/design.md section 6, equation (16) of the splitting-criteria study: the squared
     distance between the predicted and the observed cumulative distributions. The
     term ``k = K`` is always 0 and is left out. Cost O(n K).
 

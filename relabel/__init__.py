@@ -1,12 +1,12 @@
 """Relabelling of fused tree partitions under ordinal consistency constraints.
 
-The pipeline of DESIGN.md section 4, on boxes and counts only (no tree code):
+The pipeline of docs/design.md section 4, on boxes and counts only (no tree code):
 
 - :func:`fuse` intersects the leaves of M trees into a :class:`FusedPartition`, with
   bounds a few ulps apart snapped to one (:func:`snap_table`, :data:`SNAP_ULPS`);
 - :func:`region_counts` counts the training classes per region;
 - :func:`adjacency_edges` / :func:`adjacency_graph` find the touching regions (with
-  categorical features and a resolution, DESIGN.md sections 4b-4c);
+  categorical features and a resolution, docs/design.md sections 4b-4c);
 - :func:`monotone_pairs` orders the regions along monotone-constrained features;
 - :meth:`ConsistencyProblem.from_counts` builds the ILP of Sousa & Cardoso (2011);
 - :func:`solve` runs one of :data:`SOLVERS` (exact graph cut, CBC, CP-SAT);

@@ -176,7 +176,7 @@ def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes):
     """Pairs whose closures meet, found per axis: ``(a, b, is_face, axis)``.
 
     ``upper[a, axis] == lower[b, axis]`` for every returned pair (b lies above a on that
-    axis). Pairs touching on a categorical axis are dropped (DESIGN.md section 4b); a
+    axis). Pairs touching on a categorical axis are dropped (docs/design.md section 4b); a
     pair touching on several axes is returned once, at its first one. ``axes`` limits
     the hyperplanes searched (pairs touching on the other axes are then missing).
     """
@@ -304,7 +304,7 @@ def near_rule(lo_a, hi_a, lo_b, hi_b, radius, categorical):
 
 
 def _near_pairs(lower, upper, radius, categorical, max_edges):
-    """r-neighbour pairs ``(a, b, is_face)`` with a < b (DESIGN.md section 4c).
+    """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
 
     Candidates come from pushing every box, dilated by r_f (a little more, so float
     rounding never loses a pair), down a guillotine hierarchy of all the regions with
@@ -398,11 +398,11 @@ def adjacency_edges(
         resolved by the estimators; see :func:`check_categorical_features`). Two
         regions whose intervals on a categorical feature meet only at an end point
         (``upper_a[f] <= lower_b[f]`` or the reverse) are not neighbours: moving to
-        another category is not a small move (DESIGN.md section 4b).
+        another category is not a small move (docs/design.md section 4b).
     resolution : float or array-like of shape (d,), optional
         r_f >= 0: a and b are neighbours when, for every non-categorical f,
         ``max(l_a, l_b) - min(u_a, u_b) <= r_f`` (closure contact after dilating every
-        box by r_f / 2; DESIGN.md section 4c). ``None`` or 0 is closure contact. A
+        box by r_f / 2; docs/design.md section 4c). ``None`` or 0 is closure contact. A
         categorical feature's r_f is 0 and the categorical rule applies. Only with
         ``contact="closure"``.
 
@@ -423,7 +423,7 @@ def adjacency_edges(
 
     Notes
     -----
-    DESIGN.md section 4 (adjacency). Disjoint boxes whose closures meet touch on at
+    docs/design.md section 4 (adjacency). Disjoint boxes whose closures meet touch on at
     least one axis f: ``upper_a[f] == lower_b[f] = t`` (exact float equality, as both
     bounds come from the same tree thresholds, snapped by :func:`fuse`; infinite
     bounds never touch). For every axis f the regions are grouped by that hyperplane
@@ -569,7 +569,7 @@ def monotone_pairs(partition: Any, monotonic_cst: Any, *, categorical_features: 
 
     Notes
     -----
-    DESIGN.md section 4b. Face contacts suffice: with half-open boxes an axis-parallel
+    docs/design.md section 4b. Face contacts suffice: with half-open boxes an axis-parallel
     segment crosses a chain of boxes whose consecutive members share a face of positive
     measure, so these pairs order the labels along every line parallel to f. The faces
     are found by the per-axis search of :func:`adjacency_edges`, on the constrained

@@ -70,7 +70,7 @@ def edge_violations(edges: NDArray[np.integer], labels: NDArray[np.integer]) -> 
 
     Notes
     -----
-    Constraint (5)/(6) of the paper (DESIGN.md section 4); the single home of the rule,
+    Constraint (5)/(6) of the paper (docs/design.md section 4); the single home of the rule,
     used by :func:`violating_edges` and :meth:`ConsistencyProblem.objective`. O(E).
 
     Examples
@@ -101,7 +101,7 @@ def pair_violations(pairs: NDArray[np.integer], labels: NDArray[np.integer]) -> 
 
     Notes
     -----
-    DESIGN.md section 4b; the single home of the rule, used by :func:`violating_pairs`
+    docs/design.md section 4b; the single home of the rule, used by :func:`violating_pairs`
     and :meth:`ConsistencyProblem.objective`. O(P).
 
     Examples
@@ -225,7 +225,7 @@ def violating_pairs(pairs: ArrayLike, labels: ArrayLike) -> NDArray[np.intp]:
 
     Notes
     -----
-    DESIGN.md section 4b. O(N + P).
+    docs/design.md section 4b. O(N + P).
 
     Examples
     --------
@@ -265,7 +265,7 @@ def is_monotone(pairs: ArrayLike, labels: ArrayLike) -> bool:
     -----
     With the pairs of :func:`monotone_pairs` (face contacts along the constrained
     features), a True answer means the predicted class never goes the wrong way along
-    any line parallel to a constrained feature (DESIGN.md section 4b). O(N + P).
+    any line parallel to a constrained feature (docs/design.md section 4b). O(N + P).
 
     Examples
     --------

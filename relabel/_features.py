@@ -1,6 +1,6 @@
 """Validation of the per-feature options shared by adjacency, monotone pairs and the estimators.
 
-One home for the three per-feature vocabularies of DESIGN.md sections 4b and 4c:
+One home for the three per-feature vocabularies of docs/design.md sections 4b and 4c:
 ``categorical_features`` (scikit-learn's convention: a boolean mask or indices),
 ``monotonic_cst`` (-1 / 0 / +1 per feature) and ``resolution`` (r_f >= 0). Feature
 names are resolved by the estimators, which hold ``feature_names_in_``; here every

@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 _CODE_LIMIT = 1 << 62
 
 #: Two bounds a, b of one feature are one threshold when |a - b| <= SNAP_ULPS units in
-#: the last place of max(|a|, |b|) (DESIGN.md section 4c).
+#: the last place of max(|a|, |b|) (docs/design.md section 4c).
 SNAP_ULPS = 4
 
 
@@ -42,7 +42,7 @@ def snap_table(values: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float
 
     Notes
     -----
-    DESIGN.md section 4c. Two trees may compute one threshold through different float
+    docs/design.md section 4c. Two trees may compute one threshold through different float
     operations (0.325 and 0.32500000000000007); fusing them would leave an empty sliver
     region 5.5e-17 wide that the ILP can use as a free step between classes two apart.
     The largest member is the representative so that the points of a sliver (above the
@@ -352,7 +352,7 @@ class FusedPartition:
     :func:`fuse`.
 
     Bounds of one feature that differ by a few ulps are snapped to one value by
-    :func:`fuse` (DESIGN.md section 4c), so the float slivers between them are not
+    :func:`fuse` (docs/design.md section 4c), so the float slivers between them are not
     regions. The leaf tuples of those slivers (which the trees still produce for the
     float points inside them) are aliases of the region that holds the sliver's
     snapped image: :meth:`locate` maps them there.
@@ -600,7 +600,7 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedP
 
     Notes
     -----
-    DESIGN.md section 4 (fusion). The first tree's leaves are the initial regions;
+    docs/design.md section 4 (fusion). The first tree's leaves are the initial regions;
     each next tree's leaves are organised in a splitting hierarchy (rebuilt from the
     boxes by guillotine cuts) and every current region box is pushed down it,
     following both children only when it straddles a threshold. The cost of tree j is
@@ -608,7 +608,7 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedP
     to rebuild its hierarchy, where N_j is the number of regions after fusing j
     trees: output-sensitive, never the product of the leaf counts.
 
-    Float slivers (DESIGN.md section 4c): per feature, the finite bounds of all M trees
+    Float slivers (docs/design.md section 4c): per feature, the finite bounds of all M trees
     that are at most :data:`SNAP_ULPS` = 4 ulps of the larger magnitude apart,
     chained over the sorted distinct values, become one value, the largest of the
     chain (:func:`snap_table`). Since snapping is monotone, the snapped regions are the
@@ -851,7 +851,7 @@ def region_counts(
     *,
     n_regions: int | None = None,
 ) -> NDArray[np.float64]:
-    """(Weighted) class counts per region, the p_{n,i} of DESIGN.md section 4.
+    """(Weighted) class counts per region, the p_{n,i} of docs/design.md section 4.
 
     Parameters
     ----------

@@ -177,7 +177,7 @@ class ConsistencyProblem:
         Penalties of eq. (10).
     monotone : ndarray of shape (P, 2), intp
         Ordered pairs ``(n, m)`` with the hard constraint ``label(n) <= label(m)``
-        (DESIGN.md section 4b), unique, sorted; empty without monotone constraints.
+        (docs/design.md section 4b), unique, sorted; empty without monotone constraints.
 
     Examples
     --------

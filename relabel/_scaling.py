@@ -103,7 +103,7 @@ def integer_scaling(problem: ConsistencyProblem) -> IntegerProblem:
     objective of the labels from the float data. With scale
     ``S = lcm(D_counts * D_loss, den(C1), den(C2))`` the costs ``S * c`` are integer
     matrix products; with integer counts and the default penalties S = 9 N (K-1),
-    making C1 = 9 and C2 = 10 units (DESIGN.md section 4). O(N K^2 + u log u) for u
+    making C1 = 9 and C2 = 10 units (docs/design.md section 4). O(N K^2 + u log u) for u
     distinct count values.
 
     Examples

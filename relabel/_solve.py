@@ -182,7 +182,7 @@ def solve(
 
     Notes
     -----
-    DESIGN.md section 4. Graph cut: O(N K + E K) arcs and one pseudoflow max-flow (its cut certified in O(arcs)).
+    docs/design.md section 4. Graph cut: O(N K + E K) arcs and one pseudoflow max-flow (its cut certified in O(arcs)).
     CBC and CP-SAT solve the ILP by generic branch and bound / search and may need
     a time limit beyond a few thousand regions (see benchmarks/relabel_solvers.py). The problem always has a feasible point (a constant
     labelling), so a consistent labelling is always returned.

@@ -1,4 +1,4 @@
-"""Consistency that holds in floating point (DESIGN.md section 4c), for OTreeBagger and the certified forest.
+"""Consistency that holds in floating point (docs/design.md section 4c), for OTreeBagger and the certified forest.
 
 Thresholds a few ulps apart are one threshold: fusion snaps them, and the forest's
 collision test redraws them. These tests fit models over random seeds on lattice data

@@ -1,4 +1,4 @@
-"""Tests of the certified consistent forest (DESIGN.md section 9)."""
+"""Tests of the certified consistent forest (docs/design.md section 9)."""
 
 import warnings
 

@@ -135,7 +135,7 @@ def test_certificate_rejects_wrong_flows_and_cuts():
 
 
 def _explicit_cut_graph(counts, edges):
-    """The cut graph of DESIGN.md section 4, from the integer counts and the edges alone.
+    """The cut graph of docs/design.md section 4, from the integer counts and the edges alone.
 
     Node r (K-1) + j is x_{r,j+1} (label(r) > j). Returns the finite arcs
     [(tail, head, capacity)], the implication arcs [(tail, head)] (infinite capacity)
@@ -173,7 +173,7 @@ def _explicit_cut_graph(counts, edges):
 
 @pytest.mark.parametrize("n_features, n_trees, n_classes, seed", [(2, 3, 5, 0), (4, 2, 3, 1), (3, 2, 2, 2), (1, 3, 4, 3)])
 def test_builder_writes_the_equations(n_features, n_trees, n_classes, seed):
-    """Check that the half-arc lists hold exactly the arcs of DESIGN.md section 4, with mutual mates."""
+    """Check that the half-arc lists hold exactly the arcs of docs/design.md section 4, with mutual mates."""
     part, _, _, _, counts = fused_instance(n_features, n_trees, 8, n_classes, seed)
     edges = relabel.adjacency_edges(part).edges
     problem = relabel.ConsistencyProblem.from_counts(counts, edges)

@@ -13,7 +13,7 @@ from trees import CRITERIA, OrdinalDecisionTreeClassifier, OrdinalTreeClassifier
 
 
 # ---------------------------------------------------------------- oracle impurities
-# Written from the table of DESIGN.md section 3 with plain loops over classes, so that
+# Written from the table of docs/design.md section 3 with plain loops over classes, so that
 # the reference growers below share no code with trees.criteria.
 def oracle_impurity(criterion, counts, power=1.0, present=None):
     """I(T) of one node from its (weighted) class counts n_1..n_K; 0 for an empty node."""
@@ -50,7 +50,7 @@ def oracle_impurity(criterion, counts, power=1.0, present=None):
 
 
 def oracle_gain(criterion, left, right, power=1.0):
-    """Split score of DESIGN.md section 3: weighted by n_child / n, except ranking (raw counts)."""
+    """Split score of docs/design.md section 3: weighted by n_child / n, except ranking (raw counts)."""
     parent = [a + b for a, b in zip(left, right)]
     present = [c > 0 for c in parent] if criterion == "wig" else None
     imp = [oracle_impurity(criterion, c, power, present) for c in (parent, left, right)]
@@ -72,7 +72,7 @@ def oracle_gain(criterion, left, right, power=1.0):
     ],
 )
 def test_oracle_gains_reproduce_the_reference_values(criterion, left, right, power, expected):
-    """Check that the test's own impurity formulas give DESIGN.md's published reference gains."""
+    """Check that the test's own impurity formulas give docs/design.md's published reference gains."""
     assert oracle_gain(criterion, left, right, power) == pytest.approx(expected, abs=5e-7)
 
 
@@ -523,7 +523,7 @@ def test_classes_may_contain_absent_labels_and_single_present_class():
 
 
 def test_alias_and_clone():
-    """Check the STYLE.md alias and that clone keeps the keyword-only parameters."""
+    """Check the documented alias and that clone keeps the keyword-only parameters."""
     assert OrdinalDecisionTreeClassifier is OrdinalTreeClassifier
     clf = OrdinalTreeClassifier(criterion="wig", wig_power=2.0, classes=[1, 2, 3])
     assert clone(clf).get_params() == clf.get_params()

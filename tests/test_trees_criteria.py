@@ -1,4 +1,4 @@
-"""Tests of the ordinal splitting criteria (DESIGN.md section 3) against reference values and brute force."""
+"""Tests of the ordinal splitting criteria (docs/design.md section 3) against reference values and brute force."""
 
 import itertools
 
@@ -85,7 +85,7 @@ def brute_gain(name, left, right, a=1.0):
     ],
 )
 def test_reference_gains(name, left, right, power, expected):
-    """Check that split_gain reproduces the reference gains of DESIGN.md section 3 to 1e-6."""
+    """Check that split_gain reproduces the reference gains of docs/design.md section 3 to 1e-6."""
     assert abs(float(split_gain(name, left, right, wig_power=power)) - expected) < 1e-6
 
 

@@ -51,7 +51,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     criterion : {"gini", "entropy", "ogini", "wig", "ranking"}, default="ogini"
-        Splitting criterion (DESIGN.md section 3, :data:`trees.CRITERIA`).
+        Splitting criterion (docs/design.md section 3, :data:`trees.CRITERIA`).
     max_depth : int, default=None
         Maximum depth; ``None`` grows until the leaves are pure or too small.
     min_samples_split : int or float, default=2
@@ -134,7 +134,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     constraint +1 (-1), the mean index of the leaf reached never decreases
     (increases), whatever the thresholds (two points that differ in feature f
     only are separated by a split on f, and the leaves below its two sides are
-    bounded by the same ``mid``); a mean of such trees is monotone too (DESIGN.md
+    bounded by the same ``mid``); a mean of such trees is monotone too (docs/design.md
     section 9). Not guaranteed: ``tree_.value`` stays the unclipped class counts,
     and the leaf labels (median, mode) and ``predict_proba`` are not constrained.
     As in scikit-learn, ``max_features`` draws the features before the
@@ -437,5 +437,5 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         return self.tree_.n_leaves
 
 
-#: Alias with the name used in STYLE.md.
+#: Alias kept for the name used in early versions of the documentation.
 OrdinalDecisionTreeClassifier = OrdinalTreeClassifier

@@ -592,7 +592,7 @@ def _compiled(function):
     """``njit`` with an on-disk cache; without a writable cache directory, compiled per process.
 
     The same helper as ``relabel._backends._pseudoflow._compiled``: trees and relabel
-    do not import each other (DESIGN.md section 1).
+    do not import each other (docs/design.md section 1).
     """
     from numba import njit
 

@@ -1,6 +1,6 @@
 """Input checks shared by the estimators of ``trees`` and ``ensemble``.
 
-``relabel`` does not import ``trees`` (DESIGN.md section 1), so it keeps its own
+``relabel`` does not import ``trees`` (docs/design.md section 1), so it keeps its own
 minimal check of region-count weights.
 """
 

@@ -1,4 +1,4 @@
-"""Splitting criteria for ordered classes (DESIGN.md section 3).
+"""Splitting criteria for ordered classes (docs/design.md section 3).
 
 Every criterion is a function of a node's (weighted) class counts, vectorised
 over any number of leading axes so that all candidate splits of a node, of all
@@ -128,7 +128,7 @@ _CRITERIA: dict[str, _Criterion] = {
     "ranking": _Criterion(_mass_ranking, False, False, True),
 }
 
-#: Names of the splitting criteria, in the order of DESIGN.md section 3.
+#: Names of the splitting criteria, in the order of docs/design.md section 3.
 CRITERIA: tuple[str, ...] = tuple(_CRITERIA)
 
 
@@ -209,7 +209,7 @@ def impurity(
 
     Notes
     -----
-    DESIGN.md section 3: gini ``1 - sum p_k^2``; entropy ``-sum p_k log2 p_k``;
+    docs/design.md section 3: gini ``1 - sum p_k^2``; entropy ``-sum p_k log2 p_k``;
     ogini ``sum_k F_k (1 - F_k)``; wig ``-sum_k w_k p_k log2 p_k`` with
     ``w_k = |k - m|^a / sum_{u present} |u - m|^a`` and ``m`` the node's mode
     (lowest on ties); ranking ``sum_{k<K} C_k (n - C_k)`` (in counts, not
@@ -252,7 +252,7 @@ def split_gain(
     -------
     ndarray of shape (...)
         ``I(T) - (n_L/n) I(L) - (n_R/n) I(R)`` for gini, entropy, ogini and
-        wig; ``I(T) - I(L) - I(R)`` for ranking (DESIGN.md section 3).
+        wig; ``I(T) - I(L) - I(R)`` for ranking (docs/design.md section 3).
 
     Raises
     ------

@@ -235,7 +235,7 @@ def build_relabel_graph(n_regions: int, km: int, edges: np.ndarray, kinds: np.nd
     edge (a, b), x_{a,j} -> x_{b,j-1} and x_{b,j} -> x_{a,j-1} (the implications of eq. 2
     and the tight eq. 6-8, kind DOWN seen from the tail, UP from the head); for an edge
     with ``kinds[e]`` = 1 or 2, x_{a,j} -- x_{b,j} with penalty C1 or C2 both ways
-    (eq. 7-10); for every monotone pair (n, m), x_{n,j} -> x_{m,j} (DESIGN.md section 4b,
+    (eq. 7-10); for every monotone pair (n, m), x_{n,j} -> x_{m,j} (docs/design.md section 4b,
     label(n) <= label(m)). Entries of a node are written in a fixed order, so the mate of every
     entry is computed, not searched: O(N K + E K) sequential work, 17 bytes per entry
     (``mate`` is int32 below 2**31 entries).

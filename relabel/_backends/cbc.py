@@ -122,7 +122,7 @@ def build_model(problem, formulation: str, relax: bool = False):
                     prob += x[i][k] - x[j][k] - d <= 0
                     prob += x[j][k] - x[i][k] - d <= 0
                     terms.append((d, float(penalty[e])))
-    # Monotone pairs (DESIGN.md section 4b): label(n) <= label(m), hard for empty regions.
+    # Monotone pairs (docs/design.md section 4b): label(n) <= label(m), hard for empty regions.
     for i, j in problem.monotone.tolist():
         if formulation == "paper":
             prob += pulp.lpSum(x[i]) - pulp.lpSum(x[j]) <= 0

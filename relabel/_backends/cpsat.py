@@ -63,7 +63,7 @@ def solve(problem, *, formulation: str, time_limit, threads: int, verbose: bool)
                     model.add(x[j][k] - x[i][k] <= d)
                     variables.append(d)
                     coefficients.append(weight)
-    # Monotone pairs (DESIGN.md section 4b): label(i) <= label(j), hard for empty regions.
+    # Monotone pairs (docs/design.md section 4b): label(i) <= label(j), hard for empty regions.
     for i, j in problem.monotone.tolist():
         if formulation == "paper":
             model.add(sum(x[i]) <= sum(x[j]))

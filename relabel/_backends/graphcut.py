@@ -1,6 +1,6 @@
 """Exact relabelling by one minimum s-t cut.
 
-The tight formulation (DESIGN.md section 4) is a cut problem on one node per variable
+The tight formulation (docs/design.md section 4) is a cut problem on one node per variable
 x_{n,k}. Two max-flow engines compute it on the same arcs:
 
 - ``"pseudoflow"`` (default): our highest-label pseudoflow in numba
@@ -82,14 +82,14 @@ def _pseudoflow_module():
 
 
 def build_cut_graph(problem) -> CutGraph:
-    """The tight formulation as a cut graph (DESIGN.md section 4).
+    """The tight formulation as a cut graph (docs/design.md section 4).
 
     Variable x_{n,k} (label(n) > k, k = 0..K-2) is node ``n (K-1) + k``, on the source
     side when 1. A unary coefficient a > 0 is an arc node->sink, a < 0 an arc
     source->node of capacity -a; an implication x_u <= x_v is an arc u->v of "infinite"
     capacity (one more than the cut of the all-zero labelling, so no minimum cut
     crosses it), among them one arc x_{n,k} -> x_{m,k} per k for every monotone pair
-    (n, m) (DESIGN.md section 4b); ``C |x_u - x_v|`` is one arc with capacity C both
+    (n, m) (docs/design.md section 4b); ``C |x_u - x_v|`` is one arc with capacity C both
     ways. O(N K + (E + P) K).
     """
     from relabel._scaling import cut_scaling
