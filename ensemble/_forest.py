@@ -930,7 +930,8 @@ default="squared_error"
         if cst is None:
             return True
         for tree, voter in zip(self.estimators_, self._voters):
-            partition = relabel.fuse([leaf_boxes(_NodeArrays(*_nodes(tree), self.n_features_in_))])
+            # No snapping: predict compares with the raw thresholds, thin leaves included.
+            partition = relabel.fuse([leaf_boxes(_NodeArrays(*_nodes(tree), self.n_features_in_))], snap=False)
             pairs = relabel.monotone_pairs(partition, cst)
             if not relabel.is_monotone(pairs, voter.value[partition.keys[:, 0]]):
                 return False

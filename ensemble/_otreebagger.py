@@ -791,7 +791,8 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
             else:
                 # A plain tree: its leaves are its partition, keyed by node id.
                 tree = group.trees[0]
-                partition = relabel.fuse([leaf_boxes(tree)])
+                # No snapping: a plain tree predicts with its own raw thresholds, thin leaves included.
+                partition = relabel.fuse([leaf_boxes(tree)], snap=False)
                 yield group, partition, group.labels[partition.keys[:, 0]]
 
     def is_consistent(self, contact: str = "closure", resolution: float | ArrayLike | None = None) -> bool:

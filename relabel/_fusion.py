@@ -568,7 +568,7 @@ def _encode(stages: tuple, ranks: NDArray[np.int64]):
     return code, found
 
 
-def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedPartition:
+def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None, snap: bool = True) -> FusedPartition:
     """Intersect the leaves of M trees into one partition of the feature space.
 
     Parameters
@@ -581,6 +581,12 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedP
         Budget for the number of regions; the fusion stops with
         :class:`TooManyRegionsError` as soon as it is certain to exceed it, before
         the region arrays are allocated. ``None`` means no limit.
+    snap : bool, default=True
+        Snap bounds a few ulps apart into one (below). ``False`` keeps every
+        bound as given: the partition is then exactly the function the trees
+        compute on float64 input, thin leaves included; certificates of models
+        whose prediction does not go through :meth:`FusedPartition.locate`
+        (a single unrelabelled tree, a forest's tree) must use it.
 
     Returns
     -------
@@ -684,8 +690,8 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None) -> FusedP
     tables = [
         snap_table(np.concatenate([np.concatenate((lo[:, f], hi[:, f])) for _, lo, hi in trees]))
         for f in range(n_features)
-    ]
-    snapping = any(not np.array_equal(distinct, snapped) for distinct, snapped in tables)
+    ] if snap else []
+    snapping = snap and any(not np.array_equal(distinct, snapped) for distinct, snapped in tables)
     hierarchies = {}
 
     for j in range(1, len(trees)):
