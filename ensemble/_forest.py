@@ -78,30 +78,96 @@ def _set_thresholds(tree: Any, threshold: NDArray[np.float64]) -> None:
 def _float32_margins(lo: NDArray, hi: NDArray) -> tuple[NDArray, NDArray]:
     """Narrow [lo, hi) so that every float64 rounding to float32 lo (hi) stays on its side.
 
-    scikit-learn's trees see ``X`` cast to float32: the gap values lo and hi are float32
-    numbers, and a float64 training value x lies within half a float32 spacing of them.
+    A fitted scikit-learn tree's own ``predict`` casts ``X`` to float32: with the
+    narrowed gaps it routes the training values as the forest does. Where float32
+    cannot separate the gap's ends (values beyond its range, or closer than its
+    spacing, e.g. an offset of 1e9), the gap is kept whole: the forest itself
+    always compares in float64 (:func:`ensemble._kernels.tree_apply`).
     """
-    lo32, hi32 = lo.astype(np.float32), hi.astype(np.float32)
-    up = (np.nextafter(lo32, np.float32(np.inf)).astype(np.float64) - lo) / 2.0
-    down = (hi - np.nextafter(hi32, np.float32(-np.inf)).astype(np.float64)) / 2.0
-    return lo + np.where(np.isfinite(up), up, 0.0), hi - np.where(np.isfinite(down), down, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo32, hi32 = lo.astype(np.float32), hi.astype(np.float32)
+        up = (np.nextafter(lo32, np.float32(np.inf)).astype(np.float64) - lo) / 2.0
+        down = (hi - np.nextafter(hi32, np.float32(-np.inf)).astype(np.float64)) / 2.0
+    narrow_lo = lo + np.where(np.isfinite(up) & np.isfinite(lo32), up, 0.0)
+    narrow_hi = hi - np.where(np.isfinite(down) & np.isfinite(hi32), down, 0.0)
+    fits = narrow_lo < narrow_hi
+    return np.where(fits, narrow_lo, lo), np.where(fits, narrow_hi, hi)
 
 
 def _draw_in_gaps(rng: np.random.RandomState, lo: NDArray, hi: NDArray) -> NDArray[np.float64]:
-    """Uniform draws in ``[lo, hi)`` (``lo`` itself when the gap has no room)."""
+    """Uniform draws in ``[lo, hi)`` (``lo`` itself when the gap has no room).
+
+    ``lo (1 - u) + hi u`` cannot overflow, even for a gap from -1.7e308 to 1.7e308.
+    """
     u = rng.random_sample(lo.shape[0])
-    t = lo + u * (hi - lo)
+    with np.errstate(invalid="ignore"):
+        t = lo * (1.0 - u) + hi * u
     t = np.where(t >= hi, np.nextafter(hi, -np.inf), t)
-    return np.where((t < lo) | ~(hi > lo), lo, t)
+    return np.where((t < lo) | ~(hi > lo) | ~np.isfinite(t), lo, t)
 
 
-def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
+@dataclass(frozen=True)
+class _Ranks:
+    """Each feature's sorted distinct training values: the trees grow on their ranks.
+
+    scikit-learn's trees split a float32 copy of ``X`` and ignore differences below
+    1e-7, so on features in small units (1e-10), huge ones (1e50) or offset ones
+    (1e9 + x) they find no split at all. Grown on the ranks of the distinct values
+    (exact in float32 up to 2**24 values per feature, merged beyond), a tree makes
+    the same splits in any units; every threshold is then placed in the float64 gap
+    between the raw training values it separates.
+    """
+
+    values: tuple
+    code_lo: tuple
+    code_hi: tuple
+
+    @classmethod
+    def fit(cls, X: NDArray[np.float64]) -> "_Ranks":
+        values, lo, hi = [], [], []
+        for f in range(X.shape[1]):
+            v = np.unique(X[:, f])
+            code = cls._code(np.arange(v.shape[0]), v.shape[0])
+            last = np.concatenate((code[1:] != code[:-1], [True]))
+            first = np.concatenate(([True], code[1:] != code[:-1]))
+            values.append(v)
+            hi.append(v[first])  # smallest raw value of every code
+            lo.append(v[last])   # largest raw value of every code
+        return cls(tuple(values), tuple(lo), tuple(hi))
+
+    @staticmethod
+    def _code(rank: NDArray, n_values: int) -> NDArray[np.int64]:
+        limit = 1 << 24  # float32 holds every integer up to 2**24 exactly
+        if n_values <= limit:
+            return rank.astype(np.int64)
+        return (rank.astype(np.int64) * (limit - 1)) // (n_values - 1)
+
+    def transform(self, X: NDArray[np.float64]) -> NDArray[np.float32]:
+        """The code (rank) of every training value, float32, C order."""
+        out = np.empty(X.shape, dtype=np.float32)
+        for f, v in enumerate(self.values):
+            out[:, f] = self._code(np.searchsorted(v, X[:, f]), v.shape[0])
+        return out
+
+    def raw_gaps(self, feature: NDArray, lo: NDArray, hi: NDArray) -> tuple[NDArray, NDArray]:
+        """Gaps between codes (as :func:`ensemble._kernels.node_gaps` finds them) in raw values."""
+        raw_lo, raw_hi = lo.copy(), hi.copy()
+        for f in np.unique(feature):
+            at = feature == f
+            for raw, codes, table in ((raw_lo, lo, self.code_lo[f]), (raw_hi, hi, self.code_hi[f])):
+                finite = at & np.isfinite(codes)
+                raw[finite] = table[codes[finite].astype(np.int64)]
+        return raw_lo, raw_hi
+
+
+def _fit_tree(X, X_fit, X_route, ranks, y, n_classes, seeds, params, sample_weight):
     """Grow one tree on a bootstrap sample and move its thresholds into their gaps.
 
-    ``X_fit`` is what the tree is grown on (for ``criterion="squared_error"`` the
-    float32 copy of ``X`` that scikit-learn's trees split, passed unchecked as its
-    forests do) and ``X_walk`` its rows of positive weight as float64, which define
-    the gaps. Returns the fitted tree (its thresholds as grown), the moved thresholds,
+    ``X_fit`` is what the tree is grown on: the ranks of the training values
+    (:class:`_Ranks`; float32 for scikit-learn's trees, passed unchecked as its
+    forests do), and ``X_route`` its rows of positive weight as float64, which
+    define the gaps, mapped back to raw values by ``ranks``. Returns the fitted
+    tree (its thresholds as grown, on ranks), the moved thresholds (raw values),
     the gap ``[lo, hi)`` of every internal node, the tree's voter tables
     (:class:`_Voter`) and, for ``cut_points="oob"``, its out-of-bag rows with their
     values. Module level so that joblib can pickle it.
@@ -131,11 +197,11 @@ def _fit_tree(X, X_fit, X_walk, y, n_classes, seeds, params, sample_weight):
             monotonic_cst=params["monotonic_cst"],
             random_state=tree_seed,
         )
-        tree.fit(X, y, sample_weight=w)
+        tree.fit(X_fit, y, sample_weight=w)
     left, right, feature, threshold = _nodes(tree)
-    lo, hi = _kernels.node_gaps(left, right, feature, threshold, X_walk)
+    lo, hi = _kernels.node_gaps(left, right, feature, threshold, X_route)
     internal = np.asarray(left) >= 0
-    lo, hi = lo[internal], hi[internal]
+    lo, hi = ranks.raw_gaps(np.asarray(feature)[internal], lo[internal], hi[internal])
     if params["criterion"] == "squared_error":
         lo, hi = _float32_margins(lo, hi)
     moved = np.array(threshold, dtype=np.float64)
@@ -634,9 +700,14 @@ default="squared_error"
 
         rng = check_random_state(self.random_state)
         keep = slice(None) if sample_weight is None else sample_weight > 0
-        # scikit-learn's trees split a float32 copy of X: the gaps are those of the same values.
-        X_fit = X.astype(np.float32) if self.criterion == "squared_error" else X
-        X_walk = np.ascontiguousarray(X_fit[keep], dtype=np.float64)
+        # Trees grow on the ranks of the training values (units do not matter); thresholds
+        # go into the float64 gaps between the raw values of the rows of positive weight.
+        ranks = _Ranks.fit(X[keep])
+        X_fit = ranks.transform(X)
+        if self.criterion != "squared_error":
+            X_fit = X_fit.astype(np.float64)
+        X_route = np.ascontiguousarray(X_fit[keep], dtype=np.float64)
+        X_walk = np.ascontiguousarray(X[keep])
         params = {
             "criterion": self.criterion,
             "max_depth": self.max_depth,
@@ -660,7 +731,7 @@ default="squared_error"
         self._given_up_resolution = False
         while True:
             if target > len(self.estimators_):
-                self._grow(target - len(self.estimators_), rng, (X, X_fit, X_walk, y_idx, sample_weight),
+                self._grow(target - len(self.estimators_), rng, (X, X_fit, X_route, ranks, y_idx, sample_weight),
                            params, countable, oob_sum, oob_count)
                 if self._resolution is not None:
                     _spread_thresholds(self.estimators_, X_walk, countable, rng,
@@ -702,7 +773,7 @@ default="squared_error"
                           "trees within r_f of one another keep it up: use a smaller resolution, or "
                           "OTreeBagger(resolution=...) whose relabelling enforces it")
             else:
-                needed = -(-certificate["bound"] * n_trees // cut_spacing(self._cuts))
+                needed = -(-certificate["bound"] * n_trees // max(cut_spacing(self._cuts), 1))
                 advice = f"use n_estimators='auto' or at least {needed} trees"
             warnings.warn(
                 f"ConsistentForestClassifier with {n_trees} trees is not certified consistent"
@@ -714,9 +785,10 @@ default="squared_error"
 
     def _grow(self, n_new: int, rng, data: tuple, params: dict, countable, oob_sum, oob_count) -> None:
         """Grow ``n_new`` trees, move their thresholds away from every other tree's, keep them."""
-        X, X_fit, X_walk, y_idx, sample_weight = data
+        X, X_fit, X_route, ranks, y_idx, sample_weight = data
         seeds = rng.randint(MAX_SEED, size=(n_new, 2))
-        jobs = (delayed(_fit_tree)(X, X_fit, X_walk, y_idx, self.n_classes_, s, params, sample_weight) for s in seeds)
+        jobs = (delayed(_fit_tree)(X, X_fit, X_route, ranks, y_idx, self.n_classes_, s, params, sample_weight)
+                for s in seeds)
         # scikit-learn's tree builder releases the GIL: threads, as in its forests.
         batch = run_jobs(jobs, n_jobs=self.n_jobs, total=n_new, desc="ConsistentForest trees",
                          verbose=self.verbose, prefer="threads")
@@ -735,6 +807,8 @@ default="squared_error"
             if oob is not None:
                 np.add.at(oob_sum, oob[0], oob[1])
                 np.add.at(oob_count, oob[0], 1)
+            # Results may come back read-only (joblib's Ray backend shares them zero-copy).
+            moved = np.array(moved, dtype=np.float64)
             moved[inner] = new.threshold[start : start + int(inner.sum())]
             start += int(inner.sum())
             _set_thresholds(tree, moved)
@@ -767,7 +841,10 @@ default="squared_error"
     def _store_certificate(self, certificate: dict) -> None:
         self.n_estimators_ = len(self.estimators_)
         spacing = cut_spacing(self._cuts)
-        self.consistency_bound_ = certificate["bound"] / spacing
+        # Cut points that coincide (spacing 0) are certified only by a bound of 0: a model
+        # constant near every point.
+        self.consistency_bound_ = (certificate["bound"] / spacing if spacing > 0
+                                   else (0.0 if certificate["bound"] == 0 else float("inf")))
         self.n_boundaries_ = certificate["n_boundaries"]
         self.threshold_multiplicity_ = certificate["multiplicity"]
         self._certified = certificate["bound"] <= spacing

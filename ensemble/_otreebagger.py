@@ -51,21 +51,27 @@ DEFAULT_MAX_EDGES = 5_000_000
 class GroupSpace:
     """The space a group's trees split: PLS components of some features, the others as they are.
 
-    ``z = [offset + x[:, projected] @ weights, x[:, kept]]``. The map is linear, hence
-    continuous, so a labelling that is consistent in z is consistent in x (a small
-    move of x is a small move of z), and a monotone constraint on a kept feature
-    is one on its own axis of z.
+    ``z = [offset + ((x[:, projected] / scale) - center) @ weights, x[:, kept]]``. The
+    map is affine, hence continuous, so a labelling that is consistent in z is
+    consistent in x (a small move of x is a small move of z), and a monotone
+    constraint on a kept feature is one on its own axis of z. ``scale`` holds powers
+    of two (an exact division) that bring every projected feature near 1 and
+    ``center`` its centre on that scale, so the map loses no precision on features
+    in any units (1e-300, 1e300, an offset of 1e9).
 
     Attributes
     ----------
     projected : ndarray of int
         Features combined into components (none: the identity).
     weights : ndarray of shape (len(projected), n_components)
-        Coefficient of every projected feature in every component.
+        Coefficient of every projected feature (divided by its scale, centred) in
+        every component.
     offset : ndarray of shape (n_components,)
         Constant term of every component.
     kept : ndarray of int
         Features passed through unchanged (categorical and constrained ones).
+    scale, center : ndarray of shape (len(projected),)
+        Power-of-two scale and centre of every projected feature.
 
     Examples
     --------
@@ -79,6 +85,8 @@ class GroupSpace:
     weights: NDArray[np.float64]
     offset: NDArray[np.float64]
     kept: NDArray[np.intp]
+    scale: NDArray[np.float64] | None = None
+    center: NDArray[np.float64] | None = None
 
     @classmethod
     def identity(cls, n_features: int) -> "GroupSpace":
@@ -92,16 +100,24 @@ class GroupSpace:
 
         n_components = int(min(n_components, projected.shape[0], rows.shape[0] - 1))
         Xp = X[np.ix_(rows, projected)]
+        # Exact power-of-two scales, then centres: PLS then sees values near 1 (its
+        # variances would overflow at 1e300 and vanish at 1e-300).
+        scale = np.ldexp(1.0, np.frexp(np.max(np.abs(Xp), axis=0))[1])
+        scale[scale == 0] = 1.0
+        Xs = Xp / scale
+        center = (Xs.max(axis=0) + Xs.min(axis=0)) / 2
+        Xs -= center
         with warnings.catch_warnings():
             # "y residual is constant": the class index is explained by fewer directions (or
             # is one class in this bootstrap); the remaining components are constant columns
             # on which no tree splits, so the group stays valid and the user has nothing to do.
             warnings.filterwarnings("ignore", message="y residual is constant", category=UserWarning)
-            pls = PLSRegression(n_components=n_components, scale=True).fit(Xp, y[rows].astype(np.float64))
-        # The affine map behind the public transform: its value at 0 and along each axis.
+            pls = PLSRegression(n_components=n_components, scale=True).fit(Xs, y[rows].astype(np.float64))
+        # The affine map behind the public transform: its value at 0 and along each axis
+        # (on the centred scale, where these differences lose no precision).
         basis = np.vstack([np.zeros(projected.shape[0]), np.eye(projected.shape[0])])
         image = pls.transform(basis)
-        return cls(projected, image[1:] - image[0], image[0], kept)
+        return cls(projected, image[1:] - image[0], image[0], kept, scale, center)
 
     @property
     def n_components(self) -> int:
@@ -121,7 +137,7 @@ class GroupSpace:
             # float whatever the batch, which a BLAS product does not promise.
             column = np.full(X.shape[0], self.offset[j])
             for i, f in enumerate(self.projected):
-                column += X[:, f] * self.weights[i, j]
+                column += (X[:, f] / self._scale[i] - self._center[i]) * self.weights[i, j]
             Z[:, j] = column
         Z[:, self.n_components:] = X[:, self.kept]
         return Z
@@ -136,8 +152,16 @@ class GroupSpace:
         """Resolution in z that covers every move of at most r_f along each feature of x."""
         out = self.kept_mask(r).astype(np.float64)
         if not self.is_identity:
-            out[: self.n_components] = np.abs(self.weights).T @ r[self.projected]
+            out[: self.n_components] = np.abs(self.weights).T @ (r[self.projected] / self._scale)
         return out
+
+    @property
+    def _scale(self) -> NDArray[np.float64]:
+        return np.ones(self.projected.shape[0]) if self.scale is None else self.scale
+
+    @property
+    def _center(self) -> NDArray[np.float64]:
+        return np.zeros(self.projected.shape[0]) if self.center is None else self.center
 
 
 @dataclass
