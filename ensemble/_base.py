@@ -1,17 +1,45 @@
-"""Pieces every ensemble of the package shares: targets, bootstrap samples, feature kinds."""
+"""What every ensemble of the package shares: one base class and the pieces it is made of.
+
+:class:`OrdinalEnsemble` writes the fit preamble once for the bagged and boosted
+ensembles (as scikit-learn's ``BaseForest`` does for its forests): validation of
+``X`` (text category columns encoded), ``y`` (ordered classes), ``sample_weight``
+and ``class_weight``, the feature kinds (categorical, monotone, resolution), the
+warnings a user must see (text classes ordered alphabetically, a model that
+predicts a single class), and the one way to grow a tree (:func:`grow_tree`).
+"""
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 import relabel
-from trees._labels import encode_labels
+from trees import OrdinalTreeClassifier
+from trees._labels import encode_labels, ordered_categories
 from trees._monotone import resolve_monotonic_cst
+from trees._validation import check_sample_weight
 
-__all__ = ["MAX_SEED", "bootstrap_weights", "categorical_mask", "encode_target", "monotonic_array"]
+__all__ = [
+    "MAX_SEED",
+    "OrdinalEnsemble",
+    "TrainingData",
+    "TreeSpec",
+    "bootstrap_weights",
+    "categorical_mask",
+    "class_weight_factors",
+    "encode_target",
+    "grow_tree",
+    "monotonic_array",
+]
 
 MAX_SEED = np.iinfo(np.int32).max
 _MAX_REDRAWS = 1000
@@ -188,3 +216,350 @@ def constraint_to_check(estimator: Any, monotonic_cst: Any) -> NDArray[np.int8] 
         names = getattr(estimator, "feature_names_in_", None)
         cst = monotonic_array(monotonic_cst, estimator.n_features_in_, names, estimator._categorical)
     return cst if cst is not None and np.any(cst) else None
+
+
+def class_weight_factors(class_weight: Any, y_idx: NDArray[np.intp], classes: NDArray) -> NDArray[np.float64] | None:
+    """Per-row weight factors of ``class_weight``, as scikit-learn defines it.
+
+    Parameters
+    ----------
+    class_weight : "balanced", dict or None
+        ``"balanced"``: ``n_samples / (n_classes_present * count of the row's class)``;
+        a dict: ``{class label: weight}`` (classes not named weigh 1); ``None``: no
+        factors.
+    y_idx : ndarray of shape (n_samples,)
+        Class index of every row.
+    classes : ndarray of shape (n_classes,)
+        The ordered classes (the dict's keys are labels of these).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) or None
+        Multiply them into ``sample_weight`` (scikit-learn's convention: the balanced
+        weights count rows, not their sample weights).
+
+    Raises
+    ------
+    ValueError
+        If a dict names a label that is not a class, or a weight that is negative or
+        not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class_weight_factors("balanced", np.array([0, 0, 0, 1]), np.array(["a", "b"])).tolist()
+    [0.6666666666666666, 0.6666666666666666, 0.6666666666666666, 2.0]
+    >>> class_weight_factors({"b": 3.0}, np.array([0, 1]), np.array(["a", "b"])).tolist()
+    [1.0, 3.0]
+    """
+    if class_weight is None:
+        return None
+    counts = np.bincount(y_idx, minlength=classes.shape[0]).astype(np.float64)
+    if isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ValueError(f"class_weight must be 'balanced', a dict or None; got {class_weight!r}")
+        per_class = np.where(counts > 0, y_idx.shape[0] / (np.count_nonzero(counts) * np.maximum(counts, 1)), 0.0)
+        return per_class[y_idx]
+    per_class = np.ones(classes.shape[0])
+    known = {label: i for i, label in enumerate(classes.tolist())}
+    for label, weight in class_weight.items():
+        key = label.item() if isinstance(label, np.generic) else label
+        if key not in known:
+            raise ValueError(f"class_weight names {label!r}, which is not a class; the classes are "
+                             f"{classes.tolist()!r}")
+        if not (isinstance(weight, Real) and np.isfinite(weight) and weight >= 0):
+            raise ValueError(f"class_weight[{label!r}] must be a finite non-negative number; got {weight!r}")
+        per_class[known[key]] = float(weight)
+    return per_class[y_idx]
+
+
+@dataclass(frozen=True)
+class TreeSpec:
+    """How the trees of an ensemble are grown: what a worker needs, frozen.
+
+    ``criterion="squared_error"`` grows scikit-learn's regression tree on the class
+    index (``X`` float32, already checked, as its forests pass it); any criterion of
+    :data:`trees.CRITERIA` grows :class:`trees.OrdinalTreeClassifier` (``X`` float64).
+    """
+
+    criterion: str
+    max_depth: int | None
+    min_samples_leaf: int
+    max_features: Any
+    n_classes: int
+    leaf_label: str = "median"
+    monotonic_cst: NDArray | None = None
+
+
+def grow_tree(spec: TreeSpec, X: NDArray, y_idx: NDArray[np.intp], sample_weight: NDArray[np.float64],
+              seed: int, *, validate: bool = True) -> Any:
+    """Grow one tree of an ensemble on validated arrays: the one way every ensemble grows a tree.
+
+    Parameters
+    ----------
+    spec : TreeSpec
+        The tree's parameters.
+    X : ndarray
+        Validated training data (float32 for ``"squared_error"``, else float64).
+    y_idx : ndarray of shape (n_samples,)
+        Class indices 0..K-1.
+    sample_weight : ndarray of shape (n_samples,)
+        Bootstrap multiplicities times the user's weights (positive total).
+    seed : int
+        The tree's ``random_state``.
+    validate : bool, default=True
+        Validate the tree's parameters (``False`` for trees that differ from an
+        already validated one only in their seed).
+
+    Returns
+    -------
+    fitted tree
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> spec = TreeSpec("ogini", max_depth=2, min_samples_leaf=1, max_features=None, n_classes=2)
+    >>> tree = grow_tree(spec, np.array([[0.0], [1.0]]), np.array([0, 1]), np.ones(2), 0)
+    >>> tree.get_n_leaves()
+    2
+    """
+    if spec.criterion == "squared_error":
+        from sklearn.tree import DecisionTreeRegressor
+
+        tree = DecisionTreeRegressor(
+            criterion="squared_error", max_depth=spec.max_depth, min_samples_leaf=spec.min_samples_leaf,
+            max_features=spec.max_features, monotonic_cst=spec.monotonic_cst, random_state=seed,
+        )
+        return tree.fit(X, y_idx.astype(np.float64), sample_weight=sample_weight, check_input=False)
+    tree = OrdinalTreeClassifier(
+        criterion=spec.criterion, max_depth=spec.max_depth, min_samples_leaf=spec.min_samples_leaf,
+        max_features=spec.max_features, leaf_label=spec.leaf_label, classes=np.arange(spec.n_classes),
+        monotonic_cst=spec.monotonic_cst, random_state=seed,
+    )
+    # fit() would validate X, y and the weights again for every tree: the ensemble did it once.
+    return tree._fit_validated(X, y_idx, sample_weight, validate_params=validate)
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """Validated training data of an ensemble (:meth:`OrdinalEnsemble._validate_training`).
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_samples, n_features), float64, C order
+        Text category columns replaced by their codes.
+    y : ndarray of shape (n_samples,)
+        Class indices 0..K-1 in ``classes_`` order.
+    sample_weight : ndarray of shape (n_samples,) or None
+        The user's weights times the ``class_weight`` factors.
+    categorical : ndarray of shape (n_features,), bool
+        Features whose values are categories (not counted in the bounds).
+    monotonic : ndarray of shape (n_features,), int8, or None
+        Constraints, ``None`` when nothing is constrained.
+    resolution : ndarray of shape (n_features,) or None
+        r_f per feature (0 on categorical features), ``None`` for r = 0.
+    """
+
+    X: NDArray[np.float64]
+    y: NDArray[np.intp]
+    sample_weight: NDArray[np.float64] | None
+    categorical: NDArray[np.bool_]
+    monotonic: NDArray[np.int8] | None
+    resolution: NDArray[np.float64] | None
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+
+def _is_dataframe(X: Any) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _is_text_dtype(dtype: Any) -> bool:
+    kind = getattr(dtype, "kind", None)
+    return kind in ("O", "U", "S") or str(dtype) in ("category", "string", "str") or \
+        type(dtype).__name__ in ("CategoricalDtype", "StringDtype")
+
+
+class _TextColumns:
+    """Codes of the text (or pandas categorical) columns of a DataFrame, learned in ``fit``.
+
+    A column of strings becomes the index of its value among the sorted distinct
+    values (a pandas Categorical: among its own categories, in their order), so the
+    trees can split it; the column must be categorical, since a code's neighbours
+    are not near in any sense. A value not seen in ``fit`` is an error naming the
+    column and the value.
+    """
+
+    def __init__(self, frame: Any = None, allowed: Any = None, feature_names: list[str] | None = None) -> None:
+        self.columns: dict[int, NDArray] = {}
+        for j, name in enumerate(feature_names or []):
+            column = frame.iloc[:, j]
+            if not _is_text_dtype(column.dtype):
+                continue
+            if not allowed(j):
+                example = next((v for v in column.tolist() if isinstance(v, str)), column.iloc[0])
+                raise ValueError(
+                    f"X column {name!r} holds text ({example!r}): list it in categorical_features "
+                    "(or use categorical_features='auto') so that its values are encoded as categories"
+                )
+            categories = getattr(getattr(column, "cat", None), "categories", None)
+            values = np.asarray(categories) if categories is not None else np.unique(self._values(column, name))
+            self.columns[j] = values
+
+    @staticmethod
+    def _values(column: Any, name: str) -> NDArray:
+        values = np.asarray(column.astype(object))
+        if any(v is None or (isinstance(v, float) and v != v) for v in values.tolist()):
+            raise ValueError(f"X column {name!r} has missing values; they are not supported yet")
+        return values.astype(str)
+
+    def transform(self, frame: Any, feature_names: list[str]) -> Any:
+        if not self.columns:
+            return frame
+        frame = frame.copy()
+        for j, values in self.columns.items():
+            name = feature_names[j]
+            column = self._values(frame.iloc[:, j], name)
+            pos = np.clip(np.searchsorted(values.astype(str), column), 0, values.shape[0] - 1)
+            unseen = values.astype(str)[pos] != column
+            if unseen.any():
+                raise ValueError(f"X column {name!r} holds the category {column[unseen][0]!r}, unseen in fit; "
+                                 f"the known categories are {values.tolist()!r}")
+            frame.isetitem(j, pos.astype(np.float64))
+        return frame
+
+
+class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
+    """Base class of the ensembles: validation, encoding, weights and feature kinds, written once.
+
+    Subclasses merge :attr:`_parameter_constraints` into theirs, call
+    :meth:`_validate_training` at the start of ``fit`` (after their own
+    cross-parameter checks in :meth:`_check_params`), :meth:`_warn_if_one_class` at
+    its end, and :meth:`_validate_X_predict` in every prediction method. Not meant
+    to be instantiated.
+    """
+
+    _parameter_constraints: dict = {
+        "categorical_features": [StrOptions({"auto"}), "array-like", None],
+        "monotonic_cst": ["array-like", dict, None],
+        "resolution": [Interval(Real, 0, None, closed="left"), "array-like", None],
+        "classes": ["array-like", None],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def _check_params(self) -> None:
+        """Cross-parameter checks of a subclass, raised in ``fit`` naming the parameters."""
+
+    def _validate_training(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None) -> TrainingData:
+        """Validate and encode the training data; set ``classes_``, ``n_classes_`` and the feature kinds."""
+        categories = ordered_categories(y)
+        X = self._encode_text(X, reset=True)
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
+        self._check_params()
+        y_idx = encode_target(self, y, categories)
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        factors = class_weight_factors(getattr(self, "class_weight", None), y_idx, self.classes_)
+        if factors is not None:
+            sample_weight = factors if sample_weight is None else sample_weight * factors
+            if not np.any(sample_weight > 0):
+                raise ValueError("sample_weight times class_weight is zero for every row")
+        n_features = X.shape[1]
+        names = getattr(self, "feature_names_in_", None)
+        monotonic = None
+        if self.monotonic_cst is not None:
+            monotonic = resolve_monotonic_cst(self.monotonic_cst, n_features, names)
+        self._categorical = self._resolve_categorical(X, n_features, names, monotonic)
+        self.categorical_features_ = np.flatnonzero(self._categorical)
+        if monotonic is not None:
+            monotonic = monotonic_array(monotonic, n_features, names, self._categorical)
+            monotonic = monotonic if monotonic.any() else None
+        self._monotonic = monotonic
+        resolution = None
+        if self.resolution is not None:
+            resolution = relabel.check_resolution(self.resolution, n_features)
+            resolution[self._categorical] = 0.0
+        return TrainingData(np.ascontiguousarray(X), y_idx, sample_weight, self._categorical, monotonic, resolution)
+
+    def _resolve_categorical(self, X: NDArray, n_features: int, names: NDArray | None,
+                             monotonic: NDArray | None) -> NDArray[np.bool_]:
+        spec = self.categorical_features
+        if isinstance(spec, str) and spec == "auto":
+            mask = np.zeros(n_features, dtype=bool)
+            mask[list(self._text.columns)] = True
+            mask |= self._bool_columns  # a per-column mask, or one flag for a boolean array
+            for f in np.flatnonzero(~mask):
+                # Two distinct values (one-hot, yes/no): no user moves "a little" between them.
+                mask[f] = np.unique(X[:, f]).shape[0] == 2
+            if monotonic is not None:
+                mask &= np.asarray(monotonic) == 0  # a constrained feature is ordered, by the user's word
+            return mask
+        mask = categorical_mask(spec, n_features, names)
+        text = list(self._text.columns)
+        if text and not mask[text].all():  # the encoder checked this already; kept as a guard
+            raise ValueError("categorical_features must list every text column")
+        return mask
+
+    def _encode_text(self, X: ArrayLike, *, reset: bool) -> ArrayLike:
+        """Replace the text columns of a DataFrame by their category codes (learned when ``reset``)."""
+        if not _is_dataframe(X):
+            if reset:
+                self._text = _TextColumns()
+                # Only a real boolean array says its columns are bool (not X-like objects).
+                self._bool_columns = isinstance(X, np.ndarray) and X.dtype.kind == "b"
+            return X
+        names = [str(c) for c in X.columns]
+        if reset:
+            spec = self.categorical_features
+            if isinstance(spec, str) and spec == "auto":
+                allowed = lambda j: True  # noqa: E731
+            elif spec is None:
+                allowed = lambda j: False  # noqa: E731
+            else:
+                listed = categorical_mask(spec, len(names), np.asarray(names, dtype=object))
+                allowed = lambda j: bool(listed[j])  # noqa: E731
+            self._text = _TextColumns(X, allowed, names)
+            self._bool_columns = np.array([getattr(d, "kind", "") == "b" for d in X.dtypes], dtype=bool)
+        return self._text.transform(X, names)
+
+    def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Validated float64 rows for prediction, text columns encoded as in ``fit``."""
+        check_is_fitted(self)
+        return validate_data(self, self._encode_text(X, reset=False), reset=False, dtype=np.float64, order="C")
+
+    def _warn_if_one_class(self, data: TrainingData) -> None:
+        """Warn when the model predicts one class on its own training rows of several classes.
+
+        A model certified consistent that predicts a single class is useless, and the
+        certificate cannot say so: the user must hear it. Checked on up to 1,000
+        rows first (cheap), then on all when those gave one class.
+        """
+        if np.unique(data.y).shape[0] < 2:
+            return
+        rows = np.linspace(0, data.n_samples - 1, min(data.n_samples, 1000)).astype(np.intp)
+        for X in (data.X[rows], data.X):
+            predicted = np.unique(self.predict(X))
+            if predicted.shape[0] > 1:
+                return
+        warnings.warn(
+            f"{type(self).__name__} predicts the single class {predicted[0].item()!r} on its training data of "
+            f"{np.unique(data.y).shape[0]} classes: the model has learned nothing usable (too few rows or "
+            "trees, or features that cannot separate the classes)",
+            UserWarning,
+            stacklevel=3,
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags

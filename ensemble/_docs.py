@@ -19,7 +19,27 @@ _SHARED = {
         The classes in their ordinal order (lowest first), e.g.
         ``["poor", "fair", "good"]``. ``None`` uses the sorted unique labels of
         ``y``, so integer labels keep their natural order. A label of ``y``
-        missing from ``classes`` is an error.""",
+        missing from ``classes`` is an error. Text labels without ``classes``
+        are sorted alphabetically, with a ``ClassOrderWarning`` naming the
+        order used.""",
+    "class_weight": """class_weight : "balanced", dict or None, default=None
+        Weights of the classes, as in scikit-learn: ``"balanced"`` weighs every
+        row by ``n_samples / (n_classes * count of its class)``; a dict
+        ``{class label: weight}`` (classes not named weigh 1). Multiplied into
+        ``sample_weight``.""",
+    "categorical_features": """categorical_features : "auto", array-like of int, bool or str, or None, default=None
+        Features whose values are categories: indices, a boolean mask or names
+        (scikit-learn's convention). Moving from one category to another is not
+        a small move, so consistency promises nothing across a split of such a
+        feature (docs/design.md section 4b). ``"auto"``: columns of bool or
+        pandas categorical/text dtype, and numeric columns with exactly two
+        distinct values in ``fit`` (one-hot, yes/no; a value between the two is
+        then not covered by the guarantee); constrained features never. Text
+        columns of a DataFrame must be categorical: they are encoded as the
+        index of their value among the sorted distinct values (a pandas
+        Categorical: its own categories); a category unseen in ``fit`` is an
+        error naming the column. ``categorical_features_`` holds the indices
+        used.""",
 }
 
 

@@ -15,31 +15,27 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.tree import DecisionTreeRegressor
+from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import delayed
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ensemble import _kernels
-from ensemble._base import (MAX_SEED, bootstrap_weights, categorical_mask, constraint_to_check, encode_target,
-                            monotonic_array)
+from ensemble._base import MAX_SEED, OrdinalEnsemble, TreeSpec, bootstrap_weights, constraint_to_check, grow_tree
+from ensemble._certificates import (
+    SumCertificate,
+    split_thresholds,
+    sum_certificate,
+    threshold_clusters,
+    tree_nodes,
+    trees_are_monotone,
+)
 from ensemble._docs import fill_doc
 from ensemble._parallel import run_jobs
-from ensemble._voting import (
-    cut_spacing,
-    half_cut_points,
-    learn_cut_points,
-    oscillation_bound,
-    threshold_clusters,
-    threshold_multiplicity,
-)
+from ensemble._voting import cut_spacing, half_cut_points, learn_cut_points
 import relabel
-from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
-from trees._labels import ordered_categories
-from trees._validation import check_sample_weight
+from trees import CRITERIA, OrdinalTreeClassifier
 
 logger = logging.getLogger(__name__)
 
@@ -53,12 +49,6 @@ _MIN_AUTO_TREES = 100
 _MAX_REDRAW_ROUNDS = 50
 _ORDINAL_CRITERIA = tuple(CRITERIA)
 FOREST_CRITERIA = ("squared_error",) + _ORDINAL_CRITERIA
-
-
-def _nodes(tree: Any) -> tuple:
-    """Node arrays (left, right, feature, threshold) of a fitted tree, read in place (no copies)."""
-    s = tree.tree_
-    return s.children_left, s.children_right, s.feature, s.threshold
 
 
 def _set_thresholds(tree: Any, threshold: NDArray[np.float64]) -> None:
@@ -160,49 +150,47 @@ class _Ranks:
         return raw_lo, raw_hi
 
 
-def _fit_tree(X, X_fit, X_route, ranks, y, n_classes, seeds, params, sample_weight):
-    """Grow one tree on a bootstrap sample and move its thresholds into their gaps.
+@dataclass(frozen=True)
+class _TreeJob:
+    """What a worker needs to grow the forest's trees (module level, so joblib can pickle it).
 
-    ``X_fit`` is what the tree is grown on: the ranks of the training values
+    ``X_fit`` is what the trees are grown on: the ranks of the training values
     (:class:`_Ranks`; float32 for scikit-learn's trees, passed unchecked as its
     forests do), and ``X_route`` its rows of positive weight as float64, which
-    define the gaps, mapped back to raw values by ``ranks``. Returns the fitted
-    tree (its thresholds as grown, on ranks), the moved thresholds (raw values),
-    the gap ``[lo, hi)`` of every internal node, the tree's voter tables
-    (:class:`_Voter`) and, for ``cut_points="oob"``, its out-of-bag rows with their
-    values. Module level so that joblib can pickle it.
+    define the gaps, mapped back to raw values by ``ranks``.
+    """
+
+    spec: TreeSpec
+    bootstrap: bool
+    cut_rule: str
+    X: NDArray[np.float64]
+    X_fit: NDArray
+    X_route: NDArray[np.float64]
+    ranks: "_Ranks"
+    y: NDArray[np.intp]
+    sample_weight: NDArray[np.float64] | None
+
+
+def _fit_tree(job: _TreeJob, seeds: NDArray):
+    """Grow one tree on a bootstrap sample and move its thresholds into their gaps.
+
+    Returns the fitted tree (its thresholds as grown, on ranks), the moved
+    thresholds (raw values), the gap ``[lo, hi)`` of every internal node, the
+    tree's voter tables (:class:`_Voter`) and, for ``cut_points="oob"``, its
+    out-of-bag rows with their values.
     """
     bootstrap_seed, tree_seed = seeds
-    w = bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
-    out_of_bag = np.flatnonzero(w == 0) if params["cut_points"] == "oob" else None
-    if sample_weight is not None:
-        w = w * sample_weight
-    if params["criterion"] == "squared_error":
-        tree = DecisionTreeRegressor(
-            criterion="squared_error",
-            max_depth=params["max_depth"],
-            min_samples_leaf=params["min_samples_leaf"],
-            max_features=params["max_features"],
-            monotonic_cst=params["monotonic_cst"],
-            random_state=tree_seed,
-        )
-        tree.fit(X_fit, y.astype(np.float64), sample_weight=w, check_input=False)
-    else:
-        tree = OrdinalTreeClassifier(
-            criterion=params["criterion"],
-            max_depth=params["max_depth"],
-            min_samples_leaf=params["min_samples_leaf"],
-            max_features=params["max_features"],
-            classes=np.arange(n_classes),
-            monotonic_cst=params["monotonic_cst"],
-            random_state=tree_seed,
-        )
-        tree.fit(X_fit, y, sample_weight=w)
-    left, right, feature, threshold = _nodes(tree)
-    lo, hi = _kernels.node_gaps(left, right, feature, threshold, X_route)
+    X, y, n_classes = job.X, job.y, job.spec.n_classes
+    w = bootstrap_weights(X.shape[0], bootstrap_seed, job.bootstrap, job.sample_weight)
+    out_of_bag = np.flatnonzero(w == 0) if job.cut_rule == "oob" else None
+    if job.sample_weight is not None:
+        w = w * job.sample_weight
+    tree = grow_tree(job.spec, job.X_fit, y, w, tree_seed)
+    left, right, feature, threshold = tree_nodes(tree)
+    lo, hi = _kernels.node_gaps(left, right, feature, threshold, job.X_route)
     internal = np.asarray(left) >= 0
-    lo, hi = ranks.raw_gaps(np.asarray(feature)[internal], lo[internal], hi[internal])
-    if params["criterion"] == "squared_error":
+    lo, hi = job.ranks.raw_gaps(np.asarray(feature)[internal], lo[internal], hi[internal])
+    if job.spec.criterion == "squared_error":
         lo, hi = _float32_margins(lo, hi)
     moved = np.array(threshold, dtype=np.float64)
     moved[internal] = _draw_in_gaps(np.random.RandomState(tree_seed), lo, hi)
@@ -317,7 +305,7 @@ def _spread_thresholds(estimators: list, X_walk: NDArray[np.float64], countable:
     (all of one tree's thresholds in that gap at its slot).
     """
     feature, threshold, owner = _split_thresholds(estimators)
-    nodes = [np.flatnonzero(np.asarray(_nodes(tree)[0]) >= 0) for tree in estimators]
+    nodes = [np.flatnonzero(np.asarray(tree_nodes(tree)[0]) >= 0) for tree in estimators]
     new = threshold.copy()
     for f in np.flatnonzero(countable):
         on_f = np.flatnonzero(feature == f)
@@ -348,9 +336,9 @@ def _spread_thresholds(estimators: list, X_walk: NDArray[np.float64], countable:
         spread = lo + (rank[slot_key] + 0.5) * (hi - lo) / count[slot_key]
         new[on_f] = np.where(hi > lo, np.minimum(spread, np.nextafter(hi, -np.inf)), lo)
     start = 0
-    for tree, inner in zip(estimators, nodes):
+    for tree, inner in zip(estimators, nodes, strict=True):
         moved = new[start : start + inner.shape[0]]
-        current = np.array(_nodes(tree)[3], dtype=np.float64)
+        current = np.array(tree_nodes(tree)[3], dtype=np.float64)
         if not np.array_equal(current[inner], moved):
             current[inner] = moved
             _set_thresholds(tree, current)
@@ -359,118 +347,35 @@ def _spread_thresholds(estimators: list, X_walk: NDArray[np.float64], countable:
 
 def _split_thresholds(estimators: list) -> tuple:
     """Feature, threshold and tree index of every split of the fitted trees."""
-    nodes = [_nodes(tree) for tree in estimators]
-    internal = [np.asarray(n[0]) >= 0 for n in nodes]
-    if not nodes:
-        return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
-    return (
-        np.concatenate([np.asarray(n[2])[i] for n, i in zip(nodes, internal)]),
-        np.concatenate([np.asarray(n[3])[i] for n, i in zip(nodes, internal)]),
-        np.repeat(np.arange(len(nodes)), [int(i.sum()) for i in internal]),
-    )
+    return split_thresholds([tree_nodes(tree) for tree in estimators])
 
 
 def forest_certificate(estimators: list, voters: list, n_features: int, countable: NDArray[np.bool_],
                        resolution: NDArray[np.float64] | None = None, *, exact: bool = False,
-                       scale: int | None = None, cache: dict | None = None) -> dict:
-    """Oscillation bound of a fitted forest, recomputed from its trees' geometry alone.
+                       spacing: int | None = None, cache: dict | None = None) -> SumCertificate:
+    """Oscillation certificate of a fitted forest (:func:`ensemble._certificates.sum_certificate`).
 
-    Parameters
-    ----------
-    estimators : list of fitted trees
-        The trees (thresholds as used by ``predict``).
-    voters : list of _Voter
-        Their integer leaf values.
-    n_features : int
-        Dimension d.
-    countable : ndarray of bool, shape (d,)
-        Features that count in the bound (categorical features do not).
-    resolution : ndarray of shape (d,), optional
-        Window widths r_f (docs/design.md section 4c); ``None`` is the paper's r = 0.
-    exact : bool, default=False
-        Compute every tree's jump J_t exactly; by default a tree's value range (an
-        upper bound of J_t) is used while it suffices to certify.
-    scale : int, optional
-        The smallest spacing of the cut points on the sum of the trees' values
-        (default ``n_trees * unit``, the half-way cuts of ``floor(mean + 1/2)``):
-        the forest is certified when the bound is at most this.
-    cache : dict, optional
-        Exact jumps already computed, by tree index (``fit`` keeps one across its
-        rounds of growth; :meth:`ConsistentForestClassifier.is_consistent` starts
-        afresh).
-
-    Returns
-    -------
-    dict
-        ``bound`` (the sum of the ``n_boundaries`` largest jumps, integer units),
-        ``scale`` (the spacing to beat: certified when ``bound <= scale``),
-        ``n_boundaries``, ``multiplicity`` (per feature), ``jumps`` (per tree: the
-        exact J_t where computed, else the tree's value range) and ``exact`` (which
-        jumps are exact; the largest ``n_boundaries`` are whenever the ranges alone
-        do not certify).
+    The forest's trees are read with their integer leaf values (``voters``);
+    ``spacing`` defaults to ``n_trees * unit``, the gap of the half-way cuts of
+    ``floor(mean + 1/2)`` (docs/design.md section 9).
     """
-    reach = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
-    nodes = [_nodes(tree) for tree in estimators]
-    internal = [np.asarray(n[0]) >= 0 for n in nodes]
-    feature, threshold, owner = _split_thresholds(estimators)
-    multiplicity = np.zeros(n_features, dtype=np.int64)
-    for f in np.flatnonzero(countable):
-        on_f = feature == f
-        multiplicity[f] = threshold_multiplicity(threshold[on_f], owner[on_f], window=float(reach[f]))
-    n_boundaries = int(multiplicity.sum())
-    if scale is None:
-        scale = len(estimators) * (1 << UNIT_BITS)
-    # Every tree's value range bounds its jump J_t from above. Exact jumps are computed
-    # only where they can change the sum of the n_boundaries largest: the trees of the
-    # current top, until the top holds exact values only (then no other tree can enter).
-    jumps = np.array([np.ptp(v.value[~i]) for v, i in zip(voters, internal)], dtype=np.int64)
-    is_exact = np.zeros(len(nodes), dtype=bool)
-    cache = {} if cache is None else cache
-    if exact or oscillation_bound(jumps, n_boundaries) > scale:
-        while True:
-            todo = np.arange(len(nodes)) if exact else np.argsort(-jumps, kind="stable")[:n_boundaries]
-            todo = todo[~is_exact[todo]]
-            if todo.shape[0] == 0:
-                break
-            for t in todo:
-                if t not in cache:
-                    cache[t] = _tree_jump(nodes[t], voters[t].value, n_features, reach)
-                jumps[t] = cache[t]
-                is_exact[t] = True
-    return {
-        "bound": oscillation_bound(jumps, n_boundaries),
-        "scale": scale,
-        "n_boundaries": n_boundaries,
-        "multiplicity": multiplicity,
-        "jumps": jumps,
-        "exact": is_exact,
-    }
+    if spacing is None:
+        spacing = len(estimators) * (1 << UNIT_BITS)
+    return sum_certificate([tree_nodes(tree) for tree in estimators], [v.value for v in voters], n_features,
+                           countable, spacing, resolution, exact=exact, cache=cache)
 
 
-def _tree_jump(nodes: tuple, value: NDArray[np.int64], n_features: int, reach: NDArray[np.float64]) -> int:
-    """J_t (or its r-version) of one tree from its leaf boxes."""
-    left, right, feature, threshold = nodes
-    boxes = leaf_boxes(_NodeArrays(left, right, feature, threshold, n_features), n_features)
-    leaves = boxes.leaf_ids.astype(np.int64)
-    centre = (value[leaves].max() + value[leaves].min()) / 2.0
-    order = np.argsort(-np.abs(value[leaves] - centre), kind="stable")  # extreme values first
-    return int(_kernels.tree_jump(left, right, feature, threshold, value, leaves, boxes.lower, boxes.upper,
-                                  reach, order))
+class _OutOfBag(NamedTuple):
+    """Out-of-bag sums of the trees' values per training row, for learned cut points."""
 
-
-@dataclass(frozen=True)
-class _NodeArrays:
-    """A ``tree_``-like view of node arrays, accepted by :func:`trees.leaf_boxes`."""
-
-    children_left: NDArray
-    children_right: NDArray
-    feature: NDArray
-    threshold: NDArray
-    n_features: int
+    y: NDArray[np.intp]
+    sums: NDArray[np.int64]
+    counts: NDArray[np.int64]
+    sample_weight: NDArray[np.float64] | None
 
 
 @fill_doc
-class ConsistentForestClassifier(ClassifierMixin, BaseEstimator):
+class ConsistentForestClassifier(OrdinalEnsemble):
     """Bagged trees with distinct thresholds whose rounded mean is certified consistent.
 
     Each of the B trees predicts a value in [0, K - 1]: the mean class index of its
@@ -524,10 +429,7 @@ default="squared_error"
         ``n_estimators="auto"`` grows enough trees for the learned spacing (at
         most about twice the trees of ``"half"``). ``"auto"`` is ``"oob"`` with
         ``bootstrap=True``, else ``"half"``.
-    categorical_features : array-like of int, bool or str, or None, default=None
-        Features whose values are categories (indices, a boolean mask or names).
-        A valid point never lies on a threshold of such a feature, so they do
-        not count in the bound.
+    {categorical_features}
     monotonic_cst : array-like of int, dict or None, default=None
         Monotone constraints: +1 (a larger value never lowers the class), -1
         or 0 per feature, or a dict by feature name. Every tree is grown
@@ -544,6 +446,7 @@ default="squared_error"
         ``n_estimators="auto"`` grows the trees this needs. ``None`` is the
         paper's pointwise consistency.
     {classes}
+    {class_weight}
     {n_jobs}
     {random_state}
     verbose : int, default=0
@@ -609,13 +512,7 @@ default="squared_error"
         ],
         "bootstrap": ["boolean"],
         "cut_points": [StrOptions({"auto", "half", "oob"})],
-        "categorical_features": ["array-like", None],
-        "monotonic_cst": ["array-like", dict, None],
-        "resolution": [Interval(Real, 0, None, closed="left"), "array-like", None],
-        "classes": ["array-like", None],
-        "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **OrdinalEnsemble._parameter_constraints,
     }
 
     def __init__(
@@ -632,6 +529,7 @@ default="squared_error"
         monotonic_cst: ArrayLike | dict | None = None,
         resolution: float | ArrayLike | None = None,
         classes: ArrayLike | None = None,
+        class_weight: str | dict | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
         verbose: int = 0,
@@ -647,6 +545,7 @@ default="squared_error"
         self.monotonic_cst = monotonic_cst
         self.resolution = resolution
         self.classes = classes
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -677,76 +576,37 @@ default="squared_error"
             On invalid data or parameters, a single class, a bad
             ``categorical_features`` or a bad ``sample_weight``.
         """
-        categories = ordered_categories(y)
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
-        check_classification_targets(y)
-        self._cut_rule = ("oob" if self.bootstrap else "half") if self.cut_points == "auto" else self.cut_points
-        if self._cut_rule == "oob" and not self.bootstrap:
-            raise ValueError("cut_points='oob' learns from out-of-bag rows and needs bootstrap=True")
-        y_idx = encode_target(self, y, categories)
-        n_samples, n_features = X.shape
-        names = getattr(self, "feature_names_in_", None)
-        self._categorical = categorical_mask(self.categorical_features, n_features, names)
-        self._resolution = None
-        if self.resolution is not None:
-            self._resolution = relabel.check_resolution(self.resolution, n_features)
-            self._resolution[self._categorical] = 0.0
-        self._monotonic = None
-        if self.monotonic_cst is not None:
-            cst = monotonic_array(self.monotonic_cst, n_features, names, self._categorical)
-            self._monotonic = cst.astype(np.int64) if cst.any() else None
-        if sample_weight is not None:
-            sample_weight = check_sample_weight(sample_weight, X.shape[0])
-
+        data = self._validate_training(X, y, sample_weight)
         rng = check_random_state(self.random_state)
-        keep = slice(None) if sample_weight is None else sample_weight > 0
-        # Trees grow on the ranks of the training values (units do not matter); thresholds
-        # go into the float64 gaps between the raw values of the rows of positive weight.
-        ranks = _Ranks.fit(X[keep])
-        X_fit = ranks.transform(X)
-        if self.criterion != "squared_error":
-            X_fit = X_fit.astype(np.float64)
-        X_route = np.ascontiguousarray(X_fit[keep], dtype=np.float64)
-        X_walk = np.ascontiguousarray(X[keep])
-        params = {
-            "criterion": self.criterion,
-            "max_depth": self.max_depth,
-            "min_samples_leaf": self.min_samples_leaf,
-            "max_features": self.max_features,
-            "bootstrap": self.bootstrap,
-            "cut_points": self._cut_rule,
-            "monotonic_cst": self._monotonic,
-        }
+        job, X_walk = self._tree_job(data)
         auto = self.n_estimators == "auto"
         target = _MIN_AUTO_TREES if auto else int(self.n_estimators)
         # B >= d (K - 1) certifies any forest with distinct thresholds and half-way cuts (at
         # most twice that with learned cuts): a cap of twice more only binds with a resolution.
-        cap = max(4 * int((~self._categorical).sum()) * (self.n_classes_ - 1), 2 * _MIN_AUTO_TREES)
+        cap = max(4 * int((~data.categorical).sum()) * (self.n_classes_ - 1), 2 * _MIN_AUTO_TREES)
         jumps: dict = {}  # exact J_t by tree, kept across the rounds of growth
         self.estimators_, self._voters = [], []
-        oob_sum = np.zeros(n_samples, dtype=np.int64)
-        oob_count = np.zeros(n_samples, dtype=np.int64)
-        countable = ~self._categorical
-        certify_at = self._resolution  # the resolution certified; 0 when r cannot be reached
+        oob = _OutOfBag(data.y, np.zeros(data.n_samples, np.int64), np.zeros(data.n_samples, np.int64),
+                        data.sample_weight)
+        countable = ~data.categorical
+        certify_at = data.resolution  # the resolution certified; 0 when r cannot be reached
         self._given_up_resolution = False
         while True:
             if target > len(self.estimators_):
-                self._grow(target - len(self.estimators_), rng, (X, X_fit, X_route, ranks, y_idx, sample_weight),
-                           params, countable, oob_sum, oob_count)
-                if self._resolution is not None:
+                self._grow(target - len(self.estimators_), rng, job, countable, oob)
+                if data.resolution is not None:
                     _spread_thresholds(self.estimators_, X_walk, countable, rng,
                                        float32=self.criterion == "squared_error")
                     jumps.clear()  # every tree's thresholds moved: its contacts may have changed
             n_trees = len(self.estimators_)
-            oob = (y_idx, oob_sum, oob_count, sample_weight)
-            _, wanted = self._cut_points(None, n_trees, *oob)
-            certificate = forest_certificate(self.estimators_, self._voters, n_features, countable,
-                                             certify_at, scale=wanted, cache=jumps)
-            self._cuts, _ = self._cut_points(certificate["bound"], n_trees, *oob)
-            if not auto or certificate["bound"] <= wanted:
+            _, wanted = self._cut_points(None, n_trees, oob)
+            certificate = forest_certificate(self.estimators_, self._voters, data.n_features, countable,
+                                             certify_at, spacing=wanted, cache=jumps)
+            self._cuts, _ = self._cut_points(certificate.bound, n_trees, oob)
+            if not auto or certificate.bound <= wanted:
                 break
             # Enough trees for the wanted cut spacing; new trees may raise the bound again.
-            target = max(n_trees + 1, -(-(certificate["bound"] * n_trees) // wanted))
+            target = max(n_trees + 1, -(-(certificate.bound * n_trees) // wanted))
             if target > cap:
                 if certify_at is None:
                     break
@@ -755,10 +615,36 @@ default="squared_error"
                 certify_at, target, self._given_up_resolution = None, n_trees, True
                 jumps.clear()
                 continue
-            logger.info("bound %d > spacing %d with %d trees: growing %d", certificate["bound"], wanted,
+            logger.info("bound %d > spacing %d with %d trees: growing %d", certificate.bound, wanted,
                         n_trees, target)
         self.cut_points_ = self._cuts / float(n_trees << UNIT_BITS)
         self._store_certificate(certificate)
+        self._warn_uncertified(certificate, auto, cap)
+        self._warn_if_one_class(data)
+        return self
+
+    def _check_params(self) -> None:
+        self._cut_rule = ("oob" if self.bootstrap else "half") if self.cut_points == "auto" else self.cut_points
+        if self._cut_rule == "oob" and not self.bootstrap:
+            raise ValueError("cut_points='oob' learns from out-of-bag rows and needs bootstrap=True")
+
+    def _tree_job(self, data) -> tuple:
+        """The frozen job the tree workers share, and the raw rows of positive weight."""
+        keep = slice(None) if data.sample_weight is None else data.sample_weight > 0
+        # Trees grow on the ranks of the training values (units do not matter); thresholds
+        # go into the float64 gaps between the raw values of the rows of positive weight.
+        ranks = _Ranks.fit(data.X[keep])
+        X_fit = ranks.transform(data.X)
+        if self.criterion != "squared_error":
+            X_fit = X_fit.astype(np.float64)
+        spec = TreeSpec(self.criterion, self.max_depth, self.min_samples_leaf, self.max_features, self.n_classes_,
+                        monotonic_cst=None if data.monotonic is None else data.monotonic.astype(np.int64))
+        job = _TreeJob(spec, self.bootstrap, self._cut_rule, data.X, X_fit,
+                       np.ascontiguousarray(X_fit[keep], dtype=np.float64), ranks, data.y, data.sample_weight)
+        return job, np.ascontiguousarray(data.X[keep])
+
+    def _warn_uncertified(self, certificate: SumCertificate, auto: bool, cap: int) -> None:
+        n_trees = len(self.estimators_)
         if self._given_up_resolution and self._certified:
             warnings.warn(
                 f"ConsistentForestClassifier is not certified at the given resolution (it would need "
@@ -766,6 +652,7 @@ default="squared_error"
                 f"pointwise (consistency_bound_={self.consistency_bound_:.3f}); use a smaller resolution, or "
                 "OTreeBagger(resolution=...) whose relabelling enforces it",
                 UserWarning,
+                stacklevel=3,
             )
         if not self._certified:
             if auto:
@@ -773,40 +660,38 @@ default="squared_error"
                           "trees within r_f of one another keep it up: use a smaller resolution, or "
                           "OTreeBagger(resolution=...) whose relabelling enforces it")
             else:
-                needed = -(-certificate["bound"] * n_trees // max(cut_spacing(self._cuts), 1))
+                needed = -(-certificate.bound * n_trees // max(cut_spacing(self._cuts), 1))
                 advice = f"use n_estimators='auto' or at least {needed} trees"
             warnings.warn(
                 f"ConsistentForestClassifier with {n_trees} trees is not certified consistent"
-                f"{'' if self._resolution is None else ' at this resolution'}: "
+                f"{'' if self.resolution is None else ' at this resolution'}: "
                 f"consistency_bound_={self.consistency_bound_:.3f} > 1; {advice}",
                 UserWarning,
+                stacklevel=3,
             )
-        return self
 
-    def _grow(self, n_new: int, rng, data: tuple, params: dict, countable, oob_sum, oob_count) -> None:
+    def _grow(self, n_new: int, rng, job: _TreeJob, countable, oob: "_OutOfBag") -> None:
         """Grow ``n_new`` trees, move their thresholds away from every other tree's, keep them."""
-        X, X_fit, X_route, ranks, y_idx, sample_weight = data
         seeds = rng.randint(MAX_SEED, size=(n_new, 2))
-        jobs = (delayed(_fit_tree)(X, X_fit, X_route, ranks, y_idx, self.n_classes_, s, params, sample_weight)
-                for s in seeds)
+        jobs = (delayed(_fit_tree)(job, s) for s in seeds)
         # scikit-learn's tree builder releases the GIL: threads, as in its forests.
         batch = run_jobs(jobs, n_jobs=self.n_jobs, total=n_new, desc="ConsistentForest trees",
                          verbose=self.verbose, prefer="threads")
         first = len(self.estimators_)
-        internal = [np.asarray(_nodes(tree)[0]) >= 0 for tree, *_ in batch]
+        internal = [np.asarray(tree_nodes(tree)[0]) >= 0 for tree, *_ in batch]
         new = _Gaps(
-            feature=np.concatenate([np.asarray(_nodes(b[0])[2])[i] for b, i in zip(batch, internal)]),
-            threshold=np.concatenate([b[1][i] for b, i in zip(batch, internal)]),
+            feature=np.concatenate([np.asarray(tree_nodes(b[0])[2])[i] for b, i in zip(batch, internal, strict=True)]),
+            threshold=np.concatenate([b[1][i] for b, i in zip(batch, internal, strict=True)]),
             lo=np.concatenate([b[2] for b in batch]),
             hi=np.concatenate([b[3] for b in batch]),
             owner=np.repeat(np.arange(first, first + len(batch)), [int(i.sum()) for i in internal]),
         )
         _separate_thresholds(new, *_split_thresholds(self.estimators_), rng, countable)
         start = 0
-        for (tree, moved, _, _, voter, oob), inner in zip(batch, internal):
-            if oob is not None:
-                np.add.at(oob_sum, oob[0], oob[1])
-                np.add.at(oob_count, oob[0], 1)
+        for (tree, moved, _, _, voter, out_of_bag), inner in zip(batch, internal, strict=True):
+            if out_of_bag is not None:
+                np.add.at(oob.sums, out_of_bag[0], out_of_bag[1])
+                np.add.at(oob.counts, out_of_bag[0], 1)
             # Results may come back read-only (joblib's Ray backend shares them zero-copy).
             moved = np.array(moved, dtype=np.float64)
             moved[inner] = new.threshold[start : start + int(inner.sum())]
@@ -815,7 +700,7 @@ default="squared_error"
             self.estimators_.append(tree)
             self._voters.append(voter)
 
-    def _cut_points(self, bound: int | None, n_trees: int, y_idx, oob_sum, oob_count, sample_weight) -> tuple:
+    def _cut_points(self, bound: int | None, n_trees: int, oob: "_OutOfBag") -> tuple:
         """The cut points on the sum of the trees' values, and the spacing ``bound`` should not exceed.
 
         ``"half"``: the half-way cuts of ``floor(mean + 1/2)``, spaced ``n_trees * unit``.
@@ -828,35 +713,30 @@ default="squared_error"
         half = half_cut_points(self.n_classes_, scale)
         if self._cut_rule == "half":
             return half, cut_spacing(half)
-        seen = oob_count > 0
-        if sample_weight is not None:
-            seen &= sample_weight > 0
+        seen = oob.counts > 0
+        if oob.sample_weight is not None:
+            seen &= oob.sample_weight > 0
         # Out-of-bag means on the scale of the sums predict compares: B * unit per class.
-        scaled = oob_sum[seen] * (n_trees / oob_count[seen])
-        weight = None if sample_weight is None else sample_weight[seen]
+        scaled = oob.sums[seen] * (n_trees / oob.counts[seen])
+        weight = None if oob.sample_weight is None else oob.sample_weight[seen]
         spacing = 0 if bound is None else min(bound, scale)
-        cuts = learn_cut_points(scaled, y_idx[seen], self.n_classes_, scale, spacing=spacing, sample_weight=weight)
+        cuts = learn_cut_points(scaled, oob.y[seen], self.n_classes_, scale, spacing=spacing, sample_weight=weight)
         return cuts, min(max(cut_spacing(cuts), scale // 2), cut_spacing(half))
 
-    def _store_certificate(self, certificate: dict) -> None:
+    def _store_certificate(self, certificate: SumCertificate) -> None:
         self.n_estimators_ = len(self.estimators_)
         spacing = cut_spacing(self._cuts)
-        # Cut points that coincide (spacing 0) are certified only by a bound of 0: a model
-        # constant near every point.
-        self.consistency_bound_ = (certificate["bound"] / spacing if spacing > 0
-                                   else (0.0 if certificate["bound"] == 0 else float("inf")))
-        self.n_boundaries_ = certificate["n_boundaries"]
-        self.threshold_multiplicity_ = certificate["multiplicity"]
-        self._certified = certificate["bound"] <= spacing
-
-    def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        final = SumCertificate(certificate.bound, spacing, certificate.n_boundaries, certificate.multiplicity,
+                               certificate.jumps, certificate.exact)
+        self.consistency_bound_ = final.ratio
+        self.n_boundaries_ = final.n_boundaries
+        self.threshold_multiplicity_ = final.multiplicity
+        self._certified = final.certified
 
     def _leaves(self, X: NDArray[np.float64]):
         """Leaf id of every row in every tree, one tree at a time."""
-        for tree, voter in zip(self.estimators_, self._voters):
-            yield _kernels.tree_apply(X, *_nodes(tree)), voter
+        for tree, voter in zip(self.estimators_, self._voters, strict=True):
+            yield _kernels.tree_apply(X, *tree_nodes(tree)), voter
 
     def _sums(self, X: NDArray[np.float64]) -> NDArray[np.int64]:
         total = np.zeros(X.shape[0], dtype=np.int64)
@@ -965,9 +845,8 @@ default="squared_error"
         if resolution is not None:
             r = relabel.check_resolution(resolution, self.n_features_in_)
             r[self._categorical] = 0.0
-        certificate = forest_certificate(self.estimators_, self._voters, self.n_features_in_, ~self._categorical,
-                                         r, scale=cut_spacing(self._cuts))
-        return certificate["bound"] <= cut_spacing(self._cuts)
+        return forest_certificate(self.estimators_, self._voters, self.n_features_in_, ~self._categorical,
+                                  r, spacing=cut_spacing(self._cuts)).certified
 
     def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
         """Certify monotone constraints from the fitted trees.
@@ -1006,15 +885,6 @@ default="squared_error"
         cst = constraint_to_check(self, monotonic_cst)
         if cst is None:
             return True
-        for tree, voter in zip(self.estimators_, self._voters):
-            # No snapping: predict compares with the raw thresholds, thin leaves included.
-            partition = relabel.fuse([leaf_boxes(_NodeArrays(*_nodes(tree), self.n_features_in_))], snap=False)
-            pairs = relabel.monotone_pairs(partition, cst)
-            if not relabel.is_monotone(pairs, voter.value[partition.keys[:, 0]]):
-                return False
-        return True
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
+        # No snapping: predict compares with the raw thresholds, thin leaves included.
+        return trees_are_monotone([tree_nodes(tree) for tree in self.estimators_],
+                                  [voter.value for voter in self._voters], self.n_features_in_, cst)

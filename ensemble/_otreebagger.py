@@ -4,29 +4,26 @@ from __future__ import annotations
 
 import logging
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import delayed
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 import relabel
 from relabel import TooManyRegionsError
-from ensemble._base import (MAX_SEED, bootstrap_weights, categorical_mask, constraint_to_check, encode_target,
-                            monotonic_array)
+from ensemble._base import MAX_SEED, OrdinalEnsemble, TreeSpec, bootstrap_weights, constraint_to_check, grow_tree
+from ensemble._certificates import voters_certificate
 from ensemble._docs import fill_doc
 from ensemble._parallel import run_jobs
-from ensemble._voting import VOTES, combine_votes, vote_counts, voters_certificate
-from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
-from trees._labels import ordered_categories
-from trees._validation import check_sample_weight
+from ensemble._voting import VOTES, combine_votes, vote_counts
+from trees import CRITERIA, leaf_boxes
 
 logger = logging.getLogger(__name__)
 
@@ -226,39 +223,28 @@ class FittedGroup:
         return self.labels[self.partition.locate(self.leaves(X))]
 
 
-def _group_space(X, y, weights, params) -> GroupSpace | None:
+def _group_space(X, y, weights, job) -> GroupSpace | None:
     """The group's space: PLS components of the projectable features of its bootstrap rows."""
-    projected = params["projected"]
+    projected = job.projected
     if projected.shape[0] == 0:
         return None
     rows = np.flatnonzero(np.sum(weights, axis=0) > 0)
-    return GroupSpace.pls(X, y, rows, projected, params["kept"], params["n_components"])
+    return GroupSpace.pls(X, y, rows, projected, job.kept, job.n_components)
 
 
-def _grow(Z, y, n_classes, seeds, weights, params, max_depth):
+def _grow(Z, y, seeds, weights, job: "_GroupJob", max_depth):
     """The group's trees, grown in its space on their bootstrap weights."""
-    trees = []
-    for i, ((_, tree_seed), w) in enumerate(zip(seeds, weights)):
-        tree = OrdinalTreeClassifier(
-            criterion=params["criterion"],
-            max_depth=max_depth,
-            min_samples_leaf=params["min_samples_leaf"],
-            max_features=params["max_features"],
-            leaf_label=params["leaf_label"],
-            classes=np.arange(n_classes),
-            random_state=tree_seed,
-        )
-        # fit() would validate Z, y and w again for every tree: the ensemble did it once.
-        # The trees differ only in their integer seeds: their parameters are checked once.
-        trees.append(tree._fit_validated(Z, y, w, validate_params=i == 0))
-    return trees
+    spec = replace(job.spec, max_depth=max_depth)
+    # The trees differ only in their integer seeds: their parameters are checked once.
+    return [grow_tree(spec, Z, y, w, tree_seed, validate=i == 0)
+            for i, ((_, tree_seed), w) in enumerate(zip(seeds, weights, strict=True))]
 
 
-def _relabel_group(Z, y, n_classes, trees, weights, space, params, sample_weight):
+def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
     """Fuse, count, find the contacts and solve; raises TooManyRegionsError past a budget."""
-    partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=params["max_regions"])
+    partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=job.max_regions)
     user_weight = np.ones(Z.shape[0]) if sample_weight is None else sample_weight
-    if params["relabel_counts"] == "train":
+    if job.relabel_counts == "train":
         count_weight = user_weight.copy()
     else:
         # The union of the group's bootstrap samples, each point once, times its weight.
@@ -266,24 +252,24 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, params, sample_weight
     rows = np.flatnonzero(count_weight)
     region = partition.locate(np.column_stack([tree.tree_.apply(Z[rows]) for tree in trees]))
     counts = relabel.region_counts(region, y[rows], n_classes, count_weight[rows], n_regions=partition.n_regions)
-    categorical = _in_space(space, params["categorical"])
+    categorical = _in_space(space, job.categorical)
     edges, _ = relabel.adjacency_edges(
-        partition, contact=params["contact"], max_edges=params["max_edges"],
-        categorical_features=categorical, resolution=_resolution_in_space(space, params["resolution"]),
+        partition, contact=job.contact, max_edges=job.max_edges,
+        categorical_features=categorical, resolution=_resolution_in_space(space, job.resolution),
     )
     monotone = None
-    if params["monotonic_cst"] is not None:
-        monotone = relabel.monotone_pairs(partition, _in_space(space, params["monotonic_cst"]),
+    if job.monotonic_cst is not None:
+        monotone = relabel.monotone_pairs(partition, _in_space(space, job.monotonic_cst),
                                           categorical_features=categorical)
-    problem = relabel.ConsistencyProblem.from_counts(counts, edges, C1=params["C1"], C2=params["C2"],
+    problem = relabel.ConsistencyProblem.from_counts(counts, edges, C1=job.C1, C2=job.C2,
                                                      monotone=monotone)
     result = relabel.solve(
         problem,
-        solver=params["solver"],
-        formulation=params["formulation"],
-        time_limit=params["time_limit"],
+        solver=job.solver,
+        formulation=job.formulation,
+        time_limit=job.time_limit,
         threads=1,
-        on_solver_failure=params["on_solver_failure"],
+        on_solver_failure=job.on_solver_failure,
     )
     info = {
         "n_regions": int(partition.n_regions),
@@ -295,6 +281,32 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, params, sample_weight
         "solve_time": float(result.wall_time),
     }
     return partition, np.asarray(result.labels, dtype=np.intp), edges, counts, info, monotone
+
+
+@dataclass(frozen=True)
+class _GroupJob:
+    """What a worker needs to grow and relabel one group (module level, so joblib can pickle it)."""
+
+    spec: TreeSpec
+    relabel: bool
+    bootstrap: bool
+    relabel_counts: str
+    contact: str
+    solver: str
+    formulation: str
+    C1: float | None
+    C2: float | None
+    time_limit: float | None
+    on_solver_failure: str
+    max_regions: int
+    max_edges: int
+    on_budget: str
+    projected: NDArray[np.intp]
+    kept: NDArray[np.intp]
+    n_components: int
+    categorical: NDArray[np.bool_] | None
+    monotonic_cst: NDArray[np.int8] | None
+    resolution: NDArray[np.float64] | None
 
 
 def _in_space(space: GroupSpace | None, per_feature):
@@ -309,7 +321,7 @@ def _resolution_in_space(space: GroupSpace | None, resolution):
     return space.resolution(resolution)
 
 
-def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGroup:
+def _fit_group(X, y, n_classes, seeds, job, sample_weight=None) -> FittedGroup:
     """Grow, fuse, count and relabel one group. Module level so that joblib can pickle it.
 
     A group whose partition or contact graph would pass ``max_regions`` or
@@ -319,14 +331,14 @@ def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGrou
     """
     weights = []
     for bootstrap_seed, _ in seeds:
-        w = bootstrap_weights(X.shape[0], bootstrap_seed, params["bootstrap"], sample_weight)
+        w = bootstrap_weights(X.shape[0], bootstrap_seed, job.bootstrap, sample_weight)
         # Bootstrap multiplicity times the user's weight: zero-weight rows never reach a tree.
         weights.append(w if sample_weight is None else w * sample_weight)
-    space = _group_space(X, y, weights, params)
+    space = _group_space(X, y, weights, job)
     Z = X if space is None else space.transform(X)
-    depth = params["max_depth"]
-    trees = _grow(Z, y, n_classes, seeds, weights, params, depth)
-    if not params["relabel"]:
+    depth = job.spec.max_depth
+    trees = _grow(Z, y, seeds, weights, job, depth)
+    if not job.relabel:
         # The tree votes with its own leaf labels; indexed by node id for apply().
         labels = np.asarray(trees[0].leaf_label_, dtype=np.intp)
         info = {"n_regions": int(trees[0].get_n_leaves()), "n_edges": 0, "n_empty": 0,
@@ -338,7 +350,7 @@ def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGrou
     while True:
         try:
             partition, labels, edges, counts, info, monotone = _relabel_group(
-                Z, y, n_classes, trees, weights, space, params, sample_weight)
+                Z, y, n_classes, trees, weights, space, job, sample_weight)
             break
         except TooManyRegionsError as error:
             first_error = first_error or error
@@ -349,11 +361,11 @@ def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGrou
             else:
                 current = trees[0].get_depth()
                 if current <= 1:
-                    raise first_error
+                    raise first_error from None
                 depth = max(1, current // 2)
                 adapted.append(f"max_depth {current} -> {depth}")
-                trees = _grow(Z, y, n_classes, seeds, weights, params, depth)
-    if adapted and params["on_budget"] == "raise":
+                trees = _grow(Z, y, seeds, weights, job, depth)
+    if adapted and job.on_budget == "raise":
         # The smaller setting was measured on this very group: name it in the error.
         raise TooManyRegionsError(
             f"{first_error} Measured on this group: {'; '.join(adapted)} fits "
@@ -364,7 +376,7 @@ def _fit_group(X, y, n_classes, seeds, params, sample_weight=None) -> FittedGrou
 
 
 @fill_doc
-class OTreeBagger(ClassifierMixin, BaseEstimator):
+class OTreeBagger(OrdinalEnsemble):
     """Bagged ordinal trees whose fused group partitions are relabelled to be consistent.
 
     The ``n_estimators`` bootstrap trees are split into ``n_estimators // group_size``
@@ -462,11 +474,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         with 3 constrained features, 30 trees: winequality-red 27.8 s and MAE
         0.450 with 3 components, 2.9 s and 0.445 with 1; housing10 20.9 s and
         1.238, 2.5 s and 1.015).
-    categorical_features : array-like of int, bool or str, or None, default=None
-        Features whose values are categories (indices, a boolean mask or
-        names, scikit-learn's convention). Moving from one category to another
-        is not a small move: regions that touch only across a split of such a
-        feature are not neighbours (docs/design.md section 4b).
+    {categorical_features}
     monotonic_cst : array-like of int, dict or None, default=None
         Monotone constraints: +1 (a larger value never lowers the class), -1
         (never raises it) or 0 per feature, or a dict by feature name. Enforced
@@ -480,6 +488,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         all features or one per feature, in the features' units); ``None`` is
         the paper's pointwise consistency.
     {classes}
+    {class_weight}
     {n_jobs}
     {random_state}
     verbose : int, default=0
@@ -548,13 +557,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         "on_budget": [StrOptions({"adapt", "raise"})],
         "projection": [StrOptions({"auto", "pls", "none"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "categorical_features": ["array-like", None],
-        "monotonic_cst": ["array-like", dict, None],
-        "resolution": [Interval(Real, 0, None, closed="left"), "array-like", None],
-        "classes": ["array-like", None],
-        "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **OrdinalEnsemble._parameter_constraints,
     }
 
     def __init__(
@@ -586,6 +589,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         monotonic_cst: ArrayLike | dict | None = None,
         resolution: float | ArrayLike | None = None,
         classes: ArrayLike | None = None,
+        class_weight: str | dict | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
         verbose: int = 0,
@@ -616,6 +620,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         self.monotonic_cst = monotonic_cst
         self.resolution = resolution
         self.classes = classes
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -673,79 +678,17 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
         >>> model.classes_
         array([1, 2, 3])
         """
-        categories = ordered_categories(y)
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        if self.relabel and self.group_size > self.n_estimators:
-            raise ValueError(
-                f"group_size={self.group_size} must not exceed n_estimators={self.n_estimators}"
-            )
-        if self.vote == "majority" and self.relabel:
-            raise ValueError(
-                "vote='majority' breaks the consistency that relabelling guarantees; "
-                "use vote='median' or relabel=False"
-            )
-        y_idx = encode_target(self, y, categories)
-        X = np.ascontiguousarray(X)
-        if sample_weight is not None:
-            sample_weight = check_sample_weight(sample_weight, X.shape[0])
-
-        n_features = X.shape[1]
-        names = getattr(self, "feature_names_in_", None)
-        self._categorical = categorical_mask(self.categorical_features, n_features, names)
-        monotone = None
-        if self.monotonic_cst is not None:
-            monotone = monotonic_array(self.monotonic_cst, n_features, names, self._categorical)
-            if not monotone.any():
-                monotone = None
-        self._monotonic = monotone
-        resolution = None if self.resolution is None else relabel.check_resolution(self.resolution, n_features)
-        # Categorical and constrained features keep their own axes; the others may be projected.
-        kept = self._categorical.copy() if monotone is None else self._categorical | (monotone != 0)
-        projectable = np.flatnonzero(~kept)
-        project = self.projection == "pls" or (self.projection == "auto" and self.relabel
-                                               and projectable.shape[0] > 4)
-        if not project:
-            projectable = np.empty(0, np.intp)
-
+        data = self._validate_training(X, y, sample_weight)
         rng = check_random_state(self.random_state)
         if self.relabel:
             n_groups, size = self.n_estimators // self.group_size, self.group_size
         else:
             n_groups, size = self.n_estimators, 1
         seeds = rng.randint(MAX_SEED, size=(n_groups, size, 2))
-        params = {
-            "criterion": self.criterion,
-            "max_depth": self.max_depth,
-            "min_samples_leaf": self.min_samples_leaf,
-            "max_features": self.max_features,
-            "leaf_label": "mode" if self.vote == "majority" else "median",
-            "relabel": self.relabel,
-            "bootstrap": self.bootstrap,
-            "relabel_counts": self.relabel_counts,
-            "contact": self.contact,
-            "solver": self.solver,
-            "formulation": self.formulation,
-            "C1": self.C1,
-            "C2": self.C2,
-            "time_limit": self.time_limit,
-            "on_solver_failure": self.on_solver_failure,
-            "max_regions": self.max_regions,
-            "max_edges": self.max_edges,
-            "on_budget": self.on_budget,
-            "projected": projectable,
-            "kept": np.flatnonzero(kept) if project else np.arange(n_features),
-            # A constrained feature is a direction the user says the class follows: kept as
-            # its own axis, it takes a component's place, so monotone groups fuse in as few
-            # dimensions as free ones (3 PLS + 3 constrained axes fused ~10x slower, no better).
-            "n_components": max(1, self.n_components - int(np.count_nonzero(monotone))) if monotone is not None
-            else self.n_components,
-            "categorical": self._categorical if self._categorical.any() else None,
-            "monotonic_cst": monotone,
-            "resolution": resolution,
-        }
+        job = self._group_job(data)
+        X, y_idx, sample_weight = data.X, data.y, data.sample_weight
         jobs = (
-            delayed(_fit_group)(X, y_idx, self.n_classes_, seeds[g], params, sample_weight)
+            delayed(_fit_group)(X, y_idx, self.n_classes_, seeds[g], job, sample_weight)
             for g in range(n_groups)
         )
         self.groups_ = run_jobs(jobs, n_jobs=self.n_jobs, total=n_groups, desc="OTreeBagger groups",
@@ -759,6 +702,7 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
                 f"max_edges={self.max_edges} and were made smaller (e.g. {changed[0]}); see groups_info_. "
                 "A smaller group_size or max_depth, or projection='pls', avoids this",
                 GroupSizeWarning,
+                stacklevel=3,
             )
         if self.relabel:
             logger.info(
@@ -767,12 +711,61 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
                 np.mean([i["n_regions"] for i in self.groups_info_]),
                 np.mean([i["n_edges"] for i in self.groups_info_]),
             )
+        self._warn_if_one_class(data)
         return self
+
+    def _check_params(self) -> None:
+        if self.relabel and self.group_size > self.n_estimators:
+            raise ValueError(
+                f"group_size={self.group_size} must not exceed n_estimators={self.n_estimators}"
+            )
+        if self.vote == "majority" and self.relabel:
+            raise ValueError(
+                "vote='majority' breaks the consistency that relabelling guarantees; "
+                "use vote='median' or relabel=False"
+            )
+
+    def _group_job(self, data) -> _GroupJob:
+        """The frozen job every group worker shares: its trees, space, contacts and solver."""
+        monotone = data.monotonic
+        # Categorical and constrained features keep their own axes; the others may be projected.
+        kept = data.categorical.copy() if monotone is None else data.categorical | (monotone != 0)
+        projectable = np.flatnonzero(~kept)
+        project = self.projection == "pls" or (self.projection == "auto" and self.relabel
+                                               and projectable.shape[0] > 4)
+        if not project:
+            projectable = np.empty(0, np.intp)
+        return _GroupJob(
+            spec=TreeSpec(self.criterion, self.max_depth, self.min_samples_leaf, self.max_features,
+                          self.n_classes_, leaf_label="mode" if self.vote == "majority" else "median"),
+            relabel=self.relabel,
+            bootstrap=self.bootstrap,
+            relabel_counts=self.relabel_counts,
+            contact=self.contact,
+            solver=self.solver,
+            formulation=self.formulation,
+            C1=self.C1,
+            C2=self.C2,
+            time_limit=self.time_limit,
+            on_solver_failure=self.on_solver_failure,
+            max_regions=self.max_regions,
+            max_edges=self.max_edges,
+            on_budget=self.on_budget,
+            projected=projectable,
+            kept=np.flatnonzero(kept) if project else np.arange(data.n_features),
+            # A constrained feature is a direction the user says the class follows: kept as
+            # its own axis, it takes a component's place, so monotone groups fuse in as few
+            # dimensions as free ones (3 PLS + 3 constrained axes fused ~10x slower, no better).
+            n_components=max(1, self.n_components - int(np.count_nonzero(monotone))) if monotone is not None
+            else self.n_components,
+            categorical=data.categorical if data.categorical.any() else None,
+            monotonic_cst=monotone,
+            resolution=data.resolution,
+        )
 
     def _votes(self, X: ArrayLike) -> NDArray[np.intp]:
         """Class index of every voter for every sample, shape (n_samples, n_voters)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = self._validate_X_predict(X)
         return np.column_stack([group.predict_index(X) for group in self.groups_])
 
     def predict(self, X: ArrayLike) -> NDArray:
@@ -931,8 +924,3 @@ class OTreeBagger(ClassifierMixin, BaseEstimator):
                                            categorical_features=_in_space(group.space, categorical))
             checks.append(relabel.is_monotone(pairs, labels))
         return voters_certificate(checks, self.vote)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags

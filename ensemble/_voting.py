@@ -1,42 +1,58 @@
-"""Votes and consistency certificates shared by every ensemble of the package.
+"""Votes and cut points shared by every ensemble of the package.
 
 An ensemble is voters, a vote and a certificate (docs/design.md section 5):
 
 - :class:`~ensemble.OTreeBagger`: relabelled groups of trees (each consistent on its
-  own), combined by the lower median or the rounded mean; certified by Theorem 1 of
-  Sousa & Cardoso (2011) and its rounded-mean analogue (:func:`voters_certificate`).
-- :class:`~ensemble.ConsistentForestClassifier`: trees with distinct thresholds whose
-  values are averaged and rounded; certified by the oscillation bound of docs/design.md
-  section 9 (:func:`oscillation_bound`).
+  own) combined by a vote of :data:`VOTES`, the registry that records which votes
+  keep consistency (Theorem 1).
+- :class:`~ensemble.ConsistentForestClassifier` and certified boosting: a sum of
+  tree values cut into classes at cut points (half-way, or learned out of bag and
+  kept at least the certified bound apart).
 
-Both certificates are functions of the fitted model that tests re-derive by brute force.
+The certificates themselves live in :mod:`ensemble._certificates`.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from relabel import snap_table
-
 __all__ = [
     "VOTES",
+    "Vote",
+    "check_vote",
     "combine_votes",
     "vote_counts",
     "rounded_mean",
     "half_cut_points",
     "learn_cut_points",
     "cut_spacing",
-    "voters_certificate",
-    "oscillation_bound",
-    "threshold_clusters",
-    "threshold_multiplicity",
 ]
 
-#: The votes: lower median, most frequent class (lowest on ties), rounded mean.
-VOTES = ("median", "majority", "mean")
+
+@dataclass(frozen=True)
+class Vote:
+    """A way to combine voters' class indices, and whether it keeps their consistency.
+
+    Attributes
+    ----------
+    name : str
+        The value of an estimator's ``vote`` parameter.
+    combine : callable
+        ``combine(votes, n_classes) -> class index per row``; ``votes`` has shape
+        (n_samples, n_voters).
+    keeps_consistency : bool
+        Whether the vote of consistent voters is consistent (docs/design.md section
+        5, Theorem 1, and section 9 for the rounded mean).
+    """
+
+    name: str
+    combine: Callable[[NDArray, int], NDArray[np.intp]]
+    keeps_consistency: bool
+
 
 def vote_counts(votes: NDArray[np.integer], n_classes: int) -> NDArray[np.float64]:
     """Number of voters per class for every sample.
@@ -228,6 +244,43 @@ def learn_cut_points(values: ArrayLike, y: ArrayLike, n_classes: int, scale: int
     return np.ceil(np.maximum.accumulate(cuts)).astype(np.int64)
 
 
+def _median(votes: NDArray[np.integer], n_classes: int) -> NDArray[np.intp]:
+    # The order statistic of rank ceil(L/2): the lower median.
+    rank = (votes.shape[1] + 1) // 2 - 1
+    return np.partition(votes, rank, axis=1)[:, rank]
+
+
+def _majority(votes: NDArray[np.integer], n_classes: int) -> NDArray[np.intp]:
+    # argmax returns the first maximum: ties go to the lower class.
+    return np.argmax(vote_counts(votes, n_classes), axis=1)
+
+
+def _mean(votes: NDArray[np.integer], n_classes: int) -> NDArray[np.intp]:
+    return rounded_mean(votes.sum(axis=1, dtype=np.int64), votes.shape[1], n_classes)
+
+
+#: The votes: lower median and rounded mean (both keep consistency), most frequent
+#: class, lowest on ties (no guarantee).
+VOTES: dict[str, Vote] = {
+    "median": Vote("median", _median, keeps_consistency=True),
+    "majority": Vote("majority", _majority, keeps_consistency=False),
+    "mean": Vote("mean", _mean, keeps_consistency=True),
+}
+
+
+def check_vote(vote: str) -> str:
+    """Return ``vote`` if it names a vote of :data:`VOTES`, else raise a ValueError naming it.
+
+    Examples
+    --------
+    >>> check_vote("median")
+    'median'
+    """
+    if vote not in VOTES:
+        raise ValueError(f"vote must be one of {tuple(VOTES)}; got {vote!r}")
+    return vote
+
+
 def combine_votes(votes: NDArray[np.integer], n_classes: int, vote: str = "median") -> NDArray[np.intp]:
     """Class index chosen by the voters of every sample (columns of ``votes``).
 
@@ -259,149 +312,4 @@ def combine_votes(votes: NDArray[np.integer], n_classes: int, vote: str = "media
     >>> [combine_votes(votes, 3, v).tolist() for v in ("median", "majority", "mean")]
     [[1], [2], [1]]
     """
-    if vote == "majority":
-        # argmax returns the first maximum: ties go to the lower class.
-        return np.argmax(vote_counts(votes, n_classes), axis=1)
-    if vote == "median":
-        rank = (votes.shape[1] + 1) // 2 - 1
-        return np.partition(votes, rank, axis=1)[:, rank]
-    if vote == "mean":
-        return rounded_mean(votes.sum(axis=1, dtype=np.int64), votes.shape[1], n_classes)
-    raise ValueError(f"vote must be one of {VOTES}; got {vote!r}")
-
-
-def voters_certificate(voters_consistent: Iterable[bool], vote: str) -> bool:
-    """Whether a vote of consistent voters is consistent.
-
-    Parameters
-    ----------
-    voters_consistent : iterable of bool
-        Each voter's own certificate (a relabelled group: no adjacent regions of
-        its partition two classes apart).
-    vote : str
-        One of :data:`VOTES`.
-
-    Returns
-    -------
-    bool
-        True when every voter is consistent and the vote is the median or the
-        rounded mean; the majority vote carries no guarantee.
-
-    Notes
-    -----
-    Theorem 1 (Sousa & Cardoso 2011): near any point x every consistent voter
-    takes at most two adjacent classes {c_l, c_l + 1}. An order statistic is
-    non-decreasing in every voter and moves by at most one when all voters move
-    by at most one, so the lower median takes at most two adjacent classes.
-    The mean of the voters then varies inside an interval of length at most 1,
-    and ``floor(. + 1/2)`` maps such an interval to at most two adjacent classes
-    (docs/design.md section 9), so the rounded mean is consistent too.
-
-    Examples
-    --------
-    >>> voters_certificate([True, True], "median"), voters_certificate([True], "majority")
-    (True, False)
-    """
-    if vote not in VOTES:
-        raise ValueError(f"vote must be one of {VOTES}; got {vote!r}")
-    return vote != "majority" and all(bool(c) for c in voters_consistent)
-
-
-def oscillation_bound(jumps: ArrayLike, n_boundaries: int) -> int:
-    """Sum of the ``n_boundaries`` largest per-tree jumps (the numerator of the bound).
-
-    Parameters
-    ----------
-    jumps : array-like of int, shape (n_trees,)
-        J_t of every tree: the largest value difference between two of its leaves
-        whose closures touch (in the forest's integer value units).
-    n_boundaries : int
-        Largest number of trees that can have a boundary through one point:
-        sum over the features of their threshold multiplicities
-        (:func:`threshold_multiplicity`), at most one tree per feature when the
-        thresholds are distinct.
-
-    Returns
-    -------
-    int
-        ``sum of the n_boundaries largest J_t``. The rounded mean of the trees is
-        consistent when this is at most ``n_trees * unit`` (bound <= 1).
-
-    Notes
-    -----
-    docs/design.md section 9. A tree without a boundary through x is constant near x;
-    the others move by at most J_t each, so the mean moves by at most this sum
-    divided by the number of trees. O(n_trees log n_trees).
-
-    Examples
-    --------
-    >>> oscillation_bound([3, 1, 4, 1, 5], 2)
-    9
-    """
-    jumps = np.sort(np.asarray(jumps, dtype=np.int64))[::-1]
-    return int(jumps[: max(int(n_boundaries), 0)].sum())
-
-
-def threshold_clusters(thresholds: ArrayLike) -> NDArray[np.float64]:
-    """The threshold each value is one with: its representative under :func:`relabel.snap_table`.
-
-    Thresholds of one feature a few ulps apart are one threshold (docs/design.md section
-    4c); the same rule snaps the bounds in :func:`relabel.fuse`.
-
-    Examples
-    --------
-    >>> threshold_clusters([0.325, 0.32500000000000007, 0.7]).tolist()
-    [0.32500000000000007, 0.32500000000000007, 0.7]
-    """
-    t = np.asarray(thresholds, dtype=np.float64)
-    distinct, snapped = snap_table(t)
-    return snapped[np.searchsorted(distinct, t)] if t.size else t.copy()
-
-
-def threshold_multiplicity(thresholds: ArrayLike, owners: ArrayLike, window: float = 0.0) -> int:
-    """Largest number of distinct trees with a threshold in one window of one feature.
-
-    Parameters
-    ----------
-    thresholds : array-like of float, shape (n_thresholds,)
-        The split thresholds of all trees on one feature.
-    owners : array-like of int, shape (n_thresholds,)
-        The tree of each threshold.
-    window : float, default=0.0
-        Width of the window (the resolution r_f of docs/design.md section 4c). With 0,
-        thresholds count together only when they are one threshold
-        (:func:`threshold_clusters`: a few ulps apart).
-
-    Returns
-    -------
-    int
-        0 for a feature no tree splits on; 1 when all trees' thresholds are
-        distinct (more than a few ulps, or more than ``window``, apart).
-
-    Notes
-    -----
-    A sort and a sliding window: O(n log n) plus the distinct owners inside the
-    windows. Thresholds of one tree count once: the tree's own jump J_t covers
-    every pair of its leaves that touch.
-
-    Examples
-    --------
-    >>> threshold_multiplicity([0.325, 0.32500000000000007, 0.7], [0, 1, 2])
-    2
-    >>> threshold_multiplicity([0.1, 0.2, 0.3], [0, 1, 1], window=0.15)
-    2
-    """
-    t = np.asarray(thresholds, dtype=np.float64)
-    owners = np.asarray(owners)
-    if t.size == 0:
-        return 0
-    if window <= 0:
-        t = threshold_clusters(t)
-    order = np.argsort(t, kind="stable")
-    t, owners = t[order], owners[order]
-    stop = np.searchsorted(t, t + max(window, 0.0), side="right")
-    crowded = np.flatnonzero(stop - np.arange(t.size) > 1)
-    best = 1
-    for i in crowded:
-        best = max(best, np.unique(owners[i : stop[i]]).size)
-    return int(best)
+    return VOTES[check_vote(vote)].combine(votes, n_classes)

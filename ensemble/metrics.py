@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import UndefinedMetricWarning
 
-from trees._labels import check_classes, ordered_categories
+from trees._labels import check_classes, ordered_categories, warn_text_order
 from trees._validation import check_sample_weight
 
 logger = logging.getLogger(__name__)
@@ -84,11 +84,14 @@ def _default_labels(*ys: NDArray[Any], originals: tuple[Any, ...] = ()) -> NDArr
         if cats is not None:
             return cats
     try:
-        return np.unique(np.concatenate(ys))
+        labels = np.unique(np.concatenate(ys))
     except TypeError as exc:
         raise ValueError(
             f"the labels cannot be sorted ({exc}); pass an explicit labels order"
         ) from None
+    # Text labels sorted alphabetically are rarely in their ordinal order: say so.
+    warn_text_order(labels, "labels", stacklevel=5)
+    return labels
 
 
 def _encode(y: NDArray[Any], labels: NDArray[Any], name: str) -> NDArray[np.intp]:

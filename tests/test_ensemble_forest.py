@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 import relabel
 from ensemble import ConsistentForestClassifier
 from ensemble._forest import UNIT_BITS, _Gaps, _separate_thresholds, _set_thresholds, forest_certificate
-from ensemble._voting import learn_cut_points, threshold_multiplicity
+from ensemble._certificates import threshold_multiplicity
+from ensemble._voting import learn_cut_points
 from trees import leaf_boxes
 
 
@@ -131,7 +132,7 @@ def test_auto_grows_until_certified():
     assert model.n_estimators_ >= 100
     certificate = forest_certificate(model.estimators_, model._voters, 30, np.ones(30, bool), exact=True)
     # Smallest B for the exact jumps of the grown trees is not more than what was grown.
-    assert certificate["bound"] <= certificate["scale"]
+    assert certificate.bound <= certificate.spacing
 
 
 @pytest.mark.parametrize("criterion", ["squared_error", "ogini"])
@@ -144,15 +145,15 @@ def test_bound_equals_brute_force(criterion):
     certificate = forest_certificate(model.estimators_, model._voters, 3, np.ones(3, bool), exact=True)
     for t, tree in enumerate(model.estimators_):
         value = model._voters[t].value
-        assert certificate["jumps"][t] == _brute_jump(tree, 3, value)
+        assert certificate.jumps[t] == _brute_jump(tree, 3, value)
     for f in range(3):
-        assert certificate["multiplicity"][f] == _brute_multiplicity(model, f)
-    top = np.sort(certificate["jumps"])[::-1][: certificate["n_boundaries"]].sum()
-    assert certificate["bound"] == top
+        assert certificate.multiplicity[f] == _brute_multiplicity(model, f)
+    top = np.sort(certificate.jumps)[::-1][: certificate.n_boundaries].sum()
+    assert certificate.bound == top
     # The lazy certificate (exact jumps only where they can matter) reaches the same bound.
-    lazy = forest_certificate(model.estimators_, model._voters, 3, np.ones(3, bool), scale=0)
-    assert lazy["bound"] == certificate["bound"] and lazy["exact"].sum() <= certificate["exact"].sum()
-    assert certificate["n_boundaries"] == sum(_brute_multiplicity(model, f) for f in range(3))
+    lazy = forest_certificate(model.estimators_, model._voters, 3, np.ones(3, bool), spacing=0)
+    assert lazy.bound == certificate.bound and lazy.exact.sum() <= certificate.exact.sum()
+    assert certificate.n_boundaries == sum(_brute_multiplicity(model, f) for f in range(3))
 
 
 def test_collision_is_detected_and_redrawn():

@@ -2,12 +2,56 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["check_classes", "encode_labels", "ordered_categories"]
+__all__ = ["ClassOrderWarning", "check_classes", "encode_labels", "ordered_categories", "warn_text_order"]
+
+
+class ClassOrderWarning(UserWarning):
+    """Text class labels were ordered alphabetically because no order was given.
+
+    Ordinal models and metrics read the class order as the order of the labels:
+    ``["poor", "fair", "good"]`` sorted alphabetically is ``fair < good < poor``,
+    which silently changes every prediction and score. Give the order with
+    ``classes=`` (estimators) or ``labels=`` (metrics).
+    """
+
+
+def warn_text_order(classes: NDArray, parameter: str = "classes", stacklevel: int = 3) -> None:
+    """Warn (:class:`ClassOrderWarning`) when text labels were ordered as numpy sorts them.
+
+    Parameters
+    ----------
+    classes : ndarray
+        The classes in the order used (sorted).
+    parameter : str, default="classes"
+        The parameter that gives an explicit order (``"labels"`` for metrics).
+    stacklevel : int, default=3
+        Passed to :func:`warnings.warn`.
+
+    Examples
+    --------
+    >>> import warnings, numpy as np
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_text_order(np.array(["fair", "good", "poor"]))
+    >>> print(str(caught[0].message).split(":")[0])
+    text class labels without an order are sorted alphabetically
+    """
+    if not any(isinstance(c, (str, bytes, np.str_, np.bytes_)) for c in np.asarray(classes).tolist()):
+        return
+    shown = " < ".join(repr(c) for c in np.asarray(classes).tolist()[:8])
+    more = " < ..." if len(classes) > 8 else ""
+    warnings.warn(
+        f"text class labels without an order are sorted alphabetically: {shown}{more}. If that is not "
+        f"their order, pass {parameter}=[lowest, ..., highest]",
+        ClassOrderWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def ordered_categories(y: Any) -> NDArray | None:
@@ -110,6 +154,11 @@ def encode_labels(y: ArrayLike, classes: ArrayLike | None = None) -> tuple[NDArr
         If ``classes`` fails :func:`check_classes`, cannot be compared with
         ``y``, or misses a label of ``y``.
 
+    Warns
+    -----
+    ClassOrderWarning
+        Text labels without ``classes``: they are sorted alphabetically.
+
     Notes
     -----
     A sort and a binary search: O((n_samples + n_classes) log n_classes).
@@ -124,6 +173,7 @@ def encode_labels(y: ArrayLike, classes: ArrayLike | None = None) -> tuple[NDArr
     y = np.asarray(y)
     if classes is None:
         classes_, y_idx = np.unique(y, return_inverse=True)
+        warn_text_order(classes_, stacklevel=4)
         return classes_, y_idx.astype(np.intp)
     classes = check_classes(classes)
     try:
@@ -135,5 +185,14 @@ def encode_labels(y: ArrayLike, classes: ArrayLike | None = None) -> tuple[NDArr
         raise ValueError(f"classes and the labels of y cannot be compared: {exc}") from None
     if not np.all(found):
         missing = np.unique(y[~found])
-        raise ValueError(f"classes is missing label(s) present in y: {missing.tolist()!r}")
+        hint = ""
+        codes = np.unique(y)
+        if codes.dtype.kind in "iu" and np.array_equal(codes, np.arange(codes.shape[0])):
+            # scikit-learn's cross_val_predict(method="predict_proba") fits on y re-encoded as
+            # 0..K-1 in sorted order, which no class order can be checked against.
+            hint = (" y holds the codes 0..K-1: scikit-learn's cross_val_predict(method='predict_proba') "
+                    "re-encodes y that way before fitting; encode y as class indices in your order "
+                    "(and drop classes=) or use cross_validate/your own folds")
+        raise ValueError(f"classes is missing label(s) present in y: {missing.tolist()!r} "
+                         f"(classes={classes.tolist()!r}).{hint}")
     return classes, sorter[pos].astype(np.intp)

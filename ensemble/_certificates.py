@@ -1,0 +1,535 @@
+"""Every consistency and monotonicity certificate of the ensembles, in one place.
+
+A certificate is a function of a fitted model that a test can re-derive by brute
+force (docs/design.md sections 5, 9 and 10):
+
+- :func:`voters_certificate`: a vote of consistent voters (OTreeBagger's relabelled
+  groups) is consistent when the vote keeps consistency (Theorem 1; the registry
+  :data:`ensemble._voting.VOTES` records which votes do).
+- :func:`sum_certificate`: a sum of trees with distinct thresholds (the certified
+  forest's mean, certified boosting's weighted sum) moves by at most the sum of the
+  ``n_boundaries`` largest per-tree jumps near any point; cut points at least that
+  far apart give consistent classes (:func:`is_certified`).
+- :func:`trees_are_monotone`: a sum of trees each monotone along its face contacts
+  is monotone.
+
+Trees are read as scikit-learn-style node arrays (``left``, ``right``, ``feature``,
+``threshold``; ``left == -1`` at a leaf; ``x <= threshold`` goes left), from
+scikit-learn's trees or ours, with integer leaf values so that every sum and bound
+is exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+import relabel
+from ensemble._kernels import compiled
+from ensemble._voting import VOTES, check_vote
+from relabel import snap_table
+from trees import leaf_boxes
+
+__all__ = [
+    "NodeArrays",
+    "SumCertificate",
+    "exact_jump",
+    "is_certified",
+    "bound_ratio",
+    "oscillation_bound",
+    "sum_certificate",
+    "threshold_clusters",
+    "threshold_multiplicity",
+    "tree_jump",
+    "tree_nodes",
+    "trees_are_monotone",
+    "voters_certificate",
+]
+
+
+def tree_nodes(tree: Any) -> tuple:
+    """Node arrays ``(left, right, feature, threshold)`` of a fitted tree, read in place (no copies).
+
+    Accepts scikit-learn's trees, :class:`trees.OrdinalTreeClassifier` and anything
+    with a scikit-learn-style ``tree_``.
+    """
+    s = tree.tree_
+    return s.children_left, s.children_right, s.feature, s.threshold
+
+
+@dataclass(frozen=True)
+class NodeArrays:
+    """A ``tree_``-like view of node arrays, accepted by :func:`trees.leaf_boxes`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from trees import leaf_boxes
+    >>> nodes = NodeArrays(np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]),
+    ...                    np.array([0.5, -2.0, -2.0]), 1)
+    >>> leaf_boxes(nodes).upper.ravel().tolist()
+    [0.5, inf]
+    """
+
+    children_left: NDArray
+    children_right: NDArray
+    feature: NDArray
+    threshold: NDArray
+    n_features: int
+
+
+def voters_certificate(voters_consistent: Iterable[bool], vote: str) -> bool:
+    """Whether a vote of consistent voters is consistent.
+
+    Parameters
+    ----------
+    voters_consistent : iterable of bool
+        Each voter's own certificate (a relabelled group: no adjacent regions of
+        its partition two classes apart).
+    vote : str
+        A key of :data:`ensemble._voting.VOTES`.
+
+    Returns
+    -------
+    bool
+        True when every voter is consistent and the vote keeps consistency (the
+        median and the rounded mean do; the majority vote carries no guarantee).
+
+    Notes
+    -----
+    Theorem 1 (Sousa & Cardoso 2011; docs/design.md section 5): near any point x
+    every consistent voter takes at most two adjacent classes {c_l, c_l + 1}. An
+    order statistic is non-decreasing in every voter and moves by at most one
+    when all voters move by at most one, so the lower median takes at most two
+    adjacent classes. The mean of the voters then varies inside an interval of
+    length at most 1, and ``floor(. + 1/2)`` maps such an interval to at most two
+    adjacent classes (docs/design.md section 9), so the rounded mean is
+    consistent too.
+
+    Examples
+    --------
+    >>> voters_certificate([True, True], "median"), voters_certificate([True], "majority")
+    (True, False)
+    """
+    rule = VOTES[check_vote(vote)]
+    return rule.keeps_consistency and all(bool(c) for c in voters_consistent)
+
+
+def oscillation_bound(jumps: ArrayLike, n_boundaries: int) -> int:
+    """Sum of the ``n_boundaries`` largest per-tree jumps (the numerator of the bound).
+
+    Parameters
+    ----------
+    jumps : array-like of int, shape (n_trees,)
+        J_t of every tree: the largest value difference between two of its leaves
+        whose closures touch (in integer value units).
+    n_boundaries : int
+        Largest number of trees that can have a boundary through one point:
+        sum over the features of their threshold multiplicities
+        (:func:`threshold_multiplicity`), at most one tree per feature when the
+        thresholds are distinct.
+
+    Returns
+    -------
+    int
+        ``sum of the n_boundaries largest J_t``: how far the sum of the trees can
+        move near any point (docs/design.md sections 9 and 10).
+
+    Notes
+    -----
+    A tree without a boundary through x is constant near x; the others move by
+    at most J_t each. O(n_trees log n_trees).
+
+    Examples
+    --------
+    >>> oscillation_bound([3, 1, 4, 1, 5], 2)
+    9
+    """
+    jumps = np.sort(np.asarray(jumps, dtype=np.int64))[::-1]
+    return int(jumps[: max(int(n_boundaries), 0)].sum())
+
+
+def is_certified(bound: int, spacing: int) -> bool:
+    """Whether a sum that moves by at most ``bound`` near any point gives consistent classes.
+
+    Parameters
+    ----------
+    bound : int
+        Oscillation bound of the sum (:func:`oscillation_bound`).
+    spacing : int
+        Smallest gap between consecutive cut points of the sum
+        (:func:`ensemble._voting.cut_spacing`).
+
+    Returns
+    -------
+    bool
+        ``bound <= spacing``: near any point the sum stays in a closed interval
+        [u, u + L] with L <= spacing; two cut points inside (u, u + L] would be
+        less than L apart, so at most one is crossed and the classes there are at
+        most two adjacent ones (docs/design.md section 10, which covers the
+        half-way cuts of section 9).
+
+    Examples
+    --------
+    >>> is_certified(10, 10), is_certified(11, 10), is_certified(0, 0)
+    (True, False, True)
+    """
+    return int(bound) <= int(spacing)
+
+
+def bound_ratio(bound: int, spacing: int) -> float:
+    """``bound / spacing`` as reported to users (``consistency_bound_``): certified when at most 1.
+
+    Cut points that coincide (spacing 0) are certified only by a bound of 0, a sum
+    constant near every point: the ratio is then 0, and infinite otherwise.
+
+    Examples
+    --------
+    >>> bound_ratio(5, 10), bound_ratio(0, 0), bound_ratio(1, 0)
+    (0.5, 0.0, inf)
+    """
+    if spacing > 0:
+        return bound / spacing
+    return 0.0 if bound == 0 else float("inf")
+
+
+def threshold_clusters(thresholds: ArrayLike) -> NDArray[np.float64]:
+    """The threshold each value is one with: its representative under :func:`relabel.snap_table`.
+
+    Thresholds of one feature a few ulps apart are one threshold (docs/design.md
+    section 4c); the same rule snaps the bounds in :func:`relabel.fuse`. Infinite
+    values are their own clusters.
+
+    Examples
+    --------
+    >>> threshold_clusters([0.325, 0.32500000000000007, 0.7]).tolist()
+    [0.32500000000000007, 0.32500000000000007, 0.7]
+    """
+    t = np.asarray(thresholds, dtype=np.float64)
+    out = t.copy()
+    finite = np.isfinite(t)
+    if finite.any():
+        distinct, snapped = snap_table(t[finite])
+        out[finite] = snapped[np.searchsorted(distinct, t[finite])]
+    return out
+
+
+def threshold_multiplicity(thresholds: ArrayLike, owners: ArrayLike, resolution: float = 0.0) -> int:
+    """Largest number of distinct trees with a threshold in one window of one feature.
+
+    Parameters
+    ----------
+    thresholds : array-like of float, shape (n_thresholds,)
+        The split thresholds of all trees on one feature.
+    owners : array-like of int, shape (n_thresholds,)
+        The tree of each threshold.
+    resolution : float, default=0.0
+        Width of the window (the resolution r_f of docs/design.md section 4c). With
+        0, thresholds count together only when they are one threshold
+        (:func:`threshold_clusters`: a few ulps apart).
+
+    Returns
+    -------
+    int
+        0 for a feature no tree splits on; 1 when all trees' thresholds are
+        distinct (more than a few ulps, or more than ``resolution``, apart).
+
+    Notes
+    -----
+    A sort and a sliding window: O(n log n) plus the distinct owners inside the
+    windows. Thresholds of one tree count once: the tree's own jump J_t covers
+    every pair of its leaves that touch.
+
+    Examples
+    --------
+    >>> threshold_multiplicity([0.325, 0.32500000000000007, 0.7], [0, 1, 2])
+    2
+    >>> threshold_multiplicity([0.1, 0.2, 0.3], [0, 1, 1], resolution=0.15)
+    2
+    """
+    t = np.asarray(thresholds, dtype=np.float64)
+    owners = np.asarray(owners)
+    if t.size == 0:
+        return 0
+    if resolution <= 0:
+        t = threshold_clusters(t)
+    order = np.argsort(t, kind="stable")
+    t, owners = t[order], owners[order]
+    stop = np.searchsorted(t, t + max(resolution, 0.0), side="right")
+    crowded = np.flatnonzero(stop - np.arange(t.size) > 1)
+    best = 1
+    for i in crowded:
+        best = max(best, np.unique(owners[i : stop[i]]).size)
+    return int(best)
+
+
+@compiled
+def tree_jump(left, right, feature, threshold, value, leaves, lower, upper, resolution, order):
+    """Largest ``|value[a] - value[b]|`` over leaves a, b whose boxes are ``resolution``-close.
+
+    Leaves a and b are close when for every feature f the closed intervals
+    ``[lower_a - r_f, upper_a + r_f]`` and ``[lower_b, upper_b]`` meet;
+    ``r = 0`` means their closures intersect (faces, edges and corners).
+    ``leaves[j]`` is the node id of the box in row j of ``lower``/``upper``; ``order``
+    lists the rows to query first (the extreme values first find large jumps early,
+    which prunes the rest; sorted by the caller: numba's cached sort helpers can
+    collide between modules, numba issue 10486). For every leaf a depth-first
+    search visits the nodes whose closed half-space meets a's dilated box, skipping
+    subtrees whose value range cannot beat the best jump found; it stops once the
+    best jump equals the tree's value range. Worst case O(n_leaves * n_nodes), far
+    less in practice.
+    """
+    n_nodes = left.shape[0]
+    # Value range of every subtree: children have larger ids than their parent in
+    # both scikit-learn's (depth-first) and our (breadth-first) numbering.
+    sub_min = value.copy()
+    sub_max = value.copy()
+    for node in range(n_nodes - 1, -1, -1):
+        # Internal nodes' own values (means) play no part: only leaves are reached.
+        if left[node] != -1:
+            sub_min[node] = min(sub_min[left[node]], sub_min[right[node]])
+            sub_max[node] = max(sub_max[left[node]], sub_max[right[node]])
+    span = sub_max[0] - sub_min[0]
+    best = 0
+    stack = np.empty(n_nodes, dtype=np.int64)
+    for j in order:
+        if best >= span:
+            break
+        v = value[leaves[j]]
+        if max(sub_max[0] - v, v - sub_min[0]) <= best:
+            continue
+        top = 0
+        stack[top] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            if max(sub_max[node] - v, v - sub_min[node]) <= best:
+                continue
+            if left[node] == -1:
+                best = max(best, abs(value[node] - v))
+                continue
+            f = feature[node]
+            t = threshold[node]
+            # Closed intervals: a box whose dilated end lies on the threshold touches both sides.
+            if lower[j, f] - resolution[f] <= t:
+                stack[top] = left[node]
+                top += 1
+            if upper[j, f] + resolution[f] >= t:
+                stack[top] = right[node]
+                top += 1
+    return best
+
+
+def exact_jump(nodes: tuple, value: NDArray[np.int64], n_features: int,
+               resolution: NDArray[np.float64] | None = None) -> int:
+    """J_t of one tree: the largest value difference between two leaves whose closures meet.
+
+    Parameters
+    ----------
+    nodes : tuple
+        ``(left, right, feature, threshold)`` of the tree (:func:`tree_nodes`).
+    value : ndarray of int64, shape (n_nodes,)
+        Integer value of every node (only leaves matter).
+    n_features : int
+        Dimension d.
+    resolution : ndarray of shape (d,), optional
+        r-neighbours instead of closure contacts (docs/design.md section 4c).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nodes = (np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]), np.array([0.5, -2.0, -2.0]))
+    >>> exact_jump(nodes, np.array([0, 3, 7]), 1)
+    4
+    """
+    left, right, feature, threshold = nodes
+    reach = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
+    boxes = leaf_boxes(NodeArrays(left, right, feature, threshold, n_features), n_features)
+    leaves = boxes.leaf_ids.astype(np.int64)
+    centre = (value[leaves].max() + value[leaves].min()) / 2.0
+    order = np.argsort(-np.abs(value[leaves] - centre), kind="stable")  # extreme values first
+    return int(tree_jump(left, right, feature, threshold, np.ascontiguousarray(value, dtype=np.int64), leaves,
+                         boxes.lower, boxes.upper, reach, order))
+
+
+@dataclass(frozen=True)
+class SumCertificate:
+    """The oscillation certificate of a sum of trees (docs/design.md sections 9 and 10).
+
+    Attributes
+    ----------
+    bound : int
+        Sum of the ``n_boundaries`` largest jumps (integer value units).
+    spacing : int
+        The smallest gap between consecutive cut points of the sum.
+    n_boundaries : int
+        Largest number of trees that can have a boundary through one point.
+    multiplicity : ndarray of shape (n_features,)
+        Per feature, the largest number of trees sharing one threshold (or window).
+    jumps : ndarray of shape (n_trees,)
+        J_t where computed exactly, else the tree's value range (an upper bound).
+    exact : ndarray of shape (n_trees,), bool
+        Which jumps are exact.
+    """
+
+    bound: int
+    spacing: int
+    n_boundaries: int
+    multiplicity: NDArray[np.int64]
+    jumps: NDArray[np.int64]
+    exact: NDArray[np.bool_]
+
+    @property
+    def certified(self) -> bool:
+        """:func:`is_certified` of the bound and the spacing."""
+        return is_certified(self.bound, self.spacing)
+
+    @property
+    def ratio(self) -> float:
+        """:func:`bound_ratio` of the bound and the spacing."""
+        return bound_ratio(self.bound, self.spacing)
+
+
+def split_thresholds(nodes: Sequence[tuple]) -> tuple:
+    """Feature, threshold and tree index of every split of the given trees' node arrays."""
+    if not nodes:
+        return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
+    internal = [np.asarray(n[0]) >= 0 for n in nodes]
+    return (
+        np.concatenate([np.asarray(n[2])[i] for n, i in zip(nodes, internal, strict=True)]).astype(np.int64),
+        np.concatenate([np.asarray(n[3])[i] for n, i in zip(nodes, internal, strict=True)]).astype(np.float64),
+        np.repeat(np.arange(len(nodes)), [int(i.sum()) for i in internal]),
+    )
+
+
+def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], n_features: int,
+                    countable: NDArray[np.bool_], spacing: int, resolution: NDArray[np.float64] | None = None, *,
+                    exact: bool = False, cache: dict | None = None) -> SumCertificate:
+    """Oscillation certificate of a sum of trees, recomputed from the trees' geometry alone.
+
+    Parameters
+    ----------
+    nodes : sequence of tuple
+        ``(left, right, feature, threshold)`` of every tree, thresholds as ``predict``
+        compares with them (:func:`tree_nodes`).
+    values : sequence of ndarray of int64
+        Integer value of every node of every tree as it enters the sum (the forest's
+        leaf means, boosting's steps times leaf values; only leaves matter).
+    n_features : int
+        Dimension d.
+    countable : ndarray of bool, shape (d,)
+        Features that count in the bound (categorical features do not).
+    spacing : int
+        The smallest gap between consecutive cut points of the sum: certified when
+        the bound is at most this.
+    resolution : ndarray of shape (d,), optional
+        Window widths r_f (docs/design.md section 4c); ``None`` is r = 0.
+    exact : bool, default=False
+        Compute every tree's jump J_t exactly; by default a tree's value range (an
+        upper bound of J_t) is used while it suffices to certify.
+    cache : dict, optional
+        Exact jumps already computed, by tree index (kept across rounds of growth).
+
+    Returns
+    -------
+    SumCertificate
+
+    Notes
+    -----
+    Per feature, the thresholds of all trees are sorted and their multiplicity
+    found (:func:`threshold_multiplicity`); ``n_boundaries`` is their sum. Exact
+    jumps are computed only where they can change the sum of the
+    ``n_boundaries`` largest: the trees of the current top, until the top holds
+    exact values only (then no other tree can enter). O(T log T + thresholds log
+    thresholds) plus the exact jumps needed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stump = lambda t: (np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]),
+    ...                    np.array([t, -2.0, -2.0]))
+    >>> values = [np.array([0, 0, 4]), np.array([0, 0, 5])]
+    >>> c = sum_certificate([stump(0.2), stump(0.7)], values, 1, np.array([True]), spacing=5)
+    >>> c.bound, c.n_boundaries, c.certified
+    (5, 1, True)
+    """
+    reach = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
+    internal = [np.asarray(n[0]) >= 0 for n in nodes]
+    feature, threshold, owner = split_thresholds(nodes)
+    multiplicity = np.zeros(n_features, dtype=np.int64)
+    for f in np.flatnonzero(countable):
+        on_f = feature == f
+        multiplicity[f] = threshold_multiplicity(threshold[on_f], owner[on_f], resolution=float(reach[f]))
+    n_boundaries = int(multiplicity.sum())
+    jumps = np.array([np.ptp(v[~i]) if (~i).any() else 0 for v, i in zip(values, internal, strict=True)],
+                     dtype=np.int64)
+    is_exact = np.zeros(len(nodes), dtype=bool)
+    cache = {} if cache is None else cache
+    if exact or not is_certified(oscillation_bound(jumps, n_boundaries), spacing):
+        while True:
+            todo = np.arange(len(nodes)) if exact else np.argsort(-jumps, kind="stable")[:n_boundaries]
+            todo = todo[~is_exact[todo]]
+            if todo.shape[0] == 0:
+                break
+            for t in todo:
+                if t not in cache:
+                    cache[t] = exact_jump(nodes[t], values[t], n_features, reach)
+                jumps[t] = cache[t]
+                is_exact[t] = True
+    return SumCertificate(oscillation_bound(jumps, n_boundaries), int(spacing), n_boundaries, multiplicity,
+                          jumps, is_exact)
+
+
+def trees_are_monotone(nodes: Sequence[tuple], values: Sequence[NDArray], n_features: int,
+                       monotonic_cst: NDArray) -> bool:
+    """Whether every tree's leaf values follow the constraints across every face contact.
+
+    Parameters
+    ----------
+    nodes : sequence of tuple
+        ``(left, right, feature, threshold)`` of every tree, raw thresholds as
+        ``predict`` uses them.
+    values : sequence of ndarray
+        Value of every node of every tree (only leaves matter).
+    n_features : int
+        Dimension d.
+    monotonic_cst : ndarray of shape (d,)
+        -1, 0 or +1 per feature.
+
+    Returns
+    -------
+    bool
+        True when in every tree, for every pair of leaves sharing a face across a
+        constrained feature, the leaf above has a value at least as high (+1; at
+        most as high for -1) as the leaf below. Then every tree is monotone along
+        every line parallel to the feature (docs/design.md section 4b), and so is
+        any sum of them with non-negative weights.
+
+    Notes
+    -----
+    No snapping: a leaf thinner than a few ulps is a leaf ``predict`` reaches, so
+    its contacts count. O(leaves * d) per tree plus the face contacts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nodes = (np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]), np.array([0.5, -2.0, -2.0]))
+    >>> trees_are_monotone([nodes], [np.array([0, 1, 2])], 1, np.array([1])), \\
+    ...     trees_are_monotone([nodes], [np.array([0, 2, 1])], 1, np.array([1]))
+    (True, False)
+    """
+    cst = np.asarray(monotonic_cst)
+    for (left, right, feature, threshold), value in zip(nodes, values, strict=True):
+        partition = relabel.fuse([leaf_boxes(NodeArrays(left, right, feature, threshold, n_features))], snap=False)
+        pairs = relabel.monotone_pairs(partition, cst)
+        if not relabel.is_monotone(pairs, np.asarray(value)[partition.keys[:, 0]]):
+            return False
+    return True
