@@ -132,6 +132,23 @@ class _Ranks:
             return rank.astype(np.int64)
         return (rank.astype(np.int64) * (limit - 1)) // (n_values - 1)
 
+    def crowded(self) -> NDArray[np.intp]:
+        """Features with two consecutive training values at most :data:`relabel.SNAP_ULPS` ulps apart.
+
+        float64 cannot hold distinct thresholds of several trees between them: the
+        trees then share a threshold there (the bound counts them), which a user
+        should hear of (the values may be an offset of 1e9 plus small differences).
+        """
+        out = []
+        for f, v in enumerate(self.values):
+            finite = v[np.isfinite(v)]
+            if finite.shape[0] > 1:
+                gap = np.diff(finite)
+                room = relabel.SNAP_ULPS * np.spacing(np.maximum(np.abs(finite[1:]), np.abs(finite[:-1])))
+                if np.any(gap <= room):
+                    out.append(f)
+        return np.array(out, dtype=np.intp)
+
     def transform(self, X: NDArray[np.float64]) -> NDArray[np.float32]:
         """The code (rank) of every training value, float32, C order."""
         out = np.empty(X.shape, dtype=np.float32)
@@ -169,6 +186,23 @@ class _TreeJob:
     ranks: "_Ranks"
     y: NDArray[np.intp]
     sample_weight: NDArray[np.float64] | None
+
+
+def _warn_crowded(estimator: Any, crowded: NDArray[np.intp], categorical: NDArray[np.bool_]) -> None:
+    """Name the features whose training values float64 barely separates (:meth:`_Ranks.crowded`)."""
+    crowded = crowded[~categorical[crowded]]
+    if crowded.shape[0] == 0:
+        return
+    names = getattr(estimator, "feature_names_in_", None)
+    shown = [repr(str(names[f])) if names is not None else str(int(f)) for f in crowded[:5]]
+    warnings.warn(
+        f"feature(s) {', '.join(shown)}{' ...' if crowded.shape[0] > 5 else ''}: two training values are at "
+        f"most {relabel.SNAP_ULPS} ulps apart, too close for float64 to hold distinct thresholds of several "
+        "trees between them; the trees share thresholds there (counted in the bound). If the values carry a "
+        "large offset (such as 1e9 + x), subtract it",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _fit_tree(job: _TreeJob, seeds: NDArray):
@@ -634,6 +668,7 @@ default="squared_error"
         # Trees grow on the ranks of the training values (units do not matter); thresholds
         # go into the float64 gaps between the raw values of the rows of positive weight.
         ranks = _Ranks.fit(data.X[keep])
+        _warn_crowded(self, ranks.crowded(), data.categorical)
         X_fit = ranks.transform(data.X)
         if self.criterion != "squared_error":
             X_fit = X_fit.astype(np.float64)
@@ -655,10 +690,15 @@ default="squared_error"
                 stacklevel=3,
             )
         if not self._certified:
-            if auto:
+            if auto and self.resolution is not None:
                 advice = (f"the bound would need more than {cap} trees; with resolution, thresholds of many "
                           "trees within r_f of one another keep it up: use a smaller resolution, or "
                           "OTreeBagger(resolution=...) whose relabelling enforces it")
+            elif auto:
+                shared = np.flatnonzero(self.threshold_multiplicity_ > 1)
+                advice = (f"the bound would need more than {cap} trees: trees share thresholds on feature(s) "
+                          f"{shared.tolist()} (threshold_multiplicity_), where training values are too close for "
+                          "float64 to separate them; rescale or centre those features, or declare them categorical")
             else:
                 needed = -(-certificate.bound * n_trees // max(cut_spacing(self._cuts), 1))
                 advice = f"use n_estimators='auto' or at least {needed} trees"

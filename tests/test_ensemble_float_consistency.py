@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import relabel
 from ensemble import ConsistentForestClassifier, OTreeBagger
 from trees import leaf_boxes
+
+from oracles import exact_consistency
 
 
 def _lattice(n, n_classes, seed, spacing=0.05):
@@ -71,13 +72,8 @@ def _corner_jumps(model):
 
 
 def _fused_oracle(model):
-    """Exact pointwise check: fuse every tree, label regions by predict, test every closure contact."""
-    partition = relabel.fuse([leaf_boxes(tree) for tree in model.estimators_])
-    lo, hi = partition.lower, partition.upper
-    inner_lo = np.where(np.isfinite(lo), lo, np.where(np.isfinite(hi), hi - 1.0, -1.0))
-    inner_hi = np.where(np.isfinite(hi), hi, inner_lo + 2.0)
-    labels = _rank(model, (inner_lo + inner_hi) / 2)
-    return relabel.is_consistent(relabel.adjacency_edges(partition).edges, labels)
+    """Exact pointwise check: fuse every tree (raw thresholds), label regions by predict, test every contact."""
+    return exact_consistency(model)[0]
 
 
 @pytest.mark.parametrize("seed, group_size", [(2, 3), (2, 5), (6, 3), (9, 5), (18, 5), (22, 5), (23, 5)])

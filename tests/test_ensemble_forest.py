@@ -8,12 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import relabel
 from ensemble import ConsistentForestClassifier
 from ensemble._forest import UNIT_BITS, _Gaps, _separate_thresholds, _set_thresholds, forest_certificate
 from ensemble._certificates import threshold_multiplicity
 from ensemble._voting import learn_cut_points
 from trees import leaf_boxes
+
+from oracles import exact_consistency
 
 
 def _fit(X, y, **params):
@@ -22,19 +23,10 @@ def _fit(X, y, **params):
         return ConsistentForestClassifier(**params).fit(X, y)
 
 
-def _interior(lower, upper):
-    """A point strictly inside every half-open box lower < x <= upper (infinite sides allowed)."""
-    lo = np.where(np.isfinite(lower), lower, np.where(np.isfinite(upper), upper - 1.0, -1.0))
-    hi = np.where(np.isfinite(upper), upper, lo + 2.0)
-    return (lo + hi) / 2.0
-
-
 def _fused_oracle(model):
-    """Exact check of pointwise consistency: fuse all trees, label regions, test every closure contact."""
-    partition = relabel.fuse([leaf_boxes(tree) for tree in model.estimators_])
-    labels = np.searchsorted(model.classes_, model.predict(_interior(partition.lower, partition.upper)))
-    edges = relabel.adjacency_edges(partition).edges
-    return relabel.is_consistent(edges, labels), partition
+    """Exact check of pointwise consistency: fuse all trees (raw thresholds), label regions, test every contact."""
+    consistent, partition, _ = exact_consistency(model)
+    return consistent, partition
 
 
 def _force_threshold(model, tree_index, node, value):

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 import relabel
 from ensemble import ConsistentForestClassifier, OTreeBagger
-from trees import leaf_boxes
+
+from oracles import fused_partition, inside_points
 
 
 def _data(n=200, d=2, seed=0, direction=(1, -1)):
@@ -27,8 +28,8 @@ def _interior(lower, upper):
 
 def _exact_oracle(model, cst):
     """Fuse every tree of the model, label the regions by predict, check every face pair along cst."""
-    partition = relabel.fuse([leaf_boxes(t) for t in model.estimators_])
-    points = _interior(partition.lower, partition.upper)
+    partition = fused_partition(model.estimators_)
+    points = inside_points(partition.lower, partition.upper)
     if isinstance(model, OTreeBagger):
         # OTreeBagger's trees split the groups' spaces; with projection="none" that is X itself.
         assert all(g.space is None for g in model.groups_)

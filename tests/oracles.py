@@ -1,0 +1,64 @@
+"""Independent oracles the tests share: the exact fused partition of a model's trees.
+
+Every model of the package predicts a function of its trees' leaves (a relabelled
+group looks its region up by the leaf tuple; the forest and boosting sum leaf
+values), compared with the raw float64 thresholds. Fusing all the trees *without
+snapping* therefore gives regions on each of which ``predict`` is constant, and
+labelling each region by ``predict`` at a point inside it gives exactly the
+function the model computes, thin leaves and float slivers included.
+"""
+
+import numpy as np
+
+import relabel
+from trees import leaf_boxes
+
+
+def inside_points(lower, upper):
+    """A float64 point inside every half-open box ``lower < x <= upper``, however thin.
+
+    The upper end belongs to the box; an unbounded side takes the next float
+    above the lower end, or 0 on a line unbounded both ways.
+    """
+    above = np.where(np.isfinite(lower), np.nextafter(lower, np.inf), 0.0)
+    return np.where(np.isfinite(upper), upper, above)
+
+
+def fused_partition(trees, spaces=None):
+    """The partition of all the given trees (scikit-learn's or ours), raw thresholds, no snapping."""
+    return relabel.fuse([leaf_boxes(tree) for tree in trees], snap=False)
+
+
+def class_ranks(model, X):
+    """Class index of ``model.predict(X)`` in ``model.classes_``."""
+    return np.searchsorted(model.classes_, model.predict(X))
+
+
+def exact_consistency(model, trees=None):
+    """Whether ``model.predict`` is consistent, checked on the exact fused partition of its trees.
+
+    Returns ``(consistent, partition, labels)``: every closure contact of the
+    fused partition must join classes at most one apart.
+    """
+    trees = model.estimators_ if trees is None else trees
+    partition = fused_partition(trees)
+    labels = class_ranks(model, inside_points(partition.lower, partition.upper))
+    edges = relabel.adjacency_edges(partition).edges
+    return relabel.is_consistent(edges, labels), partition, labels
+
+
+def exact_monotone(model, monotonic_cst, trees=None):
+    """Whether ``model.predict`` follows ``monotonic_cst`` across every face of the exact fused partition."""
+    trees = model.estimators_ if trees is None else trees
+    partition = fused_partition(trees)
+    labels = class_ranks(model, inside_points(partition.lower, partition.upper))
+    pairs = relabel.monotone_pairs(partition, np.asarray(monotonic_cst))
+    return relabel.is_monotone(pairs, labels)
+
+
+def adjacent_floats(start, n):
+    """``n`` consecutive float64 values from ``start`` (one ulp apart)."""
+    out = [float(start)]
+    for _ in range(n - 1):
+        out.append(float(np.nextafter(out[-1], np.inf)))
+    return np.array(out)
