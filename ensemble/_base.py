@@ -39,6 +39,7 @@ __all__ = [
     "encode_target",
     "grow_tree",
     "monotonic_array",
+    "tree_feature_importances",
 ]
 
 MAX_SEED = np.iinfo(np.int32).max
@@ -271,6 +272,37 @@ def class_weight_factors(class_weight: Any, y_idx: NDArray[np.intp], classes: ND
             raise ValueError(f"class_weight[{label!r}] must be a finite non-negative number; got {weight!r}")
         per_class[known[key]] = float(weight)
     return per_class[y_idx]
+
+
+def tree_feature_importances(tree: Any, n_features: int) -> NDArray[np.float64]:
+    """Impurity-decrease importances of one fitted tree (scikit-learn's or ours), summing to 1.
+
+    The decrease of a split is ``w_node I(node) - w_left I(left) - w_right I(right)``
+    (weighted sample counts ``w``, impurities ``I`` as the tree stored them; the
+    ranking criterion's impurities are counts already, so its decrease is
+    ``I(node) - I(left) - I(right)``), summed per split feature and normalised, as
+    scikit-learn's ``feature_importances_``. A tree without splits gives zeros.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> tree = DecisionTreeRegressor(max_depth=2, random_state=0).fit([[0, 1], [1, 0], [2, 1], [3, 0]], [0, 0, 1, 1])
+    >>> tree_feature_importances(tree, 2).tolist()
+    [1.0, 0.0]
+    """
+    s = tree.tree_
+    left, right = np.asarray(s.children_left), np.asarray(s.children_right)
+    internal = np.flatnonzero(left >= 0)
+    impurity = np.asarray(s.impurity, dtype=np.float64)
+    weight = np.asarray(s.weighted_n_node_samples, dtype=np.float64)
+    if getattr(tree, "criterion", None) == "ranking":
+        weight = np.ones_like(weight)
+    l, r = left[internal], right[internal]
+    decrease = weight[internal] * impurity[internal] - weight[l] * impurity[l] - weight[r] * impurity[r]
+    out = np.bincount(np.asarray(s.feature)[internal], weights=np.maximum(decrease, 0.0), minlength=n_features)
+    total = out.sum()
+    return out / total if total > 0 else out
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import check_is_fitted
 
 from ensemble import _kernels
-from ensemble._base import MAX_SEED, OrdinalEnsemble, TreeSpec, bootstrap_weights, constraint_to_check, grow_tree
+from ensemble._base import (MAX_SEED, OrdinalEnsemble, TreeSpec, bootstrap_weights, constraint_to_check, grow_tree,
+                            tree_feature_importances)
 from ensemble._certificates import (
     SumCertificate,
     split_thresholds,
@@ -835,6 +836,17 @@ default="squared_error"
         """
         X = self._validate_X_predict(X)
         return self._sums(X) / float(self.n_estimators_ << UNIT_BITS)
+
+    @property
+    def feature_importances_(self) -> NDArray[np.float64]:
+        """Mean of the trees' impurity-decrease importances (each tree's summing to 1), as scikit-learn's forests.
+
+        Impurity importances favour features with many distinct values; for an
+        unbiased reading use :func:`sklearn.inspection.permutation_importance`
+        (see ``examples/plot_importances.py``).
+        """
+        check_is_fitted(self)
+        return np.mean([tree_feature_importances(t, self.n_features_in_) for t in self.estimators_], axis=0)
 
     def apply(self, X: ArrayLike) -> NDArray[np.int64]:
         """Leaf id reached in every tree.

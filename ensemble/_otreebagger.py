@@ -18,7 +18,8 @@ from sklearn.utils.validation import check_is_fitted
 
 import relabel
 from relabel import TooManyRegionsError
-from ensemble._base import MAX_SEED, OrdinalEnsemble, TreeSpec, bootstrap_weights, constraint_to_check, grow_tree
+from ensemble._base import (MAX_SEED, OrdinalEnsemble, TreeSpec, bootstrap_weights, constraint_to_check, grow_tree,
+                            tree_feature_importances)
 from ensemble._certificates import voters_certificate
 from ensemble._docs import fill_doc
 from ensemble._parallel import run_jobs
@@ -69,6 +70,10 @@ class GroupSpace:
         Features passed through unchanged (categorical and constrained ones).
     scale, center : ndarray of shape (len(projected),)
         Power-of-two scale and centre of every projected feature.
+    spread : ndarray of shape (len(projected),)
+        Standard deviation of every projected feature on its scale (over the
+        group's bootstrap rows): how far a component moves along each feature,
+        used to share a component's importance among its features.
 
     Examples
     --------
@@ -84,6 +89,7 @@ class GroupSpace:
     kept: NDArray[np.intp]
     scale: NDArray[np.float64] | None = None
     center: NDArray[np.float64] | None = None
+    spread: NDArray[np.float64] | None = None
 
     @classmethod
     def identity(cls, n_features: int) -> "GroupSpace":
@@ -114,7 +120,7 @@ class GroupSpace:
         # (on the centred scale, where these differences lose no precision).
         basis = np.vstack([np.zeros(projected.shape[0]), np.eye(projected.shape[0])])
         image = pls.transform(basis)
-        return cls(projected, image[1:] - image[0], image[0], kept, scale, center)
+        return cls(projected, image[1:] - image[0], image[0], kept, scale, center, Xs.std(axis=0))
 
     @property
     def n_components(self) -> int:
@@ -150,6 +156,23 @@ class GroupSpace:
         out = self.kept_mask(r).astype(np.float64)
         if not self.is_identity:
             out[: self.n_components] = np.abs(self.weights).T @ (r[self.projected] / self._scale)
+        return out
+
+    def importances(self, z_importances: NDArray[np.float64], n_features: int) -> NDArray[np.float64]:
+        """Importances of the axes of z (components first, then kept features) as importances of x.
+
+        A kept feature keeps its own; a component's is shared among the projected
+        features in proportion to how far it moves along each (``|weight| x spread``).
+        """
+        out = np.zeros(n_features)
+        k = self.n_components
+        out[self.kept] += z_importances[k:]
+        if k:
+            share = np.abs(self.weights) * (np.ones(self.projected.shape[0]) if self.spread is None
+                                            else self.spread)[:, None]
+            total = share.sum(axis=0)
+            share = np.divide(share, total, out=np.zeros_like(share), where=total > 0)
+            np.add.at(out, self.projected, share @ z_importances[:k])
         return out
 
     @property
@@ -204,6 +227,33 @@ class FittedGroup:
     info: dict = field(default_factory=dict)
     space: GroupSpace | None = None
     monotone: NDArray[np.intp] | None = None
+
+    def __getstate__(self) -> dict:
+        # A saved model keeps what prediction needs: the trees, the partition's lookup
+        # tables and the labels. The regions' boxes, contacts and training counts are
+        # derived from the trees again when a certificate needs them (:meth:`geometry`):
+        # fusion is deterministic, so the regions come back in the same order.
+        state = self.__dict__.copy()
+        if self.partition is not None:
+            d = self.partition.n_features
+            state["partition"] = replace(self.partition, lower=np.empty((0, d)), upper=np.empty((0, d)))
+        state.update(edges=None, counts=None, monotone=None,
+                     labels=self.labels.astype(np.int16 if self.labels.max(initial=0) > 127 else np.int8))
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.labels = np.asarray(self.labels, dtype=np.intp)
+
+    def geometry(self):
+        """The group's fused partition with its regions' boxes (fused again after loading a saved model)."""
+        if self.partition is None or self.partition.lower.shape[0] == self.partition.n_regions:
+            return self.partition
+        partition = relabel.fuse([leaf_boxes(tree) for tree in self.trees])
+        if not np.array_equal(partition.keys, self.partition.keys):
+            raise RuntimeError("the trees of a loaded OTreeBagger group fuse into another partition")
+        self.partition = partition
+        return partition
 
     def coordinates(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Validated float64 rows in the group's space."""
@@ -768,6 +818,27 @@ class OTreeBagger(OrdinalEnsemble):
         X = self._validate_X_predict(X)
         return np.column_stack([group.predict_index(X) for group in self.groups_])
 
+    @property
+    def feature_importances_(self) -> NDArray[np.float64]:
+        """Mean over the trees of their impurity-decrease importances, in the features of ``X``.
+
+        A tree grown on a group's PLS components gives each component's importance
+        to the projected features in proportion to how far the component moves
+        along each (:meth:`GroupSpace.importances`); kept features keep their own.
+        Every tree's importances sum to 1. Relabelling is not reflected: for the
+        importance of a feature to the relabelled model's predictions use
+        :func:`sklearn.inspection.permutation_importance`
+        (``examples/plot_importances.py``).
+        """
+        check_is_fitted(self)
+        d = self.n_features_in_
+        per_tree = []
+        for group in self.groups_:
+            for tree in group.trees:
+                z = tree_feature_importances(tree, tree.n_features_in_)
+                per_tree.append(z if group.space is None else group.space.importances(z, d))
+        return np.mean(per_tree, axis=0)
+
     def predict(self, X: ArrayLike) -> NDArray:
         """Predict the lower median (or the rounded mean, or the majority) of the voters' classes.
 
@@ -804,7 +875,7 @@ class OTreeBagger(OrdinalEnsemble):
         """Every voter's partition (in its own space) and region labels, from the fitted trees."""
         for group in self.groups_:
             if group.partition is not None:
-                yield group, group.partition, group.labels
+                yield group, group.geometry(), group.labels
             else:
                 # A plain tree: its leaves are its partition, keyed by node id.
                 tree = group.trees[0]
