@@ -890,7 +890,7 @@ class OTreeBagger(OrdinalEnsemble):
         regions' boxes (:func:`relabel.adjacency_edges`, with the model's
         categorical features) and every contact's two labels must differ by at
         most one; then the median or the rounded mean of the voters is
-        consistent (Theorem 1; docs/design.md sections 4 and 9).
+        consistent (Theorem 1; docs/design.md sections 4 and 5).
 
         Parameters
         ----------

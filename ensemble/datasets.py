@@ -167,7 +167,7 @@ def make_synthetic_ii(
     -----
     Sousa & Cardoso (2011), section III, describe syntheticII as "uniformly
     distributed in the unit-circle" with ``y = ceil(3 sqrt(x1^2 + x2^2))`` and
-    state ``y in {1, ..., 4}``; docs/design.md section 6 repeats K = 4. The two
+    state ``y in {1, ..., 4}``; docs/design.md section 6 records the conflict. The two
     statements cannot both hold: inside the unit disc ``3 r <= 3``, so class 4
     never occurs (it would need ``r > 1``). We follow the data-generating
     description (unit disc, the formula), which gives K = 3, and expose
