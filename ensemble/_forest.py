@@ -421,7 +421,9 @@ class ConsistentForestClassifier(OrdinalEnsemble):
     feature has a boundary through any point. The prediction cuts the mean of the
     trees' values into classes: half-way, ``floor(mean + 1/2)``, or at cut points
     learned out of bag. Near any point the mean moves by at most
-    ``bound = (sum of the d largest per-tree jumps J_t) / B``; when the bound is at
+    ``bound = (sum of the n largest per-tree jumps J_t) / B``, n the number of trees
+    that can have a boundary through one point (d when the thresholds are
+    distinct, more where float64 leaves no room to separate them); when the bound is at
     most the smallest gap between cut points (1 for the half-way cuts) no two
     neighbouring points get classes two apart (docs/design.md section 9). No partition is
     fused, so the model works in any dimension.
