@@ -458,11 +458,14 @@ class _TextColumns:
         for j, values in self.columns.items():
             name = feature_names[j]
             column = self._values(frame.iloc[:, j], name)
-            pos = np.clip(np.searchsorted(values.astype(str), column), 0, values.shape[0] - 1)
-            unseen = values.astype(str)[pos] != column
+            known = values.astype(str)
+            sorter = np.argsort(known, kind="stable")  # a Categorical's own order need not be sorted
+            at = np.clip(np.searchsorted(known[sorter], column), 0, known.shape[0] - 1)
+            unseen = known[sorter][at] != column
             if unseen.any():
-                raise ValueError(f"X column {name!r} holds the category {column[unseen][0]!r}, unseen in fit; "
+                raise ValueError(f"X column {name!r} holds the category {str(column[unseen][0])!r}, unseen in fit; "
                                  f"the known categories are {values.tolist()!r}")
+            pos = sorter[at]
             frame.isetitem(j, pos.astype(np.float64))
         return frame
 
