@@ -36,6 +36,7 @@ __all__ = [
     "bootstrap_weights",
     "categorical_mask",
     "class_weight_factors",
+    "draw_in_gaps",
     "encode_target",
     "grow_tree",
     "monotonic_array",
@@ -272,6 +273,25 @@ def class_weight_factors(class_weight: Any, y_idx: NDArray[np.intp], classes: ND
             raise ValueError(f"class_weight[{label!r}] must be a finite non-negative number; got {weight!r}")
         per_class[known[key]] = float(weight)
     return per_class[y_idx]
+
+
+def draw_in_gaps(rng: np.random.RandomState, lo: NDArray, hi: NDArray) -> NDArray[np.float64]:
+    """Uniform draws in ``[lo, hi)`` (``lo`` itself when the gap has no room).
+
+    ``lo (1 - u) + hi u`` cannot overflow, even for a gap from -1.7e308 to 1.7e308.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = draw_in_gaps(np.random.RandomState(0), np.array([0.0, 1.0]), np.array([1.0, 1.0]))
+    >>> bool(0.0 <= t[0] < 1.0), float(t[1])
+    (True, 1.0)
+    """
+    u = rng.random_sample(lo.shape[0])
+    with np.errstate(invalid="ignore"):
+        t = lo * (1.0 - u) + hi * u
+    t = np.where(t >= hi, np.nextafter(hi, -np.inf), t)
+    return np.where((t < lo) | ~(hi > lo) | ~np.isfinite(t), lo, t)
 
 
 def tree_feature_importances(tree: Any, n_features: int) -> NDArray[np.float64]:

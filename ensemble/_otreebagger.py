@@ -18,9 +18,10 @@ from sklearn.utils.validation import check_is_fitted
 
 import relabel
 from relabel import TooManyRegionsError
-from ensemble._base import (MAX_SEED, OrdinalEnsemble, TreeSpec, bootstrap_weights, constraint_to_check, grow_tree,
-                            tree_feature_importances)
-from ensemble._certificates import voters_certificate
+from ensemble._base import (MAX_SEED, OrdinalEnsemble, TreeSpec, bootstrap_weights, constraint_to_check, draw_in_gaps,
+                            grow_tree, tree_feature_importances)
+from ensemble._certificates import tree_nodes, voters_certificate
+from ensemble._kernels import node_gaps
 from ensemble._docs import fill_doc
 from ensemble._parallel import run_jobs
 from ensemble._voting import VOTES, combine_votes, vote_counts
@@ -283,11 +284,33 @@ def _group_space(X, y, weights, job) -> GroupSpace | None:
 
 
 def _grow(Z, y, seeds, weights, job: "_GroupJob", max_depth):
-    """The group's trees, grown in its space on their bootstrap weights."""
+    """The group's trees, grown in its space on their bootstrap weights (thresholds moved if asked)."""
     spec = replace(job.spec, max_depth=max_depth)
+    trees = []
     # The trees differ only in their integer seeds: their parameters are checked once.
-    return [grow_tree(spec, Z, y, w, tree_seed, validate=i == 0)
-            for i, ((_, tree_seed), w) in enumerate(zip(seeds, weights, strict=True))]
+    for i, ((_, tree_seed), w) in enumerate(zip(seeds, weights, strict=True)):
+        tree = grow_tree(spec, Z, y, w, tree_seed, validate=i == 0)
+        if job.thresholds == "gap":
+            _draw_thresholds(tree, Z[w > 0], np.random.RandomState(tree_seed))
+        trees.append(tree)
+    return trees
+
+
+def _draw_thresholds(tree, Z_rows: NDArray[np.float64], rng: np.random.RandomState) -> None:
+    """Move every threshold from its midpoint to a uniform draw inside its gap between training values.
+
+    The rows of the tree's bootstrap sample keep their sides; the trees of a group
+    then split one gap at different places, so their fused partition holds thin
+    empty regions between them that the relabelling may give an intermediate class
+    (on a lattice, a step from class 1 to 3 between neighbouring points no longer
+    costs misclassified rows).
+    """
+    left, right, feature, threshold = tree_nodes(tree)
+    lo, hi = node_gaps(left, right, feature, threshold, np.ascontiguousarray(Z_rows))
+    internal = np.asarray(left) >= 0
+    moved = np.array(threshold, dtype=np.float64)
+    moved[internal] = draw_in_gaps(rng, lo[internal], hi[internal])
+    tree.tree_.set_thresholds(moved)
 
 
 def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
@@ -339,6 +362,7 @@ class _GroupJob:
 
     spec: TreeSpec
     relabel: bool
+    thresholds: str
     bootstrap: bool
     relabel_counts: str
     contact: str
@@ -524,6 +548,13 @@ class OTreeBagger(OrdinalEnsemble):
         with 3 constrained features, 30 trees: winequality-red 27.8 s and MAE
         0.450 with 3 components, 2.9 s and 0.445 with 1; housing10 20.9 s and
         1.238, 2.5 s and 1.015).
+    thresholds : {"midpoint", "gap"}, default="midpoint"
+        Where a relabelled group's trees put their thresholds: half-way between
+        the two training values a split separates, or drawn uniformly inside
+        that gap (each tree its own draw), so that the trees of a group split a
+        gap at different places and their fusion holds thin empty regions the
+        relabelling may give an intermediate class (docs/design.md section 5).
+        Only relabelled groups are affected.
     {categorical_features}
     monotonic_cst : array-like of int, dict or None, default=None
         Monotone constraints: +1 (a larger value never lowers the class), -1
@@ -606,6 +637,7 @@ class OTreeBagger(OrdinalEnsemble):
         "max_edges": [Interval(Integral, 0, None, closed="left")],
         "on_budget": [StrOptions({"adapt", "raise"})],
         "projection": [StrOptions({"auto", "pls", "none"})],
+        "thresholds": [StrOptions({"midpoint", "gap"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         **OrdinalEnsemble._parameter_constraints,
     }
@@ -635,6 +667,7 @@ class OTreeBagger(OrdinalEnsemble):
         on_budget: str = "adapt",
         projection: str = "auto",
         n_components: int = 3,
+        thresholds: str = "midpoint",
         categorical_features: ArrayLike | None = None,
         monotonic_cst: ArrayLike | dict | None = None,
         resolution: float | ArrayLike | None = None,
@@ -666,6 +699,7 @@ class OTreeBagger(OrdinalEnsemble):
         self.on_budget = on_budget
         self.projection = projection
         self.n_components = n_components
+        self.thresholds = thresholds
         self.categorical_features = categorical_features
         self.monotonic_cst = monotonic_cst
         self.resolution = resolution
@@ -765,6 +799,7 @@ class OTreeBagger(OrdinalEnsemble):
         return self
 
     def _check_params(self) -> None:
+        self._threshold_rule = self.thresholds if self.relabel else "midpoint"
         if self.relabel and self.group_size > self.n_estimators:
             raise ValueError(
                 f"group_size={self.group_size} must not exceed n_estimators={self.n_estimators}"
@@ -789,6 +824,7 @@ class OTreeBagger(OrdinalEnsemble):
             spec=TreeSpec(self.criterion, self.max_depth, self.min_samples_leaf, self.max_features,
                           self.n_classes_, leaf_label="mode" if self.vote == "majority" else "median"),
             relabel=self.relabel,
+            thresholds=self._threshold_rule,
             bootstrap=self.bootstrap,
             relabel_counts=self.relabel_counts,
             contact=self.contact,

@@ -156,3 +156,42 @@ def test_otreebagger_monotone_with_sample_weights_and_categorical_features():
         X, y, sample_weight=w)
     assert model.is_monotone() and model.is_consistent()
     assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(5)) == 0
+
+
+@pytest.mark.parametrize("cst", [[1, -1], [0, 1]])
+def test_forest_cumulative_probabilities_are_monotone_on_lines(cst):
+    """Check that P(class >= k) of a constrained forest never goes the wrong way along lines parallel to cst."""
+    rng = np.random.RandomState(3)
+    X = rng.uniform(size=(300, 2))
+    y = np.digitize(X[:, 0] - X[:, 1] + 0.2 * rng.normal(size=300), [-0.4, 0.0, 0.4])
+    model = ConsistentForestClassifier(monotonic_cst=cst, random_state=0).fit(X, y)
+    assert model.is_monotone()
+    grid = np.linspace(-0.1, 1.1, 301)
+    for f in np.flatnonzero(cst):
+        for other in rng.uniform(size=25):
+            line = np.empty((grid.shape[0], 2))
+            line[:, f], line[:, 1 - f] = grid, other
+            proba = model.predict_proba(line)
+            assert np.allclose(proba.sum(axis=1), 1.0)
+            at_least = np.cumsum(proba[:, ::-1], axis=1)[:, ::-1][:, 1:]  # P(class >= k), k = 1..K-1
+            steps = np.diff(at_least, axis=0) * cst[f]
+            assert steps.min() >= -1e-12
+            # predict is the median of the distribution: P(class >= predicted) >= 1/2.
+            ranks = np.searchsorted(model.classes_, model.predict(line))
+            full = np.column_stack([np.ones(grid.shape[0]), at_least])
+            assert np.all(full[np.arange(grid.shape[0]), ranks] >= 0.5 - 1e-9)
+
+
+def test_free_forest_probabilities_can_go_the_wrong_way():
+    """Check the oracle above has teeth: a free forest's leaf-distribution probabilities break the order somewhere."""
+    rng = np.random.RandomState(3)
+    X = rng.uniform(size=(300, 2))
+    y = np.digitize(X[:, 0] - X[:, 1] + 0.2 * rng.normal(size=300), [-0.4, 0.0, 0.4])
+    model = ConsistentForestClassifier(random_state=0).fit(X, y)
+    grid = np.linspace(-0.1, 1.1, 301)
+    worst = 0.0
+    for other in rng.uniform(size=25):
+        line = np.column_stack([grid, np.full(grid.shape[0], other)])
+        at_least = np.cumsum(model.predict_proba(line)[:, ::-1], axis=1)[:, ::-1][:, 1:]
+        worst = min(worst, np.diff(at_least, axis=0).min())
+    assert worst < 0
