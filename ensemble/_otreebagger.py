@@ -102,8 +102,13 @@ class GroupSpace:
         """Partial least squares directions of the class index on the projected features."""
         from sklearn.cross_decomposition import PLSRegression
 
-        n_components = int(min(n_components, projected.shape[0], rows.shape[0] - 1))
         Xp = X[np.ix_(rows, projected)]
+        # A column constant on the group's rows carries nothing (and makes PLS degenerate).
+        varying = Xp.max(axis=0, initial=-np.inf) > Xp.min(axis=0, initial=np.inf)
+        projected, Xp = projected[varying], Xp[:, varying]
+        n_components = int(min(n_components, projected.shape[0], rows.shape[0] - 1))
+        if n_components < 1:
+            return cls(np.empty(0, np.intp), np.empty((0, 0)), np.empty(0), kept)
         # Exact power-of-two scales, then centres: PLS then sees values near 1 (its
         # variances would overflow at 1e300 and vanish at 1e-300).
         scale = np.ldexp(1.0, np.frexp(np.max(np.abs(Xp), axis=0))[1])
@@ -111,16 +116,25 @@ class GroupSpace:
         Xs = Xp / scale
         center = (Xs.max(axis=0) + Xs.min(axis=0)) / 2
         Xs -= center
-        with warnings.catch_warnings():
-            # "y residual is constant": the class index is explained by fewer directions (or
-            # is one class in this bootstrap); the remaining components are constant columns
-            # on which no tree splits, so the group stays valid and the user has nothing to do.
-            warnings.filterwarnings("ignore", message="y residual is constant", category=UserWarning)
-            pls = PLSRegression(n_components=n_components, scale=True).fit(Xs, y[rows].astype(np.float64))
-        # The affine map behind the public transform: its value at 0 and along each axis
-        # (on the centred scale, where these differences lose no precision).
         basis = np.vstack([np.zeros(projected.shape[0]), np.eye(projected.shape[0])])
-        image = pls.transform(basis)
+        while True:
+            with warnings.catch_warnings():
+                # "y residual is constant": the class index is explained by fewer directions (or
+                # is one class in this bootstrap); the remaining components are constant columns
+                # on which no tree splits, so the group stays valid and the user has nothing to do.
+                warnings.filterwarnings("ignore", message="y residual is constant", category=UserWarning)
+                try:
+                    pls = PLSRegression(n_components=n_components, scale=True).fit(Xs, y[rows].astype(np.float64))
+                    # The affine map behind the public transform: its value at 0 and along each
+                    # axis (on the centred scale, where these differences lose no precision).
+                    image = pls.transform(basis)
+                except ValueError:  # fewer independent directions than components
+                    image = np.full((basis.shape[0], n_components), np.nan)
+            if np.all(np.isfinite(image)) or n_components == 1:
+                break
+            n_components -= 1
+        if not np.all(np.isfinite(image)):
+            return cls(np.empty(0, np.intp), np.empty((0, 0)), np.empty(0), kept)
         return cls(projected, image[1:] - image[0], image[0], kept, scale, center, Xs.std(axis=0))
 
     @property
