@@ -530,6 +530,8 @@ def trees_are_monotone(nodes: Sequence[tuple], values: Sequence[NDArray], n_feat
     for (left, right, feature, threshold), value in zip(nodes, values, strict=True):
         partition = relabel.fuse([leaf_boxes(NodeArrays(left, right, feature, threshold, n_features))], snap=False)
         pairs = relabel.monotone_pairs(partition, cst)
-        if not relabel.is_monotone(pairs, np.asarray(value)[partition.keys[:, 0]]):
+        # Ranks of the leaf values: the same order, as the integer labels the check takes.
+        ranks = np.unique(np.asarray(value)[partition.keys[:, 0]], return_inverse=True)[1].ravel()
+        if not relabel.is_monotone(pairs, ranks):
             return False
     return True

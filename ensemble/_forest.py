@@ -33,6 +33,7 @@ from ensemble._certificates import (
     trees_are_monotone,
 )
 from ensemble._docs import fill_doc
+from ensemble._monotone import isotonic_leaf_values
 from ensemble._parallel import run_jobs
 from ensemble._voting import cumulative_proba, cut_spacing, fit_proba_scale, half_cut_points, learn_cut_points
 import relabel
@@ -48,6 +49,8 @@ __all__ = ["ConsistentForestClassifier"]
 UNIT_BITS = 20
 _MIN_AUTO_TREES = 100
 _MAX_REDRAW_ROUNDS = 50
+#: Grid of the isotonic projection of monotone trees' values: 1/16 of a class.
+_ISOTONIC_STEP = 2.0 ** -4
 _ORDINAL_CRITERIA = tuple(CRITERIA)
 FOREST_CRITERIA = ("squared_error",) + _ORDINAL_CRITERIA
 
@@ -224,7 +227,8 @@ def _fit_tree(job: _TreeJob, seeds: NDArray):
     leaf = _kernels.tree_apply(X, left, right, feature, moved)
     counts = np.bincount(leaf * n_classes + y, weights=w, minlength=internal.shape[0] * n_classes)
     voter = _Voter.from_tree(_tree_values(tree), counts.reshape(-1, n_classes), internal)
-    oob = None if out_of_bag is None else (out_of_bag.astype(np.int32), voter.value[leaf[out_of_bag]])
+    # Out-of-bag rows with their leaves: their values are read once the tree's values are final.
+    oob = None if out_of_bag is None else (out_of_bag.astype(np.int32), leaf[out_of_bag].astype(np.int32))
     return tree, moved, lo, hi, voter, oob
 
 
@@ -457,10 +461,20 @@ default="squared_error"
     {categorical_features}
     monotonic_cst : array-like of int, dict or None, default=None
         Monotone constraints: +1 (a larger value never lowers the class), -1
-        or 0 per feature, or a dict by feature name. Every tree is grown
-        monotone (its leaf values are kept in bounds, as in scikit-learn's
-        trees), so their mean and its cut classes are monotone; certified by
+        or 0 per feature, or a dict by feature name. Every tree is monotone, so
+        their mean and its cut classes are monotone, and so are the cumulative
+        probabilities of :meth:`predict_proba`; certified by
         :meth:`is_monotone`. A categorical feature cannot be constrained.
+    monotonic_method : {"isotonic", "basic"}, default="isotonic"
+        How a tree is made monotone. ``"isotonic"``: grown free, then its leaf
+        values replaced by their isotonic projection onto the order of its
+        leaves' face contacts along the constrained features (the monotone
+        values closest in weighted absolute deviation, on a grid of 1/16 of a
+        class; :func:`ensemble._monotone.isotonic_leaf_values`). ``"basic"``:
+        grown under scikit-learn's rule (children's values clipped to bounds
+        passed down), which restricts deep trees far more: on monotone data
+        (``benchmarks/monotone.py``) it cost the forest 0.12 MAE against the
+        free model, the projection about none.
     resolution : float, array-like or None, default=None
         r-consistency (docs/design.md section 4c): no classes two apart between points
         closer than r_f along every feature (one value for all features or one
@@ -537,6 +551,7 @@ default="squared_error"
         ],
         "bootstrap": ["boolean"],
         "cut_points": [StrOptions({"auto", "half", "oob"})],
+        "monotonic_method": [StrOptions({"isotonic", "basic"})],
         **OrdinalEnsemble._parameter_constraints,
     }
 
@@ -552,6 +567,7 @@ default="squared_error"
         cut_points: str = "auto",
         categorical_features: ArrayLike | None = None,
         monotonic_cst: ArrayLike | dict | None = None,
+        monotonic_method: str = "isotonic",
         resolution: float | ArrayLike | None = None,
         classes: ArrayLike | None = None,
         class_weight: str | dict | None = None,
@@ -568,6 +584,7 @@ default="squared_error"
         self.cut_points = cut_points
         self.categorical_features = categorical_features
         self.monotonic_cst = monotonic_cst
+        self.monotonic_method = monotonic_method
         self.resolution = resolution
         self.classes = classes
         self.class_weight = class_weight
@@ -623,6 +640,9 @@ default="squared_error"
                     _spread_thresholds(self.estimators_, X_walk, countable, rng,
                                        float32=self.criterion == "squared_error")
                     jumps.clear()  # every tree's thresholds moved: its contacts may have changed
+                    if self._isotonic is not None:  # and so may the order of its leaves
+                        self._voters = [v._replace(value=self._project(t, v))
+                                        for t, v in zip(self.estimators_, self._voters, strict=True)]
             n_trees = len(self.estimators_)
             _, wanted = self._cut_points(None, n_trees, oob)
             certificate = forest_certificate(self.estimators_, self._voters, data.n_features, countable,
@@ -664,8 +684,11 @@ default="squared_error"
         X_fit = ranks.transform(data.X)
         if self.criterion != "squared_error":
             X_fit = X_fit.astype(np.float64)
+        # "isotonic": free trees whose leaf values are projected once their thresholds are final.
+        self._isotonic = data.monotonic if self.monotonic_method == "isotonic" else None
+        basic = data.monotonic is not None and self._isotonic is None
         spec = TreeSpec(self.criterion, self.max_depth, self.min_samples_leaf, self.max_features, self.n_classes_,
-                        monotonic_cst=None if data.monotonic is None else data.monotonic.astype(np.int64))
+                        monotonic_cst=data.monotonic.astype(np.int64) if basic else None)
         job = _TreeJob(spec, self.bootstrap, self._cut_rule, data.X, X_fit,
                        np.ascontiguousarray(X_fit[keep], dtype=np.float64), ranks, data.y, data.sample_weight)
         return job, np.ascontiguousarray(data.X[keep])
@@ -721,16 +744,26 @@ default="squared_error"
         _separate_thresholds(new, *_split_thresholds(self.estimators_), rng, countable)
         start = 0
         for (tree, moved, _, _, voter, out_of_bag), inner in zip(batch, internal, strict=True):
-            if out_of_bag is not None:
-                np.add.at(oob.sums, out_of_bag[0], out_of_bag[1])
-                np.add.at(oob.counts, out_of_bag[0], 1)
             # Results may come back read-only (joblib's Ray backend shares them zero-copy).
             moved = np.array(moved, dtype=np.float64)
             moved[inner] = new.threshold[start : start + int(inner.sum())]
             start += int(inner.sum())
             _set_thresholds(tree, moved)
+            if self._isotonic is not None:
+                # The leaves' face contacts are final once the thresholds are: project now.
+                voter = voter._replace(value=self._project(tree, voter))
+            if out_of_bag is not None:
+                np.add.at(oob.sums, out_of_bag[0], voter.value[out_of_bag[1]])
+                np.add.at(oob.counts, out_of_bag[0], 1)
             self.estimators_.append(tree)
             self._voters.append(voter)
+
+    def _project(self, tree, voter: _Voter) -> NDArray[np.int64]:
+        """A tree's integer leaf values, isotonic along the constraints (:func:`isotonic_leaf_values`)."""
+        unit = float(1 << UNIT_BITS)
+        values = isotonic_leaf_values(tree_nodes(tree), voter.value / unit, tree.tree_.weighted_n_node_samples,
+                                      self.n_features_in_, self._isotonic, step=_ISOTONIC_STEP)
+        return np.rint(values * unit).astype(np.int64)
 
     def _cut_points(self, bound: int | None, n_trees: int, oob: "_OutOfBag") -> tuple:
         """The cut points on the sum of the trees' values, and the spacing ``bound`` should not exceed.
