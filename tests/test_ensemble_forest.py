@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ensemble import ConsistentForestClassifier
-from ensemble._forest import UNIT_BITS, _Gaps, _separate_thresholds, _set_thresholds, forest_certificate
+from ensemble._forest import UNIT_BITS, forest_certificate
+from ensemble._thresholds import Gaps as _Gaps, separate_thresholds as _separate_thresholds, set_thresholds as _set_thresholds
 from ensemble._certificates import threshold_multiplicity
 from ensemble._voting import learn_cut_points
 from trees import leaf_boxes

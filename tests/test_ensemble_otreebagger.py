@@ -12,6 +12,8 @@ from ensemble import OTreeBagger
 from ensemble.datasets import make_synthetic_i
 from ensemble._otreebagger import TooManyRegionsError
 
+from oracles import exact_consistency
+
 
 def _lattice_data(n, n_features, n_classes, seed, spacing=0.05):
     """Points on a lattice (so every finite box side is at least ``spacing``) with ordinal labels."""
@@ -62,7 +64,9 @@ def test_dense_grid_and_corners_never_jump_two_classes(group_size):
     """Check that on a fine grid and around every region corner, nearby points differ by at most one class."""
     spacing = 0.05
     X, y = _lattice_data(400, 2, 5, seed=group_size, spacing=spacing)
-    model = OTreeBagger(n_estimators=3 * group_size, group_size=group_size, random_state=1).fit(X, y)
+    # Midpoint thresholds: the grid step below is well under the smallest finite box side.
+    model = OTreeBagger(n_estimators=3 * group_size, group_size=group_size, thresholds="midpoint",
+                        random_state=1).fit(X, y)
     rank = {c: i for i, c in enumerate(model.classes_)}
 
     # Grid step well under the smallest finite box side (thresholds are lattice midpoints).
@@ -82,6 +86,16 @@ def test_dense_grid_and_corners_never_jump_two_classes(group_size):
     around = np.stack([np.vectorize(rank.get)(model.predict(corners + o)) for o in offsets], axis=1)
     assert corners.shape[0] > 10
     assert (around.max(axis=1) - around.min(axis=1)).max() <= 1
+
+
+@pytest.mark.parametrize("group_size", [1, 3, 5])
+def test_gap_thresholds_are_consistent_on_the_exact_partition(group_size):
+    """Check gap-drawn thresholds (thin regions, narrower than any grid) against the exact fused oracle."""
+    X, y = _lattice_data(400, 2, 5, seed=group_size, spacing=0.05)
+    model = OTreeBagger(n_estimators=3 * group_size, group_size=group_size, thresholds="gap",
+                        random_state=1).fit(X, y)
+    assert model.is_consistent()
+    assert exact_consistency(model)[0]
 
 
 def test_face_contact_alone_can_leave_corner_jumps_that_closure_forbids():

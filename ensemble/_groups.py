@@ -1,0 +1,464 @@
+"""OTreeBagger's voters: a group's space, its trees, their fused partition and its relabelling.
+
+Everything one worker does for one group of M bootstrap trees (docs/design.md
+section 5): the group's coordinates (PLS components or the features), the trees
+grown there, their thresholds (midpoints or drawn in their gaps), the fused
+partition, its region counts and contacts, the consistency problem and its
+solution, and the budget adaptation when a partition grows too large.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+import relabel
+from relabel import TooManyRegionsError
+from ensemble._base import TreeSpec, bootstrap_weights, draw_in_gaps, grow_tree
+from ensemble._certificates import tree_nodes
+from ensemble._kernels import node_gaps
+from trees import leaf_boxes
+
+__all__ = ["FittedGroup", "GroupSpace"]
+
+
+@dataclass(frozen=True)
+class GroupSpace:
+    """The space a group's trees split: PLS components of some features, the others as they are.
+
+    ``z = [offset + ((x[:, projected] / scale) - center) @ weights, x[:, kept]]``. The
+    map is affine, hence continuous, so a labelling that is consistent in z is
+    consistent in x (a small move of x is a small move of z), and a monotone
+    constraint on a kept feature is one on its own axis of z. ``scale`` holds powers
+    of two (an exact division) that bring every projected feature near 1 and
+    ``center`` its centre on that scale, so the map loses no precision on features
+    in any units (1e-300, 1e300, an offset of 1e9).
+
+    Attributes
+    ----------
+    projected : ndarray of int
+        Features combined into components (none: the identity).
+    weights : ndarray of shape (len(projected), n_components)
+        Coefficient of every projected feature (divided by its scale, centred) in
+        every component.
+    offset : ndarray of shape (n_components,)
+        Constant term of every component.
+    kept : ndarray of int
+        Features passed through unchanged (categorical and constrained ones).
+    scale, center : ndarray of shape (len(projected),)
+        Power-of-two scale and centre of every projected feature.
+    spread : ndarray of shape (len(projected),)
+        Standard deviation of every projected feature on its scale (over the
+        group's bootstrap rows): how far a component moves along each feature,
+        used to share a component's importance among its features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> space = GroupSpace(np.array([0, 1]), np.array([[1.0], [2.0]]), np.array([0.5]), np.array([2]))
+    >>> space.transform(np.array([[1.0, 1.0, 7.0]])).tolist()
+    [[3.5, 7.0]]
+    """
+
+    projected: NDArray[np.intp]
+    weights: NDArray[np.float64]
+    offset: NDArray[np.float64]
+    kept: NDArray[np.intp]
+    scale: NDArray[np.float64] | None = None
+    center: NDArray[np.float64] | None = None
+    spread: NDArray[np.float64] | None = None
+
+    @classmethod
+    def identity(cls, n_features: int) -> "GroupSpace":
+        return cls(np.empty(0, np.intp), np.empty((0, 0)), np.empty(0), np.arange(n_features))
+
+    @classmethod
+    def pls(cls, X: NDArray, y: NDArray, rows: NDArray, projected: NDArray, kept: NDArray,
+            n_components: int) -> "GroupSpace":
+        """Partial least squares directions of the class index on the projected features."""
+        from sklearn.cross_decomposition import PLSRegression
+
+        Xp = X[np.ix_(rows, projected)]
+        # A column constant on the group's rows carries nothing (and makes PLS degenerate).
+        varying = Xp.max(axis=0, initial=-np.inf) > Xp.min(axis=0, initial=np.inf)
+        projected, Xp = projected[varying], Xp[:, varying]
+        n_components = int(min(n_components, projected.shape[0], rows.shape[0] - 1))
+        if n_components < 1:
+            return cls(np.empty(0, np.intp), np.empty((0, 0)), np.empty(0), kept)
+        # Exact power-of-two scales, then centres: PLS then sees values near 1 (its
+        # variances would overflow at 1e300 and vanish at 1e-300).
+        scale = np.ldexp(1.0, np.frexp(np.max(np.abs(Xp), axis=0))[1])
+        scale[scale == 0] = 1.0
+        Xs = Xp / scale
+        center = (Xs.max(axis=0) + Xs.min(axis=0)) / 2
+        Xs -= center
+        basis = np.vstack([np.zeros(projected.shape[0]), np.eye(projected.shape[0])])
+        while True:
+            with warnings.catch_warnings():
+                # "y residual is constant": the class index is explained by fewer directions (or
+                # is one class in this bootstrap); the remaining components are constant columns
+                # on which no tree splits, so the group stays valid and the user has nothing to do.
+                warnings.filterwarnings("ignore", message="y residual is constant", category=UserWarning)
+                try:
+                    pls = PLSRegression(n_components=n_components, scale=True).fit(Xs, y[rows].astype(np.float64))
+                    # The affine map behind the public transform: its value at 0 and along each
+                    # axis (on the centred scale, where these differences lose no precision).
+                    image = pls.transform(basis)
+                except ValueError:  # fewer independent directions than components
+                    image = np.full((basis.shape[0], n_components), np.nan)
+            if np.all(np.isfinite(image)) or n_components == 1:
+                break
+            n_components -= 1
+        if not np.all(np.isfinite(image)):
+            return cls(np.empty(0, np.intp), np.empty((0, 0)), np.empty(0), kept)
+        return cls(projected, image[1:] - image[0], image[0], kept, scale, center, Xs.std(axis=0))
+
+    @property
+    def n_components(self) -> int:
+        return int(self.offset.shape[0])
+
+    @property
+    def is_identity(self) -> bool:
+        return self.n_components == 0
+
+    def transform(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Coordinates of validated float64 rows in this space."""
+        if self.is_identity:
+            return X if self.kept.shape[0] == X.shape[1] else np.ascontiguousarray(X[:, self.kept])
+        Z = np.empty((X.shape[0], self.n_components + self.kept.shape[0]))
+        for j in range(self.n_components):
+            # One feature at a time, in a fixed order: every row's value is the same
+            # float whatever the batch, which a BLAS product does not promise.
+            column = np.full(X.shape[0], self.offset[j])
+            for i, f in enumerate(self.projected):
+                column += (X[:, f] / self._scale[i] - self._center[i]) * self.weights[i, j]
+            Z[:, j] = column
+        Z[:, self.n_components:] = X[:, self.kept]
+        return Z
+
+    def kept_mask(self, mask: NDArray) -> NDArray:
+        """A per-feature array of x mapped to the axes of z (zero on the components)."""
+        out = np.zeros(self.n_components + self.kept.shape[0], dtype=np.asarray(mask).dtype)
+        out[self.n_components:] = np.asarray(mask)[self.kept]
+        return out
+
+    def resolution(self, r: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Resolution in z that covers every move of at most r_f along each feature of x."""
+        out = self.kept_mask(r).astype(np.float64)
+        if not self.is_identity:
+            out[: self.n_components] = np.abs(self.weights).T @ (r[self.projected] / self._scale)
+        return out
+
+    def importances(self, z_importances: NDArray[np.float64], n_features: int) -> NDArray[np.float64]:
+        """Importances of the axes of z (components first, then kept features) as importances of x.
+
+        A kept feature keeps its own; a component's is shared among the projected
+        features in proportion to how far it moves along each (``|weight| x spread``).
+        """
+        out = np.zeros(n_features)
+        k = self.n_components
+        out[self.kept] += z_importances[k:]
+        if k:
+            share = np.abs(self.weights) * (np.ones(self.projected.shape[0]) if self.spread is None
+                                            else self.spread)[:, None]
+            total = share.sum(axis=0)
+            share = np.divide(share, total, out=np.zeros_like(share), where=total > 0)
+            np.add.at(out, self.projected, share @ z_importances[:k])
+        return out
+
+    @property
+    def _scale(self) -> NDArray[np.float64]:
+        return np.ones(self.projected.shape[0]) if self.scale is None else self.scale
+
+    @property
+    def _center(self) -> NDArray[np.float64]:
+        return np.zeros(self.projected.shape[0]) if self.center is None else self.center
+
+
+@dataclass
+class FittedGroup:
+    """One relabelled group of ``M`` trees (an :class:`OTreeBagger` voter).
+
+    Attributes
+    ----------
+    trees : list of OrdinalTreeClassifier
+        The group's trees, fitted on bootstrap weights in the group's space.
+    partition : relabel.FusedPartition or None
+        The fused partition of the trees' leaves (``None`` without relabelling).
+    labels : ndarray of shape (n_regions,)
+        Class index of every region after relabelling (or the single tree's leaf
+        labels by node id when ``relabel=False``).
+    edges : ndarray of shape (n_edges, 2)
+        Region adjacency used by the consistency constraints.
+    counts : ndarray of shape (n_regions, n_classes) or None
+        Training class counts per region (the p_{n,i} of the ILP).
+    info : dict
+        Regions, edges, empty regions, objective, solver status, solve time, and
+        what was adapted to fit the size budgets.
+    space : GroupSpace or None
+        The coordinates the trees split (``None``: the features themselves).
+    monotone : ndarray of shape (n_pairs, 2) or None
+        Region pairs (n, m) with label(n) <= label(m) from the monotone constraints.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ensemble import OTreeBagger
+    >>> X = np.random.RandomState(0).uniform(size=(60, 2)); y = (X.sum(axis=1) > 1).astype(int)
+    >>> group = OTreeBagger(n_estimators=2, group_size=2, random_state=0).fit(X, y).groups_[0]
+    >>> group.predict_index(X[:4]).shape, group.info["status"]
+    ((4,), 'optimal')
+    """
+
+    trees: list
+    partition: Any
+    labels: NDArray[np.intp]
+    edges: NDArray[np.intp]
+    counts: NDArray[np.float64] | None = None
+    info: dict = field(default_factory=dict)
+    space: GroupSpace | None = None
+    monotone: NDArray[np.intp] | None = None
+
+    def __getstate__(self) -> dict:
+        # A saved model keeps what prediction needs: the trees, the partition's lookup
+        # tables and the labels. The regions' boxes, contacts and training counts are
+        # derived from the trees again when a certificate needs them (:meth:`geometry`):
+        # fusion is deterministic, so the regions come back in the same order.
+        state = self.__dict__.copy()
+        if self.partition is not None:
+            d = self.partition.n_features
+            state["partition"] = replace(self.partition, lower=np.empty((0, d)), upper=np.empty((0, d)))
+        state.update(edges=None, counts=None, monotone=None,
+                     labels=self.labels.astype(np.int16 if self.labels.max(initial=0) > 127 else np.int8))
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.labels = np.asarray(self.labels, dtype=np.intp)
+
+    def geometry(self):
+        """The group's fused partition with its regions' boxes (fused again after loading a saved model)."""
+        if self.partition is None or self.partition.lower.shape[0] == self.partition.n_regions:
+            return self.partition
+        partition = relabel.fuse([leaf_boxes(tree) for tree in self.trees])
+        if not np.array_equal(partition.keys, self.partition.keys):
+            raise RuntimeError("the trees of a loaded OTreeBagger group fuse into another partition")
+        self.partition = partition
+        return partition
+
+    def coordinates(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Validated float64 rows in the group's space."""
+        return X if self.space is None else self.space.transform(X)
+
+    def leaves(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
+        """Matrix of leaf ids, one column per tree, for already validated float64 ``X``."""
+        # The structures' own apply skips per-tree input validation: the
+        # ensemble validated X once.
+        Z = self.coordinates(X)
+        return np.column_stack([tree.tree_.apply(Z) for tree in self.trees])
+
+    def predict_index(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
+        """Class index predicted by this group: a lookup, no geometry."""
+        if self.partition is None:
+            return self.labels[self.trees[0].tree_.apply(self.coordinates(X))]
+        return self.labels[self.partition.locate(self.leaves(X))]
+
+
+def _group_space(X, y, weights, job) -> GroupSpace | None:
+    """The group's space: PLS components of the projectable features of its bootstrap rows."""
+    projected = job.projected
+    if projected.shape[0] == 0:
+        return None
+    rows = np.flatnonzero(np.sum(weights, axis=0) > 0)
+    return GroupSpace.pls(X, y, rows, projected, job.kept, job.n_components)
+
+
+def _grow(Z, y, seeds, weights, job: "_GroupJob", max_depth):
+    """The group's trees, grown in its space on their bootstrap weights (thresholds moved if asked)."""
+    spec = replace(job.spec, max_depth=max_depth)
+    trees = []
+    # The trees differ only in their integer seeds: their parameters are checked once.
+    for i, ((_, tree_seed), w) in enumerate(zip(seeds, weights, strict=True)):
+        tree = grow_tree(spec, Z, y, w, tree_seed, validate=i == 0)
+        if job.thresholds == "gap":
+            _draw_thresholds(tree, Z[w > 0], np.random.RandomState(tree_seed))
+        trees.append(tree)
+    return trees
+
+
+def _draw_thresholds(tree, Z_rows: NDArray[np.float64], rng: np.random.RandomState) -> None:
+    """Move every threshold from its midpoint to a uniform draw inside its gap between training values.
+
+    The rows of the tree's bootstrap sample keep their sides; the trees of a group
+    then split one gap at different places, so their fused partition holds thin
+    empty regions between them that the relabelling may give an intermediate class
+    (on a lattice, a step from class 1 to 3 between neighbouring points no longer
+    costs misclassified rows).
+    """
+    left, right, feature, threshold = tree_nodes(tree)
+    lo, hi = node_gaps(left, right, feature, threshold, np.ascontiguousarray(Z_rows))
+    internal = np.asarray(left) >= 0
+    moved = np.array(threshold, dtype=np.float64)
+    moved[internal] = draw_in_gaps(rng, lo[internal], hi[internal])
+    tree.tree_.set_thresholds(moved)
+
+
+def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
+    """Fuse, count, find the contacts and solve; raises TooManyRegionsError past a budget."""
+    partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=job.max_regions)
+    user_weight = np.ones(Z.shape[0]) if sample_weight is None else sample_weight
+    if job.relabel_counts == "train":
+        count_weight = user_weight.copy()
+    else:
+        # The union of the group's bootstrap samples, each point once, times its weight.
+        count_weight = np.where(np.sum(weights, axis=0) > 0, user_weight, 0.0)
+    rows = np.flatnonzero(count_weight)
+    region = partition.locate(np.column_stack([tree.tree_.apply(Z[rows]) for tree in trees]))
+    counts = relabel.region_counts(region, y[rows], n_classes, count_weight[rows], n_regions=partition.n_regions)
+    categorical = _in_space(space, job.categorical)
+    edges, _ = relabel.adjacency_edges(
+        partition, contact=job.contact, max_edges=job.max_edges,
+        categorical_features=categorical, resolution=_resolution_in_space(space, job.resolution),
+    )
+    monotone = None
+    if job.monotonic_cst is not None:
+        monotone = relabel.monotone_pairs(partition, _in_space(space, job.monotonic_cst),
+                                          categorical_features=categorical)
+    problem = relabel.ConsistencyProblem.from_counts(counts, edges, C1=job.C1, C2=job.C2,
+                                                     monotone=monotone)
+    result = relabel.solve(
+        problem,
+        solver=job.solver,
+        formulation=job.formulation,
+        time_limit=job.time_limit,
+        threads=1,
+        on_solver_failure=job.on_solver_failure,
+    )
+    info = {
+        "n_regions": int(partition.n_regions),
+        "n_edges": int(edges.shape[0]),
+        "n_empty": int(np.sum(counts.sum(axis=1) == 0)),
+        "objective": float(result.objective),
+        "status": result.status.name.lower(),
+        "solver": result.solver,
+        "solve_time": float(result.wall_time),
+    }
+    return partition, np.asarray(result.labels, dtype=np.intp), edges, counts, info, monotone
+
+
+@dataclass(frozen=True)
+class _GroupJob:
+    """What a worker needs to grow and relabel one group (module level, so joblib can pickle it)."""
+
+    spec: TreeSpec
+    relabel: bool
+    thresholds: str
+    bootstrap: bool
+    relabel_counts: str
+    contact: str
+    solver: str
+    formulation: str
+    C1: float | None
+    C2: float | None
+    time_limit: float | None
+    on_solver_failure: str
+    max_regions: int
+    max_edges: int
+    on_budget: str
+    projected: NDArray[np.intp]
+    kept: NDArray[np.intp]
+    n_components: int
+    categorical: NDArray[np.bool_] | None
+    monotonic_cst: NDArray[np.int8] | None
+    resolution: NDArray[np.float64] | None
+
+
+def _in_space(space: GroupSpace | None, per_feature):
+    if per_feature is None or space is None:
+        return per_feature
+    return space.kept_mask(per_feature)
+
+
+def _resolution_in_space(space: GroupSpace | None, resolution):
+    if resolution is None or space is None:
+        return resolution
+    return space.resolution(resolution)
+
+
+def _row_hash(X: NDArray[np.float64], y: NDArray, seed: int, weight: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A pseudo-random number in [0, 1) per row, a function of the row's ranks, its class and ``seed``.
+
+    Equal rows get equal numbers (a splitmix64 mix of the ranks of the row's values
+    in their columns among the rows of positive weight), and the numbers do not
+    depend on the features' units nor on rows of weight 0.
+    """
+    rows = weight > 0
+    ranks = [np.searchsorted(np.unique(X[rows, j]), X[:, j]) for j in range(X.shape[1])]
+    with np.errstate(over="ignore"):
+        h = np.full(X.shape[0], np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15), dtype=np.uint64)
+        columns = np.column_stack(ranks + [np.asarray(y)]).astype(np.uint64)
+        for j in range(columns.shape[1]):
+            h = h ^ columns[:, j]
+            h = h + np.uint64(0x9E3779B97F4A7C15)
+            h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            h = h ^ (h >> np.uint64(31))
+    return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+
+def _fit_group(X, y, n_classes, seeds, job, sample_weight=None) -> FittedGroup:
+    """Grow, fuse, count and relabel one group. Module level so that joblib can pickle it.
+
+    A group whose partition or contact graph would pass ``max_regions`` or
+    ``max_edges`` is made smaller (with ``on_budget="adapt"``): first fewer trees
+    (halving the group), then shallower trees (halving the depth), until it fits;
+    ``info["adapted"]`` says what changed.
+    """
+    weights = []
+    for bootstrap_seed, _ in seeds:
+        w = bootstrap_weights(X.shape[0], bootstrap_seed, job.bootstrap, sample_weight)
+        # Bootstrap multiplicity times the user's weight: zero-weight rows never reach a tree.
+        weights.append(w if sample_weight is None else w * sample_weight)
+    space = _group_space(X, y, weights, job)
+    Z = X if space is None else space.transform(X)
+    depth = job.spec.max_depth
+    trees = _grow(Z, y, seeds, weights, job, depth)
+    if not job.relabel:
+        # The tree votes with its own leaf labels; indexed by node id for apply().
+        labels = np.asarray(trees[0].leaf_label_, dtype=np.intp)
+        info = {"n_regions": int(trees[0].get_n_leaves()), "n_edges": 0, "n_empty": 0,
+                "objective": np.nan, "status": "not relabelled", "solver": None, "solve_time": 0.0,
+                "group_size": 1, "max_depth": depth, "adapted": None}
+        return FittedGroup(trees, None, labels, np.empty((0, 2), np.intp), None, info, space)
+
+    adapted, first_error = [], None
+    while True:
+        try:
+            partition, labels, edges, counts, info, monotone = _relabel_group(
+                Z, y, n_classes, trees, weights, space, job, sample_weight)
+            break
+        except TooManyRegionsError as error:
+            first_error = first_error or error
+            if len(trees) > 1:
+                keep = len(trees) // 2
+                adapted.append(f"group_size {len(trees)} -> {keep}")
+                trees, weights, seeds = trees[:keep], weights[:keep], seeds[:keep]
+            else:
+                current = trees[0].get_depth()
+                if current <= 1:
+                    raise first_error from None
+                depth = max(1, current // 2)
+                adapted.append(f"max_depth {current} -> {depth}")
+                trees = _grow(Z, y, seeds, weights, job, depth)
+    if adapted and job.on_budget == "raise":
+        # The smaller setting was measured on this very group: name it in the error.
+        raise TooManyRegionsError(
+            f"{first_error} Measured on this group: {'; '.join(adapted)} fits "
+            f"({info['n_regions']} regions, {info['n_edges']} edges)."
+        ) from first_error
+    info.update(group_size=len(trees), max_depth=depth, adapted="; ".join(adapted) or None)
+    return FittedGroup(trees, partition, labels, edges, counts, info, space, monotone)
