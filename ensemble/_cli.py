@@ -352,6 +352,11 @@ def _warm_up() -> None:
     OTreeBagger(n_estimators=1, group_size=1, bootstrap=False).fit(X, [1, 2, 2, 3])
 
 
+# The demo's data: syntheticI with 100 of its 1,000 points for training (--train-size 0.1),
+# where unconstrained trees put classes two apart side by side; its grid, as drawn.
+DEMO_GRID = 300
+
+
 def _cmd_demo(args) -> int:
     from sklearn.model_selection import train_test_split
     from tqdm.auto import tqdm
@@ -370,10 +375,10 @@ def _cmd_demo(args) -> int:
         f"K={len(classes)}, B={args.n_estimators}"
     )
     rows, fitted = {}, {}
-    steps = len(args.model) + 1 + (args.output is not None)
+    steps = len(args.model) + 2 + (args.output is not None)
     with tqdm(total=steps, desc="loading the graph cut", disable=args.quiet, file=sys.stderr) as bar:
-        # numba compiles the graph cut on first use (about 15 s once, then 0.6 s from its
-        # cache): done here, so that the "fit s" column times the fits alone.
+        # numba compiles the graph cut on first use (see the README for the time it takes
+        # once; then about 1 s from its cache): done here, so that "fit s" times the fits alone.
         _warm_up()
         bar.update(1)
         for name in args.model:
@@ -386,20 +391,35 @@ def _cmd_demo(args) -> int:
             rows[label]["fit s"] = elapsed
             fitted[label] = model
             bar.update(1)
-        path = None
+        path, jumps = None, {}
         if args.output is not None:
             bar.set_description("drawing the regions")
-            path = _plot_demo(fitted, X_train, y_train, Path(args.output), args)
+            path, jumps = _plot_demo(fitted, X_train, y_train, Path(args.output), args)
             bar.update(1)
+        bar.set_description("walking the grid for jumps")
+        jumps = _demo_jumps(fitted, X_train, jumps)
+        bar.update(1)
     print(_table(rows, ["MAE", "AMAE", "QWK", "RPS", "1-off acc", "fit s"]))
+    print(f"Jumps of more than one class between neighbouring cells of a {DEMO_GRID} x {DEMO_GRID} grid "
+          "over the training points (the picture's), each decided exactly on the segment between "
+          "the two cells:")
     for label, model in fitted.items():
-        print(f"{label}: certified consistent: {model.is_consistent()}")
+        print(f"{label}: {jumps[label]}; certified consistent: {model.is_consistent()}")
     if path is not None:
         print(f"wrote {path}")
     return 0
 
 
-def _plot_demo(fitted: dict, X, y, output: Path, args) -> Path:
+def _demo_jumps(fitted: dict, X, drawn: dict) -> dict:
+    """Each model's jumps in words: the drawn panels' own counts, the same walk for the others."""
+    from ensemble._grid import find_jumps
+
+    return {label: drawn[label] if label in drawn else find_jumps(model, X, grid_resolution=DEMO_GRID).summary()
+            for label, model in fitted.items()}
+
+
+def _plot_demo(fitted: dict, X, y, output: Path, args) -> tuple[Path, dict]:
+    """Draw the first three models; return the PNG's path and each panel's jumps in words."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -412,22 +432,27 @@ def _plot_demo(fitted: dict, X, y, output: Path, args) -> Path:
     except OSError as exc:
         raise CLIError(f"cannot create the folder {output}: {exc.strerror or exc}") from exc
     names = list(fitted)[:3]
-    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 5.6), constrained_layout=True)
+    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 5.8), constrained_layout=True)
+    summaries, marks = {}, {}
     for ax, name in zip(np.atleast_1d(axes), names):
-        disp = RegionDisplay.from_estimator(fitted[name], X, y=y, ax=ax, grid_resolution=300)
-        ax.set_title(f"{name}\njumps of more than one class between neighbouring cells: {disp.n_jumps}",
-                     fontsize=10)
-    # One legend for both panels: the points are filled with their class colour.
+        disp = RegionDisplay.from_estimator(fitted[name], X, y=y, ax=ax, grid_resolution=DEMO_GRID)
+        summaries[name] = disp.summary
+        ax.set_title(f"{name}\n{disp.summary} between neighbouring cells", fontsize=10)
+        for artist in (disp.thin_bands_, disp.jumps_):
+            if artist is not None:
+                marks.setdefault(artist.get_label(), artist)
+    # One legend for all panels: the points are filled with their class colour; then the marks.
     handles, _ = disp.scatter_.legend_elements()
     ranks = np.unique(disp.scatter_.get_array()).astype(int)
-    fig.legend(handles, [f"class {disp.classes[r]}" for r in ranks], title="training points",
-               loc="outside lower center", ncol=len(ranks), fontsize=9, title_fontsize=9)
+    labels = [f"class {disp.classes[r]}" for r in ranks]
+    fig.legend(handles + list(marks.values()), labels + list(marks), title="training points (by class) and marks",
+               loc="outside lower center", ncol=len(labels) + len(marks), fontsize=9, title_fontsize=9)
     fig.suptitle(f"otreebagger demo: predicted classes on syntheticI ({len(y)} training points, "
                  f"{args.n_estimators} trees per model)")
     path = output / "demo_regions.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return path
+    return path, summaries
 
 
 def _cmd_evaluate(args) -> int:
@@ -567,7 +592,8 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="fit on built-in synthetic data and compare with TreeBagger")
     model_options(demo)
-    demo.add_argument("--train-size", type=float, default=0.3, help="training fraction (default 0.3)")
+    demo.add_argument("--train-size", type=float, default=0.1,
+                      help="training fraction of the 1,000 points (default 0.1)")
     demo.add_argument("--output", default="otreebagger-demo", help="folder for the regions PNG ('' to skip)")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.add_argument("--model", nargs="+", choices=list(MODELS), default=list(MODELS), metavar="MODEL",

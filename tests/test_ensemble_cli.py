@@ -70,35 +70,55 @@ def test_evaluate_prints_a_table_for_every_model(tmp_path, capsys):
         "lower", "is", "better", "higher", "is", "better"]
 
 
+def _title_counts(text):
+    """(jumps, thin bands) of a summary such as '3 jumps (2 bands thinner than a cell)'."""
+    match = re.search(r"(\d+) jumps?(?: \((\d+) bands? thinner than a cell\))?", text)
+    return int(match.group(1)), int(match.group(2) or 0)
+
+
 def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monkeypatch):
-    """Check that demo shows progress, a table with directions, a titled figure with jumps and a legend."""
+    """Check that demo shows progress, a table, and jump counts that are the same in the console and the PNG."""
+    from ensemble._grid import grid_pairs
+
     figures = []
     monkeypatch.setattr(pyplot.Figure, "savefig", _recording(pyplot.Figure.savefig, figures))
-    assert main(["demo", "--n-estimators", "6", "--train-size", "0.1", "--output", str(tmp_path)]) == 0
+    assert main(["demo", "--n-estimators", "12", "--output", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     out = captured.out
-    assert "OTreeBagger (M=3): certified consistent: True" in out
-    assert "Certified forest (auto B): certified consistent: True" in out
+    assert "syntheticI: 100 training / 900 test points" in out  # the default: data where trees jump
     assert "lower is better" in out and "higher is better" in out and "excl. compile" in out
     assert "fitting OTreeBagger" in captured.err and "drawing the regions" in captured.err
     png = tmp_path / "demo_regions.png"
     assert png.exists() and png.stat().st_size > 20_000
     (fig,) = figures
     assert fig.get_suptitle().startswith("otreebagger demo: predicted classes on syntheticI")
-    titled = [ax for ax in fig.axes if "jumps of more than one class" in ax.get_title()]
+    titled = [ax for ax in fig.axes if "between neighbouring cells" in ax.get_title()]
     assert len(titled) == 3
-    # The count in each title is the display's own count on the drawn grid.
-    from ensemble._display import _jumps
-
+    console = {}
+    for line in out.splitlines():
+        match = re.match(r"(.+?): (\d+ jumps?.*); certified consistent: (True|False)$", line)
+        if match:
+            console[match.group(1)] = (_title_counts(match.group(2)), match.group(3) == "True")
+    assert len(console) == 4
     for ax in titled:
-        mesh = ax.collections[0]
-        ranks = np.asarray(mesh.get_array()).reshape(300, 300).astype(int)
-        assert ax.get_title().endswith(f": {_jumps(ranks)}")
-    assert titled[0].get_title().endswith(": 0")  # OTreeBagger is consistent
-    assert titled[1].get_title().endswith(": 0")  # and so is the certified forest
+        label, summary = ax.get_title().split("\n")
+        jumps, thin = _title_counts(summary)
+        assert console[label][0] == (jumps, thin)  # the console says what the picture says
+        # The pairs split into jumps and thin bands are all the drawn grid's pairs two classes apart,
+        # and each is marked.
+        ranks = np.asarray(ax.collections[0].get_array()).reshape(300, 300).astype(int)
+        assert jumps + thin == grid_pairs(ranks).shape[0]
+        marks = {c.get_label(): len(c.get_offsets()) for c in ax.collections[1:]}
+        assert marks.get("jump of two or more classes", 0) == jumps
+        assert marks.get("band thinner than a cell", 0) == thin
+    # Certified models have no jump; TreeBagger on 100 points does (the point of the demo).
+    for label, ((jumps, _), certified) in console.items():
+        assert not certified or jumps == 0
+    assert console["OTreeBagger (M=3)"][1] and console["Certified forest (auto B)"][1]
+    assert console["TreeBagger (gini, majority)"][0][0] > 0
     (legend,) = fig.legends
-    assert legend.get_title().get_text() == "training points"
-    assert [t.get_text() for t in legend.get_texts()] == [f"class {k}" for k in range(1, 6)]
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts[:5] == [f"class {k}" for k in range(1, 6)] and "jump of two or more classes" in texts
 
 
 def _recording(savefig, figures):
