@@ -131,7 +131,7 @@ def _fit(model, X, y, args=None):
     except TooManyRegionsError:
         raise
     except ValueError as exc:
-        raise CLIError(_one_line(exc)) from exc
+        raise CLIError(_options(_one_line(exc))) from exc
     for warning in caught:
         if issubclass(warning.category, GroupSizeWarning) and args is not None:
             _warn(args, _options(_one_line(warning.message)))
@@ -144,6 +144,8 @@ def _options(message: str) -> str:
     """A library message with its parameter names spelled as this command line's options."""
     for name in ("group_size", "max_depth", "max_regions", "max_edges", "on_budget", "projection"):
         message = re.sub(rf"\b{name}\b", "--" + name.replace("_", "-"), message)
+    for name, option in (("monotonic_cst", "--monotone"), ("categorical_features", "--categorical")):
+        message = re.sub(rf"\b{name}\b", option, message)
     return message
 
 
@@ -393,8 +395,13 @@ DEMO_GRID = 300
 
 
 def _cmd_demo(args) -> int:
-    if args.output is not None and Path(args.output).exists() and not Path(args.output).is_dir():
-        raise CLIError(f"--output {args.output} is a file; give a folder for the regions PNG")
+    if args.output is not None:
+        if Path(args.output).exists() and not Path(args.output).is_dir():
+            raise CLIError(f"--output {args.output} is a file; give a folder for the regions PNG")
+        try:  # before any work: a folder that cannot be made is one line at once
+            Path(args.output).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CLIError(f"cannot create the folder {args.output}: {exc.strerror or exc}") from exc
     import numpy as np
     from sklearn.model_selection import train_test_split
     from tqdm.auto import tqdm
@@ -402,9 +409,12 @@ def _cmd_demo(args) -> int:
     from ensemble.datasets import make_synthetic_i
 
     X, y = make_synthetic_i(1000, random_state=args.seed)
-    X_train, X_test, y_train, y_test = train_test_split(
-        X, y, train_size=args.train_size, random_state=args.seed, stratify=y
-    )
+    try:
+        X_train, X_test, y_train, y_test = train_test_split(
+            X, y, train_size=args.train_size, random_state=args.seed, stratify=y
+        )
+    except ValueError as exc:  # too few points on one side for one of each class
+        raise CLIError(f"--train-size {args.train_size}: {_one_line(exc)}") from exc
     classes = np.unique(y)
     print(
         f"syntheticI: {len(y_train)} training / {len(y_test)} test points, "
@@ -786,6 +796,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as exc:
         print(f"otreebagger {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"otreebagger {args.command}: interrupted", file=sys.stderr)
+        return 130
     except Exception as exc:
         if not _budget_error(exc):
             raise

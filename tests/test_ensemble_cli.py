@@ -273,6 +273,10 @@ def _one_error_line(capsys):
         (["evaluate", "{tmp}/missing.csv"], "file not found: .*missing.csv"),
         (["predict", "{model}", "{tmp}/missing.csv", "-o", "{tmp}/p.csv"], "file not found: .*missing.csv"),
         (["evaluate", "{data}", "--folds", "1"], "--folds must be at least 2"),
+        (["demo", "--train-size", "0.001", "--output", ""], r"--train-size 0.001: The train_size = 1 should be"),
+        (["fit", "{data}", "--categorical", "a", "--monotone", "a=+1", "-o", "{tmp}/m2.skops"],
+         "--monotone constrains feature.*which --categorical declares categorical"),
+        (["demo", "--output", "{afile}/sub"], "cannot create the folder .*afile/sub"),
         (["demo", "--output", "{afile}"], "is a file; give a folder for the regions PNG"),
     ],
 )
