@@ -1,18 +1,21 @@
 """The ``otreebagger`` command line: demo, evaluate, fit and predict.
 
 User mistakes (a missing or malformed file, a missing target column, a single
-class, a non-numeric feature, columns that do not match the model, an unknown
-option value, a folder that cannot be created) end as one line on stderr and
-exit status 2; only bugs produce tracebacks. Decisions the user should know
-about (the order given to text classes, fewer folds than asked) are one
-warning line on stderr.
+class, a non-numeric or infinite feature, columns that do not match the model,
+an unknown option value, a folder that cannot be created, a model file that is
+not one or names untrusted types) end as one line on stderr and exit status 2;
+only bugs produce tracebacks. Decisions the user should know about (the order
+given to text classes, fewer folds than asked, columns a model does not use)
+are one line on stderr.
+
+The heavy parts (numpy, scikit-learn, the estimators and their compiled kernels,
+skops) are imported only when a command runs, so that ``--help``, ``--version``
+and argument errors answer at once (``benchmarks/cli_startup.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import os
 import re
 import sys
 import time
@@ -20,10 +23,6 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
-
-import numpy as np
-
-from relabel import TooManyRegionsError
 
 __all__ = ["main"]
 
@@ -123,6 +122,7 @@ def _build(name: str, args: argparse.Namespace, classes: Any = None):
 def _fit(model, X, y, args=None):
     """Fit, turning the estimator's input errors into one line and its size warning into one line."""
     from ensemble._otreebagger import GroupSizeWarning
+    from relabel import TooManyRegionsError
 
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -131,7 +131,7 @@ def _fit(model, X, y, args=None):
     except TooManyRegionsError:
         raise
     except ValueError as exc:
-        raise CLIError(_one_line(exc)) from exc
+        raise CLIError(_options(_one_line(exc))) from exc
     for warning in caught:
         if issubclass(warning.category, GroupSizeWarning) and args is not None:
             _warn(args, _options(_one_line(warning.message)))
@@ -144,6 +144,8 @@ def _options(message: str) -> str:
     """A library message with its parameter names spelled as this command line's options."""
     for name in ("group_size", "max_depth", "max_regions", "max_edges", "on_budget", "projection"):
         message = re.sub(rf"\b{name}\b", "--" + name.replace("_", "-"), message)
+    for name, option in (("monotonic_cst", "--monotone"), ("categorical_features", "--categorical")):
+        message = re.sub(rf"\b{name}\b", option, message)
     return message
 
 
@@ -153,6 +155,8 @@ def _one_line(exc: BaseException) -> str:
 
 def _plain(value: Any) -> Any:
     """A numpy scalar as the Python value it holds, for messages (3, not np.int64(3))."""
+    import numpy as np
+
     return value.item() if isinstance(value, np.generic) else value
 
 
@@ -216,6 +220,8 @@ def _table(rows: dict, columns: Sequence[str]) -> str:
 
 def _check_output(value: str, what: str) -> Path:
     """Check early, before any work, that the output file ``value`` can be written (or its folders made)."""
+    import os
+
     path = Path(value)
     if path.is_dir():
         raise CLIError(f"-o {value} is a folder; give a file name for the {what}")
@@ -238,18 +244,53 @@ def _open_output(path: Path, what: str, mode: str = "w"):
         raise CLIError(f"cannot write the {what} to {path}: {exc.strerror or exc}") from exc
 
 
+def _check_input(path: str) -> None:
+    """One line for a data file that cannot be read at all, before anything heavy is imported."""
+    file = Path(path)
+    if file.is_dir():
+        raise CLIError(f"{path} is a folder, not a CSV file")
+    if not file.is_file():
+        raise CLIError(f"file not found: {path}")
+
+
+class _CSVErrors:
+    """Turn the reader's errors on ``path`` into one line: its own messages name the file, column and line."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        import csv
+
+        if exc is None:
+            return False
+        if isinstance(exc, FileNotFoundError):
+            raise CLIError(f"file not found: {self.path}") from exc
+        if isinstance(exc, UnicodeDecodeError):
+            raise CLIError(f"{self.path} is not a text CSV file (not UTF-8 at byte {exc.start})") from exc
+        if isinstance(exc, csv.Error):
+            raise CLIError(f"{self.path} is not a readable CSV file: {_one_line(exc)}") from exc
+        if isinstance(exc, OSError):
+            raise CLIError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+        if isinstance(exc, ValueError):
+            raise CLIError(_one_line(exc)) from exc
+        return False
+
+
 def _load(args: argparse.Namespace):
     """Features, labels, the class order to give the models (or None) and the feature names."""
+    _check_input(args.data)
+    import numpy as np
+
     from ensemble.datasets import load_ordinal_csv
 
     order = None if args.classes is None else [c.strip() for c in args.classes.split(",")]
-    try:
+    with _CSVErrors(args.data):
         X, y, names = load_ordinal_csv(args.data, target=args.target, classes=order,
                                        return_feature_names=True)
-    except FileNotFoundError as exc:
-        raise CLIError(f"file not found: {args.data}") from exc
-    except ValueError as exc:  # the reader's messages name the file, the column and the line
-        raise CLIError(_one_line(exc)) from exc
     present = np.unique(y)
     if present.shape[0] < 2:
         raise CLIError(
@@ -287,33 +328,25 @@ def _resolve_features(args: argparse.Namespace, names: list[str]) -> None:
     spec = getattr(args, "monotone", None)
     args.monotonic_cst = None
     if spec:
-        cst = np.zeros(len(names), dtype=int)
+        cst = [0] * len(names)
         for item in spec.split(","):
             name, sign, direction = item.rpartition("=")
             if not sign or direction.strip() not in ("+1", "1", "-1"):
                 raise CLIError(f"--monotone: {item!r} is not NAME=+1 or NAME=-1")
             cst[index(name, "--monotone")] = int(direction)
-        args.monotonic_cst = cst.tolist()
+        args.monotonic_cst = cst
 
 
-def _load_model(path: str):
-    """The saved dictionary and its fitted model."""
-    import joblib
+def _load_model(path: str, unsafe_pickle: bool = False):
+    """The saved dictionary and its fitted model (a skops archive; a pickle only if allowed)."""
+    from ensemble._model_file import ModelFileError, load_model
 
-    if Path(path).is_dir():
-        raise CLIError(f"{path} is a folder, not a model file")
     try:
-        saved = joblib.load(path)
-    except FileNotFoundError as exc:
-        raise CLIError(f"model file not found: {path}") from exc
-    except Exception as exc:  # a damaged or foreign file: its own message means nothing to the user
-        raise CLIError(
-            f"{path} is not a model saved by 'otreebagger fit': joblib cannot read it ({type(exc).__name__})"
-        ) from exc
-    if not isinstance(saved, dict) or "model" not in saved:
-        raise CLIError(f"{path} is not a model saved by 'otreebagger fit' (it holds a {type(saved).__name__})")
+        saved = load_model(path, unsafe_pickle=unsafe_pickle)
+    except ModelFileError as exc:
+        raise CLIError(str(exc)) from exc
     model = saved["model"]
-    if not all(hasattr(model, a) for a in ("predict", "classes_", "n_features_in_")):
+    if not all(hasattr(model, a) for a in ("predict", "predict_proba", "classes_", "n_features_in_")):
         raise CLIError(
             f"{path} is not a model saved by 'otreebagger fit': its 'model' entry is of type "
             f"{type(model).__name__}, not a fitted classifier"
@@ -321,24 +354,26 @@ def _load_model(path: str):
     return saved, model
 
 
-def _match_columns(X, header: list[str], names: list[str] | None, n_features: int, path: str):
-    """The feature matrix in the model's column order: by name when the model has names, else by position."""
+def _feature_columns(header: list[str], names: list[str] | None, n_features: int, drop: set[str],
+                     path: str) -> list[int]:
+    """Positions in ``header`` of the model's features: by name when the model has names, else by position.
+
+    Columns the model does not use are ignored (the caller says which); a missing one is an error.
+    """
     if not names:
-        if X.shape[1] != n_features:
-            raise CLIError(f"{path} has {X.shape[1]} feature columns, the model expects {n_features}")
-        return X
+        columns = [j for j, h in enumerate(header) if h not in drop]
+        if len(columns) != n_features:
+            raise CLIError(f"{path} has {len(columns)} feature columns, the model expects {n_features}")
+        return columns
     missing = [n for n in names if n not in header]
-    unknown = [h for h in header if h not in names]
-    if missing or unknown:
-        parts = []
-        if missing:
-            parts.append(f"missing {', '.join(map(repr, missing))}")
-        if unknown:
-            parts.append(f"unknown {', '.join(map(repr, unknown))}")
+    if missing:
+        unused = [h for h in header if h not in names and h not in drop]
+        hint = f"; unused {', '.join(map(repr, unused))}" if unused else ""
         raise CLIError(
-            f"{path}: the columns do not match the model's features ({', '.join(names)}): {'; '.join(parts)}"
+            f"{path}: the columns do not match the model's features ({', '.join(names)}): "
+            f"missing {', '.join(map(repr, missing))}{hint}"
         )
-    return X[:, [header.index(n) for n in names]]
+    return [header.index(n) for n in names]
 
 
 # --------------------------------------------------------------------------- commands
@@ -346,34 +381,50 @@ def _match_columns(X, header: list[str], names: list[str] | None, n_features: in
 
 def _warm_up() -> None:
     """Compile (or load from the cache) the graph cut on a tiny problem, outside any timing."""
+    import numpy as np
+
     from ensemble import OTreeBagger
 
     X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     OTreeBagger(n_estimators=1, group_size=1, bootstrap=False).fit(X, [1, 2, 2, 3])
 
 
+# The demo's data: syntheticI with 100 of its 1,000 points for training (--train-size 0.1),
+# where unconstrained trees put classes two apart side by side; its grid, as drawn.
+DEMO_GRID = 300
+
+
 def _cmd_demo(args) -> int:
+    if args.output is not None:
+        if Path(args.output).exists() and not Path(args.output).is_dir():
+            raise CLIError(f"--output {args.output} is a file; give a folder for the regions PNG")
+        try:  # before any work: a folder that cannot be made is one line at once
+            Path(args.output).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CLIError(f"cannot create the folder {args.output}: {exc.strerror or exc}") from exc
+    import numpy as np
     from sklearn.model_selection import train_test_split
     from tqdm.auto import tqdm
 
     from ensemble.datasets import make_synthetic_i
 
-    if args.output is not None and Path(args.output).exists() and not Path(args.output).is_dir():
-        raise CLIError(f"--output {args.output} is a file; give a folder for the regions PNG")
     X, y = make_synthetic_i(1000, random_state=args.seed)
-    X_train, X_test, y_train, y_test = train_test_split(
-        X, y, train_size=args.train_size, random_state=args.seed, stratify=y
-    )
+    try:
+        X_train, X_test, y_train, y_test = train_test_split(
+            X, y, train_size=args.train_size, random_state=args.seed, stratify=y
+        )
+    except ValueError as exc:  # too few points on one side for one of each class
+        raise CLIError(f"--train-size {args.train_size}: {_one_line(exc)}") from exc
     classes = np.unique(y)
     print(
         f"syntheticI: {len(y_train)} training / {len(y_test)} test points, "
         f"K={len(classes)}, B={args.n_estimators}"
     )
     rows, fitted = {}, {}
-    steps = len(args.model) + 1 + (args.output is not None)
+    steps = len(args.model) + 2 + (args.output is not None)
     with tqdm(total=steps, desc="loading the graph cut", disable=args.quiet, file=sys.stderr) as bar:
-        # numba compiles the graph cut on first use (about 15 s once, then 0.6 s from its
-        # cache): done here, so that the "fit s" column times the fits alone.
+        # numba compiles the graph cut on first use (see the README for the time it takes
+        # once; then about 1 s from its cache): done here, so that "fit s" times the fits alone.
         _warm_up()
         bar.update(1)
         for name in args.model:
@@ -386,21 +437,37 @@ def _cmd_demo(args) -> int:
             rows[label]["fit s"] = elapsed
             fitted[label] = model
             bar.update(1)
-        path = None
+        path, jumps = None, {}
         if args.output is not None:
             bar.set_description("drawing the regions")
-            path = _plot_demo(fitted, X_train, y_train, Path(args.output), args)
+            path, jumps = _plot_demo(fitted, X_train, y_train, Path(args.output), args)
             bar.update(1)
+        bar.set_description("walking the grid for jumps")
+        jumps = _demo_jumps(fitted, X_train, jumps)
+        bar.update(1)
     print(_table(rows, ["MAE", "AMAE", "QWK", "RPS", "1-off acc", "fit s"]))
+    print(f"Jumps of more than one class between neighbouring cells of a {DEMO_GRID} x {DEMO_GRID} grid "
+          "over the training points (the picture's), each decided exactly on the segment between "
+          "the two cells:")
     for label, model in fitted.items():
-        print(f"{label}: certified consistent: {model.is_consistent()}")
+        print(f"{label}: {jumps[label]}; certified consistent: {model.is_consistent()}")
     if path is not None:
         print(f"wrote {path}")
     return 0
 
 
-def _plot_demo(fitted: dict, X, y, output: Path, args) -> Path:
+def _demo_jumps(fitted: dict, X, drawn: dict) -> dict:
+    """Each model's jumps in words: the drawn panels' own counts, the same walk for the others."""
+    from ensemble._grid import find_jumps
+
+    return {label: drawn[label] if label in drawn else find_jumps(model, X, grid_resolution=DEMO_GRID).summary()
+            for label, model in fitted.items()}
+
+
+def _plot_demo(fitted: dict, X, y, output: Path, args) -> tuple[Path, dict]:
+    """Draw the first three models; return the PNG's path and each panel's jumps in words."""
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -412,29 +479,37 @@ def _plot_demo(fitted: dict, X, y, output: Path, args) -> Path:
     except OSError as exc:
         raise CLIError(f"cannot create the folder {output}: {exc.strerror or exc}") from exc
     names = list(fitted)[:3]
-    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 5.6), constrained_layout=True)
+    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 5.8), constrained_layout=True)
+    summaries, marks = {}, {}
     for ax, name in zip(np.atleast_1d(axes), names):
-        disp = RegionDisplay.from_estimator(fitted[name], X, y=y, ax=ax, grid_resolution=300)
-        ax.set_title(f"{name}\njumps of more than one class between neighbouring cells: {disp.n_jumps}",
-                     fontsize=10)
-    # One legend for both panels: the points are filled with their class colour.
+        disp = RegionDisplay.from_estimator(fitted[name], X, y=y, ax=ax, grid_resolution=DEMO_GRID)
+        summaries[name] = disp.summary
+        ax.set_title(f"{name}\n{disp.summary} between neighbouring cells", fontsize=10)
+        for artist in (disp.thin_bands_, disp.jumps_):
+            if artist is not None:
+                marks.setdefault(artist.get_label(), artist)
+    # One legend for all panels: the points are filled with their class colour; then the marks.
     handles, _ = disp.scatter_.legend_elements()
     ranks = np.unique(disp.scatter_.get_array()).astype(int)
-    fig.legend(handles, [f"class {disp.classes[r]}" for r in ranks], title="training points",
-               loc="outside lower center", ncol=len(ranks), fontsize=9, title_fontsize=9)
+    labels = [f"class {disp.classes[r]}" for r in ranks]
+    fig.legend(handles + list(marks.values()), labels + list(marks), title="training points (by class) and marks",
+               loc="outside lower center", ncol=len(labels) + len(marks), fontsize=9, title_fontsize=9)
     fig.suptitle(f"otreebagger demo: predicted classes on syntheticI ({len(y)} training points, "
                  f"{args.n_estimators} trees per model)")
     path = output / "demo_regions.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return path
+    return path, summaries
 
 
 def _cmd_evaluate(args) -> int:
+    X, y, classes, _ = _load(args)
+    import numpy as np
     from sklearn.model_selection import StratifiedKFold
     from tqdm.auto import tqdm
 
-    X, y, classes, _ = _load(args)
+    from relabel import TooManyRegionsError
+
     order = classes if classes is not None else np.unique(y)
     labels, counts = np.unique(y, return_counts=True)
     smallest = int(np.argmin(counts))
@@ -482,44 +557,76 @@ def _cmd_evaluate(args) -> int:
 
 
 def _cmd_fit(args) -> int:
-    import joblib
-
     output = _check_output(args.output, "model")
     X, y, classes, names = _load(args)
+    from importlib.metadata import PackageNotFoundError, version
+
+    from ensemble._model_file import save_model
+
     label, model = _build(args.model, args, classes)
     _fit(model, X, y, args)
-    with _open_output(output, "model", "wb") as fh:
-        joblib.dump({"model": model, "target": args.target, "features": names}, fh)
+    try:
+        release = version("otreebagger")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        release = "unknown"
+    _open_output(output, "model", "wb").close()  # the folders, and a clear line if the file cannot be made
+    try:
+        save_model(output, model, target=args.target, features=names, otreebagger=release)
+    except OSError as exc:
+        raise CLIError(f"cannot write the model to {output}: {exc.strerror or exc}") from exc
     print(f"fitted {label} on {len(y)} samples; consistent: {model.is_consistent()}; saved to {output}")
     return 0
 
 
 def _cmd_predict(args) -> int:
-    from ensemble.datasets import _load_features_csv
-
-    saved, model = _load_model(args.model)
+    for path, what in ((args.model, "model file"), (args.data, "file")):
+        if not Path(path).exists():
+            raise CLIError(f"{what} not found: {path}")
     output = _check_output(args.output, "predictions")
-    try:
-        X, header = _load_features_csv(args.data, drop=saved.get("target", "y"))
-    except FileNotFoundError as exc:
-        raise CLIError(f"file not found: {args.data}") from exc
-    except ValueError as exc:
-        raise CLIError(_one_line(exc)) from exc
+    _check_input(args.data)
+    saved, model = _load_model(args.model, args.unsafe_pickle)
+    import numpy as np
+
+    from ensemble.datasets import _parse_numeric_column, _read_table
+
+    with _CSVErrors(args.data):
+        header, rows, lines = _read_table(Path(args.data), ",")
+    keep = [] if not args.keep else [c.strip() for c in args.keep.split(",")]
+    unknown = [c for c in keep if c not in header]
+    if unknown:
+        raise CLIError(f"--keep: {', '.join(map(repr, unknown))} not a column of {args.data} "
+                       f"(columns: {', '.join(header)})")
     names = saved.get("features")
     if names is None and getattr(model, "feature_names_in_", None) is not None:
         names = [str(n) for n in model.feature_names_in_]
-    X = _match_columns(X, header, names, model.n_features_in_, args.data)
+    target = saved.get("target", "y")
+    used = _feature_columns(header, names, model.n_features_in_, {target, *keep}, args.data)
+    ignored = [h for j, h in enumerate(header) if j not in used and h != target and h not in keep]
+    if ignored:
+        print(f"otreebagger predict: note: ignoring the columns the model does not use: "
+              f"{', '.join(map(repr, ignored))}", file=sys.stderr)
+    cells = list(zip(*rows))
+    X = np.empty((len(rows), len(used)))
+    with _CSVErrors(args.data):
+        for out, j in enumerate(used):
+            X[:, out] = _parse_numeric_column(list(cells[j]), header[j], lines, Path(args.data))
     try:
         with warnings.catch_warnings():
             # The columns were matched by name above; the array itself carries none.
             warnings.filterwarnings("ignore", message="X does not have valid feature names")
             pred = model.predict(X)
+            proba = model.predict_proba(X) if args.proba else None
     except ValueError as exc:
         raise CLIError(f"{args.data}: {_one_line(exc)}") from exc
+    kept = [list(cells[header.index(c)]) for c in keep]
+    head = keep + ["prediction"] + ([] if proba is None else [f"proba_{c}" for c in model.classes_.tolist()])
+    table = zip(*kept, pred.tolist(), *([] if proba is None else proba.T.tolist()))
+    import csv
+
     with _open_output(output, "predictions") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["prediction"])
-        writer.writerows([[p] for p in pred.tolist()])
+        writer.writerow(head)
+        writer.writerows(table)
     print(f"wrote {len(pred)} predictions to {output}")
     return 0
 
@@ -527,11 +634,36 @@ def _cmd_predict(args) -> int:
 # --------------------------------------------------------------------------- parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (the usage is one --help away)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+class _Version(argparse.Action):
+    """--version: the installed distribution's version, read only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            release = version("otreebagger")
+        except PackageNotFoundError:
+            release = "unknown (not installed)"
+        print(f"otreebagger {release}")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="otreebagger",
         description="Consistent ordinal classification with decision trees (oTreeBagger).",
     )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def model_options(p, n_estimators=100):
@@ -565,13 +697,15 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--monotone", default=None, metavar="NAME=+1,...",
                        help="monotone constraints, e.g. income=+1,debt=-1 (OTreeBagger)")
 
+    names = ", ".join(MODELS)
     demo = sub.add_parser("demo", help="fit on built-in synthetic data and compare with TreeBagger")
     model_options(demo)
-    demo.add_argument("--train-size", type=float, default=0.3, help="training fraction (default 0.3)")
+    demo.add_argument("--train-size", type=float, default=0.1,
+                      help="training fraction of the 1,000 points (default 0.1)")
     demo.add_argument("--output", default="otreebagger-demo", help="folder for the regions PNG ('' to skip)")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.add_argument("--model", nargs="+", choices=list(MODELS), default=list(MODELS), metavar="MODEL",
-                      help=f"models to compare, among {', '.join(MODELS)} (default: all; the first three are drawn)")
+                      help=f"models to compare, among {names} (default: all; the first three are drawn)")
     demo.set_defaults(func=_cmd_demo)
 
     evaluate = sub.add_parser("evaluate", help="cross-validated comparison on a CSV file")
@@ -581,25 +715,33 @@ def _parser() -> argparse.ArgumentParser:
                           help="number of folds, at least 2 (default 5; fewer if a class is smaller)")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
     evaluate.add_argument("--model", nargs="+", choices=list(MODELS), default=list(MODELS), metavar="MODEL",
-                          help=f"models to compare, among {', '.join(MODELS)} (default: all)")
+                          help=f"models to compare, among {names} (default: all)")
     evaluate.set_defaults(func=_cmd_evaluate)
 
     fit = sub.add_parser("fit", help="fit a model on a CSV file and save it")
     data_options(fit)
     model_options(fit)
     fit.add_argument("--model", choices=list(MODELS), default="otreebagger",
-                     help=f"which model, among {', '.join(MODELS)} (default otreebagger)")
+                     help=f"which model, among {names} (default otreebagger)")
     fit.add_argument("--verbose", action="store_true", help="show a progress bar while fitting")
     fit.add_argument("-o", "--output", required=True,
-                     help="where to save the model (joblib; missing folders are created)")
+                     help="where to save the model: a skops file (e.g. model.skops), which predict loads "
+                          "without running code from it; missing folders are created")
     fit.set_defaults(func=_cmd_fit)
 
     predict = sub.add_parser("predict", help="predict a CSV file with a saved model")
-    predict.add_argument("model", help="model saved by 'otreebagger fit' (load only files you trust)")
-    predict.add_argument("data", help="CSV file with the model's feature columns, matched by name "
-                                      "(a target column is ignored)")
+    predict.add_argument("model", help="model file saved by 'otreebagger fit'")
+    predict.add_argument("data", help="CSV file with the model's feature columns, matched by name (a target "
+                                      "column and columns the model does not use are ignored)")
     predict.add_argument("-o", "--output", required=True,
                          help="CSV file for the predictions (missing folders are created)")
+    predict.add_argument("--proba", action="store_true",
+                         help="also write the class probabilities, one column proba_CLASS per class")
+    predict.add_argument("--keep", default=None, metavar="COLUMNS",
+                         help="comma-separated columns of DATA copied to the output first (e.g. an id)")
+    predict.add_argument("--unsafe-pickle", action="store_true",
+                         help="also load a pickle (a .joblib of an older version): loading a pickle runs "
+                              "code from the file, so only for files you trust")
     predict.set_defaults(func=_cmd_predict)
     return parser
 
@@ -623,6 +765,12 @@ def _check_args(args) -> None:
         args.output = None
 
 
+def _budget_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is relabel's TooManyRegionsError (relabel is imported only if a fit ran)."""
+    relabel = sys.modules.get("relabel")
+    return relabel is not None and isinstance(exc, relabel.TooManyRegionsError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``otreebagger`` command line.
 
@@ -638,7 +786,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Examples
     --------
-    >>> main(["fit", "no-such-file.csv", "-o", "model.joblib"])
+    >>> main(["fit", "no-such-file.csv", "-o", "model.skops"])
     2
     """
     args = _parser().parse_args(argv)
@@ -648,7 +796,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as exc:
         print(f"otreebagger {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except TooManyRegionsError as exc:
+    except KeyboardInterrupt:
+        print(f"otreebagger {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if not _budget_error(exc):
+            raise
         # Data too large for the chosen trees (with --on-budget raise): the message says
         # which smaller setting was measured to fit.
         print(f"otreebagger {args.command}: error: {_options(_one_line(exc))}", file=sys.stderr)

@@ -17,25 +17,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from ensemble._grid import GridJumps, class_ranks, count_jumps, find_jumps, grid_pairs, grid_response, walk_grid
 from trees._labels import check_classes
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PartitionDisplay", "RegionDisplay", "count_jumps"]
-
-
-def _check_classes(classes: Any, fitted_classes: NDArray[Any]) -> NDArray[Any]:
-    """Return the ordinal class order: the estimator's ``classes_`` or a validated list."""
-    if classes is None:
-        return np.asarray(fitted_classes)
-    order = check_classes(classes, "classes")
-    listed = set(order.tolist())
-    missing = [c for c in np.asarray(fitted_classes).tolist() if c not in listed]
-    if missing:
-        raise ValueError(
-            f"classes must list every class of the estimator; missing {missing!r}"
-        )
-    return order
+__all__ = ["PartitionDisplay", "RegionDisplay", "count_jumps", "find_jumps"]
 
 
 def _renamed_classes(classes: Any, classes_order: Any) -> Any:
@@ -51,138 +38,6 @@ def _renamed_classes(classes: Any, classes_order: Any) -> Any:
         stacklevel=3,
     )
     return classes_order
-
-
-def _jumps(ranks: NDArray[np.intp]) -> int:
-    """Pairs of neighbouring grid cells (sides and diagonals) whose class ranks differ by more than one."""
-    pairs = (
-        np.diff(ranks, axis=0),
-        np.diff(ranks, axis=1),
-        ranks[1:, 1:] - ranks[:-1, :-1],
-        ranks[1:, :-1] - ranks[:-1, 1:],
-    )
-    return int(sum(np.count_nonzero(np.abs(d) > 1) for d in pairs))
-
-
-def _grid_response(estimator: Any, X: Any, grid_resolution: Any, eps: Any, classes: Any):
-    """Validate the inputs, evaluate ``estimator`` on a grid over ``X``; return grid, ranks, order, points."""
-    check_is_fitted(estimator)
-    fitted_classes = getattr(estimator, "classes_", None)
-    if fitted_classes is None or not hasattr(estimator, "predict"):
-        raise ValueError(
-            "estimator must be a fitted classifier with predict and classes_, got "
-            f"{type(estimator).__name__}"
-        )
-    if (
-        isinstance(grid_resolution, bool)
-        or not isinstance(grid_resolution, numbers.Integral)
-        or grid_resolution < 2
-    ):
-        raise ValueError(f"grid_resolution must be an integer >= 2, got {grid_resolution!r}")
-    if eps is not None and (
-        isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0
-    ):
-        raise ValueError(f"eps must be a non-negative number or None, got {eps!r}")
-    columns = getattr(X, "columns", None)
-    points = check_array(X, dtype=np.float64, input_name="X")
-    if points.shape[1] != 2:
-        raise ValueError(
-            f"X must have exactly 2 features (columns) to draw 2D regions, got "
-            f"{points.shape[1]}"
-        )
-    order = _check_classes(classes, fitted_classes)
-
-    low, high = points.min(axis=0), points.max(axis=0)
-    if eps is None:
-        span = high - low
-        margin = np.where(span > 0, 0.05 * span, 0.5)
-    else:
-        margin = np.full(2, float(eps))
-    axis0 = np.linspace(low[0] - margin[0], high[0] + margin[0], grid_resolution)
-    axis1 = np.linspace(low[1] - margin[1], high[1] + margin[1], grid_resolution)
-    xx0, xx1 = np.meshgrid(axis0, axis1)
-    grid = np.column_stack([xx0.ravel(), xx1.ravel()])
-    if columns is not None:
-        # Predict on a frame with the same column names to avoid feature-name warnings.
-        import pandas as pd
-
-        grid = pd.DataFrame(grid, columns=list(columns))
-    predicted = np.asarray(estimator.predict(grid)).reshape(xx0.shape)
-    response = _ranks(predicted, order, "the estimator's predictions")
-    return xx0, xx1, response, order, points, columns
-
-
-def count_jumps(
-    estimator: Any,
-    X: ArrayLike,
-    *,
-    grid_resolution: int = 200,
-    eps: float | None = None,
-    classes: ArrayLike | None = None,
-) -> int:
-    """Count the places where a 2D classifier jumps more than one class between neighbouring grid cells.
-
-    Parameters
-    ----------
-    estimator : fitted classifier
-        Anything with ``predict`` and ``classes_`` fitted on two features.
-    X : array-like of shape (n_samples, 2)
-        Data that set the extent of the grid.
-    grid_resolution : int, default=200
-        Grid points along each axis (at least 2).
-    eps : float, default=None
-        Margin around the range of ``X``; ``None`` uses 5 % of each axis' range,
-        as :meth:`RegionDisplay.from_estimator`.
-    classes : array-like, default=None
-        The classes in ordinal order; ``None`` uses ``estimator.classes_``.
-
-    Returns
-    -------
-    int
-        Pairs of grid cells that touch by a side or a corner and whose
-        predicted classes are more than one place apart in ``classes``. A
-        consistent model gives 0 on any grid; a positive count proves an
-        inconsistency (two points a grid step apart, two classes apart).
-
-    Raises
-    ------
-    sklearn.exceptions.NotFittedError
-        If ``estimator`` is not fitted.
-    ValueError
-        As :meth:`RegionDisplay.from_estimator`.
-
-    Notes
-    -----
-    The same grid as :meth:`RegionDisplay.from_estimator` with the same
-    arguments, whose ``n_jumps`` gives the count for a drawn grid. One
-    ``predict`` on ``grid_resolution**2`` points, then O(grid_resolution**2).
-
-    Examples
-    --------
-    >>> from sklearn.tree import DecisionTreeClassifier
-    >>> from ensemble._display import count_jumps
-    >>> X = [[0, 0], [1, 0], [2, 1]]
-    >>> tree = DecisionTreeClassifier(random_state=0).fit(X, [1, 3, 2])  # 1 next to 3
-    >>> count_jumps(tree, X, grid_resolution=10) > 0
-    True
-    """
-    _, _, response, _, _, _ = _grid_response(estimator, X, grid_resolution, eps, classes)
-    return _jumps(response)
-
-
-def _ranks(values: NDArray[Any], classes: NDArray[Any], name: str) -> NDArray[np.intp]:
-    """Position of each value in ``classes`` (the ordinal rank), or ValueError naming ``name``."""
-    position = {c: i for i, c in enumerate(classes.tolist())}
-    flat = values.ravel().tolist()
-    try:
-        ranks = np.fromiter((position[v] for v in flat), dtype=np.intp, count=len(flat))
-    except (KeyError, TypeError):
-        unknown = sorted({repr(v) for v in flat if v not in position})[:5]
-        raise ValueError(
-            f"{name} contains classes that are not in the class order "
-            f"{classes.tolist()!r}: {', '.join(unknown)}"
-        ) from None
-    return ranks.reshape(values.shape)
 
 
 def _discrete_colormap(cmap: Any, n_classes: int):
@@ -241,12 +96,21 @@ class RegionDisplay:
     xlabel, ylabel : str, default=None
         Axis labels.
 
+    jumps : GridJumps, default=None
+        The pairs of neighbouring cells two or more classes apart, sorted by
+        :func:`find_jumps` into jumps and bands thinner than a cell (what
+        :meth:`from_estimator` passes). ``None`` counts every such pair as a
+        jump: the grid alone cannot tell a thin band from a jump.
+
     Attributes
     ----------
     n_jumps : int
-        Pairs of grid cells touching by a side or a corner whose classes are
-        more than one place apart (see :func:`count_jumps`); 0 for a
-        consistent model.
+        Pairs of grid cells touching by a side or a corner whose class changes
+        by more than one at a single point of the segment between their centres
+        (see :func:`find_jumps`); 0 for a consistent model, on any grid.
+    n_thin_bands : int
+        Pairs whose centres are two or more classes apart with the classes in
+        between in a band thinner than a cell (the grid skips it).
     ax_ : matplotlib Axes
         Axes holding the drawing (after :meth:`plot`).
     figure_ : matplotlib Figure
@@ -257,6 +121,9 @@ class RegionDisplay:
         Colour bar with one tick per class, labelled by class.
     scatter_ : matplotlib PathCollection or None
         The data points, when drawn.
+    thin_bands_, jumps_ : matplotlib PathCollection or None
+        Markers half-way between the two cells of every thin band (open
+        magenta diamonds) and of every jump (red crosses), when there are any.
 
     See Also
     --------
@@ -275,8 +142,8 @@ class RegionDisplay:
     >>> tree = DecisionTreeClassifier(random_state=0).fit(X, y)
     >>> disp = RegionDisplay.from_estimator(tree, X, y=y, grid_resolution=50,
     ...                                     classes=["low", "mid", "high"])
-    >>> disp.response.shape, disp.classes.tolist(), disp.n_jumps
-    ((50, 50), ['low', 'mid', 'high'], 0)
+    >>> disp.response.shape, disp.classes.tolist(), disp.summary
+    ((50, 50), ['low', 'mid', 'high'], '0 jumps')
     >>> import matplotlib.pyplot as plt; plt.close("all")
     """
 
@@ -289,6 +156,7 @@ class RegionDisplay:
         classes: ArrayLike,
         xlabel: str | None = None,
         ylabel: str | None = None,
+        jumps: GridJumps | None = None,
     ) -> None:
         self.xx0 = xx0
         self.xx1 = xx1
@@ -296,7 +164,17 @@ class RegionDisplay:
         self.classes = np.asarray(classes)
         self.xlabel = xlabel
         self.ylabel = ylabel
-        self.n_jumps = _jumps(np.asarray(response))
+        if jumps is None:
+            pairs = grid_pairs(np.asarray(response))
+            jumps = GridJumps(pairs, pairs[:0], exact=False)
+        self.jumps = jumps
+        self.n_jumps = jumps.n_jumps
+        self.n_thin_bands = jumps.n_thin_bands
+
+    @property
+    def summary(self) -> str:
+        """The jumps in words, for a title: ``"0 jumps (3 bands thinner than a cell)"``."""
+        return self.jumps.summary()
 
     def plot(
         self,
@@ -309,6 +187,7 @@ class RegionDisplay:
         colorbar: bool = True,
         xlabel: str | None = None,
         ylabel: str | None = None,
+        mark_jumps: bool = True,
         **kwargs: Any,
     ) -> "RegionDisplay":
         """Draw the regions, optionally the points and a colour bar labelled by class.
@@ -330,13 +209,18 @@ class RegionDisplay:
             Whether to add a colour bar with one tick per class.
         xlabel, ylabel : str, default=None
             Override the stored axis labels.
+        mark_jumps : bool, default=True
+            Mark every band thinner than a cell (an open magenta diamond half-way
+            between its two cells: the grid cannot show its colour) and every
+            jump (a red cross).
         **kwargs : dict
             Passed on to :meth:`matplotlib.axes.Axes.pcolormesh` (e.g. ``alpha``).
 
         Returns
         -------
         self : RegionDisplay
-            With ``ax_``, ``figure_``, ``surface_``, ``colorbar_``, ``scatter_`` set.
+            With ``ax_``, ``figure_``, ``surface_``, ``colorbar_``, ``scatter_``,
+            ``thin_bands_`` and ``jumps_`` set.
 
         Raises
         ------
@@ -380,7 +264,7 @@ class RegionDisplay:
                         f"y must be 1-D with one class per row of X ({points.shape[0]}), "
                         f"got shape {labels.shape}"
                     )
-                ranks = _ranks(labels, self.classes, "y")
+                ranks = class_ranks(labels, self.classes, "y")
         if ax is None:
             _, ax = plt.subplots()
         mesh_kwargs = {"shading": "nearest", **kwargs}
@@ -396,6 +280,13 @@ class RegionDisplay:
                 self.scatter_ = ax.scatter(
                     points[:, 0], points[:, 1], c=ranks, cmap=listed, norm=norm, **style
                 )
+        self.thin_bands_ = self.jumps_ = None
+        if mark_jumps:
+            self.thin_bands_ = self._mark(ax, self.jumps.thin_bands, marker="D", s=16, facecolors="none",
+                                          edgecolors="magenta", linewidths=0.9,
+                                          label="band thinner than a cell")
+            self.jumps_ = self._mark(ax, self.jumps.jumps, marker="x", s=10, c="red", linewidths=0.7,
+                                     label="jump of two or more classes")
         ax.set_xlim(self.xx0.min(), self.xx0.max())
         ax.set_ylim(self.xx1.min(), self.xx1.max())
         xlabel = self.xlabel if xlabel is None else xlabel
@@ -405,6 +296,14 @@ class RegionDisplay:
         self.ax_ = ax
         self.figure_ = ax.figure
         return self
+
+    def _mark(self, ax, pairs: NDArray[np.intp], **style):
+        """A marker half-way between the two cells of each pair (None when there is none)."""
+        if pairs.shape[0] == 0:
+            return None
+        x = (self.xx0[pairs[:, 0], pairs[:, 1]] + self.xx0[pairs[:, 2], pairs[:, 3]]) / 2.0
+        y = (self.xx1[pairs[:, 0], pairs[:, 1]] + self.xx1[pairs[:, 2], pairs[:, 3]]) / 2.0
+        return ax.scatter(x, y, zorder=3, **style)
 
     @classmethod
     def from_estimator(
@@ -483,8 +382,11 @@ class RegionDisplay:
 
         Notes
         -----
-        One ``predict`` call on ``grid_resolution**2`` points; the cost is that of
-        the estimator's prediction plus O(grid_resolution**2) for the drawing.
+        One ``predict`` call on ``grid_resolution**2`` points, then one on the
+        segments between neighbouring cells two or more classes apart, which
+        :func:`find_jumps` sorts into jumps and bands thinner than a cell (exact
+        for tree models); the cost is that of the estimator's prediction plus
+        O(grid_resolution**2) for the drawing.
 
         Examples
         --------
@@ -501,10 +403,10 @@ class RegionDisplay:
         >>> import matplotlib.pyplot as plt; plt.close("all")
         """
         classes = _renamed_classes(classes, classes_order)
-        xx0, xx1, response, classes, points, columns = _grid_response(
+        xx0, xx1, response, classes, points, ranker = grid_response(
             estimator, X, grid_resolution, eps, classes
         )
-
+        columns = ranker.columns
         if columns is not None:
             default_labels = (str(columns[0]), str(columns[1]))
         else:
@@ -516,6 +418,7 @@ class RegionDisplay:
             classes=classes,
             xlabel=default_labels[0] if xlabel is None else xlabel,
             ylabel=default_labels[1] if ylabel is None else ylabel,
+            jumps=walk_grid(estimator, xx0, xx1, response, ranker),
         )
         return display.plot(
             ax=ax,

@@ -235,6 +235,13 @@ def _parse_numeric_column(cells: list[str], name: str, lines: list[int], path: P
             f"feature column {name!r} of {path} has a missing value (NaN) at line "
             f"{lines[bad[0]]}; missing values are not supported"
         )
+    bad = np.flatnonzero(np.isinf(values))
+    if bad.size:
+        # "inf", or a number too large for a float (1e400): no estimator accepts it.
+        raise ValueError(
+            f"feature column {name!r} of {path} has an infinite value ({cells[bad[0]].strip()!r}) at "
+            f"line {lines[bad[0]]}; only finite numbers are supported"
+        )
     return values
 
 

@@ -1,11 +1,14 @@
 """Tests of the otreebagger command line: every command, and user mistakes as one line."""
 
 import csv
+import json
 import re
 import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
+import zipfile
 from types import SimpleNamespace
 
 import joblib
@@ -13,6 +16,7 @@ import numpy as np
 import pytest
 
 from ensemble._cli import main
+from ensemble._model_file import load_model, save_model
 
 
 def _write_csv(path, n=80, seed=0, target="y", labels=None, bad_feature=False):
@@ -33,7 +37,7 @@ def _write_csv(path, n=80, seed=0, target="y", labels=None, bad_feature=False):
 def test_fit_then_predict_round_trip(tmp_path, capsys):
     """Check that fit saves a model that predict loads, writing one class per input row."""
     data = _write_csv(tmp_path / "train.csv")
-    model = tmp_path / "model.joblib"
+    model = tmp_path / "model.skops"
     assert main(["fit", str(data), "-o", str(model), "--n-estimators", "6", "--group-size", "3"]) == 0
     assert "consistent: True" in capsys.readouterr().out
     out = tmp_path / "pred.csv"
@@ -46,7 +50,7 @@ def test_fit_then_predict_round_trip(tmp_path, capsys):
 def test_fit_with_string_classes_keeps_their_order(tmp_path, capsys):
     """Check that --classes gives the order of string labels and predictions use those names."""
     data = _write_csv(tmp_path / "train.csv", labels=["poor", "fair", "good"], target="grade")
-    model = tmp_path / "m.joblib"
+    model = tmp_path / "m.skops"
     code = main(["fit", str(data), "--target", "grade", "--classes", "poor,fair,good",
                  "-o", str(model), "--n-estimators", "3"])
     assert code == 0
@@ -70,35 +74,55 @@ def test_evaluate_prints_a_table_for_every_model(tmp_path, capsys):
         "lower", "is", "better", "higher", "is", "better"]
 
 
+def _title_counts(text):
+    """(jumps, thin bands) of a summary such as '3 jumps (2 bands thinner than a cell)'."""
+    match = re.search(r"(\d+) jumps?(?: \((\d+) bands? thinner than a cell\))?", text)
+    return int(match.group(1)), int(match.group(2) or 0)
+
+
 def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monkeypatch):
-    """Check that demo shows progress, a table with directions, a titled figure with jumps and a legend."""
+    """Check that demo shows progress, a table, and jump counts that are the same in the console and the PNG."""
+    from ensemble._grid import grid_pairs
+
     figures = []
     monkeypatch.setattr(pyplot.Figure, "savefig", _recording(pyplot.Figure.savefig, figures))
-    assert main(["demo", "--n-estimators", "6", "--train-size", "0.1", "--output", str(tmp_path)]) == 0
+    assert main(["demo", "--n-estimators", "12", "--output", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     out = captured.out
-    assert "OTreeBagger (M=3): certified consistent: True" in out
-    assert "Certified forest (auto B): certified consistent: True" in out
+    assert "syntheticI: 100 training / 900 test points" in out  # the default: data where trees jump
     assert "lower is better" in out and "higher is better" in out and "excl. compile" in out
     assert "fitting OTreeBagger" in captured.err and "drawing the regions" in captured.err
     png = tmp_path / "demo_regions.png"
     assert png.exists() and png.stat().st_size > 20_000
     (fig,) = figures
     assert fig.get_suptitle().startswith("otreebagger demo: predicted classes on syntheticI")
-    titled = [ax for ax in fig.axes if "jumps of more than one class" in ax.get_title()]
+    titled = [ax for ax in fig.axes if "between neighbouring cells" in ax.get_title()]
     assert len(titled) == 3
-    # The count in each title is the display's own count on the drawn grid.
-    from ensemble._display import _jumps
-
+    console = {}
+    for line in out.splitlines():
+        match = re.match(r"(.+?): (\d+ jumps?.*); certified consistent: (True|False)$", line)
+        if match:
+            console[match.group(1)] = (_title_counts(match.group(2)), match.group(3) == "True")
+    assert len(console) == 4
     for ax in titled:
-        mesh = ax.collections[0]
-        ranks = np.asarray(mesh.get_array()).reshape(300, 300).astype(int)
-        assert ax.get_title().endswith(f": {_jumps(ranks)}")
-    assert titled[0].get_title().endswith(": 0")  # OTreeBagger is consistent
-    assert titled[1].get_title().endswith(": 0")  # and so is the certified forest
+        label, summary = ax.get_title().split("\n")
+        jumps, thin = _title_counts(summary)
+        assert console[label][0] == (jumps, thin)  # the console says what the picture says
+        # The pairs split into jumps and thin bands are all the drawn grid's pairs two classes apart,
+        # and each is marked.
+        ranks = np.asarray(ax.collections[0].get_array()).reshape(300, 300).astype(int)
+        assert jumps + thin == grid_pairs(ranks).shape[0]
+        marks = {c.get_label(): len(c.get_offsets()) for c in ax.collections[1:]}
+        assert marks.get("jump of two or more classes", 0) == jumps
+        assert marks.get("band thinner than a cell", 0) == thin
+    # Certified models have no jump; TreeBagger on 100 points does (the point of the demo).
+    for label, ((jumps, _), certified) in console.items():
+        assert not certified or jumps == 0
+    assert console["OTreeBagger (M=3)"][1] and console["Certified forest (auto B)"][1]
+    assert console["TreeBagger (gini, majority)"][0][0] > 0
     (legend,) = fig.legends
-    assert legend.get_title().get_text() == "training points"
-    assert [t.get_text() for t in legend.get_texts()] == [f"class {k}" for k in range(1, 6)]
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts[:5] == [f"class {k}" for k in range(1, 6)] and "jump of two or more classes" in texts
 
 
 def _recording(savefig, figures):
@@ -128,7 +152,7 @@ def files(tmp_path_factory):
     """Data files and a fitted model shared by the mistake cases (paths by name)."""
     tmp = tmp_path_factory.mktemp("cli")
     paths = {"tmp": tmp, "data": _write_csv(tmp / "d.csv"), "bad": _write_csv(tmp / "bad.csv", bad_feature=True)}
-    paths["model"] = tmp / "m.joblib"
+    paths["model"] = tmp / "m.skops"
     assert main(["fit", str(paths["data"]), "-o", str(paths["model"]), "--n-estimators", "3"]) == 0
     rows = list(csv.reader(open(paths["data"])))
     with open(tmp / "one.csv", "w", newline="") as fh:
@@ -140,18 +164,50 @@ def files(tmp_path_factory):
         "renamed.csv": "A,B\n0.1,0.2\n",
         "onecol.csv": "a\n0.1\n",
         "extra.csv": "a,b,id\n0.1,0.2,7\n",
+        "inf.csv": "a,b,y\n0.1,0.2,1\n0.3,inf,2\n0.5,0.6,2\n",
+        "huge.csv": "a,b,y\n1e400,0.2,1\n0.3,0.4,2\n0.5,0.6,2\n",
+        "long.csv": "a,b,y\n" + "1" * 200_000 + ",0.2,1\n",
         "afile": "not a folder",
     }
     for name, text in files.items():
         (tmp / name).write_text(text)
         paths[name.split(".")[0]] = tmp / name
+    (tmp / "binary.csv").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    paths["binary"] = tmp / "binary.csv"
     paths["one"] = tmp / "one.csv"
     joblib.dump({"model": 42}, tmp / "fortytwo.joblib")
     joblib.dump([1, 2], tmp / "list.joblib")
     (tmp / "corrupt.joblib").write_bytes(b"\x80\x04\x95" + bytes(range(40)) * 5)
     for name in ("fortytwo", "list", "corrupt"):
         paths[name] = tmp / f"{name}.joblib"
+    paths["tampered"] = _tampered(paths["model"], tmp / "tampered.skops")
+    paths["foreign"] = tmp / "foreign.skops"
+    from sklearn.linear_model import LogisticRegression
+
+    import skops.io as sio
+
+    sio.dump({"model": LogisticRegression().fit([[0.0], [1.0]], [0, 1])}, paths["foreign"])
+    paths["skops_list"] = tmp / "list.skops"
+    sio.dump([1, 2], paths["skops_list"])
+    paths["zipped"] = tmp / "zipped.skops"
+    with zipfile.ZipFile(paths["zipped"], "w") as archive:
+        archive.writestr("notes.txt", "a zip, not a model")
     return paths
+
+
+def _tampered(source, target):
+    """A copy of a saved model whose schema names os.system for the model (an untrusted type)."""
+    with zipfile.ZipFile(source) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    schema = json.loads(members["schema.json"])
+    model = schema["content"]["model"]
+    assert model["__module__"] == "ensemble._otreebagger" and model["__class__"] == "OTreeBagger"
+    model["__module__"], model["__class__"] = "os", "system"
+    members["schema.json"] = json.dumps(schema).encode()
+    with zipfile.ZipFile(target, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return target
 
 
 def _one_error_line(capsys):
@@ -166,35 +222,61 @@ def _one_error_line(capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["fit", "{tmp}/missing.csv", "-o", "{tmp}/m2.joblib"], "file not found"),
-        (["fit", "{data}", "--target", "grade", "-o", "{tmp}/m2.joblib"], "grade"),
+        (["fit", "{tmp}/missing.csv", "-o", "{tmp}/m2.skops"], "file not found"),
+        (["fit", "{data}", "--target", "grade", "-o", "{tmp}/m2.skops"], "grade"),
         (["evaluate", "{bad}"], "numeric"),
-        (["predict", "{tmp}/missing.joblib", "{data}", "-o", "{tmp}/p.csv"], "model file not found"),
+        (["predict", "{tmp}/missing.skops", "{data}", "-o", "{tmp}/p.csv"], "model file not found"),
         (["predict", "{data}", "{data}", "-o", "{tmp}/p.csv"], "not a model saved"),
-        (["fit", "{data}", "--n-estimators", "2", "--group-size", "5", "-o", "{tmp}/m2.joblib"],
+        (["fit", "{data}", "--n-estimators", "2", "--group-size", "5", "-o", "{tmp}/m2.skops"],
          "--group-size"),
-        (["fit", "{data}", "--classes", "1,2", "-o", "{tmp}/m2.joblib"], "classes"),
-        (["fit", "{data}", "--max-depth", "0", "-o", "{tmp}/m2.joblib"], "--max-depth"),
+        (["fit", "{data}", "--classes", "1,2", "-o", "{tmp}/m2.skops"], "classes"),
+        (["fit", "{data}", "--max-depth", "0", "-o", "{tmp}/m2.skops"], "--max-depth"),
         # The cases of issue 14's table.
-        (["fit", "{one}", "-o", "{tmp}/m2.joblib"], r"target column 'y' holds a single class \(3\); at least 2 classes"),
+        (["fit", "{one}", "-o", "{tmp}/m2.skops"], r"target column 'y' holds a single class \(3\); at least 2 classes"),
         (["evaluate", "{one}", "--quiet"], r"holds a single class \(3\)"),
-        (["fit", "{data}", "--n-jobs", "0", "-o", "{tmp}/m2.joblib"], "--n-jobs must be a number of jobs"),
+        (["fit", "{data}", "--n-jobs", "0", "-o", "{tmp}/m2.skops"], "--n-jobs must be a number of jobs"),
         (["evaluate", "{data}", "--n-jobs", "0"], "-1 for all processors, got 0"),
         (["predict", "{model}", "{nan}", "-o", "{tmp}/p.csv"], r"feature column 'a' .* missing value \(NaN\) at line 3"),
         (["predict", "{model}", "{empty_cell}", "-o", "{tmp}/p.csv"], "feature column 'a' .* missing value at line 3"),
         (["predict", "{model}", "{head}", "-o", "{tmp}/p.csv"], "has a header but no data rows"),
-        (["predict", "{fortytwo}", "{data}", "-o", "{tmp}/p.csv"], "'model' entry is of type int, not a fitted"),
-        (["predict", "{list}", "{data}", "-o", "{tmp}/p.csv"], r"not a model saved by 'otreebagger fit' \(it holds a list\)"),
-        (["predict", "{corrupt}", "{data}", "-o", "{tmp}/p.csv"], r"joblib cannot read it \(\w+Error\)$"),
+        # Pickles are refused unless --unsafe-pickle, and then checked as before.
+        (["predict", "{fortytwo}", "{data}", "-o", "{tmp}/p.csv"], r"not a skops archive.*pass --unsafe-pickle"),
+        (["predict", "{fortytwo}", "{data}", "-o", "{tmp}/p.csv", "--unsafe-pickle"],
+         "'model' entry is of type int, not a fitted"),
+        (["predict", "{list}", "{data}", "-o", "{tmp}/p.csv", "--unsafe-pickle"],
+         r"not a model saved by 'otreebagger fit' \(it holds a list\)"),
+        (["predict", "{corrupt}", "{data}", "-o", "{tmp}/p.csv", "--unsafe-pickle"],
+         r"neither skops nor joblib can read it \(\w+Error\)$"),
+        # skops archives: tampered, foreign, damaged.
+        (["predict", "{tampered}", "{data}", "-o", "{tmp}/p.csv"],
+         r"names types that otreebagger does not trust \(os\.system\): refusing to load it"),
+        (["predict", "{tampered}", "{data}", "-o", "{tmp}/p.csv", "--unsafe-pickle"], r"does not trust \(os\.system\)"),
+        (["predict", "{foreign}", "{data}", "-o", "{tmp}/p.csv"], "a skops archive but not a model saved by"),
+        (["predict", "{zipped}", "{data}", "-o", "{tmp}/p.csv"], r"skops cannot read it \(\w+\)$"),
+        (["predict", "{skops_list}", "{data}", "-o", "{tmp}/p.csv"], r"not a model saved by .*\(it holds a list\)"),
         (["predict", "{tmp}", "{data}", "-o", "{tmp}/p.csv"], "is a folder, not a model file"),
-        (["fit", "{data}", "-o", "{afile}/sub/m.joblib"], "cannot create a folder for the model under .*afile: it is a file"),
+        (["fit", "{data}", "-o", "{afile}/sub/m.skops"], "cannot create a folder for the model under .*afile: it is a file"),
         (["fit", "{data}", "-o", "{tmp}"], "is a folder; give a file name for the model"),
         (["predict", "{model}", "{data}", "-o", "{afile}/p.csv"], "for the predictions under .*afile: it is a file"),
         (["predict", "{model}", "{renamed}", "-o", "{tmp}/p.csv"],
-         r"columns do not match the model's features \(a, b\): missing 'a', 'b'; unknown 'A', 'B'$"),
+         r"columns do not match the model's features \(a, b\): missing 'a', 'b'; unused 'A', 'B'$"),
         (["predict", "{model}", "{onecol}", "-o", "{tmp}/p.csv"], r"features \(a, b\): missing 'b'$"),
-        (["predict", "{model}", "{extra}", "-o", "{tmp}/p.csv"], r"features \(a, b\): unknown 'id'$"),
+        (["predict", "{model}", "{data}", "-o", "{tmp}/p.csv", "--keep", "id,zz"],
+         r"--keep: 'id', 'zz' not a column of .*d\.csv \(columns: a, b, y\)$"),
+        # Files that are not CSV text, infinite values, a folder.
+        (["predict", "{model}", "{binary}", "-o", "{tmp}/p.csv"], r"binary.csv is not a text CSV file \(not UTF-8"),
+        (["fit", "{long}", "-o", "{tmp}/m2.skops"], r"long.csv is not a readable CSV file: field larger than"),
+        (["fit", "{inf}", "-o", "{tmp}/m2.skops"], r"feature column 'b' .* infinite value \('inf'\) at line 3"),
+        (["evaluate", "{huge}"], r"feature column 'a' .* infinite value \('1e400'\) at line 2"),
+        (["predict", "{model}", "{inf}", "-o", "{tmp}/p.csv"], r"feature column 'b' .* infinite value"),
+        (["fit", "{tmp}", "-o", "{tmp}/m2.skops"], "is a folder, not a CSV file"),
+        (["evaluate", "{tmp}/missing.csv"], "file not found: .*missing.csv"),
+        (["predict", "{model}", "{tmp}/missing.csv", "-o", "{tmp}/p.csv"], "file not found: .*missing.csv"),
         (["evaluate", "{data}", "--folds", "1"], "--folds must be at least 2"),
+        (["demo", "--train-size", "0.001", "--output", ""], r"--train-size 0.001: The train_size = 1 should be"),
+        (["fit", "{data}", "--categorical", "a", "--monotone", "a=+1", "-o", "{tmp}/m2.skops"],
+         "--monotone constrains feature.*which --categorical declares categorical"),
+        (["demo", "--output", "{afile}/sub"], "cannot create the folder .*afile/sub"),
         (["demo", "--output", "{afile}"], "is a file; give a folder for the regions PNG"),
     ],
 )
@@ -209,9 +291,9 @@ def test_user_mistakes_give_one_line_and_exit_2(files, capsys, argv, message):
 
 
 def test_fit_creates_missing_output_folders(tmp_path, capsys):
-    """Check that fit -o new/dir/model.joblib creates the folders and predict -o does the same."""
+    """Check that fit -o new/dir/model.skops creates the folders and predict -o does the same."""
     data = _write_csv(tmp_path / "d.csv")
-    model = tmp_path / "new" / "dir" / "model.joblib"
+    model = tmp_path / "new" / "dir" / "model.skops"
     assert main(["fit", str(data), "-o", str(model), "--n-estimators", "3"]) == 0
     assert model.is_file()
     out = tmp_path / "out" / "sub" / "p.csv"
@@ -226,7 +308,7 @@ def _predictions(path):
 def test_predict_matches_columns_by_name(tmp_path, capsys):
     """Check that predict reorders the columns by name: a swapped file gives the model's own predictions."""
     data = _write_csv(tmp_path / "d.csv", n=120, seed=3)
-    model_path = tmp_path / "m.joblib"
+    model_path = tmp_path / "m.skops"
     assert main(["fit", str(data), "-o", str(model_path), "--n-estimators", "6"]) == 0
     rows = list(csv.reader(open(data)))
     swapped = tmp_path / "swapped.csv"
@@ -234,7 +316,7 @@ def test_predict_matches_columns_by_name(tmp_path, capsys):
         # Target first, features in the other order.
         csv.writer(fh).writerows([[r[2], r[1], r[0]] for r in rows])
     assert main(["predict", str(model_path), str(swapped), "-o", str(tmp_path / "p.csv")]) == 0
-    model = joblib.load(model_path)["model"]
+    model = load_model(model_path)["model"]
     X = np.array([[float(r[0]), float(r[1])] for r in rows[1:]])
     expected = [str(p) for p in model.predict(X).tolist()]
     assert _predictions(tmp_path / "p.csv") == expected
@@ -251,14 +333,14 @@ def test_predict_by_position_for_models_without_names(tmp_path, capsys):
     X = np.array([[float(r[0]), float(r[1])] for r in rows[1:]])
     y = np.array([int(r[2]) for r in rows[1:]])
     model = OTreeBagger(n_estimators=3, random_state=0).fit(X, y)
-    joblib.dump({"model": model, "target": "y"}, tmp_path / "old.joblib")
+    save_model(tmp_path / "old.skops", model, target="y")
     renamed = tmp_path / "renamed.csv"
     renamed.write_text("u,v\n" + "\n".join(f"{a!r},{b!r}" for a, b in X.tolist()) + "\n")
-    assert main(["predict", str(tmp_path / "old.joblib"), str(renamed), "-o", str(tmp_path / "p.csv")]) == 0
+    assert main(["predict", str(tmp_path / "old.skops"), str(renamed), "-o", str(tmp_path / "p.csv")]) == 0
     assert _predictions(tmp_path / "p.csv") == [str(p) for p in model.predict(X).tolist()]
     three = tmp_path / "three.csv"
     three.write_text("u,v,w\n1,2,3\n")
-    assert main(["predict", str(tmp_path / "old.joblib"), str(three), "-o", str(tmp_path / "p.csv")]) == 2
+    assert main(["predict", str(tmp_path / "old.skops"), str(three), "-o", str(tmp_path / "p.csv")]) == 2
     assert "has 3 feature columns, the model expects 2" in _one_error_line(capsys)
 
 
@@ -271,9 +353,9 @@ def test_predict_uses_the_names_of_a_model_fitted_on_a_frame(tmp_path, capsys):
     frame = pd.DataFrame(rng.uniform(size=(60, 2)), columns=["age", "income"])
     y = (frame["age"] + 2 * frame["income"] > 1.5).astype(int) + 1
     model = OTreeBagger(n_estimators=3, random_state=0).fit(frame, y)
-    joblib.dump({"model": model, "target": "y"}, tmp_path / "frame.joblib")
+    save_model(tmp_path / "frame.skops", model, target="y")
     frame[["income", "age"]].to_csv(tmp_path / "new.csv", index=False)
-    assert main(["predict", str(tmp_path / "frame.joblib"), str(tmp_path / "new.csv"), "-o",
+    assert main(["predict", str(tmp_path / "frame.skops"), str(tmp_path / "new.csv"), "-o",
                  str(tmp_path / "p.csv")]) == 0
     assert capsys.readouterr().err == ""
     assert _predictions(tmp_path / "p.csv") == [str(p) for p in model.predict(frame).tolist()]
@@ -282,7 +364,7 @@ def test_predict_uses_the_names_of_a_model_fitted_on_a_frame(tmp_path, capsys):
 def test_string_classes_without_order_warn_with_the_order_used(tmp_path, capsys):
     """Check that text classes without --classes print one warning naming the alphabetical order, else none."""
     data = _write_csv(tmp_path / "s.csv", labels=["poor", "fair", "good"], target="grade")
-    argv = ["fit", str(data), "--target", "grade", "-o", str(tmp_path / "m.joblib"), "--n-estimators", "3"]
+    argv = ["fit", str(data), "--target", "grade", "-o", str(tmp_path / "m.skops"), "--n-estimators", "3"]
     assert main(argv) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
@@ -291,7 +373,7 @@ def test_string_classes_without_order_warn_with_the_order_used(tmp_path, capsys)
     assert main(argv + ["--classes", "poor,fair,good"]) == 0
     assert capsys.readouterr().err == ""
     # Integer classes have their natural order: no warning.
-    assert main(["fit", str(_write_csv(tmp_path / "d.csv")), "-o", str(tmp_path / "m.joblib"),
+    assert main(["fit", str(_write_csv(tmp_path / "d.csv")), "-o", str(tmp_path / "m.skops"),
                  "--n-estimators", "3"]) == 0
     assert capsys.readouterr().err == ""
 
@@ -320,10 +402,10 @@ def test_registry_entry_is_a_new_model_for_fit_and_evaluate(tmp_path, capsys, mo
                             lambda args: OTreeBagger(group_size=1, n_estimators=args.n_estimators, random_state=0))
     monkeypatch.setitem(_cli.MODELS, "single", entry)
     data = _write_csv(tmp_path / "d.csv", n=90)
-    assert main(["fit", str(data), "--model", "single", "-o", str(tmp_path / "m.joblib"), "--n-estimators", "2",
+    assert main(["fit", str(data), "--model", "single", "-o", str(tmp_path / "m.skops"), "--n-estimators", "2",
                  "--group-size", "1"]) == 0
     assert "fitted single-tree groups (B=2)" in capsys.readouterr().out
-    assert joblib.load(tmp_path / "m.joblib")["model"].group_size == 1
+    assert load_model(tmp_path / "m.skops")["model"].group_size == 1
     assert main(["evaluate", str(data), "--folds", "2", "--n-estimators", "3", "--quiet"]) == 0
     assert "single-tree groups (B=3)" in capsys.readouterr().out
 
@@ -342,7 +424,7 @@ def test_oversized_partition_adapts_with_one_warning_or_names_a_measured_setting
     """Check that a group past the region budget is made smaller with one warning line, or (--on-budget raise)
     ends as one error line naming a smaller setting measured to fit."""
     data = _write_csv(tmp_path / "d.csv", n=200)
-    argv = ["fit", str(data), "-o", str(tmp_path / "m.joblib"), "--n-estimators", "3", "--max-regions", "12"]
+    argv = ["fit", str(data), "-o", str(tmp_path / "m.skops"), "--n-estimators", "3", "--max-regions", "12"]
     assert main(argv) == 0
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "warning:" in err and "--max-regions=12" in err
@@ -356,12 +438,12 @@ def test_oversized_partition_adapts_with_one_warning_or_names_a_measured_setting
 def test_budget_categorical_and_verbose_options(tmp_path, capsys):
     """Check --max-edges, --categorical by name or index, --monotone and --verbose on fit."""
     data = _write_csv(tmp_path / "d.csv", n=120)
-    out = tmp_path / "m.joblib"
+    out = tmp_path / "m.skops"
     assert main(["fit", str(data), "-o", str(out), "--n-estimators", "3", "--categorical", "b",
                  "--monotone", "a=+1", "--max-edges", "100000", "--verbose"]) == 0
     captured = capsys.readouterr()
     assert "OTreeBagger groups" in captured.err
-    model = joblib.load(out)["model"]
+    model = load_model(out)["model"]
     assert model.categorical_features == [1] and model.monotonic_cst == [1, 0] and model.max_edges == 100000
     assert model.is_monotone()
     for bad, message in ((["--categorical", "zz"], "--categorical: 'zz' is not a feature column"),
@@ -379,19 +461,19 @@ def test_max_depth_defaults_to_each_models_own():
 
     defaults = {"otreebagger": OTreeBagger().max_depth, "forest": ConsistentForestClassifier().max_depth,
                 "treebagger": None, "bagged": None}
-    args = _parser().parse_args(["fit", "d.csv", "-o", "m.joblib"])
+    args = _parser().parse_args(["fit", "d.csv", "-o", "m.skops"])
     assert {name: entry.build(args).max_depth for name, entry in MODELS.items()} == defaults
-    args = _parser().parse_args(["fit", "d.csv", "-o", "m.joblib", "--max-depth", "5"])
+    args = _parser().parse_args(["fit", "d.csv", "-o", "m.skops", "--max-depth", "5"])
     assert {entry.build(args).max_depth for entry in MODELS.values()} == {5}
 
 
 def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path, capsys):
     """Check --model forest in fit, and that evaluate still compares the forest when OTreeBagger stops."""
     data = _write_csv(tmp_path / "d.csv", n=90)
-    model = tmp_path / "forest.joblib"
+    model = tmp_path / "forest.skops"
     assert main(["fit", str(data), "--model", "forest", "-o", str(model)]) == 0
     assert "fitted Certified forest (auto B)" in capsys.readouterr().out
-    assert type(joblib.load(model)["model"]).__name__ == "ConsistentForestClassifier"
+    assert type(load_model(model)["model"]).__name__ == "ConsistentForestClassifier"
     code = main(["evaluate", str(data), "--folds", "3", "--n-estimators", "6", "--max-regions", "1", "--quiet",
                  "--model", "otreebagger", "forest"])
     out = capsys.readouterr().out
@@ -399,3 +481,134 @@ def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path,
     assert "OTreeBagger (M=3) could not run: " in out and "--max-regions" in out
     table = out.split("OTreeBagger (M=3) could not run")[0]
     assert "Certified forest (auto B)" in table and "OTreeBagger" not in table
+
+
+def test_predict_writes_probabilities_and_kept_columns_and_ignores_unused_ones(tmp_path, capsys):
+    """Check --proba (one column per class, the model's probabilities), --keep (passed through first)
+    and that columns the model does not use are ignored with one note line."""
+    data = _write_csv(tmp_path / "d.csv", n=60, labels=["poor", "fair", "good"])
+    model_path = tmp_path / "m.skops"
+    assert main(["fit", str(data), "--classes", "poor,fair,good", "-o", str(model_path),
+                 "--n-estimators", "6"]) == 0
+    rows = list(csv.reader(open(data)))
+    new = tmp_path / "new.csv"
+    with open(new, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "b", "comment", "a"])
+        writer.writerows([[f"c{i}", r[1], "text, with a comma", r[0]] for i, r in enumerate(rows[1:])])
+    capsys.readouterr()
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(model_path), str(new), "-o", str(out), "--proba", "--keep", "id"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["otreebagger predict: note: ignoring the columns the model does not use: 'comment'"]
+    written = list(csv.reader(open(out)))
+    assert written[0] == ["id", "prediction", "proba_poor", "proba_fair", "proba_good"]
+    model = load_model(model_path)["model"]
+    X = np.array([[float(r[0]), float(r[1])] for r in rows[1:]])
+    assert [r[0] for r in written[1:]] == [f"c{i}" for i in range(60)]
+    assert [r[1] for r in written[1:]] == model.predict(X).tolist()
+    np.testing.assert_array_equal(np.array([r[2:] for r in written[1:]], dtype=float), model.predict_proba(X))
+    # Without the options: the predictions alone, and the same note.
+    assert main(["predict", str(model_path), str(new), "-o", str(out)]) == 0
+    assert "does not use: 'id', 'comment'" in capsys.readouterr().err
+    assert list(csv.reader(open(out)))[0] == ["prediction"]
+
+
+def _registry_args(name, extra=()):
+    from ensemble._cli import _parser, _resolve_features
+
+    args = _parser().parse_args(["fit", "d.csv", "-o", "m.skops", "--model", name, "--n-estimators", "6", *extra])
+    _resolve_features(args, ["a", "b"])
+    return args
+
+
+@pytest.mark.parametrize("extra", [(), ("--categorical", "b"), ("--monotone", "a=+1")], ids=["plain", "cat", "mono"])
+@pytest.mark.parametrize("name", ["otreebagger", "forest", "treebagger", "bagged"])
+def test_every_registered_model_round_trips_through_its_file(tmp_path, name, extra):
+    """Check that every model the command line can save loads from its skops file with trusted types only
+    and predicts identically (classes and probabilities)."""
+    import warnings
+
+    import skops.io as sio
+
+    from ensemble._cli import MODELS, _build
+    from ensemble._model_file import TRUSTED_TYPES
+
+    assert set(MODELS) == {"otreebagger", "forest", "treebagger", "bagged"}  # a new model: add it above
+    rng = np.random.RandomState(1)
+    X = rng.uniform(size=(120, 2))
+    y = np.searchsorted([0.6, 1.2], X.sum(axis=1) + rng.normal(0, 0.1, 120)) + 1
+    _, model = _build(name, _registry_args(name, extra))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # options a baseline ignores may warn
+        model.fit(X, y)
+    path = tmp_path / "m.skops"
+    save_model(path, model, target="y", features=["a", "b"])
+    assert set(sio.get_untrusted_types(file=path)) <= set(TRUSTED_TYPES)
+    loaded = load_model(path)
+    assert loaded["target"] == "y" and loaded["features"] == ["a", "b"]
+    back = loaded["model"]
+    assert type(back) is type(model) and back is not model
+    grid = np.random.RandomState(2).uniform(-0.1, 1.1, size=(500, 2))
+    np.testing.assert_array_equal(back.predict(grid), model.predict(grid))
+    np.testing.assert_array_equal(back.predict_proba(grid), model.predict_proba(grid))
+    assert back.is_consistent() == model.is_consistent()
+
+
+def test_a_pickle_is_loaded_only_with_the_unsafe_flag(tmp_path, capsys):
+    """Check that a pickled model (an older version's file) is refused without --unsafe-pickle and used with it."""
+    data = _write_csv(tmp_path / "d.csv")
+    assert main(["fit", str(data), "-o", str(tmp_path / "m.skops"), "--n-estimators", "3"]) == 0
+    saved = load_model(tmp_path / "m.skops")
+    joblib.dump(saved, tmp_path / "old.joblib")
+    argv = ["predict", str(tmp_path / "old.joblib"), str(data), "-o", str(tmp_path / "p.csv")]
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert "pass --unsafe-pickle" in _one_error_line(capsys)
+    assert not (tmp_path / "p.csv").exists()
+    assert main(argv + ["--unsafe-pickle"]) == 0
+    assert main(["predict", str(tmp_path / "m.skops"), str(data), "-o", str(tmp_path / "q.csv")]) == 0
+    assert open(tmp_path / "p.csv").read() == open(tmp_path / "q.csv").read()
+
+
+def test_argument_errors_and_version_are_one_line(capsys):
+    """Check that argparse's own errors are one line with exit status 2, and --version prints the version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for argv, message in ((["fit"], "the following arguments are required: data, -o/--output"),
+                          (["fit", "d.csv", "-o", "m", "--n-estimators", "z"], "invalid int value: 'z'"),
+                          (["nosuch"], "invalid choice: 'nosuch'")):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        line = _one_error_line(capsys)
+        assert line.startswith("otreebagger") and message in line and line.endswith("--help')")
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    try:
+        expected = version("otreebagger")
+    except PackageNotFoundError:  # a source tree that is not installed
+        expected = "unknown (not installed)"
+    assert capsys.readouterr().out == f"otreebagger {expected}\n"
+
+
+def test_quick_paths_import_nothing_heavy(tmp_path):
+    """Check that --help, --version and errors found from the arguments do not import numpy, scikit-learn,
+    numba, the estimators or skops (what makes them answer at once)."""
+    heavy = ("numpy", "sklearn", "numba", "relabel", "trees", "skops", "ensemble.datasets", "ensemble._otreebagger")
+    script = (
+        "import sys, ensemble._cli as cli\n"
+        "for argv in (['--help'], ['--version'], ['fit', '--help'], ['demo', '--n-estimators', '0'],\n"
+        f"             ['fit', {str(tmp_path / 'no.csv')!r}, '-o', {str(tmp_path / 'm.skops')!r}],\n"
+        f"             ['predict', {str(tmp_path / 'no.skops')!r}, 'x.csv', '-o', 'p.csv']):\n"
+        "    try:\n"
+        "        cli.main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=str(Path(__file__).resolve().parents[1]))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -121,8 +121,8 @@ def _brute_jumps(ranks):
 
 
 def test_n_jumps_and_count_jumps_match_a_neighbour_loop(pyplot):
-    """Check that n_jumps and count_jumps count side and corner neighbours two or more classes apart."""
-    from ensemble._display import count_jumps
+    """Check that the pairs walked are the side and corner neighbours two or more classes apart."""
+    from ensemble._display import count_jumps, find_jumps
 
     rng = np.random.default_rng(2)
     X = rng.uniform(0, 1, size=(60, 2))
@@ -130,13 +130,147 @@ def test_n_jumps_and_count_jumps_match_a_neighbour_loop(pyplot):
     tree = DecisionTreeClassifier(random_state=0).fit(X, y)
     disp = RegionDisplay.from_estimator(tree, X, grid_resolution=30, eps=0.1)
     expected = _brute_jumps(disp.response)
-    assert expected > 0 and disp.n_jumps == expected
-    assert count_jumps(tree, X, grid_resolution=30, eps=0.1) == expected
+    assert expected > 0 and disp.n_jumps + disp.n_thin_bands == expected
+    found = find_jumps(tree, X, grid_resolution=30, eps=0.1)
+    assert count_jumps(tree, X, grid_resolution=30, eps=0.1) == found.n_jumps == disp.n_jumps > 0
+    np.testing.assert_array_equal(found.jumps, disp.jumps.jumps)
+    # Without a walk (a display built from a grid alone) every such pair counts as a jump.
+    bare = RegionDisplay(xx0=disp.xx0, xx1=disp.xx1, response=disp.response, classes=disp.classes)
+    assert bare.n_jumps == expected and bare.n_thin_bands == 0
     # The class order decides what a jump is: 2, 3, 1, 4 puts other classes side by side.
     ordered = RegionDisplay.from_estimator(tree, X, grid_resolution=30, eps=0.1, classes=[2, 3, 1, 4])
-    assert ordered.n_jumps == _brute_jumps(ordered.response) != expected
+    assert ordered.n_jumps + ordered.n_thin_bands == _brute_jumps(ordered.response) != expected
     with pytest.raises(ValueError, match="grid_resolution must be an integer >= 2"):
         count_jumps(tree, X, grid_resolution=1)
+
+
+# A line of points along x1 (x2 = 0): fitted trees split at the midpoints of consecutive x1.
+def _tree_on_a_line(x, y):
+    X = np.column_stack([x, np.zeros(len(x))])
+    return DecisionTreeClassifier(random_state=0).fit(X, y), X
+
+
+def _segments(disp, pairs):
+    """Both cell centres of each pair (rows of four coordinates)."""
+    return np.column_stack([disp.xx0[pairs[:, 0], pairs[:, 1]], disp.xx1[pairs[:, 0], pairs[:, 1]],
+                            disp.xx0[pairs[:, 2], pairs[:, 3]], disp.xx1[pairs[:, 2], pairs[:, 3]]])
+
+
+def test_a_class_1_leaf_next_to_a_class_3_leaf_is_a_jump(pyplot):
+    """Check that a tree built to fail (1 | 3 at x1 = 0.5) has jumps straddling 0.5, and no thin band."""
+    tree, X = _tree_on_a_line([0.0, 0.4, 0.6, 1.0, 1.4], [1, 1, 3, 3, 2])
+    disp = RegionDisplay.from_estimator(tree, X, grid_resolution=12)
+    assert disp.jumps.exact and disp.n_jumps > 0 and disp.n_thin_bands == 0
+    seg = _segments(disp, disp.jumps.jumps)
+    assert np.all(np.minimum(seg[:, 0], seg[:, 2]) < 0.5) and np.all(np.maximum(seg[:, 0], seg[:, 2]) > 0.5)
+    # Every row of the grid crosses x1 = 0.5: one side pair and two corner pairs per row
+    # (one corner pair less on each of the first and last rows).
+    assert disp.n_jumps == 12 + 2 * 11
+    assert len(disp.jumps_.get_offsets()) == disp.n_jumps and disp.thin_bands_ is None
+    np.testing.assert_allclose(np.asarray(disp.jumps_.get_offsets())[:, 0], 0.5 * (seg[:, 0] + seg[:, 2]))
+    assert disp.summary == "34 jumps"
+
+
+def test_a_band_thinner_than_a_cell_is_not_a_jump(pyplot):
+    """Check that 1 | 2 | 3 with the 2 band 2e-5 wide counts thin bands, no jump; a grid alone saw jumps."""
+    from ensemble._display import find_jumps
+
+    d = 1e-5
+    tree, X = _tree_on_a_line([0.0, 0.5 - d, 0.5 + d, 0.5 + 3 * d, 1.0], [1, 1, 2, 3, 3])
+    band = tree.predict([[0.5 + d, 0.0]])
+    assert band.tolist() == [2] and tree.get_n_leaves() == 3
+    disp = RegionDisplay.from_estimator(tree, X, grid_resolution=12)
+    assert not np.any(disp.classes[disp.response] == 2)  # no cell centre falls into the band
+    assert disp.n_jumps == 0 and disp.n_thin_bands == 12 + 2 * 11
+    assert disp.summary == "0 jumps (34 bands thinner than a cell)"
+    seg = _segments(disp, disp.jumps.thin_bands)
+    assert np.all(np.minimum(seg[:, 0], seg[:, 2]) < 0.5) and np.all(np.maximum(seg[:, 0], seg[:, 2]) > 0.5 + 2 * d)
+    assert len(disp.thin_bands_.get_offsets()) == 34 and disp.jumps_ is None
+    bare = RegionDisplay(xx0=disp.xx0, xx1=disp.xx1, response=disp.response, classes=disp.classes)
+    assert bare.n_jumps == 34  # what the grid alone claims
+    # A band and a real jump side by side are counted apart: 1 | 2 (thin) | 3 | 1.
+    tree, X = _tree_on_a_line([0.0, 0.5 - d, 0.5 + d, 0.5 + 3 * d, 0.8, 1.0], [1, 1, 2, 3, 3, 1])
+    found = find_jumps(tree, X, grid_resolution=12)
+    assert found.n_jumps == 34 and found.n_thin_bands == 34
+
+
+def _dense_jumps(estimator, disp, n=2001):
+    """Oracle: each pair two classes apart sampled at n points of its segment; a jump if two
+    consecutive samples are more than one class apart."""
+    pairs = _grid_pairs_brute(disp.response)
+    s = np.linspace(0.0, 1.0, n)[:, None]
+    position = {c: i for i, c in enumerate(disp.classes.tolist())}
+    jumps = set()
+    for pair in pairs:
+        p = np.array([disp.xx0[pair[0], pair[1]], disp.xx1[pair[0], pair[1]]])
+        q = np.array([disp.xx0[pair[2], pair[3]], disp.xx1[pair[2], pair[3]]])
+        ranks = np.array([position[v] for v in estimator.predict(p + s * (q - p)).tolist()])
+        if np.any(np.abs(np.diff(ranks)) > 1):
+            jumps.add(pair)
+    return set(pairs), jumps
+
+
+def _grid_pairs_brute(ranks):
+    n0, n1 = ranks.shape
+    return [(i, j, i + di, j + dj) for i in range(n0) for j in range(n1)
+            for di, dj in ((0, 1), (1, 0), (1, 1), (1, -1))
+            if 0 <= i + di < n0 and 0 <= j + dj < n1 and abs(int(ranks[i, j]) - int(ranks[i + di, j + dj])) > 1]
+
+
+def _small_models():
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from ensemble import ConsistentForestClassifier, OTreeBagger
+
+    return {
+        "tree": DecisionTreeClassifier(random_state=0),
+        "bagged trees in PLS spaces": OTreeBagger(n_estimators=6, relabel=False, projection="pls",
+                                                  random_state=0),
+        "OTreeBagger": OTreeBagger(n_estimators=6, random_state=0),
+        "certified forest": ConsistentForestClassifier(n_estimators=30, random_state=0),
+        "k nearest neighbours (bisection)": KNeighborsClassifier(n_neighbors=1),
+        "scaled tree (bisection)": make_pipeline(StandardScaler(), DecisionTreeClassifier(random_state=0)),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_small_models()))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_walk_equals_dense_sampling_of_every_segment(pyplot, name, seed):
+    """Check that the jumps found equal a dense sampling of each segment, for tree models and others."""
+    import warnings
+
+    from ensemble.datasets import make_synthetic_i
+
+    X, y = make_synthetic_i(60, random_state=seed)
+    model = _small_models()[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an uncertified forest of 30 trees warns
+        model.fit(X, y)
+    disp = RegionDisplay.from_estimator(model, X, grid_resolution=16, plot_points=False)
+    pairs, jumps = _dense_jumps(model, disp)
+    assert pairs, "the case must have pairs to decide"
+    assert {tuple(p) for p in disp.jumps.jumps.tolist()} == jumps
+    assert {tuple(p) for p in disp.jumps.thin_bands.tolist()} == pairs - jumps
+    assert disp.jumps.exact == ("bisection" not in name)
+    if name in ("OTreeBagger", "certified forest") and model.is_consistent():
+        assert disp.n_jumps == 0
+
+
+def test_bisection_finds_a_thin_band_of_a_model_without_trees(pyplot):
+    """Check that a pipeline (no trees the walk can read) is bisected, and its thin band found."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from ensemble._display import find_jumps
+
+    d = 1e-5
+    x = [0.0, 0.5 - d, 0.5 + d, 0.5 + 3 * d, 1.0]
+    X = np.column_stack([x, np.zeros(5)])
+    model = make_pipeline(StandardScaler(), DecisionTreeClassifier(random_state=0)).fit(X, [1, 1, 2, 3, 3])
+    found = find_jumps(model, X, grid_resolution=12)
+    assert not found.exact and found.n_jumps == 0 and found.n_thin_bands == 34
 
 
 def test_pandas_frame_keeps_feature_names(pyplot):

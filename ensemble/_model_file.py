@@ -1,0 +1,167 @@
+"""Model files of the command line: skops archives that load without running code from the file.
+
+``otreebagger fit -o`` writes a :mod:`skops.io` archive (a zip of a JSON schema and
+numpy arrays). Loading it builds only the types it is allowed to: those skops trusts
+by default (builtins, numpy arrays, scikit-learn types it knows) and the project's
+own, listed in :data:`TRUSTED_TYPES`. A file that names any other type (a tampered or
+foreign file) is refused before anything in it is built. Pickles (the ``.joblib``
+files of older versions) can run arbitrary code when loaded: they are read only when
+the caller asks for it explicitly (``otreebagger predict --unsafe-pickle``).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ModelFileError", "TRUSTED_TYPES", "load_model", "save_model"]
+
+#: Format tag and version of the payload ``save_model`` writes.
+FORMAT = "otreebagger-model"
+FORMAT_VERSION = 1
+
+#: The types a model file may hold beyond those skops trusts by default: the project's
+#: fitted models and the structures inside them, by module and name. A model added to
+#: the command line's registry (``ensemble._cli.MODELS``) adds its types here;
+#: tests/test_ensemble_cli.py checks that every registered model saves only trusted types.
+TRUSTED_TYPES: tuple[str, ...] = (
+    # OTreeBagger, and the TreeBagger and bagged-trees baselines (relabel=False)
+    "ensemble._otreebagger.OTreeBagger",
+    "ensemble._otreebagger.FittedGroup",
+    "ensemble._otreebagger.GroupSpace",
+    "relabel._fusion.FusedPartition",
+    # the certified forest
+    "ensemble._forest.ConsistentForestClassifier",
+    "ensemble._forest._Voter",
+    # trees of both: ours, and scikit-learn's tree structure (the forest's squared-error
+    # trees), which skops rebuilds through its own loader for it, not through pickle
+    "trees._classes.OrdinalTreeClassifier",
+    "trees._grow.OrdinalTree",
+    "sklearn.tree._tree.Tree",
+)
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be loaded: missing, foreign, tampered, or a pickle not allowed."""
+
+
+def save_model(path: str | Path, model: Any, **fields: Any) -> None:
+    """Write ``model`` and the ``fields`` (target name, feature names, ...) as a skops archive.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to write (its folder must exist).
+    model : fitted estimator
+        Any model whose types are default-trusted by skops or in :data:`TRUSTED_TYPES`.
+    **fields
+        Plain values saved beside the model (str, lists of str, numbers).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from ensemble import OTreeBagger
+    >>> from ensemble._model_file import load_model, save_model
+    >>> X, y = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [1, 2, 2, 3]
+    >>> model = OTreeBagger(n_estimators=1, group_size=1, bootstrap=False).fit(X, y)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.skops"
+    >>> save_model(path, model, target="y")
+    >>> saved = load_model(path)
+    >>> saved["target"], saved["model"].predict(X).tolist() == model.predict(X).tolist()
+    ('y', True)
+    """
+    import skops.io as sio
+
+    payload = {"format": FORMAT, "version": FORMAT_VERSION, **fields, "model": model}
+    sio.dump(payload, path, compression=zipfile.ZIP_DEFLATED)
+
+
+def load_model(path: str | Path, *, unsafe_pickle: bool = False) -> dict:
+    """Read a file written by :func:`save_model`: the dictionary of the model and its fields.
+
+    Parameters
+    ----------
+    path : str or Path
+        A skops archive written by :func:`save_model`, or (with ``unsafe_pickle``)
+        a joblib pickle of such a dictionary.
+    unsafe_pickle : bool, default=False
+        Also read a pickle. Loading a pickle runs whatever code it names: only for
+        files of a trusted origin.
+
+    Returns
+    -------
+    dict
+        With at least ``"model"``.
+
+    Raises
+    ------
+    ModelFileError
+        If the file is missing or a folder, is not a skops archive (and
+        ``unsafe_pickle`` is off, or it is no readable pickle either), names a
+        type that is not trusted, is a skops archive of something else, or holds
+        no model. The message is one line.
+
+    Notes
+    -----
+    skops checks every type the archive's schema names against the trusted ones
+    before it builds any object; numpy arrays are read with ``allow_pickle=False``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ModelFileError(f"{path} is a folder, not a model file")
+    if not path.is_file():
+        raise ModelFileError(f"model file not found: {path}")
+    if zipfile.is_zipfile(path):
+        saved = _load_skops(path)
+    elif unsafe_pickle:
+        saved = _load_pickle(path)
+    else:
+        raise ModelFileError(
+            f"{path} is not a model saved by 'otreebagger fit' (not a skops archive); if it is a "
+            "pickle you trust (a .joblib of an older version), pass --unsafe-pickle to load it anyway"
+        )
+    if isinstance(saved, dict) and zipfile.is_zipfile(path) and saved.get("format") != FORMAT:
+        raise ModelFileError(f"{path} is a skops archive but not a model saved by 'otreebagger fit'")
+    if not isinstance(saved, dict) or "model" not in saved:
+        raise ModelFileError(
+            f"{path} is not a model saved by 'otreebagger fit' (it holds a {type(saved).__name__})"
+        )
+    return saved
+
+
+def _load_skops(path: Path) -> Any:
+    import skops.io as sio
+    from skops.io.exceptions import UntrustedTypesFoundException
+
+    try:
+        untrusted = sorted(set(sio.get_untrusted_types(file=path)) - set(TRUSTED_TYPES))
+    except Exception as exc:  # a damaged archive: its own message means nothing to the user
+        raise ModelFileError(
+            f"{path} is not a model saved by 'otreebagger fit': skops cannot read it ({type(exc).__name__})"
+        ) from exc
+    if untrusted:
+        raise ModelFileError(
+            f"{path} names types that otreebagger does not trust ({', '.join(untrusted)}): "
+            "refusing to load it (a tampered or foreign file)"
+        )
+    try:
+        return sio.load(path, trusted=list(TRUSTED_TYPES))
+    except UntrustedTypesFoundException as exc:
+        raise ModelFileError(f"{path} names types that otreebagger does not trust: refusing to load it") from exc
+    except Exception as exc:
+        raise ModelFileError(
+            f"{path} is not a model saved by 'otreebagger fit': skops cannot load it ({type(exc).__name__})"
+        ) from exc
+
+
+def _load_pickle(path: Path) -> Any:
+    import joblib
+
+    try:
+        return joblib.load(path)
+    except Exception as exc:  # a damaged or foreign file: its own message means nothing to the user
+        raise ModelFileError(
+            f"{path} is not a model saved by 'otreebagger fit': neither skops nor joblib can read it "
+            f"({type(exc).__name__})"
+        ) from exc
