@@ -250,9 +250,10 @@ def _tree_lines(estimator: Any) -> list | None:
                 offsets = threshold.copy()
                 on_component = feature < k
                 rows = np.nonzero(on_component)[0]
+                weights, offset = space.affine()
                 for r in rows:  # a component: offset + x[projected] @ weights[:, j] = t
-                    normals[r, space.projected] = space.weights[:, feature[r]]
-                    offsets[r] = threshold[r] - space.offset[feature[r]]
+                    normals[r, space.projected] = weights[:, feature[r]]
+                    offsets[r] = threshold[r] - offset[feature[r]]
                 kept = np.nonzero(~on_component)[0]
                 normals[kept, space.kept[feature[kept] - k]] = 1.0
                 pieces.append((normals, offsets))

@@ -153,6 +153,15 @@ class GroupSpace:
             out[: self.n_components] = np.abs(self.weights).T @ (r[self.projected] / self._scale)
         return out
 
+    def affine(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(weights, offset)`` of the components as ``offset + x[:, projected] @ weights`` in raw units.
+
+        The same map as :meth:`transform`, folded into one affine form (for drawing
+        the boundaries; :meth:`transform` itself keeps the exact scaled form).
+        """
+        weights = self.weights / self._scale[:, None]
+        return weights, self.offset - self._center @ self.weights
+
     def importances(self, z_importances: NDArray[np.float64], n_features: int) -> NDArray[np.float64]:
         """Importances of the axes of z (components first, then kept features) as importances of x.
 

@@ -3,7 +3,7 @@
 ``otreebagger fit -o`` writes a :mod:`skops.io` archive (a zip of a JSON schema and
 numpy arrays). Loading it builds only the types it is allowed to: those skops trusts
 by default (builtins, numpy arrays, scikit-learn types it knows) and the project's
-own, listed in :data:`TRUSTED_TYPES`. A file that names any other type (a tampered or
+own, listed in :func:`trusted_types`. A file that names any other type (a tampered or
 foreign file) is refused before anything in it is built. Pickles (the ``.joblib``
 files of older versions) can run arbitrary code when loaded: they are read only when
 the caller asks for it explicitly (``otreebagger predict --unsafe-pickle``).
@@ -15,31 +15,34 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ModelFileError", "TRUSTED_TYPES", "load_model", "save_model"]
+__all__ = ["ModelFileError", "load_model", "save_model", "trusted_types"]
 
 #: Format tag and version of the payload ``save_model`` writes.
 FORMAT = "otreebagger-model"
 FORMAT_VERSION = 1
 
-#: The types a model file may hold beyond those skops trusts by default: the project's
-#: fitted models and the structures inside them, by module and name. A model added to
-#: the command line's registry (``ensemble._cli.MODELS``) adds its types here;
-#: tests/test_ensemble_cli.py checks that every registered model saves only trusted types.
-TRUSTED_TYPES: tuple[str, ...] = (
-    # OTreeBagger, and the TreeBagger and bagged-trees baselines (relabel=False)
-    "ensemble._otreebagger.OTreeBagger",
-    "ensemble._otreebagger.FittedGroup",
-    "ensemble._otreebagger.GroupSpace",
-    "relabel._fusion.FusedPartition",
-    # the certified forest
-    "ensemble._forest.ConsistentForestClassifier",
-    "ensemble._forest._Voter",
-    # trees of both: ours, and scikit-learn's tree structure (the forest's squared-error
-    # trees), which skops rebuilds through its own loader for it, not through pickle
-    "trees._classes.OrdinalTreeClassifier",
-    "trees._grow.OrdinalTree",
-    "sklearn.tree._tree.Tree",
-)
+def trusted_types() -> tuple[str, ...]:
+    """The types a model file may hold beyond those skops trusts by default.
+
+    The project's fitted models and the structures inside them, named from the
+    classes themselves (``module.qualname``), so that moving a class between
+    modules cannot make saved models unloadable. A model added to the command
+    line's registry (``ensemble._cli.MODELS``) adds its classes here;
+    tests/test_ensemble_cli.py checks that every registered model saves only
+    trusted types.
+    """
+    from ensemble._base import _TextColumns
+    from ensemble._forest import ConsistentForestClassifier, _Voter
+    from ensemble._groups import FittedGroup, GroupSpace
+    from ensemble._otreebagger import OTreeBagger
+    from relabel import FusedPartition
+    from trees import OrdinalTree, OrdinalTreeClassifier
+
+    classes = (OTreeBagger, FittedGroup, GroupSpace, FusedPartition, ConsistentForestClassifier, _Voter,
+               _TextColumns, OrdinalTreeClassifier, OrdinalTree)
+    # scikit-learn's tree structure (the forest's squared-error trees), which skops rebuilds
+    # through its own loader for it, not through pickle.
+    return tuple(f"{c.__module__}.{c.__qualname__}" for c in classes) + ("sklearn.tree._tree.Tree",)
 
 
 class ModelFileError(ValueError):
@@ -54,7 +57,7 @@ def save_model(path: str | Path, model: Any, **fields: Any) -> None:
     path : str or Path
         The file to write (its folder must exist).
     model : fitted estimator
-        Any model whose types are default-trusted by skops or in :data:`TRUSTED_TYPES`.
+        Any model whose types are default-trusted by skops or in :func:`trusted_types`.
     **fields
         Plain values saved beside the model (str, lists of str, numbers).
 
@@ -135,7 +138,7 @@ def _load_skops(path: Path) -> Any:
     from skops.io.exceptions import UntrustedTypesFoundException
 
     try:
-        untrusted = sorted(set(sio.get_untrusted_types(file=path)) - set(TRUSTED_TYPES))
+        untrusted = sorted(set(sio.get_untrusted_types(file=path)) - set(trusted_types()))
     except Exception as exc:  # a damaged archive: its own message means nothing to the user
         raise ModelFileError(
             f"{path} is not a model saved by 'otreebagger fit': skops cannot read it ({type(exc).__name__})"
@@ -146,7 +149,7 @@ def _load_skops(path: Path) -> Any:
             "refusing to load it (a tampered or foreign file)"
         )
     try:
-        return sio.load(path, trusted=list(TRUSTED_TYPES))
+        return sio.load(path, trusted=list(trusted_types()))
     except UntrustedTypesFoundException as exc:
         raise ModelFileError(f"{path} names types that otreebagger does not trust: refusing to load it") from exc
     except Exception as exc:
