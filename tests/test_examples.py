@@ -3,6 +3,7 @@
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -15,6 +16,7 @@ CASES = {
     "plot_criteria.py": ["--grid-resolution", "60"],
     "compare_solvers.py": ["--n-samples", "80", "--time-limit", "60"],
     "plot_monotone.py": ["--n-train", "80"],
+    "plot_importances.py": ["--n-repeats", "2"],
 }
 
 
@@ -85,3 +87,20 @@ def test_monotone_example_shows_what_it_claims(tmp_path, pyplot):
     tied = OTreeBagger(n_estimators=12, monotonic_cst=module.CST, random_state=0).fit(X, y)
     assert module.wrong_way(free, resolution=80).shape[0] > 0 and not free.is_monotone(module.CST)
     assert module.wrong_way(tied, resolution=80).shape[0] == 0 and tied.is_monotone()
+
+
+def test_importances_example_ranks_the_informative_features(tmp_path, pyplot):
+    """Check that on its synthetic data the permutation importances rank the two informative features first."""
+    from sklearn.inspection import permutation_importance
+
+    from ensemble import ConsistentForestClassifier
+    from ensemble.metrics import ordinal_scorer
+
+    module = _load("plot_importances.py")
+    X, y, X_test, y_test, _ = module.load(None)
+    model = ConsistentForestClassifier(random_state=0).fit(X, y)
+    result = permutation_importance(model, X_test, y_test, scoring=ordinal_scorer("mae"), n_repeats=2,
+                                    random_state=0)
+    assert set(np.argsort(result.importances_mean)[-2:]) == {0, 3}
+    expected = module.ExpectedClass(model).fit(X)
+    assert np.allclose(expected.predict(X_test[:5]), model.predict_proba(X_test[:5]) @ np.arange(model.n_classes_))
