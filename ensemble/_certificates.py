@@ -351,13 +351,13 @@ def exact_jump(nodes: tuple, value: NDArray[np.int64], n_features: int,
     4
     """
     left, right, feature, threshold = nodes
-    reach = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
+    r = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
     boxes = leaf_boxes(NodeArrays(left, right, feature, threshold, n_features), n_features)
     leaves = boxes.leaf_ids.astype(np.int64)
     centre = (value[leaves].max() + value[leaves].min()) / 2.0
     order = np.argsort(-np.abs(value[leaves] - centre), kind="stable")  # extreme values first
     return int(tree_jump(left, right, feature, threshold, np.ascontiguousarray(value, dtype=np.int64), leaves,
-                         boxes.lower, boxes.upper, reach, order))
+                         boxes.lower, boxes.upper, r, order))
 
 
 @dataclass(frozen=True)
@@ -461,13 +461,13 @@ def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]],
     >>> c.bound, c.n_boundaries, c.certified
     (5, 1, True)
     """
-    reach = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
+    r = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
     internal = [np.asarray(n[0]) >= 0 for n in nodes]
     feature, threshold, owner = split_thresholds(nodes)
     multiplicity = np.zeros(n_features, dtype=np.int64)
     for f in np.flatnonzero(countable):
         on_f = feature == f
-        multiplicity[f] = threshold_multiplicity(threshold[on_f], owner[on_f], resolution=float(reach[f]))
+        multiplicity[f] = threshold_multiplicity(threshold[on_f], owner[on_f], resolution=float(r[f]))
     n_boundaries = int(multiplicity.sum())
     jumps = np.array([np.ptp(v[~i]) if (~i).any() else 0 for v, i in zip(values, internal, strict=True)],
                      dtype=np.int64)
@@ -481,7 +481,7 @@ def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]],
                 break
             for t in todo:
                 if t not in cache:
-                    cache[t] = exact_jump(nodes[t], values[t], n_features, reach)
+                    cache[t] = exact_jump(nodes[t], values[t], n_features, r)
                 jumps[t] = cache[t]
                 is_exact[t] = True
     return SumCertificate(oscillation_bound(jumps, n_boundaries), int(spacing), n_boundaries, multiplicity,
