@@ -1,0 +1,157 @@
+"""Planted bugs: each mutation of the library must make at least one test fail.
+
+Every row plants one bug (a source edit) in a copy of the repository, runs the tests
+that should catch it, and reports whether they did. A row that stays green is a hole
+in the suite: a certificate or formula that the tests would not notice breaking.
+
+Run::
+
+    python benchmarks/planted_bugs.py                 # every mutation (a few minutes)
+    python benchmarks/planted_bugs.py --only corner   # the rows whose name contains "corner"
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+MUTATIONS = [
+    # Issue 23's four, which the suite used to miss.
+    Mutation("forest is_monotone checks only the first constrained feature", "ensemble/_certificates.py",
+             "    cst = np.asarray(monotonic_cst)\n",
+             "    cst = np.asarray(monotonic_cst).copy()\n    cst[np.flatnonzero(cst)[1:]] = 0\n",
+             ("tests/test_ensemble_trust.py", "tests/test_ensemble_monotone.py")),
+    Mutation("per-tree jump from face contacts only (corners dropped)", "ensemble/_certificates.py",
+             "    return int(tree_jump(left, right, feature, threshold, np.ascontiguousarray(value, dtype=np.int64), "
+             "leaves,\n",
+             "    part = relabel.fuse([boxes], snap=False)\n"
+             "    edges = relabel.adjacency_edges(part, contact='face', resolution=r if r.any() else None).edges\n"
+             "    v = np.asarray(value)[part.keys[:, 0]]\n"
+             "    return int(np.abs(v[edges[:, 0]] - v[edges[:, 1]]).max(initial=0))\n"
+             "    return int(tree_jump(left, right, feature, threshold, np.ascontiguousarray(value, dtype=np.int64), "
+             "leaves,\n",
+             ("tests/test_ensemble_trust.py", "tests/test_ensemble_forest.py")),
+    Mutation("jump kernel compares with < at a window's edge", "ensemble/_certificates.py",
+             "            if lower[j, f] - resolution[f] <= t:",
+             "            if lower[j, f] - resolution[f] < t:",
+             ("tests/test_ensemble_trust.py",)),
+    Mutation("cut-spacing comparison strict", "ensemble/_certificates.py",
+             "    return int(bound) <= int(spacing)",
+             "    return int(bound) < int(spacing)",
+             ("tests/test_ensemble_trust.py",)),
+    # Certificates must check what predict computes.
+    Mutation("a plain voter's certificate snaps thin leaves away", "ensemble/_otreebagger.py",
+             "partition = relabel.fuse([leaf_boxes(tree)], snap=False)",
+             "partition = relabel.fuse([leaf_boxes(tree)])",
+             ("tests/test_ensemble_trust.py",)),
+    Mutation("monotone certificate of trees snaps thin leaves away", "ensemble/_certificates.py",
+             "NodeArrays(left, right, feature, threshold, n_features))], snap=False)\n        pairs",
+             "NodeArrays(left, right, feature, threshold, n_features))], snap=True)\n        pairs",
+             ("tests/test_ensemble_trust.py",)),
+    Mutation("the majority vote is registered as consistent", "ensemble/_voting.py",
+             '"majority": Vote("majority", _majority, keeps_consistency=False)',
+             '"majority": Vote("majority", _majority, keeps_consistency=True)',
+             ("tests/test_ensemble_otreebagger.py", "tests/test_ensemble_otreebagger_real.py")),
+    Mutation("bound sums one jump fewer than the boundaries", "ensemble/_certificates.py",
+             "    return int(jumps[: max(int(n_boundaries), 0)].sum())",
+             "    return int(jumps[: max(int(n_boundaries) - 1, 0)].sum())",
+             ("tests/test_ensemble_forest.py",)),
+    Mutation("colliding thresholds are not redrawn", "ensemble/_thresholds.py",
+             "        if again.shape[0] == 0:\n            return rounds",
+             "        if True:\n            return rounds",
+             ("tests/test_ensemble_forest.py",)),
+    # Units and scale (issue 23 item 1).
+    Mutation("trees grow on raw float32 values, not ranks", "ensemble/_thresholds.py",
+             "            out[:, f] = self._code(np.searchsorted(v, X[:, f]), v.shape[0])",
+             "            out[:, f] = X[:, f]",
+             ("tests/test_ensemble_trust.py",)),
+    # Votes and cut points.
+    Mutation("upper instead of lower median", "ensemble/_voting.py",
+             "    rank = (votes.shape[1] + 1) // 2 - 1",
+             "    rank = votes.shape[1] // 2",
+             ("tests/test_ensemble_otreebagger.py", "ensemble/_voting.py")),
+    Mutation("learned cut points not kept the bound apart", "ensemble/_voting.py",
+             "    if n_classes > 2 and spacing > 0:",
+             "    if False:",
+             ("tests/test_ensemble_forest.py",)),
+    # Monotone projection and probabilities.
+    Mutation("isotonic projection ignores the constraints", "ensemble/_monotone.py",
+             "    if pairs.shape[0] == 0 or np.all(v[pairs[:, 0]] <= v[pairs[:, 1]]):",
+             "    if True:",
+             ("tests/test_ensemble_isotonic.py", "tests/test_ensemble_monotone.py")),
+    Mutation("cumulative probabilities with the cut order reversed", "ensemble/_voting.py",
+             "    above = ndtr((values[:, None] - cuts[None, :]) / float(scale))",
+             "    above = ndtr((values[:, None] - cuts[None, ::-1]) / float(scale))",
+             ("tests/test_ensemble_monotone.py", "ensemble/_voting.py")),
+    # Trees and the relabelling.
+    Mutation("routing sends x == threshold right", "ensemble/_kernels.py",
+             "            if X[i, feature[node]] <= threshold[node]:",
+             "            if X[i, feature[node]] < threshold[node]:",
+             ("tests/test_ensemble_forest.py", "tests/test_ensemble_trust.py")),
+    Mutation("class weights ignored", "ensemble/_base.py",
+             "        factors = class_weight_factors(getattr(self, \"class_weight\", None), y_idx, self.classes_)",
+             "        factors = None",
+             ("tests/test_ensemble_user_features.py",)),
+]
+
+
+def _run(mutation: Mutation, timeout: float) -> tuple[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "repo"
+        shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", "__pycache__", "*.nbi", "*.nbc"))
+        target = copy / mutation.path
+        source = target.read_text()
+        if mutation.old not in source:
+            return "not applied (the code moved: update the row)", 0.0
+        target.write_text(source.replace(mutation.old, mutation.new, 1))
+        env = dict(os.environ, CI="true", PYTHONPATH=str(copy))
+        start = time.perf_counter()
+        try:
+            result = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                                     *mutation.tests], cwd=copy, env=env, capture_output=True, text=True,
+                                    timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "timeout", time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        return ("caught" if result.returncode != 0 else "MISSED"), seconds
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="run the rows whose name contains this text")
+    parser.add_argument("--timeout", type=float, default=900.0)
+    args = parser.parse_args(argv)
+    rows = [m for m in MUTATIONS if args.only in m.name]
+    print("| planted bug | file | tests run | result |")
+    print("|---|---|---|---|")
+    missed = 0
+    for mutation in rows:
+        outcome, seconds = _run(mutation, args.timeout)
+        missed += outcome != "caught"
+        tests = ", ".join(Path(t).name for t in mutation.tests)
+        print(f"| {mutation.name} | {mutation.path} | {tests} | {outcome} ({seconds:.0f} s) |", flush=True)
+    print(f"\n{len(rows) - missed} of {len(rows)} planted bugs caught")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
