@@ -344,7 +344,7 @@ class TreeSpec:
 
 
 def grow_tree(spec: TreeSpec, X: NDArray, y_idx: NDArray[np.intp], sample_weight: NDArray[np.float64],
-              seed: int, *, validate: bool = True) -> Any:
+              seed: int, *, validate: bool = True, missing: NDArray[np.bool_] | None = None) -> Any:
     """Grow one tree of an ensemble on validated arrays: the one way every ensemble grows a tree.
 
     Parameters
@@ -362,6 +362,10 @@ def grow_tree(spec: TreeSpec, X: NDArray, y_idx: NDArray[np.intp], sample_weight
     validate : bool, default=True
         Validate the tree's parameters (``False`` for trees that differ from an
         already validated one only in their seed).
+    missing : ndarray of shape (n_features,), bool, optional
+        Features with missing values (NaN) in ``X`` (scikit-learn's trees learn
+        where they go at each split; its public ``fit`` finds them only while
+        checking its input, which the ensemble did once).
 
     Returns
     -------
@@ -382,6 +386,10 @@ def grow_tree(spec: TreeSpec, X: NDArray, y_idx: NDArray[np.intp], sample_weight
             criterion="squared_error", max_depth=spec.max_depth, min_samples_leaf=spec.min_samples_leaf,
             max_features=spec.max_features, monotonic_cst=spec.monotonic_cst, random_state=seed,
         )
+        if missing is not None and missing.any():
+            # scikit-learn's forests pass the mask the same way (tests pin this private API).
+            return tree._fit(X, y_idx.astype(np.float64), sample_weight=sample_weight, check_input=False,
+                             missing_values_in_feature_mask=missing)
         return tree.fit(X, y_idx.astype(np.float64), sample_weight=sample_weight, check_input=False)
     tree = OrdinalTreeClassifier(
         criterion=spec.criterion, max_depth=spec.max_depth, min_samples_leaf=spec.min_samples_leaf,
@@ -444,12 +452,16 @@ class _TextColumns:
     A column of strings becomes the index of its value among the sorted distinct
     values (a pandas Categorical: among its own categories, in their order), so the
     trees can split it; the column must be categorical, since a code's neighbours
-    are not near in any sense. A value not seen in ``fit`` is an error naming the
-    column and the value.
+    are not near in any sense. A missing value (None, NaN) becomes NaN, and so does
+    a category not seen in ``fit`` when the estimator accepts missing values (a
+    category it knows nothing about is treated as unknown); otherwise both are
+    errors naming the column.
     """
 
-    def __init__(self, frame: Any = None, allowed: Any = None, feature_names: list[str] | None = None) -> None:
+    def __init__(self, frame: Any = None, allowed: Any = None, feature_names: list[str] | None = None,
+                 allow_missing: bool = False) -> None:
         self.columns: dict[int, NDArray] = {}
+        self.allow_missing = allow_missing
         for j, name in enumerate(feature_names or []):
             column = frame.iloc[:, j]
             if not _is_text_dtype(column.dtype):
@@ -461,15 +473,19 @@ class _TextColumns:
                     "(or use categorical_features='auto') so that its values are encoded as categories"
                 )
             categories = getattr(getattr(column, "cat", None), "categories", None)
-            values = np.asarray(categories) if categories is not None else np.unique(self._values(column, name))
+            if categories is not None:
+                values = np.asarray(categories)
+            else:
+                text, missing = self._values(column, name)
+                values = np.unique(text[~missing])
             self.columns[j] = values
 
-    @staticmethod
-    def _values(column: Any, name: str) -> NDArray:
+    def _values(self, column: Any, name: str) -> tuple[NDArray, NDArray[np.bool_]]:
         values = np.asarray(column.astype(object))
-        if any(v is None or (isinstance(v, float) and v != v) for v in values.tolist()):
-            raise ValueError(f"X column {name!r} has missing values; they are not supported yet")
-        return values.astype(str)
+        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in values.tolist()], dtype=bool)
+        if missing.any() and not self.allow_missing:
+            raise ValueError(f"X column {name!r} has missing values, which this estimator does not accept")
+        return values.astype(str), missing
 
     def transform(self, frame: Any, feature_names: list[str]) -> Any:
         if not self.columns:
@@ -477,16 +493,17 @@ class _TextColumns:
         frame = frame.copy()
         for j, values in self.columns.items():
             name = feature_names[j]
-            column = self._values(frame.iloc[:, j], name)
+            column, missing = self._values(frame.iloc[:, j], name)
             known = values.astype(str)
             sorter = np.argsort(known, kind="stable")  # a Categorical's own order need not be sorted
             at = np.clip(np.searchsorted(known[sorter], column), 0, known.shape[0] - 1)
-            unseen = known[sorter][at] != column
-            if unseen.any():
+            unseen = (known[sorter][at] != column) & ~missing
+            if unseen.any() and not self.allow_missing:
                 raise ValueError(f"X column {name!r} holds the category {str(column[unseen][0])!r}, unseen in fit; "
                                  f"the known categories are {values.tolist()!r}")
-            pos = sorter[at]
-            frame.isetitem(j, pos.astype(np.float64))
+            codes = sorter[at].astype(np.float64)
+            codes[missing | unseen] = np.nan
+            frame.isetitem(j, codes)
         return frame
 
 
@@ -518,7 +535,7 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
         """Validate and encode the training data; set ``classes_``, ``n_classes_`` and the feature kinds."""
         categories = ordered_categories(y)
         X = self._encode_text(X, reset=True)
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=self._finite_rule())
         check_classification_targets(y)
         self._check_params()
         y_idx = encode_target(self, y, categories)
@@ -583,14 +600,21 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
             else:
                 listed = categorical_mask(spec, len(names), np.asarray(names, dtype=object))
                 allowed = lambda j: bool(listed[j])  # noqa: E731
-            self._text = _TextColumns(X, allowed, names)
+            self._text = _TextColumns(X, allowed, names, allow_missing=self._supports_missing)
             self._bool_columns = np.array([getattr(d, "kind", "") == "b" for d in X.dtypes], dtype=bool)
         return self._text.transform(X, names)
 
     def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Validated float64 rows for prediction, text columns encoded as in ``fit``."""
         check_is_fitted(self)
-        return validate_data(self, self._encode_text(X, reset=False), reset=False, dtype=np.float64, order="C")
+        return validate_data(self, self._encode_text(X, reset=False), reset=False, dtype=np.float64, order="C",
+                             ensure_all_finite=self._finite_rule())
+
+    #: Whether the estimator accepts missing values (NaN) in ``X`` (docs/design.md section 11).
+    _supports_missing = False
+
+    def _finite_rule(self) -> bool | str:
+        return "allow-nan" if self._supports_missing else True
 
     def _warn_if_one_class(self, data: TrainingData) -> None:
         """Warn when the model predicts one class on its own training rows of several classes.
@@ -616,5 +640,5 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = self._supports_missing
         return tags

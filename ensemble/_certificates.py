@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 import relabel
-from ensemble._kernels import compiled
+from ensemble._kernels import compiled, missing_reach
 from ensemble._voting import VOTES, check_vote
 from relabel import snap_table
 from trees import leaf_boxes
@@ -38,12 +38,14 @@ __all__ = [
     "SumCertificate",
     "exact_jump",
     "is_certified",
+    "monotone_leaf_pairs",
     "bound_ratio",
     "oscillation_bound",
     "sum_certificate",
     "threshold_clusters",
     "threshold_multiplicity",
     "tree_jump",
+    "tree_missing_left",
     "tree_nodes",
     "trees_are_monotone",
     "voters_certificate",
@@ -51,13 +53,36 @@ __all__ = [
 
 
 def tree_nodes(tree: Any) -> tuple:
-    """Node arrays ``(left, right, feature, threshold)`` of a fitted tree, read in place (no copies).
+    """Node arrays ``(left, right, feature, threshold, missing_left)`` of a fitted tree.
 
-    Accepts scikit-learn's trees, :class:`trees.OrdinalTreeClassifier` and anything
-    with a scikit-learn-style ``tree_``.
+    Read in place where possible (no copies). Accepts scikit-learn's trees,
+    :class:`trees.OrdinalTreeClassifier` and anything with a scikit-learn-style
+    ``tree_``; ``missing_left`` is :func:`tree_missing_left`. Functions taking such a
+    tuple accept it with or without its fifth array (missing values then go right).
     """
     s = tree.tree_
-    return s.children_left, s.children_right, s.feature, s.threshold
+    return s.children_left, s.children_right, s.feature, s.threshold, tree_missing_left(tree)
+
+
+def _split_nodes(nodes: tuple) -> tuple:
+    """``(left, right, feature, threshold, missing_left)`` from a 4- or 5-tuple of node arrays."""
+    left, right, feature, threshold = nodes[:4]
+    missing = nodes[4] if len(nodes) > 4 else None
+    if missing is None:
+        missing = np.zeros(np.asarray(left).shape[0], dtype=np.uint8)
+    return left, right, feature, threshold, np.asarray(missing, dtype=np.uint8)
+
+
+def tree_missing_left(tree: Any) -> NDArray[np.uint8]:
+    """Per node, 1 where a missing value (NaN) goes to the left child (scikit-learn's ``missing_go_to_left``).
+
+    A tree without that array sends missing values right (it never accepted them).
+    """
+    s = tree.tree_
+    missing = getattr(s, "missing_go_to_left", None)
+    if missing is None:
+        return np.zeros(np.asarray(s.children_left).shape[0], dtype=np.uint8)
+    return np.ascontiguousarray(missing, dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -267,11 +292,13 @@ def threshold_multiplicity(thresholds: ArrayLike, owners: ArrayLike, resolution:
 
 
 @compiled
-def tree_jump(left, right, feature, threshold, value, leaves, lower, upper, resolution, order):
+def tree_jump(left, right, feature, threshold, missing_left, reach, value, leaves, lower, upper, resolution, order):
     """Largest ``|value[a] - value[b]|`` over leaves a, b whose boxes are ``resolution``-close.
 
     Leaves a and b are close when for every feature f the closed intervals
-    ``[lower_a - r_f, upper_a + r_f]`` and ``[lower_b, upper_b]`` meet;
+    ``[lower_a - r_f, upper_a + r_f]`` and ``[lower_b, upper_b]`` meet, or both
+    leaves hold points whose feature f is missing (``reach[leaf, f]``: a missing
+    value is its own category, and two points missing f are near on f);
     ``r = 0`` means their closures intersect (faces, edges and corners).
     ``leaves[j]`` is the node id of the box in row j of ``lower``/``upper``; ``order``
     lists the rows to query first (the extreme values first find large jumps early,
@@ -314,18 +341,24 @@ def tree_jump(left, right, feature, threshold, value, leaves, lower, upper, reso
                 continue
             f = feature[node]
             t = threshold[node]
-            # Closed intervals: a box whose dilated end lies on the threshold touches both sides.
-            if lower[j, f] - resolution[f] <= t:
+            missing_a = reach[leaves[j], f]
+            # Values of f in the leaf: an empty interval (lower == upper == inf) holds missing values only.
+            present_a = lower[j, f] < upper[j, f]
+            # Closed intervals: a box whose dilated end lies on the threshold touches both sides
+            # (an infinite threshold separates present values, left, from missing ones). A leaf
+            # holding points missing f meets every leaf on the side missing values take.
+            if (present_a and lower[j, f] - resolution[f] <= t) or (missing_a and missing_left[node] != 0):
                 stack[top] = left[node]
                 top += 1
-            if upper[j, f] + resolution[f] >= t:
+            if (present_a and upper[j, f] + resolution[f] >= t and t < np.inf) or \
+                    (missing_a and missing_left[node] == 0):
                 stack[top] = right[node]
                 top += 1
     return best
 
 
 def exact_jump(nodes: tuple, value: NDArray[np.int64], n_features: int,
-               resolution: NDArray[np.float64] | None = None) -> int:
+               resolution: NDArray[np.float64] | None = None, missing_left: NDArray | None = None) -> int:
     """J_t of one tree: the largest value difference between two leaves whose closures meet.
 
     Parameters
@@ -338,10 +371,17 @@ def exact_jump(nodes: tuple, value: NDArray[np.int64], n_features: int,
         Dimension d.
     resolution : ndarray of shape (d,), optional
         r-neighbours instead of closure contacts (docs/design.md section 4c).
+    missing_left : ndarray of shape (n_nodes,), optional
+        Where missing values go (:func:`tree_missing_left`); leaves that both hold
+        points missing a feature are near on it (docs/design.md section 11).
+        ``None``: missing values go right.
 
     Returns
     -------
     int
+        A sound upper bound of the jump with missing values (exact without them:
+        a leaf pair reached through missing values on one feature and intervals
+        on another may be counted although no point pattern makes them touch).
 
     Examples
     --------
@@ -350,14 +390,18 @@ def exact_jump(nodes: tuple, value: NDArray[np.int64], n_features: int,
     >>> exact_jump(nodes, np.array([0, 3, 7]), 1)
     4
     """
-    left, right, feature, threshold = nodes
+    left, right, feature, threshold, missing = _split_nodes(nodes)
+    if missing_left is not None:
+        missing = np.asarray(missing_left, dtype=np.uint8)
     r = np.zeros(n_features) if resolution is None else np.asarray(resolution, dtype=np.float64)
+    left, right, feature = (np.ascontiguousarray(a, dtype=np.int64) for a in (left, right, feature))
+    reach = missing_reach(left, right, feature, missing, n_features)
     boxes = leaf_boxes(NodeArrays(left, right, feature, threshold, n_features), n_features)
     leaves = boxes.leaf_ids.astype(np.int64)
     centre = (value[leaves].max() + value[leaves].min()) / 2.0
     order = np.argsort(-np.abs(value[leaves] - centre), kind="stable")  # extreme values first
-    return int(tree_jump(left, right, feature, threshold, np.ascontiguousarray(value, dtype=np.int64), leaves,
-                         boxes.lower, boxes.upper, r, order))
+    return int(tree_jump(left, right, feature, np.ascontiguousarray(threshold, dtype=np.float64), missing, reach,
+                         np.ascontiguousarray(value, dtype=np.int64), leaves, boxes.lower, boxes.upper, r, order))
 
 
 @dataclass(frozen=True)
@@ -399,10 +443,16 @@ class SumCertificate:
 
 
 def split_thresholds(nodes: Sequence[tuple]) -> tuple:
-    """Feature, threshold and tree index of every split of the given trees' node arrays."""
+    """Feature, threshold and tree index of every split of the given trees' node arrays.
+
+    Splits at an infinite threshold (present values one way, missing ones the other,
+    as scikit-learn grows them) are left out: no point of space lies on them, and
+    moving between a value and a missing one is not a small move (docs/design.md
+    section 11).
+    """
     if not nodes:
         return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
-    internal = [np.asarray(n[0]) >= 0 for n in nodes]
+    internal = [(np.asarray(n[0]) >= 0) & np.isfinite(np.asarray(n[3], dtype=np.float64)) for n in nodes]
     return (
         np.concatenate([np.asarray(n[2])[i] for n, i in zip(nodes, internal, strict=True)]).astype(np.int64),
         np.concatenate([np.asarray(n[3])[i] for n, i in zip(nodes, internal, strict=True)]).astype(np.float64),
@@ -488,6 +538,74 @@ def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]],
                           jumps, is_exact)
 
 
+def monotone_leaf_pairs(nodes: tuple, n_features: int, monotonic_cst: NDArray) -> tuple:
+    """Ordered leaf pairs ``(a, b)`` of one tree whose values must satisfy value(a) <= value(b).
+
+    Parameters
+    ----------
+    nodes : tuple
+        ``(left, right, feature, threshold[, missing_left])`` of the tree
+        (:func:`tree_nodes`), raw thresholds as ``predict`` uses them.
+    n_features : int
+        Dimension d.
+    monotonic_cst : ndarray of shape (d,)
+        -1, 0 or +1 per feature.
+
+    Returns
+    -------
+    leaves : ndarray of shape (L,)
+        The node ids of the leaves.
+    pairs : ndarray of shape (P, 2)
+        Rows into ``leaves``: for a +1 feature f, a lies below b across f; for -1,
+        above.
+
+    Notes
+    -----
+    Leaves a and b are a pair along a constrained feature f when a's box ends on
+    f where b's begins (``upper_a[f] == lower_b[f]``) and on every other feature
+    g their intervals overlap with positive length (they share a face), or both
+    hold points whose g is missing (a missing value is its own category: the
+    points of both leaves missing g meet along f; docs/design.md section 11).
+    Along every line parallel to f, with any pattern of missing values on the
+    other features, consecutive leaves are such pairs, so the order of these
+    pairs makes the tree monotone in f (docs/design.md section 4b). Without
+    missing values these are the face contacts of :func:`relabel.monotone_pairs`
+    on the tree's partition. O(L d) plus the pairs, grouped by threshold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nodes = (np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]), np.array([0.5, -2.0, -2.0]))
+    >>> leaves, pairs = monotone_leaf_pairs(nodes, 1, np.array([1]))
+    >>> leaves.tolist(), pairs.tolist()
+    ([1, 2], [[0, 1]])
+    """
+    left, right, feature, threshold, missing = _split_nodes(nodes)
+    left, right, feature = (np.ascontiguousarray(a, dtype=np.int64) for a in (left, right, feature))
+    boxes = leaf_boxes(NodeArrays(left, right, feature, threshold, n_features), n_features)
+    leaves = boxes.leaf_ids.astype(np.int64)
+    reach = missing_reach(left, right, feature, missing, n_features)[leaves]
+    lower, upper = boxes.lower, boxes.upper
+    out = []
+    for f in np.flatnonzero(np.asarray(monotonic_cst)):
+        ends = upper[:, f]
+        finite = np.isfinite(ends)
+        for t in np.unique(ends[finite]):
+            # Leaves with values of f on both sides of t (an empty interval holds missing values only).
+            present = lower[:, f] < upper[:, f]
+            below = np.flatnonzero((ends == t) & present)
+            above = np.flatnonzero((lower[:, f] == t) & present)
+            a, b = np.repeat(below, above.shape[0]), np.tile(above, below.shape[0])
+            overlap = np.maximum(lower[a], lower[b]) < np.minimum(upper[a], upper[b])
+            meet = overlap | (reach[a] & reach[b])
+            meet[:, f] = True
+            keep = np.all(meet, axis=1)
+            pair = np.column_stack([a[keep], b[keep]])
+            out.append(pair if monotonic_cst[f] > 0 else pair[:, ::-1])
+    pairs = np.concatenate(out) if out else np.zeros((0, 2), dtype=np.int64)
+    return leaves, np.unique(pairs, axis=0) if pairs.shape[0] else pairs
+
+
 def trees_are_monotone(nodes: Sequence[tuple], values: Sequence[NDArray], n_features: int,
                        monotonic_cst: NDArray) -> bool:
     """Whether every tree's leaf values follow the constraints across every face contact.
@@ -508,8 +626,9 @@ def trees_are_monotone(nodes: Sequence[tuple], values: Sequence[NDArray], n_feat
     -------
     bool
         True when in every tree, for every pair of leaves sharing a face across a
-        constrained feature, the leaf above has a value at least as high (+1; at
-        most as high for -1) as the leaf below. Then every tree is monotone along
+        constrained feature (:func:`monotone_leaf_pairs`, missing values
+        included), the leaf above has a value at least as high (+1; at most as
+        high for -1) as the leaf below. Then every tree is monotone along
         every line parallel to the feature (docs/design.md section 4b), and so is
         any sum of them with non-negative weights.
 
@@ -527,11 +646,10 @@ def trees_are_monotone(nodes: Sequence[tuple], values: Sequence[NDArray], n_feat
     (True, False)
     """
     cst = np.asarray(monotonic_cst)
-    for (left, right, feature, threshold), value in zip(nodes, values, strict=True):
-        partition = relabel.fuse([leaf_boxes(NodeArrays(left, right, feature, threshold, n_features))], snap=False)
-        pairs = relabel.monotone_pairs(partition, cst)
+    for tree, value in zip(nodes, values, strict=True):
+        leaves, pairs = monotone_leaf_pairs(tree, n_features, cst)
         # Ranks of the leaf values: the same order, as the integer labels the check takes.
-        ranks = np.unique(np.asarray(value)[partition.keys[:, 0]], return_inverse=True)[1].ravel()
+        ranks = np.unique(np.asarray(value)[leaves], return_inverse=True)[1].ravel()
         if not relabel.is_monotone(pairs, ranks):
             return False
     return True

@@ -71,6 +71,7 @@ class _TreeJob:
     X_fit: NDArray
     X_route: NDArray[np.float64]
     ranks: "Ranks"
+    missing: NDArray[np.bool_]
     y: NDArray[np.intp]
     sample_weight: NDArray[np.float64] | None
 
@@ -89,11 +90,15 @@ def _fit_tree(job: _TreeJob, seeds: NDArray):
     out_of_bag = np.flatnonzero(w == 0) if job.cut_rule == "oob" else None
     if job.sample_weight is not None:
         w = w * job.sample_weight
-    tree = grow_tree(job.spec, job.X_fit, y, w, tree_seed)
-    left, right, feature, threshold = tree_nodes(tree)
-    lo, hi = _kernels.node_gaps(left, right, feature, threshold, job.X_route)
+    tree = grow_tree(job.spec, job.X_fit, y, w, tree_seed, missing=job.missing)
+    left, right, feature, threshold, missing = tree_nodes(tree)
+    lo, hi = _kernels.node_gaps(left, right, feature, threshold, missing, job.X_route)
     internal = np.asarray(left) >= 0
     lo, hi = job.ranks.raw_gaps(np.asarray(feature)[internal], lo[internal], hi[internal])
+    # A split at an infinite threshold sends present values one way and missing ones the
+    # other: it stays where it is (a gap with no room), and it is no boundary in space.
+    present_only = ~np.isfinite(np.asarray(threshold)[internal])
+    lo[present_only] = hi[present_only] = np.asarray(threshold)[internal][present_only]
     if job.spec.criterion == "squared_error":
         lo, hi = float32_margins(lo, hi)
     moved = np.array(threshold, dtype=np.float64)
@@ -102,7 +107,7 @@ def _fit_tree(job: _TreeJob, seeds: NDArray):
     # index is the tree's value, the normalised counts its class distribution. The moved
     # thresholds send the rows as the grown ones did; they are written into the tree once
     # the forest has separated them from the other trees'.
-    leaf = _kernels.tree_apply(X, left, right, feature, moved)
+    leaf = _kernels.tree_apply(X, left, right, feature, moved, missing)
     counts = np.bincount(leaf * n_classes + y, weights=w, minlength=internal.shape[0] * n_classes)
     voter = _Voter.from_tree(_tree_values(tree), counts.reshape(-1, n_classes), internal)
     # Out-of-bag rows with their leaves: their values are read once the tree's values are final.
@@ -310,6 +315,12 @@ default="squared_error"
     (3,)
     """
 
+    @property
+    def _supports_missing(self) -> bool:
+        # scikit-learn's regression trees learn where missing values go; the ordinal trees
+        # of trees/ do too once they route them (until then NaN is refused, clearly).
+        return self.criterion == "squared_error" or getattr(OrdinalTreeClassifier, "_supports_missing", False)
+
     _parameter_constraints: dict = {
         "n_estimators": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "criterion": [StrOptions(set(FOREST_CRITERIA))],
@@ -462,7 +473,8 @@ default="squared_error"
         spec = TreeSpec(self.criterion, self.max_depth, self.min_samples_leaf, self.max_features, self.n_classes_,
                         monotonic_cst=data.monotonic.astype(np.int64) if basic else None)
         job = _TreeJob(spec, self.bootstrap, self._cut_rule, data.X, X_fit,
-                       np.ascontiguousarray(X_fit[keep], dtype=np.float64), ranks, data.y, data.sample_weight)
+                       np.ascontiguousarray(X_fit[keep], dtype=np.float64), ranks, np.isnan(data.X).any(axis=0),
+                       data.y, data.sample_weight)
         return job, np.ascontiguousarray(data.X[keep])
 
     def _warn_uncertified(self, certificate: SumCertificate, auto: bool, cap: int) -> None:

@@ -308,8 +308,8 @@ def _draw_thresholds(tree, Z_rows: NDArray[np.float64], rng: np.random.RandomSta
     (on a lattice, a step from class 1 to 3 between neighbouring points no longer
     costs misclassified rows).
     """
-    left, right, feature, threshold = tree_nodes(tree)
-    lo, hi = node_gaps(left, right, feature, threshold, np.ascontiguousarray(Z_rows))
+    left, right, feature, threshold, missing = tree_nodes(tree)
+    lo, hi = node_gaps(left, right, feature, threshold, missing, np.ascontiguousarray(Z_rows))
     internal = np.asarray(left) >= 0
     moved = np.array(threshold, dtype=np.float64)
     moved[internal] = draw_in_gaps(rng, lo[internal], hi[internal])

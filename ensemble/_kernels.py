@@ -3,8 +3,9 @@
 The per-tree jump kernel of the certificates lives in :mod:`ensemble._certificates`.
 
 Trees are given as scikit-learn-style node arrays (``left``, ``right``, ``feature``,
-``threshold``; ``left == -1`` at a leaf, ``x <= threshold`` goes left), read in place
-from the fitted trees (scikit-learn's are strided views of its node records).
+``threshold``; ``left == -1`` at a leaf, ``x <= threshold`` goes left, a missing value
+(NaN) goes left where ``missing_left`` is set and right otherwise), read in place from
+the fitted trees (scikit-learn's are strided views of its node records).
 """
 
 from __future__ import annotations
@@ -13,20 +14,21 @@ import numpy as np
 
 from relabel._backends._pseudoflow import _compiled
 
-__all__ = ["compiled", "node_gaps", "tree_apply"]
+__all__ = ["compiled", "missing_reach", "node_gaps", "tree_apply"]
 
 #: The project's numba decorator (cached, one set of compile flags) for ensemble kernels.
 compiled = _compiled
 
 
 @_compiled
-def node_gaps(left, right, feature, threshold, X):
+def node_gaps(left, right, feature, threshold, missing_left, X):
     """Largest value sent left and smallest value sent right at every node.
 
     Every row of ``X`` is walked down the tree. For an internal node, ``lo`` is the
     largest ``X[i, feature]`` among its rows with ``x <= threshold`` and ``hi`` the
     smallest among those with ``x > threshold`` (``-inf``/``inf`` when a side has no
-    row). Any threshold in ``[lo, hi)`` sends the rows exactly as before.
+    row). Any threshold in ``[lo, hi)`` sends the rows exactly as before; a missing
+    value follows ``missing_left`` whatever the threshold, so it takes no part.
     O(n_rows * depth).
     """
     n_nodes = left.shape[0]
@@ -36,7 +38,9 @@ def node_gaps(left, right, feature, threshold, X):
         node = 0
         while left[node] != -1:
             v = X[i, feature[node]]
-            if v <= threshold[node]:
+            if v != v:
+                node = left[node] if missing_left[node] else right[node]
+            elif v <= threshold[node]:
                 if v > lo[node]:
                     lo[node] = v
                 node = left[node]
@@ -48,16 +52,39 @@ def node_gaps(left, right, feature, threshold, X):
 
 
 @_compiled
-def tree_apply(X, left, right, feature, threshold):
-    """Node id of the leaf every row of ``X`` reaches (``x <= threshold`` goes left)."""
+def tree_apply(X, left, right, feature, threshold, missing_left):
+    """Node id of the leaf every row of ``X`` reaches (``x <= threshold`` goes left, NaN as ``missing_left``)."""
     n = X.shape[0]
     out = np.empty(n, dtype=np.int64)
     for i in range(n):
         node = 0
         while left[node] != -1:
-            if X[i, feature[node]] <= threshold[node]:
+            v = X[i, feature[node]]
+            if v != v:
+                node = left[node] if missing_left[node] else right[node]
+            elif v <= threshold[node]:
                 node = left[node]
             else:
                 node = right[node]
         out[i] = node
     return out
+
+
+@_compiled
+def missing_reach(left, right, feature, missing_left, n_features):
+    """For every node and feature, whether a point whose feature is missing (NaN) can reach the node.
+
+    A node is reachable with ``x_f`` missing when every split on f above it sends
+    missing values its way; the other features can take any value. Children have
+    larger ids than their parent. O(n_nodes * n_features).
+    """
+    n_nodes = left.shape[0]
+    reach = np.ones((n_nodes, n_features), dtype=np.bool_)
+    for node in range(n_nodes):
+        if left[node] != -1:
+            f = feature[node]
+            for child in (left[node], right[node]):
+                reach[child, :] = reach[node, :]
+            reach[left[node], f] = reach[node, f] and missing_left[node] != 0
+            reach[right[node], f] = reach[node, f] and missing_left[node] == 0
+    return reach

@@ -20,8 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import relabel
-from ensemble._certificates import NodeArrays
-from trees import leaf_boxes
+from ensemble._certificates import monotone_leaf_pairs
 
 __all__ = ["isotonic_leaf_values"]
 
@@ -62,8 +61,9 @@ def isotonic_leaf_values(nodes: tuple, value: NDArray[np.float64], weight: NDArr
     weight ``w (1 - a)`` at level i and ``w a`` at level i + 1 (a = (v - l_i) / step):
     with the loss ``|i - k| step`` the cost of level k is then exactly
     ``w |v - l_k|``. The face contacts of the tree's own leaves
-    (:func:`relabel.monotone_pairs`, no snapping) are the problem's monotone
-    pairs; the graph cut returns an optimum. O(L * levels) nodes in the cut.
+    (:func:`ensemble._certificates.monotone_leaf_pairs`, no snapping, missing
+    values included) are the problem's monotone pairs, the same the certificate
+    checks; the graph cut returns an optimum. O(L * levels) nodes in the cut.
 
     Examples
     --------
@@ -73,11 +73,8 @@ def isotonic_leaf_values(nodes: tuple, value: NDArray[np.float64], weight: NDArr
     ...                      np.array([1]), 0.5).tolist()
     [0.0, 2.0, 2.0]
     """
-    left, right, feature, threshold = nodes
     out = np.asarray(value, dtype=np.float64).copy()
-    partition = relabel.fuse([leaf_boxes(NodeArrays(left, right, feature, threshold, n_features))], snap=False)
-    pairs = relabel.monotone_pairs(partition, np.asarray(monotonic_cst))
-    leaves = partition.keys[:, 0]
+    leaves, pairs = monotone_leaf_pairs(nodes, n_features, np.asarray(monotonic_cst))
     v = out[leaves]
     if pairs.shape[0] == 0 or np.all(v[pairs[:, 0]] <= v[pairs[:, 1]]):
         return out  # already monotone: nothing to project

@@ -82,7 +82,8 @@ class Ranks:
     def fit(cls, X: NDArray[np.float64]) -> "Ranks":
         values, lo, hi = [], [], []
         for f in range(X.shape[1]):
-            v = np.unique(X[:, f])
+            column = X[:, f]
+            v = np.unique(column[~np.isnan(column)])  # a missing value is no rank: it stays NaN
             code = cls._code(np.arange(v.shape[0]), v.shape[0])
             last = np.concatenate((code[1:] != code[:-1], [True]))
             first = np.concatenate(([True], code[1:] != code[:-1]))
@@ -116,10 +117,12 @@ class Ranks:
         return np.array(out, dtype=np.intp)
 
     def transform(self, X: NDArray[np.float64]) -> NDArray[np.float32]:
-        """The code (rank) of every training value, float32, C order."""
+        """The code (rank) of every training value, float32, C order (NaN stays NaN)."""
         out = np.empty(X.shape, dtype=np.float32)
         for f, v in enumerate(self.values):
-            out[:, f] = self._code(np.searchsorted(v, X[:, f]), v.shape[0])
+            column = X[:, f]
+            codes = self._code(np.searchsorted(v, column), v.shape[0]).astype(np.float32)
+            out[:, f] = np.where(np.isnan(column), np.float32(np.nan), codes)
         return out
 
     def raw_gaps(self, feature: NDArray, lo: NDArray, hi: NDArray) -> tuple[NDArray, NDArray]:
@@ -218,6 +221,7 @@ def spread_thresholds(estimators: list, X_walk: NDArray[np.float64], countable: 
         if on_f.shape[0] == 0:
             continue
         values = np.unique(X_walk[:, f])
+        values = values[~np.isnan(values)]
         gap = np.searchsorted(values, threshold[on_f], side="right")  # values[gap - 1] <= t < values[gap]
         inside = (gap > 0) & (gap < values.shape[0])
         on_f, gap = on_f[inside], gap[inside]

@@ -83,7 +83,9 @@ def test_issue_15_seed_scan_cases_have_no_float_sliver_jumps(seed, group_size):
     X = rng.randint(0, 21, size=(400, 2)) * 0.05  # the tests' _lattice_data generator, same draws
     score = X.sum(axis=1) + rng.normal(0, 0.3, 400)
     y = np.searchsorted(np.quantile(score, np.linspace(0, 1, 6)[1:-1]), score) + 1
-    model = OTreeBagger(n_estimators=3 * group_size, group_size=group_size, random_state=0).fit(X, y)
+    # Midpoint thresholds, as in issue 15 (a grid finer than the lattice then sees every region).
+    model = OTreeBagger(n_estimators=3 * group_size, group_size=group_size, thresholds="midpoint",
+                        random_state=0).fit(X, y)
     assert _grid_jumps(model, 0.05 / 4) <= 1
     assert _corner_jumps(model) <= 1
 
@@ -94,10 +96,12 @@ def test_issue_15_seed_scan_cases_have_no_float_sliver_jumps(seed, group_size):
 def test_otreebagger_never_jumps_two_classes_between_float_neighbours(seed, group_size, n_classes, lattice):
     """Check OTreeBagger over seeds: dense grid (lattice data), corners one ulp away, and the fused oracle."""
     X, y = (_lattice if lattice else _continuous)(400, n_classes, seed)
-    model = OTreeBagger(n_estimators=3 * group_size, group_size=group_size, random_state=seed % 1000).fit(X, y)
+    # On the lattice, midpoint thresholds: a step under the lattice spacing then sees every region
+    # (gap-drawn thresholds make regions thinner than any grid; the exact oracle below covers them).
+    model = OTreeBagger(n_estimators=3 * group_size, group_size=group_size, random_state=seed % 1000,
+                        thresholds="midpoint" if lattice else "auto").fit(X, y)
     assert model.is_consistent()
     if lattice:
-        # Thresholds are lattice midpoints, so a step under the lattice spacing sees every region.
         assert _grid_jumps(model, 0.05 / 4) <= 1
     assert _corner_jumps(model) <= 1
     assert _fused_oracle(model)

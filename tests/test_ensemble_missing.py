@@ -1,0 +1,144 @@
+"""Missing values (NaN): learned routing, text columns with gaps, certificates that cover missing patterns.
+
+A missing value is its own category of its feature (docs/design.md section 11): a
+point with x_f missing is near the points missing x_f whose other features are near.
+The oracle enumerates the missing patterns of 2-feature data and checks the model
+exactly on each slice: the prediction is constant between consecutive thresholds of
+the present features, so a grid of one point per cell decides consistency exactly.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ensemble import ConsistentForestClassifier, OTreeBagger
+
+
+def _data(n=300, seed=0, missing=0.15):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 2))
+    y = np.digitize(X[:, 0] + X[:, 1] + 0.2 * rng.normal(size=n), [0.6, 1.0, 1.4])
+    X[rng.uniform(size=X.shape) < missing] = np.nan
+    return X, y
+
+
+def _cells(thresholds):
+    """One point per cell of the half-open intervals between sorted thresholds: the upper ends, and one above."""
+    t = np.unique(thresholds[np.isfinite(thresholds)])
+    above = t[-1] + 1.0 if t.shape[0] else 0.0
+    return np.concatenate([t, [above]])
+
+
+def _model_thresholds(model, f):
+    out = []
+    for tree in model.estimators_:
+        s = tree.tree_
+        inner = np.asarray(s.children_left) >= 0
+        out.append(np.asarray(s.threshold)[inner & (np.asarray(s.feature) == f)])
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def _slices(model):
+    """(pattern, classes on the slice grid) for every missing pattern of 2 features."""
+    c0, c1 = _cells(_model_thresholds(model, 0)), _cells(_model_thresholds(model, 1))
+    rank = lambda X: np.searchsorted(model.classes_, model.predict(X))  # noqa: E731
+    g0, g1 = np.meshgrid(c0, c1, indexing="ij")
+    yield "none", rank(np.column_stack([g0.ravel(), g1.ravel()])).reshape(g0.shape)
+    yield "x0 missing", rank(np.column_stack([np.full(c1.shape[0], np.nan), c1]))[None, :]
+    yield "x1 missing", rank(np.column_stack([c0, np.full(c0.shape[0], np.nan)]))[:, None]
+
+
+def _consistent(grid):
+    """Neighbouring cells (sides and corners) at most one class apart."""
+    if grid.shape[0] > 1 and np.abs(np.diff(grid, axis=0)).max() > 1:
+        return False
+    if grid.shape[1] > 1 and np.abs(np.diff(grid, axis=1)).max() > 1:
+        return False
+    if min(grid.shape) > 1:
+        return (np.abs(grid[1:, 1:] - grid[:-1, :-1]).max() <= 1 and np.abs(grid[1:, :-1] - grid[:-1, 1:]).max() <= 1)
+    return True
+
+
+def _monotone(grid, cst):
+    """Along each constrained axis of the grid, the classes never go the wrong way."""
+    ok = True
+    for axis, sign in enumerate(cst):
+        if sign and grid.shape[axis] > 1:
+            ok &= bool(np.all(np.diff(grid, axis=axis) * sign >= 0))
+    return ok
+
+
+def test_forest_fits_and_predicts_with_missing_values():
+    """Check that NaN in fit and predict works, is routed by the trees, and the model is certified."""
+    X, y = _data()
+    model = ConsistentForestClassifier(random_state=0).fit(X, y)
+    assert model.is_consistent()
+    assert model.__sklearn_tags__().input_tags.allow_nan
+    predicted = model.predict(np.array([[np.nan, 0.9], [np.nan, 0.1], [np.nan, np.nan]]))
+    assert predicted[0] >= predicted[1]  # x1 still drives the class where x0 is missing
+    assert np.abs(model.predict(X) - y).mean() < 0.3
+    assert np.allclose(model.predict_proba(X).sum(axis=1), 1.0)
+
+
+@settings(max_examples=15)
+@given(seed=st.integers(0, 1000), missing=st.sampled_from([0.05, 0.2, 0.4]))
+def test_forest_with_missing_values_is_exactly_consistent_on_every_slice(seed, missing):
+    """Check the certificate against the exact slice oracle, missing pattern by missing pattern."""
+    X, y = _data(150, seed, missing)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = ConsistentForestClassifier(n_estimators=12, max_depth=4, random_state=seed).fit(X, y)
+    if model.is_consistent():
+        for pattern, grid in _slices(model):
+            assert _consistent(grid), pattern
+
+
+def test_slice_oracle_catches_a_model_built_to_fail():
+    """Check the oracle has teeth: too few trees, no certificate, and a slice that jumps two classes."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 2))
+    y = np.where(X[:, 0] > 0.5, 3, 0) + (X[:, 1] > 0.5)
+    X[rng.uniform(size=X.shape) < 0.2] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = ConsistentForestClassifier(n_estimators=2, cut_points="half", random_state=0).fit(X, y)
+    assert not model.is_consistent()
+    assert not all(_consistent(grid) for _, grid in _slices(model))
+
+
+def test_monotone_forest_with_missing_values_is_monotone_on_every_slice():
+    """Check that a constrained forest fitted on data with gaps is certified and monotone on each slice."""
+    X, y = _data(400, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # 10 trees: not certified consistent
+        model = ConsistentForestClassifier(n_estimators=10, max_depth=5, monotonic_cst=[1, 1],
+                                           random_state=0).fit(X, y)
+    assert model.is_monotone()
+    for pattern, grid in _slices(model):
+        assert _monotone(grid, [1, 1]), pattern
+
+
+def test_text_column_with_missing_and_unseen_categories_become_missing():
+    """Check that a text column's missing values and unseen categories are missing values for the forest."""
+    rng = np.random.RandomState(0)
+    x = rng.uniform(size=200)
+    region = np.array(["east", "west", None], dtype=object)[rng.randint(0, 3, size=200)]
+    y = np.digitize(x + (region == "east") * 0.5, [0.5, 1.0])
+    frame = pd.DataFrame({"x": x, "region": region})
+    model = ConsistentForestClassifier(n_estimators=20, categorical_features=["region"], random_state=0).fit(frame, y)
+    unseen = pd.DataFrame({"x": [0.4, 0.4], "region": ["north", None]})
+    assert model.predict(unseen)[0] == model.predict(unseen)[1]  # both read as missing
+
+
+def test_estimators_without_missing_support_say_so():
+    """Check that OTreeBagger and the ordinal-criterion forest refuse NaN with scikit-learn's clear message."""
+    X, y = _data()
+    for model in (OTreeBagger(n_estimators=3), ConsistentForestClassifier(criterion="ogini", n_estimators=5)):
+        if model.__sklearn_tags__().input_tags.allow_nan:
+            continue
+        with pytest.raises(ValueError, match="Input X contains NaN"):
+            model.fit(X, y)
