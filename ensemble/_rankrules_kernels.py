@@ -10,11 +10,11 @@ takes ``b`` otherwise), accumulated in position order; the sums over the
 examples after a cut are accumulated from the row's end, never taken as a total
 minus a prefix (that would cancel when the prefix holds nearly all the weight).
 Thresholds are taken four at a time so that the eight running sums are
-independent chains held in registers, and the masks multiply rather than branch
-(the codes are in random order along a row): ``x * 1.0``, ``x * 0.0`` and adding
-``0.0`` are exact, so the sums are those of the entries taken, in order. The
-impurities are then computed by loops over whole rows, which the compiler
-vectorises.
+independent chains held in registers, and the masks (read from a small table by
+class code) multiply rather than branch (the codes are in random order along a
+row): ``x * 1.0``, ``x * 0.0`` and adding ``0.0`` are exact, so the sums are
+those of the entries taken, in order. The impurities are then computed by loops
+over whole rows, which the compiler vectorises.
 """
 
 from __future__ import annotations
@@ -72,8 +72,11 @@ def cut_threshold(lo, hi, direction):
 
     The midpoint of two adjacent floats can round onto either end; "x <= s"
     (direction 0) must exclude ``hi``, "x >= s" (direction 1) must exclude ``lo``.
+    A gap wider than the largest float (``hi - lo`` overflows) is halved first.
     """
     mid = lo + (hi - lo) / 2.0
+    if not math.isfinite(mid):
+        mid = lo / 2.0 + hi / 2.0
     if direction == 0:
         return lo if mid >= hi else mid
     return hi if mid <= lo else mid

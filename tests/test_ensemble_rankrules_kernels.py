@@ -177,3 +177,18 @@ def test_fit_with_many_features_and_classes_runs_the_padded_blocks():
     used = {c.feature for rule in model.rules_ for c in rule.conditions}
     assert {0, 1} <= used
     assert np.mean(np.abs(model.predict(X) - y)) < 1.5
+
+
+def test_threshold_between_the_extreme_floats_splits_exactly():
+    """Check cuts between -1e308 and 1e308 (their difference overflows): each direction keeps its side."""
+    values = np.array([[-1e308, 1e308], [-np.finfo(float).max, np.finfo(float).max]])
+    ones = np.ones((2, 2))
+    _, _, valid, s = candidate_rank_sums(values, np.array([[0, 1], [0, 1]]), ones, ones,
+                                         np.ones(1), np.ones(1))
+    assert valid.all()
+    assert np.all(np.isfinite(s))
+    assert np.all((values[:, :1] <= s[:, 0]) & (s[:, 0] < values[:, 1:]))  # "x <= s" keeps lo only
+    assert np.all((values[:, :1] < s[:, 1]) & (s[:, 1] <= values[:, 1:]))  # "x >= s" keeps hi only
+    X = np.array([[-1e308], [-1e308], [1e308], [1e308]])
+    model = RankRules(n_rules=3, subsample=1.0).fit(X, [1, 1, 2, 2])
+    assert model.predict(X).tolist() == [1, 1, 2, 2]
