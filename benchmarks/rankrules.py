@@ -11,6 +11,13 @@ Dembczyński & Kotłowski (2009), section 4. Three parts, each printed as a tabl
   of consecutive times (2.0 = linear), with scikit-learn's
   ``GradientBoostingRegressor`` (500 depth-3 trees, subsample 0.5) timed in
   the same run as a reference for the machine's speed.
+* ``scaling``: fit time of ``RankRules()`` (defaults) on 5,000 / 20,000 /
+  50,000 rows x 50 features, 5 classes, y the quintiles of the sum of the
+  features plus Gaussian noise, with the time ratio per doubling of the rows
+  (``(t2 / t1) ** (1 / log2(n2 / n1))``, 2.0 = linear) and scikit-learn's
+  ``HistGradientBoostingRegressor`` (500 iterations, no early stopping, one
+  thread) timed in the same run as a reference for the machine's speed.
+  Target (issue 22): 50,000 x 50 under 2 minutes.
 * ``datasets``: hold-out MAE on the data sets of Table 4 that the team has
   (housing10, machine10, stock10, abalone10) over their ``.splits.csv``
   partitions, next to the paper's RankRules column.
@@ -127,7 +134,7 @@ def part_artificial(repeats: int, techniques: list[str], n_rules: int, subsample
           f"{priors.min():.4f}..{priors.max():.4f}")
     print(f"RankRules(n_rules={n_rules}, learning_rate=0.1, subsample={subsample}), "
           f"{repeats} repeats of 1,000 train / 1,000 test")
-    print(f"{'technique':>9} {'MAE':>7} {'s.e.':>6} {'Bayes MAE':>9} {'fit s':>6}  paper Table 1 (regularised)")
+    print(f"{'technique':>9} {'MAE':>7} {'s.e.':>6} {'Bayes MAE':>9} {'fit s':>6}  paper Table 1 (regularised); fit s = CPU seconds")
     for spec in techniques:
         technique, _, beta = spec.partition("@")
         beta = float(beta) if beta else 0.1
@@ -138,9 +145,9 @@ def part_artificial(repeats: int, techniques: list[str], n_rules: int, subsample
             X_te, y_te, f_te = sample(1000, pi, theta, rng)
             model = RankRules(n_rules=n_rules, subsample=subsample, technique=technique,
                               beta=beta, random_state=r)
-            start = time.perf_counter()
+            start = time.process_time()
             model.fit(X_tr, y_tr)
-            times.append(time.perf_counter() - start)
+            times.append(time.process_time() - start)
             errors.append(mae(y_te, model.predict(X_te)))
             bayes.append(mae(y_te, 1 + np.sum(f_te[:, None] >= theta[None, :], axis=1)))
         errors = np.array(errors)
@@ -182,6 +189,51 @@ def part_timing(sizes: list[int]):
     print("each greedy step is O(N). GBR = GradientBoostingRegressor(500 trees, depth 3, subsample 0.5).")
 
 
+def scaling_data(n: int, n_features: int = 50, n_classes: int = 5, seed: int = 0):
+    """Sum of the features plus noise (half their spread), cut at its quantiles."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    latent = X.sum(axis=1) + rng.normal(scale=0.5 * np.sqrt(n_features), size=n)
+    cuts = np.quantile(latent, np.linspace(0, 1, n_classes + 1)[1:-1])
+    return X, np.digitize(latent, cuts) + 1
+
+
+def part_scaling(sizes: list[int], n_features: int = 50):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    print(f"\n== Fit time against N ({n_features} features, 5 classes, RankRules() defaults) ==")
+    print("CPU = time.process_time of this process (robust to other jobs); wall = perf_counter")
+    print(f"{'N':>6} {'RR CPU':>7} {'RR wall':>7} {'per 2x':>6} {'cond/rule':>9} {'ns/(N*cond)':>11} "
+          f"{'HGB CPU':>7} {'per 2x':>6} {'RR/HGB':>6} {'test MAE':>8}")
+    X_test, y_test = scaling_data(10_000, n_features, seed=999)
+    previous = None
+    for n in sizes:
+        X, y = scaling_data(n, n_features, seed=n)
+        wall = time.perf_counter()
+        start = time.process_time()
+        model = RankRules(random_state=0).fit(X, y)
+        t_rr = time.process_time() - start
+        wall = time.perf_counter() - wall
+        start = time.process_time()
+        HistGradientBoostingRegressor(max_iter=500, early_stopping=False, random_state=0).fit(X, y)
+        t_hgb = time.process_time() - start
+        conditions = np.mean([len(rule.conditions) for rule in model.rules_])
+        per_unit = 1e9 * t_rr / (n * conditions * len(model.rules_))
+        if previous is None:
+            d_rr = d_hgb = "-"
+        else:
+            doublings = np.log2(n / previous[0])
+            d_rr = f"{(t_rr / previous[1]) ** (1 / doublings):.2f}"
+            d_hgb = f"{(t_hgb / previous[2]) ** (1 / doublings):.2f}"
+        print(f"{n:>6} {t_rr:7.1f} {wall:7.1f} {d_rr:>6} {conditions:9.1f} {per_unit:11.1f} "
+              f"{t_hgb:7.1f} {d_hgb:>6} {t_rr / t_hgb:6.2f} {mae(y_test, model.predict(X_test)):8.3f}")
+        previous = (n, t_rr, t_hgb)
+    print("per 2x = (t(N) / t(N_prev)) ** (1 / log2(N / N_prev)): 2.0 is linear growth in the rows.")
+    print("cond/rule = conditions per rule (the rules grow more specific with more data);")
+    print("ns/(N*cond) = CPU time per row per condition per rule, flat if each greedy step is O(N).")
+    print("HGB = HistGradientBoostingRegressor(max_iter=500, early_stopping=False), one thread.")
+
+
 def load(name: str):
     data = np.loadtxt(DATA_DIR / f"{name}.csv", delimiter=",", skiprows=1)
     splits = np.genfromtxt(DATA_DIR / f"{name}.splits.csv", delimiter=",", names=True,
@@ -192,7 +244,7 @@ def load(name: str):
 def part_datasets(max_splits: int):
     print("\n== Table 4 data sets (hold-out splits of .splits.csv), RankRules() defaults ==")
     print(f"{'data set':>10} {'splits':>6} {'train':>5} {'test':>5} {'MAE':>7} {'s.e.':>6} "
-          f"{'paper':>6} {'fit s':>6}")
+          f"{'paper':>6} {'fit s':>6}  (fit s = CPU seconds)")
     for name, paper in PAPER_TABLE4.items():
         if not (DATA_DIR / f"{name}.csv").exists():
             print(f"{name:>10}  missing in {DATA_DIR}")
@@ -205,9 +257,9 @@ def part_datasets(max_splits: int):
             train = rows["row"][rows["role"] == "train"]
             test = rows["row"][rows["role"] == "test"]
             model = RankRules(random_state=int(split))
-            start = time.perf_counter()
+            start = time.process_time()
             model.fit(X[train], y[train])
-            times.append(time.perf_counter() - start)
+            times.append(time.process_time() - start)
             errors.append(mae(y[test], model.predict(X[test])))
         errors = np.array(errors)
         se = errors.std(ddof=1) / np.sqrt(len(errors)) if len(errors) > 1 else float("nan")
@@ -215,20 +267,33 @@ def part_datasets(max_splits: int):
               f"{se:6.3f} {paper:6.3f} {np.mean(times):6.1f}")
 
 
+def warm_up() -> None:
+    """One tiny fit per technique, so that compiling (or loading) the kernels is not timed."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.digitize(X[:, 0], [-0.5, 0.5]) + 1
+    for technique in ("sm", "gb"):
+        RankRules(n_rules=2, technique=technique, random_state=0).fit(X, y)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["artificial", "timing", "datasets", "all"], default="all")
+    parser.add_argument("--part", choices=["artificial", "timing", "scaling", "datasets", "all"], default="all")
     parser.add_argument("--repeats", type=int, default=10, help="artificial repeats (paper: 30)")
     parser.add_argument("--techniques", default="sm", help="comma-separated; cs@BETA sets beta, e.g. sm,gd,gb,cs@0.2")
     parser.add_argument("--n-rules", type=int, default=500)
     parser.add_argument("--subsample", type=float, default=0.5)
     parser.add_argument("--sizes", default="1000,2000,4000,8000")
+    parser.add_argument("--scaling-sizes", default="5000,20000,50000")
     parser.add_argument("--splits", type=int, default=20, help="at most this many splits per data set")
     args = parser.parse_args(argv)
+    warm_up()
     if args.part in ("artificial", "all"):
         part_artificial(args.repeats, args.techniques.split(","), args.n_rules, args.subsample)
     if args.part in ("timing", "all"):
         part_timing([int(s) for s in args.sizes.split(",")])
+    if args.part in ("scaling", "all"):
+        part_scaling([int(s) for s in args.scaling_sizes.split(",")])
     if args.part in ("datasets", "all"):
         part_datasets(args.splits)
     return 0

@@ -22,12 +22,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from trees._labels import encode_labels, ordered_categories
 from trees._validation import check_sample_weight
 
+from ._rankrules_kernels import workspace
 from ._rankrules_core import (
     IMPURITIES,
-    candidate_rank_sums,
     class_threshold_sums,
     cumulative_proba,
     fit_thresholds,
+    grow_rule,
+    presort,
     rank_sums,
     response_closed_form,
 )
@@ -214,11 +216,15 @@ class RankRules(ClassifierMixin, BaseEstimator):
     every row ``c`` times: the conditions and thresholds do not move, the
     responses only through the regulariser of (9).
 
-    Complexity: the attributes are sorted once, O(P N log N). Each condition
-    step of each rule costs O(P n K) for the ``n`` covered subsample examples
-    (cumulative sums along the presorted order, no loop over thresholds), so a
-    rule costs O(P N K) times its number of conditions and ``fit`` grows
-    linearly with ``N``. ``decision_function`` costs O(N * total conditions).
+    Complexity: the attributes are sorted once, O(P N log N). Every rule
+    filters the presorted rows to its subsample, O(P N), and each condition
+    step costs O(P n K) for the ``n`` covered subsample examples (running sums
+    along the presorted rows, compiled in :mod:`ensemble._rankrules_kernels`;
+    no sort, no loop over pairs or thresholds). The covered set shrinks with
+    every condition, so a rule costs O(P K) times the sum of its ``n`` (about 8
+    to 9 subsample sizes on 50-feature data, growing slowly with ``N``) and
+    ``fit`` grows linearly with ``N``: ``benchmarks/rankrules.py --part
+    scaling``. ``decision_function`` costs O(N * total conditions).
 
     ``predict`` returns the class whose interval ``[theta_{k-1}, theta_k)``
     contains ``f(x)``. ``predict_proba`` inverts the link of the exponential
@@ -364,13 +370,13 @@ class RankRules(ClassifierMixin, BaseEstimator):
                 )
         log_weight = np.log(sample_weight)
         rng = check_random_state(self.random_state)
-        impurity = TECHNIQUES[self.technique]
         n_samples, n_features = X.shape
         n_sub = min(n_samples, max(2, int(np.ceil(self.subsample * n_samples))))
 
         # The one presort of section 3.2; every rule reuses it.
-        order = np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T)  # (P, N)
         X_t = np.ascontiguousarray(X.T)
+        presorted = presort(X_t, codes)
+        work = workspace(n_features, n_sub, self.technique == "gb")
 
         pair_count = _pair_count(codes, n_classes, sample_weight)
         scores = np.zeros(n_samples)
@@ -383,17 +389,19 @@ class RankRules(ClassifierMixin, BaseEstimator):
             if n_sub < n_samples:
                 in_sub = np.zeros(n_samples, dtype=bool)
                 in_sub[rng.choice(n_samples, size=n_sub, replace=False)] = True
-                sub_order = order[in_sub[order]].reshape(n_features, n_sub)
             else:
                 in_sub = np.ones(n_samples, dtype=bool)
-                sub_order = order
-            rule_lower, rule_upper, covered = _grow_rule(
-                X_t, sub_order, in_sub, codes, scores, log_weight, sample_weight, n_classes,
-                impurity, self.beta, self.technique == "gb",
+            # Weights on the subsample, shifted so that exp() cannot overflow.
+            a, b = _shifted_weights(scores, log_weight, in_sub)
+            rule_lower, rule_upper, _, n_conditions = grow_rule(
+                presorted, in_sub, codes, a, b, n_classes, technique=self.technique,
+                beta=self.beta, tolerance=_RELATIVE_TOLERANCE,
+                weight=sample_weight if self.technique == "gb" else None, work=work,
             )
-            if rule_lower is None:
+            if n_conditions == 0:
                 logger.debug("iteration %d: no condition decreases the impurity", m)
                 continue
+            covered = _box_cover(X_t, rule_lower, rule_upper)
             # Response on all training examples (section 3.3), weights shifted so
             # that exp() cannot overflow; a common factor leaves (9) unchanged.
             a, b = _shifted_weights(scores, log_weight)
@@ -513,82 +521,12 @@ class RankRules(ClassifierMixin, BaseEstimator):
         return "\n".join(lines)
 
 
-def _grow_rule(
-    X_t, sub_order, in_sub, codes, scores, log_weight, weight, n_classes, impurity, beta,
-    need_counts,
-):
-    """Greedy growth of one rule on the subsample; returns bounds and its full-data cover.
-
-    ``sub_order`` (P, n_sub) is the presorted order restricted to the subsample.
-    ``weight`` are the sample weights (``log_weight`` their logarithms); the pair
-    counts of ``"gb"`` are then the weighted counts ``sum w_i w_j``.
-    Returns ``(None, None, None)`` when no first condition lowers the impurity.
-    """
-    n_features = X_t.shape[0]
-    a, b = _shifted_weights(scores, log_weight, in_sub)
-    sub_codes = codes[in_sub]
-    total_plus, total_minus = _totals(sub_codes, a[in_sub], b[in_sub], n_classes)
-    if need_counts:
-        count_plus, count_minus = _totals(sub_codes, weight[in_sub], weight[in_sub], n_classes)
-
-    rule_lower = np.full(n_features, -np.inf)
-    rule_upper = np.full(n_features, np.inf)
-    covered = in_sub.copy()  # the empty rule covers the whole subsample
-    idx = sub_order
-    current = 0.0  # every impurity scores the empty rule 0
-    n_conditions = 0
-    while idx.shape[1] >= 2:
-        values = np.take_along_axis(X_t, idx, axis=1)
-        idx_codes = codes[idx]
-        # Sums over the subsample outside the rule, added up directly (not as
-        # total - covered) so that no W cancels; zero while the rule is empty.
-        outside = in_sub & ~covered
-        out_codes = codes[outside]
-        out_plus, out_minus = _totals(out_codes, a[outside], b[outside], n_classes)
-        w_gt, w_lt, valid, thresholds = candidate_rank_sums(
-            values, idx_codes, a[idx], b[idx], total_plus, total_minus,
-            outside_plus=out_plus, outside_minus=out_minus,
-        )
-        pair_counts = None
-        if need_counts:
-            unit = weight[idx]
-            c_out_plus, c_out_minus = _totals(
-                out_codes, weight[outside], weight[outside], n_classes
-            )
-            c_gt, c_lt, _, _ = candidate_rank_sums(
-                values, idx_codes, unit, unit, count_plus, count_minus,
-                outside_plus=c_out_plus, outside_minus=c_out_minus,
-            )
-            pair_counts = (c_gt, c_lt)
-        score = impurity(w_gt, w_lt, pair_counts, beta)
-        score = np.where(valid[:, None, :], score, np.inf)
-        best_score = score.min()
-        # A condition and its complement at the same cut score exactly alike at the
-        # first step (W> and W< swap), as do conditions on different attributes
-        # that cover the same examples; rounding must not pick between such ties,
-        # so the first candidate within a relative tolerance wins (attribute, then
-        # direction "<=" before ">=", then threshold).
-        best = int(np.argmax(score <= best_score + _RELATIVE_TOLERANCE * abs(best_score)))
-        if not best_score < current - _RELATIVE_TOLERANCE * abs(current):
-            break
-        p, direction, t = np.unravel_index(best, score.shape)
-        t += 1  # the cut is after the first t examples
-        s = thresholds[p, direction, t - 1]
-        if direction == 0:
-            rule_upper[p] = min(rule_upper[p], s)
-            kept = idx[p, :t]
-        else:
-            rule_lower[p] = max(rule_lower[p], s)
-            kept = idx[p, t:]
-        covered[:] = False
-        covered[kept] = True
-        idx = idx[covered[idx]].reshape(n_features, kept.shape[0])
-        current = best_score
-        n_conditions += 1
-    if n_conditions == 0:
-        return None, None, None
-    full_cover = np.all((X_t >= rule_lower[:, None]) & (X_t <= rule_upper[:, None]), axis=0)
-    return rule_lower, rule_upper, full_cover
+def _box_cover(X_t, lower, upper):
+    """Whether each column of ``X_t`` lies in the box, checking the bounded features only."""
+    covered = np.ones(X_t.shape[1], dtype=bool)
+    for p in np.flatnonzero(np.isfinite(lower) | np.isfinite(upper)):
+        covered &= (X_t[p] >= lower[p]) & (X_t[p] <= upper[p])
+    return covered
 
 
 def _shifted_weights(scores, log_weight, mask=None):

@@ -23,6 +23,9 @@ Conventions
   multiplicity, its fast implementation and therefore its experiments have it).
 * Impurities are written so that lower is better and the empty rule (which
   covers every example, so that no pair is affected) scores exactly 0.
+
+The loops over examples are compiled in :mod:`ensemble._rankrules_kernels`;
+the functions here are their interface (and the tests' entry points).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from typing import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _rankrules_kernels as _kernels
+
 __all__ = [
     "IMPURITIES",
     "class_threshold_sums",
@@ -40,6 +45,8 @@ __all__ = [
     "response_closed_form",
     "fit_thresholds",
     "cumulative_proba",
+    "grow_rule",
+    "presort",
 ]
 
 
@@ -148,14 +155,14 @@ def candidate_rank_sums(
     outside_plus: NDArray | None = None,
     outside_minus: NDArray | None = None,
 ) -> tuple[NDArray, NDArray, NDArray, NDArray]:
-    """``W_>`` and ``W_<`` of every candidate condition, from cumulative sums.
+    """``W_>`` and ``W_<`` of every candidate condition, from running sums.
 
     The examples covered by the current rule are given sorted by each attribute
     (one row per attribute). Cutting a row after its first ``t`` examples gives
     the candidate ``x_p <= s`` (the first ``t`` stay covered) and the candidate
     ``x_p >= s`` (the last ``n - t`` stay covered), ``t = 1..n-1``. Moving ``t``
     by one moves one example across the cut, so all the sums ``W_k^+, W_k^-``
-    follow from cumulative sums along the row (section 3.2 of the paper).
+    follow from running sums along the row (section 3.2 of the paper).
 
     Parameters
     ----------
@@ -191,14 +198,16 @@ def candidate_rank_sums(
 
     Notes
     -----
-    Complexity O(n_attributes * n * K) time and memory, with no Python loop over
-    thresholds; ``rank_sums`` applied to each candidate's covered set would cost
-    O(n_attributes * n^2). The uncovered side of a candidate is the outside set
-    plus the other end of the row, so ``W_> = sum_k W_k^+ (O_k^- + R_k^-)`` is
-    accumulated from non-negative terms: candidates that cover the same examples
-    (through different attributes) or complementary ones (while the rule covers
-    the whole set) then agree to a few ulps, and their ties are broken by their
-    order, not by rounding.
+    Complexity O(n_attributes * n * K) time, with compiled loops (the kernel
+    :class:`ensemble.RankRules` grows its rules with); ``rank_sums`` applied to
+    each candidate's covered set would cost O(n_attributes * n^2). The
+    uncovered side of a candidate is the outside set plus the other end of the
+    row, so ``W_> = sum_k W_k^+ (O_k^- + R_k^-)`` is accumulated from
+    non-negative terms (the other end's sums ``R`` are summed from that end,
+    not taken as total minus prefix, which would cancel for small covered sets):
+    candidates that cover the same examples (through different attributes) or
+    complementary ones (while the rule covers the whole set) then agree to a few
+    ulps, and their ties are broken by their order, not by rounding.
 
     Examples
     --------
@@ -211,91 +220,71 @@ def candidate_rank_sums(
     >>> w_gt[0].tolist(), w_lt[0].tolist(), s[0].tolist()
     ([[0.0, 0.0], [3.0, 3.0]], [[3.0, 3.0], [0.0, 0.0]], [[0.5, 1.5], [0.5, 1.5]])
     """
-    n_classes = total_plus.shape[0] + 1
-    ks = np.arange(1, n_classes)
-    # Layout (P, K-1, n) keeps the running sums along the contiguous last axis.
-    above = codes[:, None, :] >= ks[None, :, None]  # y > k
-    a_above = np.where(above, a[:, None, :], 0.0)
-    b_below = np.where(above, 0.0, b[:, None, :])
-    # Prefix sums for "x <= s" (first t examples, t = 1..n-1); suffix sums for
-    # "x >= s" are accumulated directly rather than as total - prefix, because the
-    # weights span many orders of magnitude and the difference would cancel
-    # catastrophically for small covered sets.
-    prefix = (np.cumsum(a_above[..., :-1], axis=2), np.cumsum(b_below[..., :-1], axis=2))
-    suffix = (
-        np.cumsum(a_above[..., :0:-1], axis=2)[..., ::-1],
-        np.cumsum(b_below[..., :0:-1], axis=2)[..., ::-1],
-    )
+    values = np.asarray(values, dtype=float)
+    codes = np.asarray(codes, dtype=np.int64)
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    n_classes = np.shape(total_plus)[0] + 1
     if outside_plus is None or outside_minus is None:
-        row_plus = a_above[0].sum(axis=1)
-        row_minus = b_below[0].sum(axis=1)
+        row_plus, row_minus = _set_sums(codes[0], a[0], b[0], n_classes)
         outside_plus = np.maximum(np.asarray(total_plus, dtype=float) - row_plus, 0.0)
         outside_minus = np.maximum(np.asarray(total_minus, dtype=float) - row_minus, 0.0)
-    out_plus = np.asarray(outside_plus, dtype=float)[None, :, None]
-    out_minus = np.asarray(outside_minus, dtype=float)[None, :, None]
+    out_plus = np.ascontiguousarray(outside_plus, dtype=float)
+    out_minus = np.ascontiguousarray(outside_minus, dtype=float)
     n_attributes, n = values.shape
-    w_gt = np.empty((n_attributes, 2, n - 1))
-    w_lt = np.empty((n_attributes, 2, n - 1))
-    # A candidate covers one end of the row; the other end joins the outside set.
-    for direction, ((w_plus, w_minus), (r_plus, r_minus)) in enumerate(
-        ((prefix, suffix), (suffix, prefix))
-    ):
-        w_gt[:, direction] = np.einsum("pkt,pkt->pt", w_plus, out_minus + r_minus)
-        w_lt[:, direction] = np.einsum("pkt,pkt->pt", w_minus, out_plus + r_plus)
-
-    lo = values[:, :-1]
-    hi = values[:, 1:]
-    valid = lo < hi
-    mid = lo + (hi - lo) / 2.0
-    # The midpoint of two adjacent floats can round onto either end; keep the cut
-    # exactly at t: "x <= s" must exclude hi, "x >= s" must exclude lo.
-    s_le = np.where(mid >= hi, lo, mid)
-    s_ge = np.where(mid <= lo, hi, mid)
-    thresholds = np.stack([s_le, s_ge], axis=1)
+    n_cuts = max(n - 1, 0)
+    w_gt = np.zeros((n_attributes, 2, n_cuts))
+    w_lt = np.zeros_like(w_gt)
+    thresholds = np.zeros_like(w_gt)
+    suffix = np.empty((n_cuts, 8))
+    sums = np.empty((4, n_cuts))
+    for p in range(n_attributes):
+        # The kernels the estimator grows its rules with.
+        _kernels.row_sums(np.ascontiguousarray(codes[p]), np.ascontiguousarray(a[p]),
+                          np.ascontiguousarray(b[p]), n, out_plus, out_minus, suffix, sums)
+        w_gt[p], w_lt[p] = sums[0::2], sums[1::2]
+        _kernels.cut_thresholds(np.ascontiguousarray(values[p]), n, thresholds[p])
+    valid = values[:, :-1] < values[:, 1:]
     return w_gt, w_lt, valid, thresholds
 
 
-def _impurity_sm(w_gt, w_lt, pair_counts, beta):
-    # Eq. (10) with its sign corrected: substituting alpha of (9) into (7) gives
-    # 2 sqrt(W> W<) + W0 = W - (sqrt(W>) - sqrt(W<))^2.
-    return -np.abs(np.sqrt(w_gt) - np.sqrt(w_lt))
+def _set_sums(codes, a, b, n_classes):
+    """``sum a over y > k`` and ``sum b over y <= k`` over one set (the totals of a row)."""
+    covered = np.ones(codes.shape[0], dtype=bool)
+    w_plus, w_minus, _, _ = class_threshold_sums(codes, a, b, covered, n_classes)
+    return w_plus, w_minus
 
 
-def _impurity_gd(w_gt, w_lt, pair_counts, beta):
-    # Eq. (12): sum_ij Phi(x_i, x_j) w_ij = W> - W< (Theorem 2's proof uses the difference).
-    return -np.abs(w_gt - w_lt)
+class _Impurity:
+    """One technique of the registry: the compiled impurity over broadcast arrays."""
 
+    def __init__(self, technique: int, name: str):
+        self.technique = technique
+        self.__name__ = f"impurity_{name}"
 
-def _impurity_gb(w_gt, w_lt, pair_counts, beta):
-    # Eq. (19): (12) normalised by the square root of the number of affected pairs.
-    n_affected = pair_counts[0] + pair_counts[1]
-    out = np.zeros(np.broadcast(w_gt, n_affected).shape)
-    np.divide(-np.abs(w_gt - w_lt), np.sqrt(n_affected), out=out, where=n_affected > 0)
-    return out
-
-
-def _impurity_cs(w_gt, w_lt, pair_counts, beta):
-    # Eq. (20) minimised over alpha in {-beta, beta}; W0 = W - W> - W< and the
-    # constant W is dropped so that the empty rule scores 0.
-    e_minus, e_plus = np.exp(-beta), np.exp(beta)
-    positive = e_minus * w_gt + e_plus * w_lt
-    negative = e_plus * w_gt + e_minus * w_lt
-    return np.minimum(positive, negative) - w_gt - w_lt
+    def __call__(self, w_gt, w_lt, pair_counts, beta):
+        c_gt, c_lt = (0.0, 0.0) if pair_counts is None else pair_counts
+        arrays = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (w_gt, w_lt, c_gt, c_lt)))
+        flat = [np.ascontiguousarray(v).ravel() for v in arrays]
+        out = np.empty(flat[0].shape[0])
+        _kernels.impurities(self.technique, *flat, float(beta), out)
+        return out.reshape(arrays[0].shape)
 
 
 IMPURITIES: dict[str, Callable] = {
-    "sm": _impurity_sm,
-    "gd": _impurity_gd,
-    "gb": _impurity_gb,
-    "cs": _impurity_cs,
+    name: _Impurity(technique, name)
+    for name, technique in (
+        ("sm", _kernels.SM), ("gd", _kernels.GD), ("gb", _kernels.GB), ("cs", _kernels.CS)
+    )
 }
 """Registry of single-rule impurities, keyed by technique name.
 
 ``"sm"`` simultaneous minimisation (eq. 10), ``"gd"`` gradient descent (eq. 12),
 ``"gb"`` gradient boosting (eq. 19), ``"cs"`` constant-step minimisation (eq. 20).
-Each maps ``(w_gt, w_lt, pair_counts, beta)`` to an impurity (lower is better,
-0 for the empty rule); ``pair_counts`` is the pair ``(C_>, C_<)`` of unweighted
-pair counts, used by ``"gb"`` only.
+Each maps ``(w_gt, w_lt, pair_counts, beta)`` (arrays, broadcast together) to an
+impurity (lower is better, 0 for the empty rule); ``pair_counts`` is the pair
+``(C_>, C_<)`` of pair counts, used by ``"gb"`` only (``None`` for the others).
+The estimator calls the same compiled formula inside its rule-growing kernel.
 """
 
 
@@ -453,3 +442,125 @@ def cumulative_proba(scores: ArrayLike, thresholds: ArrayLike) -> NDArray:
     zeros = np.zeros((scores.shape[0], 1))
     cumulative = np.hstack([ones, above, zeros])
     return np.clip(cumulative[:, :-1] - cumulative[:, 1:], 0.0, None)
+
+
+# ---------------------------------------------------------------------------
+# Growing one rule (compiled): the greedy loop of RankRules over presorted rows
+
+
+def presort(X_t: NDArray, codes: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+    """The one presort of section 3.2: each attribute's order, and its values and codes in it.
+
+    Parameters
+    ----------
+    X_t : ndarray of shape (n_features, n_samples)
+        The training data, one row per attribute.
+    codes : ndarray of int, shape (n_samples,)
+        Class codes.
+
+    Returns
+    -------
+    order : ndarray of int64, shape (n_features, n_samples)
+        Each row of ``X_t`` argsorted, stably (equal values keep their index order).
+    sorted_values : ndarray of shape (n_features, n_samples)
+        ``X_t`` in that order.
+    sorted_codes : ndarray of int64, shape (n_features, n_samples)
+        ``codes`` in that order.
+
+    Examples
+    --------
+    >>> order, values, codes = presort(np.array([[2.0, 0.0, 1.0]]), np.array([2, 0, 1]))
+    >>> order.tolist(), values.tolist(), codes.tolist()
+    ([[1, 2, 0]], [[0.0, 1.0, 2.0]], [[0, 1, 2]])
+    """
+    X_t = np.asarray(X_t, dtype=float)
+    order = np.ascontiguousarray(np.argsort(X_t, axis=1, kind="stable"), dtype=np.int64)
+    sorted_values = np.ascontiguousarray(np.take_along_axis(X_t, order, axis=1))
+    sorted_codes = np.ascontiguousarray(np.asarray(codes, dtype=np.int64)[order])
+    return order, sorted_values, sorted_codes
+
+
+def grow_rule(
+    presorted: tuple[NDArray, NDArray, NDArray],
+    in_sub: NDArray,
+    codes: NDArray,
+    a: NDArray,
+    b: NDArray,
+    n_classes: int,
+    *,
+    technique: str = "sm",
+    beta: float = 0.1,
+    tolerance: float = 1e-12,
+    weight: NDArray | None = None,
+    work: tuple | None = None,
+) -> tuple[NDArray, NDArray, NDArray, int]:
+    """Grow one rule greedily on a subsample: add the best condition while the impurity drops.
+
+    Parameters
+    ----------
+    presorted : tuple of ndarray
+        :func:`presort` of the training data, computed once for the whole fit.
+    in_sub : ndarray of bool, shape (n_samples,)
+        The subsample the conditions are chosen on.
+    codes : ndarray of int, shape (n_samples,)
+        Class codes ``0..n_classes-1``.
+    a, b : ndarray of shape (n_samples,)
+        ``w exp(-f)`` and ``w exp(f)`` (read on the subsample only).
+    n_classes : int
+        ``K``.
+    technique : {"sm", "gd", "gb", "cs"}, default="sm"
+        Impurity of :data:`IMPURITIES`.
+    beta : float, default=0.1
+        Step of ``"cs"``.
+    tolerance : float, default=1e-12
+        Relative tolerance of ties: a condition must lower the impurity by more
+        than ``tolerance * |impurity|``, and among candidates within that much
+        of the best the first one wins (attribute, direction ``<=`` before
+        ``>=``, cut).
+    weight : ndarray of shape (n_samples,) or None, default=None
+        Sample weights, whose pair counts ``"gb"`` needs (``None``: all 1).
+    work : tuple of ndarray or None, default=None
+        Scratch arrays from ``ensemble._rankrules_kernels.workspace`` for this
+        number of features, subsample size and technique, reused across the
+        rules of a fit; ``None`` allocates them.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,)
+        The rule's box (``-inf``/``inf`` where a feature has no condition).
+    covered : ndarray of bool, shape (n_samples,)
+        The subsample examples the rule covers.
+    n_conditions : int
+        Number of conditions added (0: no condition lowered the impurity).
+
+    Notes
+    -----
+    Each step scores the ``2 (n - 1)`` cuts of every attribute with
+    :func:`candidate_rank_sums`'s running sums, in O(P n K) for the ``n``
+    covered examples, without sorting: the presorted rows are filtered once to
+    the subsample and then compacted to the covered examples after every
+    condition. The outside sums are recomputed from the examples, in index
+    order, at every step (O(N)), so that no ``W`` is a difference that cancels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([0, 0, 1, 1])
+    >>> presorted = presort(np.array([[0.0, 1.0, 2.0, 3.0]]), codes)
+    >>> ones = np.ones(4)
+    >>> lower, upper, covered, n = grow_rule(presorted, ones > 0, codes, ones, ones, 2)
+    >>> lower.tolist(), upper.tolist(), covered.tolist(), n  # "x <= s" wins the tie with ">="
+    ([-inf], [1.5], [True, True, False, False], 1)
+    """
+    need_counts = technique == "gb"
+    in_sub = np.ascontiguousarray(in_sub, dtype=np.bool_)
+    if weight is None:
+        weight = np.ones(codes.shape[0])
+    if work is None:
+        work = _kernels.workspace(presorted[0].shape[0], int(in_sub.sum()), need_counts)
+    return _kernels.grow(
+        *presorted, in_sub, np.ascontiguousarray(codes, dtype=np.int64),
+        np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float),
+        np.ascontiguousarray(weight, dtype=float), int(n_classes), IMPURITIES[technique].technique,
+        float(beta), need_counts, float(tolerance), work,
+    )

@@ -1,10 +1,11 @@
 """Ordinal classification metrics and a scikit-learn scorer that keeps the class order.
 
 Errors: MAE, its per-class average and maximum (AMAE, MMAE), zero-one error and
-the ranked probability score (RPS). Agreement: quadratic weighted kappa (QWK),
-Kendall's tau-b, Spearman's rho, one-off accuracy and the correct
-classification rate (CCR). :func:`ordinal_scorer` wraps any of them for
-``GridSearchCV`` and friends.
+the ranked probability score (RPS). Agreement: weighted kappa (quadratic, QWK,
+or linear), Kendall's tau-b, Spearman's rho, one-off accuracy, the correct
+classification rate (CCR) and the per-class sensitivities' geometric mean (GM)
+and minimum (MS), the metric set of the ORCA tools. :func:`ordinal_scorer`
+wraps any of them for ``GridSearchCV`` and friends.
 
 Every metric works on ranks: each label is replaced by its position in an
 explicit ordered ``labels`` list (lowest class first), so string labels such as
@@ -18,132 +19,46 @@ from __future__ import annotations
 
 import logging
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import UndefinedMetricWarning
 
-from trees._labels import check_classes, ordered_categories, warn_text_order
+from trees._labels import check_classes
 from trees._validation import check_sample_weight
+
+from ._metric_inputs import _as_1d_labels, _default_labels, _encode, _prepare_pair
+from ._metrics_per_class import (
+    average_mean_absolute_error,
+    geometric_mean_sensitivity,
+    maximum_mean_absolute_error,
+    minimum_sensitivity,
+)
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "average_mean_absolute_error",
     "correct_classification_rate",
+    "geometric_mean_sensitivity",
     "kendall_tau",
     "maximum_mean_absolute_error",
     "mean_absolute_error",
     "mean_zero_one_error",
+    "minimum_sensitivity",
     "one_off_accuracy",
     "ordinal_scorer",
     "quadratic_weighted_kappa",
     "ranked_probability_score",
     "spearman_rho",
+    "weighted_kappa",
 ]
 
 # Rows of a probability matrix may be off by rounding (float32 models, softmax);
 # this is loose enough for those and tight enough to catch unnormalised scores.
 _PROBA_SUM_ATOL = 1e-6
-
-
-def _as_1d_labels(y: Any, name: str) -> NDArray[Any]:
-    """Return ``y`` as a 1-D array after checking it is non-empty and has no NaN."""
-    if y is None:
-        raise ValueError(f"{name} must be an array-like of labels, got None")
-    arr = np.asarray(y)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr.ravel()
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-dimensional, got an array of shape {arr.shape}")
-    if arr.shape[0] == 0:
-        raise ValueError(f"{name} is empty: at least one sample is required")
-    if arr.dtype.kind in "fc":
-        if np.isnan(arr).any():
-            raise ValueError(f"{name} contains NaN")
-    elif arr.dtype.kind == "O":
-        # Object arrays (pandas, mixed input) may hide float NaN or None among the labels.
-        bad = [v for v in arr if v is None or (isinstance(v, float) and np.isnan(v))]
-        if bad:
-            raise ValueError(f"{name} contains missing values (NaN or None)")
-    return arr
-
-
-def _check_same_length(a: NDArray[Any], b: NDArray[Any], name_a: str, name_b: str) -> None:
-    if a.shape[0] != b.shape[0]:
-        raise ValueError(
-            f"{name_a} and {name_b} have different lengths ({a.shape[0]} and {b.shape[0]})"
-        )
-
-
-def _default_labels(*ys: NDArray[Any], originals: tuple[Any, ...] = ()) -> NDArray[Any]:
-    """The sorted union of the labels, or the order of a pandas ordered Categorical."""
-    for y in originals:
-        cats = ordered_categories(y)
-        if cats is not None:
-            return cats
-    try:
-        labels = np.unique(np.concatenate(ys))
-    except TypeError as exc:
-        raise ValueError(
-            f"the labels cannot be sorted ({exc}); pass an explicit labels order"
-        ) from None
-    # Text labels sorted alphabetically are rarely in their ordinal order: say so.
-    warn_text_order(labels, "labels", stacklevel=5)
-    return labels
-
-
-def _encode(y: NDArray[Any], labels: NDArray[Any], name: str) -> NDArray[np.intp]:
-    """Map every value of ``y`` to its rank (position) in ``labels``.
-
-    Raises ValueError naming ``name`` when some value of ``y`` is not in ``labels``.
-    Cost O((n + K) log K) through one sort of ``labels`` and a binary search.
-    """
-    try:
-        order = np.argsort(labels, kind="stable")
-        sorted_labels = labels[order]
-        pos = np.searchsorted(sorted_labels, y)
-    except TypeError:
-        # Values of incomparable types (e.g. strings against integers) cannot be in labels.
-        pos = None
-    if pos is not None:
-        clipped = np.minimum(pos, labels.shape[0] - 1)
-        found = sorted_labels[clipped] == y
-        found = np.asarray(found, dtype=bool)
-        if found.shape == y.shape and found.all():
-            return order[clipped].astype(np.intp, copy=False)
-        missing = np.unique(y[~found]) if found.shape == y.shape else np.unique(y)
-    else:
-        missing = np.unique(y.astype(str))
-    shown = ", ".join(repr(v) for v in missing[:5].tolist())
-    more = "" if missing.shape[0] <= 5 else f" and {missing.shape[0] - 5} more"
-    raise ValueError(
-        f"{name} contains labels that are not in labels={labels.tolist()!r}: {shown}{more}"
-    )
-
-
-def _prepare_pair(
-    y_true: Any, y_pred: Any, labels: Any, sample_weight: Any
-) -> tuple[NDArray[np.intp], NDArray[np.intp], int, NDArray[np.float64]]:
-    """Validate a (y_true, y_pred) pair and return their ranks, K and the weights."""
-    t = _as_1d_labels(y_true, "y_true")
-    p = _as_1d_labels(y_pred, "y_pred")
-    _check_same_length(t, p, "y_true", "y_pred")
-    if labels is None:
-        kinds = {t.dtype.kind, p.dtype.kind}
-        if kinds & set("US") and kinds & set("biuf"):
-            raise ValueError(
-                f"y_true ({t.dtype}) and y_pred ({p.dtype}) mix strings and numbers; "
-                "pass labels to say which classes they are"
-            )
-        lab = _default_labels(t, p, originals=(y_true, y_pred))
-    else:
-        lab = check_classes(labels, "labels")
-    rt = _encode(t, lab, "y_true")
-    rp = _encode(p, lab, "y_pred")
-    w = check_sample_weight(sample_weight, t.shape[0])
-    return rt, rp, lab.shape[0], w
 
 
 def mean_absolute_error(
@@ -307,17 +222,90 @@ def quadratic_weighted_kappa(
     0.8
     """
     rt, rp, k, w = _prepare_pair(y_true, y_pred, labels, sample_weight)
+    return _kappa(rt, rp, k, w, 2, replace_undefined_by, "quadratic")
+
+
+def weighted_kappa(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    weights: str = "quadratic",
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    replace_undefined_by: float = np.nan,
+) -> float:
+    """Cohen's weighted kappa with linear or quadratic disagreement weights.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels.
+    weights : {"quadratic", "linear"}, default="quadratic"
+        Disagreement weights ``W[i, j] = |i - j| ** 2`` or ``|i - j|`` on the
+        positions ``i``, ``j`` in ``labels``. ``"quadratic"`` is
+        :func:`quadratic_weighted_kappa`.
+    labels : array-like of shape (n_classes,), default=None
+        The classes in their ordinal order, lowest first; a class absent from
+        the data still widens the scale when listed. ``None`` uses the sorted
+        union of ``y_true`` and ``y_pred``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights (they weigh the cells of the confusion
+        matrix, so integer weights equal repeated rows).
+    replace_undefined_by : float, default=np.nan
+        Value returned, with an :class:`~sklearn.exceptions.UndefinedMetricWarning`,
+        when kappa is undefined (0/0): both raters put every sample in one and
+        the same class.
+
+    Returns
+    -------
+    float
+        ``1 - sum(W * O) / sum(W * E)``, ``O`` the (weighted) confusion matrix
+        and ``E`` the outer product of its marginals over its total; 1 is
+        perfect agreement, 0 chance level.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is not ``"linear"`` or ``"quadratic"``; on the same
+        malformed inputs as :func:`mean_absolute_error`.
+
+    Notes
+    -----
+    Cohen (1968). Equals scikit-learn's ``cohen_kappa_score(weights=...)``
+    with the same ``labels``. Linear weights penalise an error in proportion
+    to its distance, as MAE does; quadratic weights (QWK) penalise large
+    errors more. Cost O(n + K^2) after the O((n + K) log K) encoding.
+
+    Examples
+    --------
+    >>> from ensemble.metrics import weighted_kappa
+    >>> round(weighted_kappa([1, 2, 3, 4], [1, 2, 4, 3], weights="linear"), 4)
+    0.6
+    >>> round(weighted_kappa([1, 2, 3, 4], [1, 2, 4, 3], weights="quadratic"), 4)
+    0.8
+    """
+    powers = {"linear": 1, "quadratic": 2}
+    if not isinstance(weights, str) or weights not in powers:
+        raise ValueError(f"weights must be 'linear' or 'quadratic', got {weights!r}")
+    rt, rp, k, w = _prepare_pair(y_true, y_pred, labels, sample_weight)
+    return _kappa(rt, rp, k, w, powers[weights], replace_undefined_by, weights)
+
+
+def _kappa(rt, rp, k, w, power, replace_undefined_by, name):
+    """Weighted kappa of encoded labels with disagreement weights ``|i - j| ** power``."""
     confusion = np.bincount(rt * k + rp, weights=w, minlength=k * k).reshape(k, k)
     expected = np.outer(confusion.sum(axis=1), confusion.sum(axis=0)) / confusion.sum()
     ranks = np.arange(k, dtype=np.float64)
-    weights = (ranks[:, None] - ranks[None, :]) ** 2
+    weights = np.abs(ranks[:, None] - ranks[None, :]) ** power
     denominator = float((weights * expected).sum())
     if denominator <= 0.0:
         warnings.warn(
-            "quadratic weighted kappa is undefined when both y_true and y_pred put every "
+            f"{name} weighted kappa is undefined when both y_true and y_pred put every "
             f"sample in the same single class; returning {replace_undefined_by}",
             UndefinedMetricWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         return float(replace_undefined_by)
     return float(1.0 - (weights * confusion).sum() / denominator)
@@ -433,118 +421,6 @@ def ranked_probability_score(
     per_sample = ((predicted_cdf - observed_cdf) ** 2).sum(axis=1)
     score = float(np.average(per_sample, weights=w))
     return score / (k - 1) if normalize else score
-
-
-def _per_class_mae(
-    rt: NDArray[np.intp], rp: NDArray[np.intp], k: int, w: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """MAE of the samples of each class present in ``rt`` (positive total weight), lowest class first."""
-    errors = np.bincount(rt, weights=w * np.abs(rt - rp), minlength=k)
-    totals = np.bincount(rt, weights=w, minlength=k)
-    present = totals > 0
-    return errors[present] / totals[present]
-
-
-def average_mean_absolute_error(
-    y_true: ArrayLike,
-    y_pred: ArrayLike,
-    *,
-    labels: ArrayLike | None = None,
-    sample_weight: ArrayLike | None = None,
-) -> float:
-    """Average over the true classes of each class's MAE (AMAE, macro-averaged MAE).
-
-    Parameters
-    ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_pred : array-like of shape (n_samples,)
-        Predicted labels.
-    labels : array-like of shape (n_classes,), default=None
-        The classes in their ordinal order, lowest first; errors are rank
-        distances in this list, as in :func:`mean_absolute_error`. ``None``
-        uses the sorted union of ``y_true`` and ``y_pred``.
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative sample weights. They weigh the samples inside each class;
-        every class present still counts once in the average.
-
-    Returns
-    -------
-    float
-        ``mean_k MAE_k`` over the classes ``k`` present in ``y_true``, where
-        ``MAE_k`` is the (weighted) MAE of the samples whose true class is
-        ``k``; 0 is best.
-
-    Raises
-    ------
-    ValueError
-        On the same malformed inputs as :func:`mean_absolute_error`.
-
-    Notes
-    -----
-    Baccianella, Esuli and Sebastiani (2009); the AMAE of the splitting-criteria
-    study. A class listed in ``labels`` but absent from ``y_true`` (or present
-    only with weight 0) has no samples, hence no MAE of its own, and is left out
-    of the average, as in the ORCA tools (which drop the classes whose row of
-    the confusion matrix is empty); it still widens the rank scale when listed. Integer
-    weights give the same value as repeated rows. Cost O((n + K) log K).
-
-    Examples
-    --------
-    >>> from ensemble.metrics import average_mean_absolute_error
-    >>> y_true = ["low", "low", "low", "high"]
-    >>> y_pred = ["low", "low", "low", "low"]
-    >>> average_mean_absolute_error(y_true, y_pred, labels=["low", "mid", "high"])
-    1.0
-    """
-    rt, rp, k, w = _prepare_pair(y_true, y_pred, labels, sample_weight)
-    return float(np.mean(_per_class_mae(rt, rp, k, w)))
-
-
-def maximum_mean_absolute_error(
-    y_true: ArrayLike,
-    y_pred: ArrayLike,
-    *,
-    labels: ArrayLike | None = None,
-    sample_weight: ArrayLike | None = None,
-) -> float:
-    """Largest MAE of a true class (MMAE): the error on the worst-predicted class.
-
-    Parameters
-    ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_pred : array-like of shape (n_samples,)
-        Predicted labels.
-    labels : array-like of shape (n_classes,), default=None
-        The classes in their ordinal order, lowest first. ``None`` uses the
-        sorted union of ``y_true`` and ``y_pred``.
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative sample weights, used inside each class.
-
-    Returns
-    -------
-    float
-        ``max_k MAE_k`` over the classes present in ``y_true``; 0 is best.
-
-    Raises
-    ------
-    ValueError
-        On the same malformed inputs as :func:`mean_absolute_error`.
-
-    Notes
-    -----
-    Cruz-Ramírez et al. (2014). Classes absent from ``y_true`` are left out, as
-    in :func:`average_mean_absolute_error`. Cost O((n + K) log K).
-
-    Examples
-    --------
-    >>> from ensemble.metrics import maximum_mean_absolute_error
-    >>> maximum_mean_absolute_error([1, 1, 2, 3], [1, 2, 2, 1])
-    2.0
-    """
-    rt, rp, k, w = _prepare_pair(y_true, y_pred, labels, sample_weight)
-    return float(np.max(_per_class_mae(rt, rp, k, w)))
 
 
 def one_off_accuracy(
@@ -802,6 +678,9 @@ _SCORERS: dict[str, tuple[Any, int, str]] = {
     "mmae": (maximum_mean_absolute_error, -1, "predict"),
     "zero_one": (mean_zero_one_error, -1, "predict"),
     "qwk": (quadratic_weighted_kappa, 1, "predict"),
+    "linear_kappa": (partial(weighted_kappa, weights="linear"), 1, "predict"),
+    "gm": (geometric_mean_sensitivity, 1, "predict"),
+    "ms": (minimum_sensitivity, 1, "predict"),
     "kendall_tau": (kendall_tau, 1, "predict"),
     "spearman_rho": (spearman_rho, 1, "predict"),
     "one_off_accuracy": (one_off_accuracy, 1, "predict"),
@@ -837,9 +716,9 @@ def ordinal_scorer(name: str) -> _OrdinalScorer:
     ----------
     name : str
         One of ``"mae"``, ``"amae"``, ``"mmae"``, ``"zero_one"`` (losses),
-        ``"qwk"``, ``"kendall_tau"``, ``"spearman_rho"``,
-        ``"one_off_accuracy"``, ``"ccr"`` (scores), or ``"rps"`` (a loss on
-        ``predict_proba``).
+        ``"qwk"``, ``"linear_kappa"``, ``"kendall_tau"``, ``"spearman_rho"``,
+        ``"one_off_accuracy"``, ``"ccr"``, ``"gm"``, ``"ms"`` (scores), or
+        ``"rps"`` (a loss on ``predict_proba``).
 
     Returns
     -------

@@ -13,16 +13,20 @@ from sklearn.metrics import cohen_kappa_score
 from ensemble.metrics import (
     average_mean_absolute_error,
     correct_classification_rate,
+    geometric_mean_sensitivity,
     kendall_tau,
     maximum_mean_absolute_error,
     mean_absolute_error,
     mean_zero_one_error,
+    minimum_sensitivity,
     one_off_accuracy,
     ordinal_scorer,
     quadratic_weighted_kappa,
     ranked_probability_score,
     spearman_rho,
+    weighted_kappa,
 )
+from trees._labels import ClassOrderWarning
 
 NAMES = ["very low", "low", "mid", "high", "very high", "top"]
 
@@ -183,6 +187,148 @@ def test_qwk_undefined_warns_and_can_be_replaced():
         assert quadratic_weighted_kappa([2, 2], [2, 2], replace_undefined_by=1.0) == 1.0
 
 
+def _brute_kappa(t, p, order, w, power):
+    """Weighted kappa from its definition: confusion matrix and chance matrix built by loops."""
+    rank = {lab: i for i, lab in enumerate(order)}
+    k = len(order)
+    observed = np.zeros((k, k))
+    for a, b, wi in zip(t, p, w):
+        observed[rank[a], rank[b]] += wi
+    total = observed.sum()
+    disagreement = chance = 0.0
+    for i in range(k):
+        for j in range(k):
+            weight = abs(i - j) ** power
+            disagreement += weight * observed[i, j]
+            chance += weight * observed[i, :].sum() * observed[:, j].sum() / total
+    return np.nan if chance == 0 else 1.0 - disagreement / chance
+
+
+@given(labelled_pairs())
+def test_weighted_kappa_matches_sklearn_and_the_definition(data):
+    """Check linear and quadratic kappa against cohen_kappa_score (unweighted) and a loop (weighted)."""
+    k, names, t, p, w = data
+    yt, yp = np.array(names)[t], np.array(names)[p]
+    for weights, power in (("linear", 1), ("quadratic", 2)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            expected = cohen_kappa_score(yt, yp, labels=names, weights=weights)
+            got = weighted_kappa(yt, yp, weights=weights, labels=names)
+            got_w = weighted_kappa(yt, yp, weights=weights, labels=names, sample_weight=w)
+        brute_w = _brute_kappa(yt, yp, names, w, power)
+        for value, reference in ((got, expected), (got_w, brute_w)):
+            if np.isnan(reference):
+                assert np.isnan(value)
+            else:
+                assert value == pytest.approx(reference, abs=1e-12)
+
+
+def test_weighted_kappa_quadratic_is_qwk_and_linear_differs():
+    """Check that weights='quadratic' is quadratic_weighted_kappa and that linear weights give another value."""
+    t, p = [1, 1, 2, 3, 4, 4, 5], [1, 3, 2, 3, 5, 2, 5]
+    assert weighted_kappa(t, p) == quadratic_weighted_kappa(t, p)
+    linear = weighted_kappa(t, p, weights="linear", labels=[1, 2, 3, 4, 5])
+    assert linear == pytest.approx(cohen_kappa_score(t, p, weights="linear"))
+    assert linear != pytest.approx(quadratic_weighted_kappa(t, p))
+
+
+def test_weighted_kappa_integer_weights_equal_repetition():
+    """Check that integer sample weights give the kappa of the repeated rows."""
+    t, p, w = [1, 2, 2, 3, 3], [1, 3, 2, 1, 3], [2, 1, 3, 1, 2]
+    repeated_t = np.repeat(t, w)
+    repeated_p = np.repeat(p, w)
+    assert weighted_kappa(t, p, weights="linear", sample_weight=w) == pytest.approx(
+        weighted_kappa(repeated_t, repeated_p, weights="linear"))
+
+
+def test_weighted_kappa_rejects_unknown_weights_and_warns_when_undefined():
+    """Check the ValueError naming weights and the undefined-kappa warning of the linear form."""
+    with pytest.raises(ValueError, match="weights must be 'linear' or 'quadratic', got 'cubic'"):
+        weighted_kappa([1, 2], [1, 2], weights="cubic")
+    with pytest.raises(ValueError, match="weights must be 'linear' or 'quadratic', got None"):
+        weighted_kappa([1, 2], [1, 2], weights=None)
+    with pytest.warns(UndefinedMetricWarning, match="linear weighted kappa is undefined"):
+        assert np.isnan(weighted_kappa([2, 2], [2, 2], weights="linear", labels=[1, 2, 3]))
+
+
+# ---------------------------------------------------------------- GM, MS
+
+
+def _brute_sensitivities(t, p, order, w):
+    """Per-class sensitivity by explicit loops; None for a class without weight in y_true."""
+    out = []
+    for cls in order:
+        hits = total = 0.0
+        for a, b, wi in zip(t, p, w):
+            if a == cls:
+                total += wi
+                hits += wi * (b == cls)
+        out.append(hits / total if total > 0 else None)
+    return out
+
+
+@given(labelled_pairs())
+def test_gm_and_ms_match_per_class_loops(data):
+    """Check GM (ORCA: an absent class counts 1, root K) and MS (absent classes left out) against loops."""
+    k, names, t, p, w = data
+    yt, yp = np.array(names)[t], np.array(names)[p]
+    for weights in (np.ones(len(t)), w):
+        sens = _brute_sensitivities(yt, yp, names, weights)
+        product = 1.0
+        for s in sens:
+            product *= 1.0 if s is None else s
+        expected_gm = product ** (1.0 / k)
+        expected_ms = min(s for s in sens if s is not None)
+        assert geometric_mean_sensitivity(yt, yp, labels=names, sample_weight=weights) == (
+            pytest.approx(expected_gm, abs=1e-12))
+        assert minimum_sensitivity(yt, yp, labels=names, sample_weight=weights) == (
+            pytest.approx(expected_ms, abs=1e-12))
+
+
+def test_gm_and_ms_absent_classes_follow_orca():
+    """Check ORCA's convention: a predicted-only or listed-only class raises GM's root and leaves MS alone."""
+    t = [1, 1, 2, 2, 2, 2]
+    p = [1, 3, 2, 2, 2, 1]  # class 3 is predicted, never true
+    # S1 = 1/2, S2 = 3/4; class 3 has no true sample: factor 1 in GM, left out of MS.
+    assert geometric_mean_sensitivity(t, p) == pytest.approx((0.5 * 0.75) ** (1 / 3))
+    assert geometric_mean_sensitivity(t, p, labels=[1, 2, 3, 4]) == pytest.approx((0.5 * 0.75) ** 0.25)
+    assert minimum_sensitivity(t, p) == 0.5
+    assert minimum_sensitivity(t, p, labels=[1, 2, 3, 4]) == 0.5
+    # A class present in y_true and never predicted right makes GM and MS 0.
+    assert geometric_mean_sensitivity([1, 2, 3], [1, 1, 3]) == 0.0
+    assert minimum_sensitivity([1, 2, 3], [1, 1, 3]) == 0.0
+    # A class whose samples all weigh 0 is absent.
+    assert minimum_sensitivity([1, 2, 3], [1, 1, 3], sample_weight=[1.0, 0.0, 1.0]) == 1.0
+
+
+def test_gm_and_ms_integer_weights_equal_repetition_and_order_does_not_matter():
+    """Check that integer weights equal repeated rows and that GM and MS ignore the class order."""
+    t, p, w = ["lo", "lo", "mid", "hi", "hi"], ["lo", "mid", "mid", "hi", "lo"], [3, 1, 2, 2, 1]
+    order = ["lo", "mid", "hi"]
+    rt, rp = np.repeat(t, w), np.repeat(p, w)
+    for metric in (geometric_mean_sensitivity, minimum_sensitivity):
+        weighted = metric(t, p, labels=order, sample_weight=w)
+        assert weighted == pytest.approx(metric(rt, rp, labels=order))
+        assert weighted == pytest.approx(metric(t, p, labels=order[::-1], sample_weight=w))
+    assert minimum_sensitivity(t, p, labels=order, sample_weight=w) == pytest.approx(2 / 3)
+
+
+def test_gm_does_not_underflow_with_many_small_sensitivities():
+    """Check that GM of 400 classes each recognised 1 time in 10 is 0.1 (a plain product underflows)."""
+    t = np.repeat(np.arange(400), 10)
+    p = np.where(np.arange(t.size) % 10 == 0, t, (t + 1) % 400)
+    assert geometric_mean_sensitivity(t, p) == pytest.approx(0.1, rel=1e-12)
+
+
+def test_gm_and_ms_warn_on_text_labels_without_an_order():
+    """Check that text labels without labels= raise the ClassOrderWarning naming labels."""
+    with pytest.warns(ClassOrderWarning, match="labels="):
+        geometric_mean_sensitivity(["low", "high"], ["low", "low"])
+    with pytest.warns(ClassOrderWarning, match="labels="):
+        minimum_sensitivity(["low", "high"], ["low", "low"])
+
+
 # ---------------------------------------------------------------- RPS
 
 
@@ -273,8 +419,11 @@ def test_rps_single_class_is_zero():
         mean_absolute_error,
         mean_zero_one_error,
         quadratic_weighted_kappa,
+        partial(weighted_kappa, weights="linear"),
         average_mean_absolute_error,
         maximum_mean_absolute_error,
+        geometric_mean_sensitivity,
+        minimum_sensitivity,
         kendall_tau,
         spearman_rho,
         one_off_accuracy,
@@ -553,6 +702,9 @@ def test_ordinal_scorer_in_grid_search_uses_the_fitted_class_order():
         ("mmae", maximum_mean_absolute_error, -1),
         ("zero_one", mean_zero_one_error, -1),
         ("qwk", quadratic_weighted_kappa, 1),
+        ("linear_kappa", partial(weighted_kappa, weights="linear"), 1),
+        ("gm", geometric_mean_sensitivity, 1),
+        ("ms", minimum_sensitivity, 1),
         ("kendall_tau", kendall_tau, 1),
         ("spearman_rho", spearman_rho, 1),
         ("one_off_accuracy", one_off_accuracy, 1),
