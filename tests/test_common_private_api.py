@@ -141,3 +141,22 @@ def test_scikit_learn_tree_thresholds_can_be_rewritten_through_its_pickle_state(
     point[0, tree.tree_.feature[0]] = moved[0] - 5e-4
     path = tree.decision_path(point.astype(np.float32)).indices
     assert tree.tree_.children_left[0] in path and tree.tree_.children_right[0] not in path
+
+
+def test_scikit_learn_tree_private_fit_takes_the_missing_mask():
+    """Check the behaviour the certified forest relies on: _fit(check_input=False, missing_values_in_feature_mask=)
+    learns where missing values go, as the public fit does after checking its input."""
+    import numpy as np
+    from sklearn.tree import DecisionTreeRegressor
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(200, 2)).astype(np.float32)
+    y = (X[:, 0] > 0.5).astype(float)
+    X[rng.uniform(size=X.shape) < 0.2] = np.nan
+    y[np.isnan(X[:, 0])] = 2.0  # missing values of x0 form their own group
+    public = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+    private = DecisionTreeRegressor(max_depth=3, random_state=0)
+    private._fit(X, y, sample_weight=None, check_input=False, missing_values_in_feature_mask=np.isnan(X).any(axis=0))
+    np.testing.assert_array_equal(private.tree_.threshold, public.tree_.threshold)
+    np.testing.assert_array_equal(private.tree_.missing_go_to_left, public.tree_.missing_go_to_left)
+    np.testing.assert_array_equal(private.predict(X), public.predict(X))
