@@ -535,7 +535,15 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
         """Validate and encode the training data; set ``classes_``, ``n_classes_`` and the feature kinds."""
         categories = ordered_categories(y)
         X = self._encode_text(X, reset=True)
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=self._finite_rule())
+        try:
+            X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=self._finite_rule())
+        except ValueError as exc:
+            if "contains NaN" in str(exc) and not self._supports_missing:
+                raise ValueError(
+                    f"Input X contains NaN: {type(self).__name__} does not accept missing values yet; "
+                    "ConsistentForestClassifier does (criterion='squared_error'), or fill them in first"
+                ) from None
+            raise
         check_classification_targets(y)
         self._check_params()
         y_idx = encode_target(self, y, categories)

@@ -289,8 +289,10 @@ def _load(args: argparse.Namespace):
 
     order = None if args.classes is None else [c.strip() for c in args.classes.split(",")]
     with _CSVErrors(args.data):
+        # Empty cells (or NA, NaN, ?) are missing values: the models that accept them route
+        # them, the others say so in one line.
         X, y, names = load_ordinal_csv(args.data, target=args.target, classes=order,
-                                       return_feature_names=True)
+                                       return_feature_names=True, missing=True)
     present = np.unique(y)
     if present.shape[0] < 2:
         raise CLIError(
@@ -578,6 +580,11 @@ def _cmd_fit(args) -> int:
     return 0
 
 
+def _accepts_missing(model) -> bool:
+    """Whether a fitted model accepts missing values (NaN) in its features."""
+    return bool(model.__sklearn_tags__().input_tags.allow_nan)
+
+
 def _cmd_predict(args) -> int:
     for path, what in ((args.model, "model file"), (args.data, "file")):
         if not Path(path).exists():
@@ -609,7 +616,8 @@ def _cmd_predict(args) -> int:
     X = np.empty((len(rows), len(used)))
     with _CSVErrors(args.data):
         for out, j in enumerate(used):
-            X[:, out] = _parse_numeric_column(list(cells[j]), header[j], lines, Path(args.data))
+            X[:, out] = _parse_numeric_column(list(cells[j]), header[j], lines, Path(args.data),
+                                              missing=_accepts_missing(model))
     try:
         with warnings.catch_warnings():
             # The columns were matched by name above; the array itself carries none.

@@ -207,14 +207,23 @@ def make_synthetic_ii(
 # --------------------------------------------------------------------------- CSV
 
 
-def _parse_numeric_column(cells: list[str], name: str, lines: list[int], path: Path):
-    """Parse one feature column to float64, naming the column and line on failure."""
+_MISSING_CELLS = frozenset({"", "na", "nan", "n/a", "null", "none", "?"})
+
+
+def _parse_numeric_column(cells: list[str], name: str, lines: list[int], path: Path, missing: bool = False):
+    """Parse one feature column to float64, naming the column and line on failure.
+
+    With ``missing``, an empty cell and the usual spellings of a missing value
+    (NA, NaN, null, ?) become NaN; otherwise they are an error naming the line.
+    """
+    if missing:
+        cells = ["nan" if cell.strip().lower() in _MISSING_CELLS else cell for cell in cells]
     try:
         values = np.array(cells, dtype=np.float64)
     except ValueError:
         values = None
     if values is None:
-        for cell, line in zip(cells, lines):
+        for cell, line in zip(cells, lines, strict=True):
             if cell.strip() == "":
                 raise ValueError(
                     f"feature column {name!r} of {path} has a missing value at line {line}; "
@@ -230,7 +239,7 @@ def _parse_numeric_column(cells: list[str], name: str, lines: list[int], path: P
         # Python's float() accepts a few spellings numpy's parser rejects (e.g. "1_000").
         values = np.array([float(cell) for cell in cells], dtype=np.float64)
     bad = np.flatnonzero(np.isnan(values))
-    if bad.size:
+    if bad.size and not missing:
         raise ValueError(
             f"feature column {name!r} of {path} has a missing value (NaN) at line "
             f"{lines[bad[0]]}; missing values are not supported"
@@ -282,7 +291,8 @@ def _read_table(path: Path, delimiter: str) -> tuple[list[str], list[list[str]],
 
 
 def _parse_features(
-    header: list[str], rows: list[list[str]], lines: list[int], path: Path, skip: int | None
+    header: list[str], rows: list[list[str]], lines: list[int], path: Path, skip: int | None,
+    missing: bool = False,
 ) -> tuple[NDArray[np.float64], list[str]]:
     """The numeric matrix of every column but ``skip`` (the target), and those columns' names."""
     keep = [j for j in range(len(header)) if j != skip]
@@ -291,12 +301,12 @@ def _parse_features(
     columns = list(zip(*rows))
     X = np.empty((len(rows), len(keep)), dtype=np.float64)
     for j_out, j in enumerate(keep):
-        X[:, j_out] = _parse_numeric_column(list(columns[j]), header[j], lines, path)
+        X[:, j_out] = _parse_numeric_column(list(columns[j]), header[j], lines, path, missing)
     return X, [header[j] for j in keep]
 
 
 def _load_features_csv(
-    path: str | os.PathLike[str], drop: str | None = None, *, delimiter: str = ","
+    path: str | os.PathLike[str], drop: str | None = None, *, delimiter: str = ",", missing: bool = False
 ) -> tuple[NDArray[np.float64], list[str]]:
     """Read the numeric feature columns of a CSV file, for prediction.
 
@@ -337,7 +347,7 @@ def _load_features_csv(
     path = Path(path)
     header, rows, lines = _read_table(path, delimiter)
     skip = header.index(drop) if drop is not None and drop in header else None
-    return _parse_features(header, rows, lines, path, skip)
+    return _parse_features(header, rows, lines, path, skip, missing)
 
 
 def _parse_target(cells: list[str], lines: list[int], target: str, path: Path):
@@ -407,6 +417,7 @@ def load_ordinal_csv(
     *,
     return_feature_names: bool = False,
     delimiter: str = ",",
+    missing: bool = False,
 ) -> tuple[NDArray[np.float64], NDArray[Any]] | tuple[
     NDArray[np.float64], NDArray[Any], NDArray[np.object_]
 ]:
@@ -428,6 +439,10 @@ def load_ordinal_csv(
         Also return the names of the feature columns.
     delimiter : str, default=","
         Field separator.
+    missing : bool, default=False
+        Read an empty feature cell, ``NA``, ``NaN``, ``null`` or ``?`` as a
+        missing value (NaN), for the estimators that accept them; by default
+        they are an error naming the column and line.
 
     Returns
     -------
@@ -475,7 +490,7 @@ def load_ordinal_csv(
             f"target column {target!r} not found in {path}; the columns are {header}"
         )
     t = header.index(target)
-    X, feature_names = _parse_features(header, rows, lines, path, skip=t)
+    X, feature_names = _parse_features(header, rows, lines, path, skip=t, missing=missing)
     raw_target = [row[t] for row in rows]
     if classes is None:
         y = _parse_target(raw_target, lines, target, path)

@@ -612,3 +612,25 @@ def test_quick_paths_import_nothing_heavy(tmp_path):
                           cwd=str(Path(__file__).resolve().parents[1]))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_missing_cells_fit_the_forest_and_refuse_otreebagger_in_one_line(tmp_path, capsys):
+    """Check that empty or NA cells are missing values: the forest fits and predicts, OTreeBagger says why not."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(120, 2))
+    y = np.digitize(X.sum(axis=1), [0.7, 1.3]) + 1
+    path = tmp_path / "gaps.csv"
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["a", "b", "y"])
+        for i, ((a, b), c) in enumerate(zip(X, y, strict=True)):
+            writer.writerow(["" if i % 7 == 0 else a, "NA" if i % 11 == 0 else b, c])
+    model = tmp_path / "m.skops"
+    assert main(["fit", str(path), "--target", "y", "--model", "forest", "-o", str(model)]) == 0
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(model), str(path), "-o", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 121
+    capsys.readouterr()
+    assert main(["fit", str(path), "--target", "y", "-o", str(tmp_path / "o.skops")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not accept missing values" in err[0]
