@@ -27,14 +27,16 @@ _SHARED = {
         row by ``n_samples / (n_classes * count of its class)``; a dict
         ``{class label: weight}`` (classes not named weigh 1). Multiplied into
         ``sample_weight``.""",
-    "categorical_features": """categorical_features : "auto", array-like of int, bool or str, or None, default=None
+    "categorical_features": """categorical_features : "auto", array-like of int, bool or str, or None, default="auto"
         Features whose values are categories: indices, a boolean mask or names
         (scikit-learn's convention). Moving from one category to another is not
         a small move, so consistency promises nothing across a split of such a
         feature (docs/design.md section 4b). ``"auto"``: columns of bool or
         pandas categorical/text dtype, and numeric columns with exactly two
         distinct values in ``fit`` (one-hot, yes/no; a value between the two is
-        then not covered by the guarantee); constrained features never. Text
+        then not covered by the guarantee); constrained features never.
+        ``None``: every numeric column is continuous (text columns are then an
+        error). Text
         columns of a DataFrame must be categorical: they are encoded as the
         index of their value among the sorted distinct values (a pandas
         Categorical: its own categories); a category unseen in ``fit`` is an

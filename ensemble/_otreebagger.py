@@ -277,7 +277,7 @@ class OTreeBagger(OrdinalEnsemble):
         projection: str = "auto",
         n_components: int = 3,
         thresholds: str = "auto",
-        categorical_features: ArrayLike | None = None,
+        categorical_features: ArrayLike | str | None = "auto",
         monotonic_cst: ArrayLike | dict | None = None,
         resolution: float | ArrayLike | None = None,
         classes: ArrayLike | None = None,

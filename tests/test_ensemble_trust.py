@@ -323,7 +323,9 @@ def test_text_column_error_names_the_column():
     X, y = _data(80, 2)
     frame = pd.DataFrame({"size": X[:, 0], "region": np.where(X[:, 1] > 0.5, "east", "west")})
     with pytest.raises(ValueError, match="column 'region' holds text.*categorical_features"):
-        ConsistentForestClassifier(n_estimators=5).fit(frame, y)
+        ConsistentForestClassifier(n_estimators=5, categorical_features=None).fit(frame, y)
+    with pytest.raises(ValueError, match="column 'region' holds text.*categorical_features"):
+        ConsistentForestClassifier(n_estimators=5, categorical_features=[0]).fit(frame, y)
 
 
 def test_single_class_predictions_warn():
