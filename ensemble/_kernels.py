@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from relabel._backends._pseudoflow import _compiled
+from relabel import compiled as _compiled
 
 __all__ = ["node_gaps", "tree_apply", "tree_jump"]
 

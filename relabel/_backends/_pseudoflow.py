@@ -44,216 +44,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from relabel._numba import compiled
 
-def _compiled(function):
-    """``njit`` with an on-disk cache (compiling takes about 15 s, loading 0.6 s).
-
-    Numba refuses ``cache=True`` when no cache directory is writable (a read-only
-    install without a writable home); the code is then compiled in every process.
-    """
-    try:
-        return njit(cache=True, nogil=True)(function)
-    except RuntimeError:
-        return njit(cache=False, nogil=True)(function)
-
-
-__all__ = ["DOWN", "UP", "PENALTY1", "PENALTY2", "capacity_table", "build_relabel_graph", "pseudoflow",
-           "source_side", "certify", "arc_list"]
+__all__ = ["certify", "pseudoflow", "source_side"]
 
 # Columns of the node records: the fields a merge and a push touch share a cache line.
 _PARENT, _PARENT_ENTRY, _FIRST_CHILD, _NEXT_SIB, _PREV_SIB, _EXCESS, _NEXT_ARC, _DFS = range(8)
-
-
-# Kinds of entries of the relabelling graph; the capacities of a kind are a row of the
-# (4, 2) table passed around: (capacity out of the entry's node, capacity back).
-DOWN, UP, PENALTY1, PENALTY2 = 0, 1, 2, 3
-
-
-def capacity_table(infinite: int, c1: int, c2: int) -> np.ndarray:
-    """Capacities (out, back) of the entry kinds: implication arcs and the two penalties."""
-    return np.array([[infinite, 0], [0, infinite], [c1, c1], [c2, c2]], dtype=np.int64)
-
-
-@_compiled
-def _incident(n_regions, edges, kinds):
-    """Edges and penalised edges of each region (CSR), with each edge's slot at the other end."""
-    n_edges = edges.shape[0]
-    e_start = np.zeros(n_regions + 1, np.int64)
-    p_start = np.zeros(n_regions + 1, np.int64)
-    for e in range(n_edges):
-        e_start[edges[e, 0] + 1] += 1
-        e_start[edges[e, 1] + 1] += 1
-        if kinds[e] != 0:
-            p_start[edges[e, 0] + 1] += 1
-            p_start[edges[e, 1] + 1] += 1
-    for r in range(n_regions):
-        e_start[r + 1] += e_start[r]
-        p_start[r + 1] += p_start[r]
-    e_fill = e_start[:-1].copy()
-    p_fill = p_start[:-1].copy()
-    # int32 (region indices and slots): less fresh memory to touch on large graphs.
-    e_other = np.empty(2 * n_edges, np.int32)
-    e_mate = np.empty(2 * n_edges, np.int32)
-    p_other = np.empty(p_start[-1], np.int32)
-    p_mate = np.empty(p_start[-1], np.int32)
-    p_kind = np.empty(p_start[-1], np.int8)
-    for e in range(n_edges):
-        a = edges[e, 0]
-        b = edges[e, 1]
-        e_other[e_fill[a]] = b
-        e_mate[e_fill[a]] = e_fill[b] - e_start[b]
-        e_other[e_fill[b]] = a
-        e_mate[e_fill[b]] = e_fill[a] - e_start[a]
-        e_fill[a] += 1
-        e_fill[b] += 1
-        if kinds[e] != 0:
-            p_other[p_fill[a]] = b
-            p_mate[p_fill[a]] = p_fill[b] - p_start[b]
-            p_other[p_fill[b]] = a
-            p_mate[p_fill[b]] = p_fill[a] - p_start[a]
-            p_kind[p_fill[a]] = kinds[e] + 1
-            p_kind[p_fill[b]] = kinds[e] + 1
-            p_fill[a] += 1
-            p_fill[b] += 1
-    return e_start, e_other, e_mate, p_start, p_other, p_mate, p_kind
-
-
-@_compiled
-def _incident_pairs(n_regions, pairs):
-    """Monotone pairs of each region (CSR): the other end, its slot there, and the direction.
-
-    ``m_out`` is 1 at the lower end n of a pair (n, m) (the arc x_{n,k} -> x_{m,k} leaves
-    its node) and 0 at the upper end.
-    """
-    n_pairs = pairs.shape[0]
-    m_start = np.zeros(n_regions + 1, np.int64)
-    for e in range(n_pairs):
-        m_start[pairs[e, 0] + 1] += 1
-        m_start[pairs[e, 1] + 1] += 1
-    for r in range(n_regions):
-        m_start[r + 1] += m_start[r]
-    m_fill = m_start[:-1].copy()
-    m_other = np.empty(2 * n_pairs, np.int32)
-    m_mate = np.empty(2 * n_pairs, np.int32)
-    m_out = np.empty(2 * n_pairs, np.int8)
-    for e in range(n_pairs):
-        a = pairs[e, 0]
-        b = pairs[e, 1]
-        m_other[m_fill[a]] = b
-        m_mate[m_fill[a]] = m_fill[b] - m_start[b]
-        m_out[m_fill[a]] = 1
-        m_other[m_fill[b]] = a
-        m_mate[m_fill[b]] = m_fill[a] - m_start[a]
-        m_out[m_fill[b]] = 0
-        m_fill[a] += 1
-        m_fill[b] += 1
-    return m_start, m_other, m_mate, m_out
-
-
-@_compiled
-def _node_starts(n_regions, km, e_start, p_start, m_start):
-    n = n_regions * km
-    start = np.zeros(n + 1, np.int64)
-    for r in range(n_regions):
-        de = e_start[r + 1] - e_start[r]
-        dp = p_start[r + 1] - p_start[r]
-        dm = m_start[r + 1] - m_start[r]
-        for j in range(km):
-            w = (1 if j >= 1 else 0) + (1 if j <= km - 2 else 0)
-            start[r * km + j + 1] = w * (1 + de) + dp + dm
-    for v in range(n):
-        start[v + 1] += start[v]
-    return start
-
-
-@_compiled
-def _fill(n_regions, km, start, e_start, e_other, e_mate, p_start, p_other, p_mate, p_kind,
-          m_start, m_other, m_mate, m_out, table, nbr, mate, kind, res):
-    # Layout of node (r, j): [down to (r, j-1)] [up from (r, j+1)], then per incident edge
-    # [down to (o, j-1)] [up from (o, j+1)], then one entry per penalised edge; the mate
-    # of an entry is found from this layout.
-    for r in range(n_regions):
-        de = e_start[r + 1] - e_start[r]
-        for j in range(km):
-            v = r * km + j
-            nd = 1 if j >= 1 else 0
-            nu = 1 if j <= km - 2 else 0
-            w = nd + nu
-            base = start[v]
-            if nd:
-                u = v - 1
-                nbr[base] = u
-                kind[base] = DOWN
-                mate[base] = start[u] + (1 if j - 1 >= 1 else 0)
-            if nu:
-                u = v + 1
-                nbr[base + nd] = u
-                kind[base + nd] = UP
-                mate[base + nd] = start[u]
-            for t in range(de):
-                o = e_other[e_start[r] + t]
-                s = e_mate[e_start[r] + t]
-                pos = base + w + t * w
-                if nd:
-                    u = o * km + j - 1
-                    nd_u = 1 if j - 1 >= 1 else 0
-                    nbr[pos] = u
-                    kind[pos] = DOWN
-                    mate[pos] = start[u] + (nd_u + 1) * (1 + s) + nd_u
-                if nu:
-                    u = o * km + j + 1
-                    w_u = 1 + (1 if j + 1 <= km - 2 else 0)
-                    nbr[pos + nd] = u
-                    kind[pos + nd] = UP
-                    mate[pos + nd] = start[u] + w_u * (1 + s)
-            pen = base + w * (1 + de)
-            for t in range(p_start[r + 1] - p_start[r]):
-                o = p_other[p_start[r] + t]
-                u = o * km + j
-                nbr[pen + t] = u
-                kind[pen + t] = p_kind[p_start[r] + t]
-                mate[pen + t] = start[u] + w * (1 + e_start[o + 1] - e_start[o]) + p_mate[p_start[r] + t]
-            # Monotone pairs: x_{n,j} -> x_{m,j} is an implication arc, DOWN (out-capacity
-            # infinite) at n and UP at m, after the penalty entries of the node.
-            mono = pen + p_start[r + 1] - p_start[r]
-            for t in range(m_start[r + 1] - m_start[r]):
-                o = m_other[m_start[r] + t]
-                u = o * km + j
-                nbr[mono + t] = u
-                kind[mono + t] = DOWN if m_out[m_start[r] + t] == 1 else UP
-                mate[mono + t] = (start[u] + w * (1 + e_start[o + 1] - e_start[o]) + p_start[o + 1] - p_start[o]
-                                  + m_mate[m_start[r] + t])
-    for i in range(start[-1]):
-        res[i] = table[kind[i], 0]
-
-
-def build_relabel_graph(n_regions: int, km: int, edges: np.ndarray, kinds: np.ndarray, table: np.ndarray,
-                        monotone: np.ndarray | None = None):
-    """Half-arc incidence lists of the cut graph of a consistency problem (tight form).
-
-    Node ``r km + j`` is x_{r,j} (label(r) > j). Arcs: x_{r,j} -> x_{r,j-1} and, for every
-    edge (a, b), x_{a,j} -> x_{b,j-1} and x_{b,j} -> x_{a,j-1} (the implications of eq. 2
-    and the tight eq. 6-8, kind DOWN seen from the tail, UP from the head); for an edge
-    with ``kinds[e]`` = 1 or 2, x_{a,j} -- x_{b,j} with penalty C1 or C2 both ways
-    (eq. 7-10); for every monotone pair (n, m), x_{n,j} -> x_{m,j} (docs/design.md section 4b,
-    label(n) <= label(m)). Entries of a node are written in a fixed order, so the mate of every
-    entry is computed, not searched: O(N K + E K) sequential work, 17 bytes per entry
-    (``mate`` is int32 below 2**31 entries).
-
-    Returns ``start, nbr, mate, kind, res`` with ``res`` the capacities ``table[kind, 0]``.
-    """
-    inc = _incident(n_regions, edges, kinds)
-    if monotone is None:
-        monotone = np.zeros((0, 2), np.int64)
-    mono = _incident_pairs(n_regions, np.ascontiguousarray(monotone, dtype=np.int64).reshape(-1, 2))
-    start = _node_starts(n_regions, km, inc[0], inc[3], mono[0])
-    total = int(start[-1])
-    nbr = np.empty(total, np.int32)
-    mate = np.empty(total, np.int32 if total < 2**31 else np.int64)
-    kind = np.empty(total, np.int8)
-    res = np.empty(total, np.int64)
-    _fill(n_regions, km, start, *inc, *mono, table, nbr, mate, kind, res)
-    return start, nbr, mate, kind, res
 
 
 @njit(inline="always")
@@ -317,7 +113,7 @@ def _push_up(x, before, node, res, mate, label, b_head, b_next, highest):
     return highest
 
 
-@_compiled
+@compiled
 def pseudoflow(n, excess, start, nbr, res, mate):
     """Run the pseudoflow search; updates ``excess`` and ``res`` in place.
 
@@ -483,7 +279,7 @@ def pseudoflow(n, excess, start, nbr, res, mate):
     return n_merges, n_saturations, n_relabels, n_gaps
 
 
-@_compiled
+@compiled
 def source_side(n, excess, start, nbr, res):
     """Nodes reachable from a positive excess along residual arcs, and whether a deficit is among them."""
     seen = np.zeros(n, np.bool_)
@@ -510,7 +306,7 @@ def source_side(n, excess, start, nbr, res):
     return seen, reaches_deficit
 
 
-@_compiled
+@compiled
 def certify(n, excess0, start, nbr, mate, kind, table, res, side):
     """Value of the minimum cut with source side ``side``, or -1 if the flow does not prove it.
 
@@ -559,25 +355,3 @@ def certify(n, excess0, start, nbr, mate, kind, table, res, side):
             if e0 > 0:
                 cut += e0  # saturated arc source -> v
     return cut
-
-
-@_compiled
-def arc_list(n, start, nbr, kind, table):
-    """One (tail, head, capacity) per half-arc with positive capacity (for other max-flow codes)."""
-    count = 0
-    for i in range(start[n]):
-        if table[kind[i], 0] > 0:
-            count += 1
-    tail = np.empty(count, np.int32)
-    head = np.empty(count, np.int32)
-    capacity = np.empty(count, np.int64)
-    at = 0
-    for v in range(n):
-        for i in range(start[v], start[v + 1]):
-            c = table[kind[i], 0]
-            if c > 0:
-                tail[at] = v
-                head[at] = nbr[i]
-                capacity[at] = c
-                at += 1
-    return tail, head, capacity
