@@ -83,47 +83,42 @@ def guillotine_tree(lower: ArrayLike, upper: ArrayLike, groups: ArrayLike | None
     n_roots = int(groups.max()) + 1 if groups.shape[0] else 1
     # Sorted here, not in the kernel (numba issue 10486, see relabel._numba.compiled).
     by_lower = index_array(np.argsort(lower, axis=0, kind="stable").T)
-    *hierarchy, ok = _guillotine_kernel(lower, upper, groups, n_roots, by_lower)
+    n_leaves, n_features = lower.shape
+    n_nodes = max(2 * n_leaves, n_roots)
+    # Allocated here, not in the kernel: every numpy constructor a kernel uses is
+    # compiled once more in a cold process (see relabel._numba).
+    hierarchy = Hierarchy(np.full(n_nodes, -1, dtype=np.int64), np.full(n_nodes, np.nan),
+                          np.full(n_nodes, -1, dtype=np.int64), np.full(n_nodes, -1, dtype=np.int64),
+                          np.full(n_nodes, -1, dtype=np.int64))
+    start = np.zeros(n_nodes + 1, dtype=np.int64)
+    count = np.zeros(n_nodes, dtype=np.int64)
+    np.cumsum(np.bincount(groups, minlength=n_roots)[:n_roots], out=start[1 : n_roots + 1])
+    count[:n_roots] = np.diff(start[: n_roots + 1])
+    # Every group's boxes as a contiguous range of each row, sorted by the lower bound
+    # (ties in input order): a stable sort by (group, lower).
+    orders = index_array(np.argsort(groups[by_lower], axis=1, kind="stable"))
+    orders = index_array(np.take_along_axis(by_lower, orders, axis=1))
+    ok = _guillotine_kernel(lower, upper, start, count, orders, np.zeros(n_leaves, dtype=np.bool_),
+                            np.empty(n_leaves, dtype=np.int64), n_roots, *hierarchy)
     if not ok:
         raise ValueError(
             f"{name} is not the leaf partition of a tree: some boxes "
             "overlap or cannot be separated by axis-aligned cuts"
         )
-    return Hierarchy(*hierarchy)
+    return hierarchy
 
 
 @compiled
-def _guillotine_kernel(lower, upper, groups, n_roots, by_lower):
-    """The hierarchy of :func:`guillotine_tree`; the last output is False when a node has no cut.
+def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n_roots,
+                       feature, threshold, left, right, leaf):
+    """Fill the hierarchy of :func:`guillotine_tree`; False when a node has no cut.
 
-    ``by_lower[f]`` is the stable order of the boxes by their lower bound on f. Every
-    node's boxes are a contiguous range of each row of ``orders``, sorted there by the
-    feature's lower bound (ties in input order); a split partitions every row's range
-    stably, so nothing is sorted twice: O(d L) per level after one sort.
+    Node ``v`` holds the boxes ``orders[f, start[v]:start[v] + count[v]]``, sorted there
+    by their lower bound on f (ties in input order) for every f; the roots' ranges are
+    given. A split partitions every row's range stably, so nothing is sorted twice:
+    O(d L) per level after one sort.
     """
-    n_leaves, n_features = lower.shape
-    n_nodes = max(2 * n_leaves, n_roots)
-    feature = np.full(n_nodes, -1, dtype=np.int64)
-    threshold = np.full(n_nodes, np.nan)
-    left = np.full(n_nodes, -1, dtype=np.int64)
-    right = np.full(n_nodes, -1, dtype=np.int64)
-    leaf = np.full(n_nodes, -1, dtype=np.int64)
-    start = np.zeros(n_nodes + 1, dtype=np.int64)
-    count = np.zeros(n_nodes, dtype=np.int64)
-    for i in range(n_leaves):
-        count[groups[i]] += 1
-    for g in range(n_roots):
-        start[g + 1] = start[g] + count[g]
-    orders = np.empty((n_features, n_leaves), dtype=np.int64)
-    fill = np.empty(n_roots, dtype=np.int64)
-    for f in range(n_features):
-        for g in range(n_roots):
-            fill[g] = start[g]
-        for i in by_lower[f]:
-            orders[f, fill[groups[i]]] = i
-            fill[groups[i]] += 1
-    goes_left = np.zeros(n_leaves, dtype=np.bool_)
-    scratch = np.empty(n_leaves, dtype=np.int64)
+    n_features = lower.shape[1]
     next_node = n_roots
     node = 0
     # Breadth-first: nodes are processed in id order, children numbered as created.
@@ -150,7 +145,7 @@ def _guillotine_kernel(lower, upper, groups, n_roots, by_lower):
                             best_feature = f
                             best_cut = i
             if best_feature < 0:
-                return feature, threshold, left, right, leaf, False
+                return False
             for i in range(size):
                 goes_left[orders[best_feature, first + i]] = i <= best_cut
             feature[node] = best_feature
@@ -177,7 +172,7 @@ def _guillotine_kernel(lower, upper, groups, n_roots, by_lower):
             count[next_node + 1] = size - n_left
             next_node += 2
         node += 1
-    return feature, threshold, left, right, leaf, True
+    return True
 
 
 def push_down(lower: ArrayLike, upper: ArrayLike, hierarchy: Hierarchy, *, start: ArrayLike | None = None,
@@ -233,20 +228,20 @@ def push_down(lower: ArrayLike, upper: ArrayLike, hierarchy: Hierarchy, *, start
     else:
         closed_mask = np.ascontiguousarray(closed, dtype=np.bool_).copy()
     starts = np.zeros(lower.shape[0], dtype=np.int64) if start is None else index_array(start)
-    boxes, leaves, bound = _push_kernel(lower, upper, *hierarchy, starts, closed_mask,
-                                        -1 if max_pairs is None else int(max_pairs))
+    boxes, leaves, n_out, bound = _push_kernel(lower, upper, *hierarchy, starts, closed_mask,
+                                               -1 if max_pairs is None else int(max_pairs))
     if bound >= 0:
         raise TooManyRegionsError(
             f"the fused partition would have more than max_regions={max_pairs} regions "
             f"(at least {bound} so far); fuse fewer or shallower trees "
             "(in OTreeBagger: a smaller group_size or max_depth) or raise max_regions"
         )
-    return boxes, leaves
+    return boxes[:n_out].copy(), leaves[:n_out].copy()
 
 
 @compiled
 def _push_kernel(region_lower, region_upper, feature, threshold, left, right, leaf, starts, closed, max_pairs):
-    """Pairs of :func:`push_down`; the last output is -1, or the bound that passed ``max_pairs``."""
+    """Pairs of :func:`push_down` (the first ``n_out``); the last output is -1, or the bound that passed ``max_pairs``."""
     n_regions = region_lower.shape[0]
     capacity = max(16, 2 * n_regions)
     out_region = np.empty(capacity, dtype=np.int64)
@@ -262,17 +257,20 @@ def _push_kernel(region_lower, region_upper, feature, threshold, left, right, le
             if leaf[node] >= 0:
                 if n_out == capacity:
                     capacity *= 2
-                    grown = np.empty(capacity, dtype=np.int64)
-                    grown[:n_out] = out_region[:n_out]
-                    out_region = grown
-                    grown = np.empty(capacity, dtype=np.int64)
-                    grown[:n_out] = out_leaf[:n_out]
-                    out_leaf = grown
+                    # Loops, not slice assignments: those compile numba's broadcasting
+                    # checks and their error messages (seconds of cold compilation).
+                    grown_region = np.empty(capacity, dtype=np.int64)
+                    grown_leaf = np.empty(capacity, dtype=np.int64)
+                    for k in range(n_out):
+                        grown_region[k] = out_region[k]
+                        grown_leaf[k] = out_leaf[k]
+                    out_region = grown_region
+                    out_leaf = grown_leaf
                 out_region[n_out] = r
                 out_leaf[n_out] = leaf[node]
                 n_out += 1
                 if max_pairs >= 0 and n_out + top + (n_regions - r - 1) > max_pairs:
-                    return out_region[:0], out_leaf[:0], n_out + top + (n_regions - r - 1)
+                    return out_region, out_leaf, 0, n_out + top + (n_regions - r - 1)
                 continue
             f = feature[node]
             if f < 0:
@@ -293,5 +291,5 @@ def _push_kernel(region_lower, region_upper, feature, threshold, left, right, le
             if go_left:
                 stack[top] = left[node]
                 top += 1
-    return out_region[:n_out].copy(), out_leaf[:n_out].copy(), -1
+    return out_region, out_leaf, n_out, -1
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 
 from relabel._numba import compiled, index_array
@@ -34,157 +35,152 @@ def capacity_table(infinite: int, c1: int, c2: int) -> np.ndarray:
     return np.array([[infinite, 0], [0, infinite], [c1, c1], [c2, c2]], dtype=np.int64)
 
 
-@compiled
-def _incident(n_regions, edges, kinds):
-    """Edges and penalised edges of each region (CSR), with each edge's slot at the other end."""
-    n_edges = edges.shape[0]
-    e_start = np.zeros(n_regions + 1, np.int64)
-    p_start = np.zeros(n_regions + 1, np.int64)
-    for e in range(n_edges):
-        e_start[edges[e, 0] + 1] += 1
-        e_start[edges[e, 1] + 1] += 1
-        if kinds[e] != 0:
-            p_start[edges[e, 0] + 1] += 1
-            p_start[edges[e, 1] + 1] += 1
-    for r in range(n_regions):
-        e_start[r + 1] += e_start[r]
-        p_start[r + 1] += p_start[r]
-    e_fill = e_start[:-1].copy()
-    p_fill = p_start[:-1].copy()
-    # int32 (region indices and slots): less fresh memory to touch on large graphs.
-    e_other = np.empty(2 * n_edges, np.int32)
-    e_mate = np.empty(2 * n_edges, np.int32)
-    p_other = np.empty(p_start[-1], np.int32)
-    p_mate = np.empty(p_start[-1], np.int32)
-    p_kind = np.empty(p_start[-1], np.int8)
-    for e in range(n_edges):
-        a = edges[e, 0]
-        b = edges[e, 1]
-        e_other[e_fill[a]] = b
-        e_mate[e_fill[a]] = e_fill[b] - e_start[b]
-        e_other[e_fill[b]] = a
-        e_mate[e_fill[b]] = e_fill[a] - e_start[a]
-        e_fill[a] += 1
-        e_fill[b] += 1
-        if kinds[e] != 0:
-            p_other[p_fill[a]] = b
-            p_mate[p_fill[a]] = p_fill[b] - p_start[b]
-            p_other[p_fill[b]] = a
-            p_mate[p_fill[b]] = p_fill[a] - p_start[a]
-            p_kind[p_fill[a]] = kinds[e] + 1
-            p_kind[p_fill[b]] = kinds[e] + 1
-            p_fill[a] += 1
-            p_fill[b] += 1
-    return e_start, e_other, e_mate, p_start, p_other, p_mate, p_kind
+def _region_lists(n_regions, pairs, kinds, directed):
+    """Per-region lists of the pairs, with each pair's slot at the other end.
 
-
-@compiled
-def _incident_pairs(n_regions, pairs):
-    """Monotone pairs of each region (CSR): the other end, its slot there, and the direction.
-
-    ``m_out`` is 1 at the lower end n of a pair (n, m) (the arc x_{n,k} -> x_{m,k} leaves
-    its node) and 0 at the upper end.
+    Undirected (edges): both ends list every edge in the edge list, and the edges with
+    ``kinds != 0`` in the penalty list. Directed (monotone pairs): the lower end
+    ``pairs[e, 0]`` lists the pair in the out-list, the upper end in the in-list. A list
+    is ``(start, other, mate, kind)``: region r's slots are ``start[r]:start[r + 1]``,
+    ``other`` the other end, ``mate`` the slot in the other end's list (the other list
+    when directed) and ``kind`` the pair's kind. Returns the two lists.
     """
-    n_pairs = pairs.shape[0]
-    m_start = np.zeros(n_regions + 1, np.int64)
-    for e in range(n_pairs):
-        m_start[pairs[e, 0] + 1] += 1
-        m_start[pairs[e, 1] + 1] += 1
-    for r in range(n_regions):
-        m_start[r + 1] += m_start[r]
-    m_fill = m_start[:-1].copy()
-    m_other = np.empty(2 * n_pairs, np.int32)
-    m_mate = np.empty(2 * n_pairs, np.int32)
-    m_out = np.empty(2 * n_pairs, np.int8)
-    for e in range(n_pairs):
+    sizes = (pairs.shape[0],) * 2 if directed else (2 * pairs.shape[0], 2 * int(np.count_nonzero(kinds)))
+    # int32 (region indices and slots): less fresh memory to touch on large graphs.
+    lists = [(np.zeros(n_regions + 1, dtype=np.int64), np.empty(size, np.int32), np.empty(size, np.int32),
+              np.empty(size, np.int8)) for size in sizes]
+    _fill_lists(pairs, kinds, directed, *lists[0], *lists[1], np.empty(n_regions + 1, np.int64),
+                np.empty(n_regions + 1, np.int64))
+    return lists
+
+
+@compiled
+def _fill_lists(pairs, kinds, directed, a_start, a_other, a_mate, a_kind, b_start, b_other, b_mate, b_kind,
+                a_fill, b_fill):
+    """The lists of :func:`_region_lists` (``kinds`` is 1 for monotone pairs): counts, starts, then slots in pair order."""
+    for e in range(pairs.shape[0]):
         a = pairs[e, 0]
         b = pairs[e, 1]
-        m_other[m_fill[a]] = b
-        m_mate[m_fill[a]] = m_fill[b] - m_start[b]
-        m_out[m_fill[a]] = 1
-        m_other[m_fill[b]] = a
-        m_mate[m_fill[b]] = m_fill[a] - m_start[a]
-        m_out[m_fill[b]] = 0
-        m_fill[a] += 1
-        m_fill[b] += 1
-    return m_start, m_other, m_mate, m_out
+        a_start[a + 1] += 1
+        if directed:
+            b_start[b + 1] += 1
+        else:
+            a_start[b + 1] += 1
+            if kinds[e] != 0:
+                b_start[a + 1] += 1
+                b_start[b + 1] += 1
+    for r in range(a_start.shape[0] - 1):
+        a_start[r + 1] += a_start[r]
+        b_start[r + 1] += b_start[r]
+    for r in range(a_start.shape[0]):
+        a_fill[r] = a_start[r]
+        b_fill[r] = b_start[r]
+    for e in range(pairs.shape[0]):
+        a = pairs[e, 0]
+        b = pairs[e, 1]
+        if directed:
+            _link(a, b, kinds[e], a_start, a_fill, a_other, a_mate, a_kind, b_start, b_fill, b_other, b_mate, b_kind)
+        else:
+            _link(a, b, kinds[e], a_start, a_fill, a_other, a_mate, a_kind, a_start, a_fill, a_other, a_mate, a_kind)
+            if kinds[e] != 0:
+                _link(a, b, kinds[e], b_start, b_fill, b_other, b_mate, b_kind,
+                      b_start, b_fill, b_other, b_mate, b_kind)
+
+
+@njit(inline="always")
+def _link(a, b, kind, a_start, a_fill, a_other, a_mate, a_kind, b_start, b_fill, b_other, b_mate, b_kind):
+    """List the pair (a, b) at a (in the a lists) and at b (in the b lists), each slot naming the other."""
+    sa = a_fill[a]
+    a_fill[a] = sa + 1
+    sb = b_fill[b]
+    b_fill[b] = sb + 1
+    a_other[sa] = b
+    a_mate[sa] = sb - b_start[b]
+    a_kind[sa] = kind
+    b_other[sb] = a
+    b_mate[sb] = sa - a_start[a]
+    b_kind[sb] = kind
 
 
 @compiled
-def _node_starts(n_regions, km, e_start, p_start, m_start):
-    n = n_regions * km
-    start = np.zeros(n + 1, np.int64)
-    for r in range(n_regions):
+def _layout(km, e_start, p_start, mo_start, mi_start, start, blocks):
+    """Entry ranges of every node: ``start`` (N km + 1) and ``blocks`` (N km, 2), its first penalty and UP entries.
+
+    Node (r, j) holds its DOWN block, then its penalty block, then its UP block:
+    DOWN = [x_{r,j-1}] + [x_{o,j-1} per edge] + [x_{o,j} per monotone pair (r, o)],
+    penalties = [x_{o,j} per penalised edge], UP = [x_{r,j+1}] + [x_{o,j+1} per edge]
+    + [x_{o,j} per monotone pair (o, r)], the implication blocks present only when
+    j >= 1 (DOWN) and j <= km - 2 (UP).
+    """
+    start[0] = 0
+    for r in range(e_start.shape[0] - 1):
         de = e_start[r + 1] - e_start[r]
         dp = p_start[r + 1] - p_start[r]
-        dm = m_start[r + 1] - m_start[r]
         for j in range(km):
-            w = (1 if j >= 1 else 0) + (1 if j <= km - 2 else 0)
-            start[r * km + j + 1] = w * (1 + de) + dp + dm
-    for v in range(n):
-        start[v + 1] += start[v]
-    return start
+            v = r * km + j
+            down = (1 + de if j >= 1 else 0) + mo_start[r + 1] - mo_start[r]
+            rise = (1 + de if j <= km - 2 else 0) + mi_start[r + 1] - mi_start[r]
+            blocks[v, 0] = start[v] + down
+            blocks[v, 1] = start[v] + down + dp
+            start[v + 1] = blocks[v, 1] + rise
 
 
 @compiled
-def _fill(n_regions, km, start, e_start, e_other, e_mate, p_start, p_other, p_mate, p_kind,
-          m_start, m_other, m_mate, m_out, table, nbr, mate, kind, res):
-    # Layout of node (r, j): [down to (r, j-1)] [up from (r, j+1)], then per incident edge
-    # [down to (o, j-1)] [up from (o, j+1)], then one entry per penalised edge; the mate
-    # of an entry is found from this layout.
-    for r in range(n_regions):
-        de = e_start[r + 1] - e_start[r]
+def _fill(km, start, blocks, e_start, e_other, e_mate, p_start, p_other, p_mate, p_kind,
+          mo_start, mo_other, mo_mate, mi_start, mi_other, mi_mate, table, nbr, mate, kind, res):
+    """Write every entry of the layout of :func:`_layout`; the mate of each is computed, not searched.
+
+    ``res`` starts at the out-capacity of each entry's kind (``table[kind, 0]``).
+    """
+    infinite = table[DOWN, 0]
+    for r in range(e_start.shape[0] - 1):
+        e0 = e_start[r]
+        de = e_start[r + 1] - e0
+        p0 = p_start[r]
+        dp = p_start[r + 1] - p0
         for j in range(km):
             v = r * km + j
-            nd = 1 if j >= 1 else 0
-            nu = 1 if j <= km - 2 else 0
-            w = nd + nu
-            base = start[v]
-            if nd:
-                u = v - 1
-                nbr[base] = u
-                kind[base] = DOWN
-                mate[base] = start[u] + (1 if j - 1 >= 1 else 0)
-            if nu:
-                u = v + 1
-                nbr[base + nd] = u
-                kind[base + nd] = UP
-                mate[base + nd] = start[u]
-            for t in range(de):
-                o = e_other[e_start[r] + t]
-                s = e_mate[e_start[r] + t]
-                pos = base + w + t * w
-                if nd:
-                    u = o * km + j - 1
-                    nd_u = 1 if j - 1 >= 1 else 0
-                    nbr[pos] = u
-                    kind[pos] = DOWN
-                    mate[pos] = start[u] + (nd_u + 1) * (1 + s) + nd_u
-                if nu:
-                    u = o * km + j + 1
-                    w_u = 1 + (1 if j + 1 <= km - 2 else 0)
-                    nbr[pos + nd] = u
-                    kind[pos + nd] = UP
-                    mate[pos + nd] = start[u] + w_u * (1 + s)
-            pen = base + w * (1 + de)
-            for t in range(p_start[r + 1] - p_start[r]):
-                o = p_other[p_start[r] + t]
+            i = start[v]
+            if j >= 1:
+                # x_{r,j} -> x_{r,j-1}, x_{r,j} -> x_{o,j-1}: mates in the UP block of the head.
+                _entry(i, v - 1, blocks[v - 1, 1], DOWN, infinite, nbr, mate, kind, res)
+                for t in range(de):
+                    u = e_other[e0 + t] * km + j - 1
+                    _entry(i + 1 + t, u, blocks[u, 1] + 1 + e_mate[e0 + t], DOWN, infinite, nbr, mate, kind, res)
+                i += 1 + de
+            for t in range(mo_start[r], mo_start[r + 1]):
+                # Monotone pair (r, o): x_{r,j} -> x_{o,j}; the mate is among o's in-pairs.
+                o = mo_other[t]
                 u = o * km + j
-                nbr[pen + t] = u
-                kind[pen + t] = p_kind[p_start[r] + t]
-                mate[pen + t] = start[u] + w * (1 + e_start[o + 1] - e_start[o]) + p_mate[p_start[r] + t]
-            # Monotone pairs: x_{n,j} -> x_{m,j} is an implication arc, DOWN (out-capacity
-            # infinite) at n and UP at m, after the penalty entries of the node.
-            mono = pen + p_start[r + 1] - p_start[r]
-            for t in range(m_start[r + 1] - m_start[r]):
-                o = m_other[m_start[r] + t]
+                skip = 1 + e_start[o + 1] - e_start[o] if j <= km - 2 else 0
+                _entry(i, u, blocks[u, 1] + skip + mo_mate[t], DOWN, infinite, nbr, mate, kind, res)
+                i += 1
+            for t in range(dp):
+                u = p_other[p0 + t] * km + j
+                k = PENALTY1 + p_kind[p0 + t] - 1
+                _entry(i + t, u, blocks[u, 0] + p_mate[p0 + t], k, table[k, 0], nbr, mate, kind, res)
+            i += dp
+            if j <= km - 2:
+                _entry(i, v + 1, start[v + 1], UP, 0, nbr, mate, kind, res)
+                for t in range(de):
+                    u = e_other[e0 + t] * km + j + 1
+                    _entry(i + 1 + t, u, start[u] + 1 + e_mate[e0 + t], UP, 0, nbr, mate, kind, res)
+                i += 1 + de
+            for t in range(mi_start[r], mi_start[r + 1]):
+                # Monotone pair (o, r): x_{o,j} -> x_{r,j}; the mate is among o's out-pairs.
+                o = mi_other[t]
                 u = o * km + j
-                nbr[mono + t] = u
-                kind[mono + t] = DOWN if m_out[m_start[r] + t] == 1 else UP
-                mate[mono + t] = (start[u] + w * (1 + e_start[o + 1] - e_start[o]) + p_start[o + 1] - p_start[o]
-                                  + m_mate[m_start[r] + t])
-    for i in range(start[-1]):
-        res[i] = table[kind[i], 0]
+                skip = 1 + e_start[o + 1] - e_start[o] if j >= 1 else 0
+                _entry(i, u, start[u] + skip + mi_mate[t], UP, 0, nbr, mate, kind, res)
+                i += 1
+
+
+@njit(inline="always")
+def _entry(i, head, mate_entry, entry_kind, capacity, nbr, mate, kind, res):
+    nbr[i] = head
+    mate[i] = mate_entry
+    kind[i] = entry_kind
+    res[i] = capacity
 
 
 def build_relabel_graph(n_regions: int, km: int, edges: np.ndarray, kinds: np.ndarray, table: np.ndarray,
@@ -196,23 +192,34 @@ def build_relabel_graph(n_regions: int, km: int, edges: np.ndarray, kinds: np.nd
     and the tight eq. 6-8, kind DOWN seen from the tail, UP from the head); for an edge
     with ``kinds[e]`` = 1 or 2, x_{a,j} -- x_{b,j} with penalty C1 or C2 both ways
     (eq. 7-10); for every monotone pair (n, m), x_{n,j} -> x_{m,j} (docs/design.md section 4b,
-    label(n) <= label(m)). Entries of a node are written in a fixed order, so the mate of every
-    entry is computed, not searched: O(N K + E K) sequential work, 17 bytes per entry
-    (``mate`` is int32 below 2**31 entries).
+    label(n) <= label(m)). Entries of a node are written in a fixed order (:func:`_layout`),
+    so the mate of every entry is computed, not searched: O(N K + E K) sequential work,
+    17 bytes per entry.
 
-    Returns ``start, nbr, mate, kind, res`` with ``res`` the capacities ``table[kind, 0]``.
+    Returns ``start, blocks, nbr, mate, kind, res``: ``blocks[v]`` the first penalty and
+    the first UP entry of node v, ``res`` the capacities ``table[kind, 0]``.
     """
-    inc = _incident(n_regions, edges, kinds)
-    monotone = np.zeros((0, 2), np.int64) if monotone is None else index_array(np.reshape(monotone, (-1, 2)))
-    mono = _incident_pairs(n_regions, monotone)
-    start = _node_starts(n_regions, km, inc[0], inc[3], mono[0])
+    edges = index_array(np.reshape(edges, (-1, 2)))
+    pairs = np.zeros((0, 2), np.int64) if monotone is None else index_array(np.reshape(monotone, (-1, 2)))
+    (e_start, e_other, e_mate, _), (p_start, p_other, p_mate, p_kind) = _region_lists(
+        n_regions, edges, np.array(kinds, dtype=np.int8), False
+    )
+    (mo_start, mo_other, mo_mate, _), (mi_start, mi_other, mi_mate, _) = _region_lists(
+        n_regions, pairs, np.ones(pairs.shape[0], np.int8), True
+    )
+    start = np.empty(n_regions * km + 1, dtype=np.int64)
+    blocks = np.empty((n_regions * km, 2), dtype=np.int64)
+    _layout(km, e_start, p_start, mo_start, mi_start, start, blocks)
     total = int(start[-1])
+    if total >= 2**31:
+        raise ValueError(f"problem too large for the graph cut ({total} arc entries, more than 2**31)")
     nbr = np.empty(total, np.int32)
-    mate = np.empty(total, np.int32 if total < 2**31 else np.int64)
+    mate = np.empty(total, np.int32)
     kind = np.empty(total, np.int8)
     res = np.empty(total, np.int64)
-    _fill(n_regions, km, start, *inc, *mono, table, nbr, mate, kind, res)
-    return start, nbr, mate, kind, res
+    _fill(km, start, blocks, e_start, e_other, e_mate, p_start, p_other, p_mate, p_kind,
+          mo_start, mo_other, mo_mate, mi_start, mi_other, mi_mate, table, nbr, mate, kind, res)
+    return start, blocks, nbr, mate, kind, res
 
 
 class CutGraph(NamedTuple):
@@ -221,7 +228,9 @@ class CutGraph(NamedTuple):
     Terminal arcs are folded into ``excess``: a node with ``excess > 0`` has an arc from
     the source of that capacity (x = 0 costs it), one with ``excess < 0`` an arc to the
     sink (x = 1 costs it). Entry ``i`` of node ``v`` (``start[v] <= i < start[v+1]``)
-    is an arc to ``nbr[i]`` with capacities ``table[kind[i]]`` (out, back); ``mate[i]``
+    is an arc to ``nbr[i]`` with capacities ``table[kind[i]]`` (out, back), the
+    penalties from ``blocks[v, 0]`` on and the UP entries from ``blocks[v, 1]`` on
+    (:func:`build_relabel_graph`); ``mate[i]``
     is the same arc seen from ``nbr[i]``, and ``res`` the residual capacities (the
     out-capacities until a max-flow runs on them). The integer objective is
     ``offset + cut value``, the problem's objective that divided by ``scale``, exactly
@@ -230,8 +239,9 @@ class CutGraph(NamedTuple):
 
     excess: NDArray[np.int64]
     start: NDArray[np.int64]
+    blocks: NDArray[np.int64]
     nbr: NDArray[np.int32]
-    mate: NDArray[np.integer]
+    mate: NDArray[np.int32]
     kind: NDArray[np.int8]
     table: NDArray[np.int64]
     res: NDArray[np.int64]
@@ -280,9 +290,9 @@ def build_cut_graph(problem) -> CutGraph:
     edges = index_array(problem.edges.reshape(-1, 2))
     table = capacity_table(source_total + 1, scaled.C1, scaled.C2)
     monotone = getattr(problem, "monotone", None)
-    start, nbr, mate, kind, res = build_relabel_graph(n, km, edges, kinds, table, monotone)
+    start, blocks, nbr, mate, kind, res = build_relabel_graph(n, km, edges, kinds, table, monotone)
     offset = int(costs[:, 0].sum()) - source_total
-    return CutGraph(-unary, start, nbr, mate, kind, table, res, offset, scaled.scale, scaled.error)
+    return CutGraph(-unary, start, blocks, nbr, mate, kind, table, res, offset, scaled.scale, scaled.error)
 
 
 @compiled

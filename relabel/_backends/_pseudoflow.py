@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numpy.typing import NDArray
 
 from relabel._numba import compiled
 
@@ -50,6 +51,202 @@ __all__ = ["certify", "pseudoflow", "source_side"]
 
 # Columns of the node records: the fields a merge and a push touch share a cache line.
 _PARENT, _PARENT_ENTRY, _FIRST_CHILD, _NEXT_SIB, _PREV_SIB, _EXCESS, _NEXT_ARC, _DFS = range(8)
+
+# The kernels allocate nothing they can be given: every numpy constructor a kernel uses
+# (each dtype, each number of dimensions) is compiled once more in a cold process.
+
+
+def pseudoflow(n: int, excess: NDArray[np.int64], start: NDArray[np.int64], nbr: NDArray[np.int32],
+               res: NDArray[np.int64], mate: NDArray[np.int32]) -> tuple[int, int, int, int]:
+    """Run the pseudoflow search; updates ``excess`` and ``res`` in place.
+
+    Returns the number of merges, in-place saturations, relabels and gap lifts.
+    """
+    label = (excess > 0).astype(np.int32)
+    # Node records of singleton trees; every strong root on the stack of label 1 (the
+    # last node on top, as pushing them in order would leave it).
+    node = np.full((n, 8), -1, dtype=np.int64)
+    node[:, _EXCESS] = excess
+    node[:, _NEXT_ARC] = start[:-1]
+    b_head = np.full(n + 3, -1, dtype=np.int64)
+    b_next = np.full(n, -1, dtype=np.int64)
+    strong = np.flatnonzero(excess > 0)
+    if strong.shape[0]:
+        b_next[strong[1:]] = strong[:-1]
+        b_head[1] = strong[-1]
+    # Nodes by label for the gap rule: one stack per label in a growing pool of entries
+    # (entry v is node v at first). A relabel pushes a new entry and leaves the old one
+    # stale (cheaper than unlinking from a doubly linked list, measured); l_count stays exact.
+    pool_node = np.empty(2 * n + 16, dtype=np.int32)
+    pool_next = np.empty(2 * n + 16, dtype=np.int64)
+    pool_node[:n] = np.arange(n)
+    l_head = np.full(n + 3, -1, dtype=np.int64)
+    for lab in (0, 1):
+        members = np.flatnonzero(label == lab)
+        if members.shape[0]:
+            pool_next[members[0]] = -1
+            pool_next[members[1:]] = members[:-1]
+            l_head[lab] = members[-1]
+    l_count = np.zeros(n + 3, dtype=np.int64)
+    l_count[:2] = np.bincount(label, minlength=2)[:2]
+    highest = 1 if strong.shape[0] else -1
+    stats = _pseudoflow_kernel(n, start, nbr, res, mate, label, node, b_head, b_next, l_head, l_count,
+                               pool_node, pool_next, highest)
+    excess[:] = node[:, _EXCESS]
+    return tuple(int(count) for count in stats)
+
+
+@compiled
+def _pseudoflow_kernel(n, start, nbr, res, mate, label, node, b_head, b_next, l_head, l_count,
+                       pool_node, pool_next, highest):
+    """The search of :func:`pseudoflow` on the initial forest it sets up; see the module docstring."""
+    pool_size = n
+    max_label = max(highest, 0)
+    n_merges = n_saturations = n_relabels = n_gaps = 0
+    while True:
+        while highest >= 0 and b_head[highest] == -1:
+            highest -= 1
+        if highest < 0:
+            break
+        r = b_head[highest]
+        b_head[highest] = b_next[r]
+        b_next[r] = -1
+        # Stale entries (lifted by a gap) are skipped rather than unlinked.
+        if node[r, _PARENT] != -1 or node[r, _EXCESS] <= 0 or label[r] != highest:
+            continue
+        mu = highest
+        target = mu - 1
+        v = r
+        node[r, _DFS] = node[r, _FIRST_CHILD]
+        scan = True
+        while True:
+            if scan:
+                found = -1
+                i = node[v, _NEXT_ARC]
+                end = start[v + 1]
+                while i < end:
+                    if label[nbr[i]] == target and res[i] > 0:
+                        if v == r and res[i] < node[r, _EXCESS]:
+                            # A short arc out of the root itself (typically a penalty arc) is
+                            # saturated where it is: the root keeps its tree and its scan
+                            # position, and only the amount travels up the other tree.
+                            n_saturations += 1
+                            amount = res[i]
+                            res[i] = 0
+                            res[mate[i]] += amount
+                            node[r, _EXCESS] -= amount
+                            w = nbr[i]
+                            before = node[w, _EXCESS]
+                            node[w, _EXCESS] = before + amount
+                            highest = _push_up(w, before, node, res, mate, label, b_head, b_next, highest)
+                        else:
+                            found = i
+                            break
+                    i += 1
+                node[v, _NEXT_ARC] = i
+                if found >= 0:
+                    n_merges += 1
+                    _reroot(v, nbr[found], found, node, mate)
+                    highest = _push_up(r, 0, node, res, mate, label, b_head, b_next, highest)
+                    break
+            # Descend to the next child that still has label mu.
+            c = node[v, _DFS]
+            while c != -1 and label[c] != mu:
+                c = node[c, _NEXT_SIB]
+            if c != -1:
+                node[v, _DFS] = node[c, _NEXT_SIB]
+                v = c
+                node[v, _DFS] = node[v, _FIRST_CHILD]
+                scan = True
+                continue
+            # No merger below v: relabel it (its children already have label > mu).
+            n_relabels += 1
+            if pool_size == pool_node.shape[0]:
+                pool_node, pool_next = _grown(pool_node, pool_next)
+            _relabel(v, mu, label, l_head, l_count, pool_node, pool_next, pool_size)
+            pool_size += 1
+            max_label = max(max_label, mu + 1)
+            node[v, _NEXT_ARC] = start[v]
+            if v != r:
+                v = node[v, _PARENT]
+                scan = False
+                continue
+            if l_count[mu] == 0:
+                # Gap at mu: nothing above can reach a deficit (labels are valid).
+                n_gaps += 1
+                _lift_above(mu, max_label, n + 2, label, l_head, l_count, pool_node, pool_next)
+                max_label = mu
+            else:
+                b_next[r] = b_head[mu + 1]
+                b_head[mu + 1] = r
+                highest = max(highest, mu + 1)
+            break
+    return n_merges, n_saturations, n_relabels, n_gaps
+
+
+@njit(inline="always")
+def _reroot(v, w, found, node, mate):
+    """Re-root v's tree at v and hang it below w through v's entry ``found``.
+
+    A tree arc is the child's entry, so it becomes its mate when the path is reversed.
+    """
+    cur = v
+    new_parent = w
+    new_entry = found
+    while True:
+        old_parent = node[cur, _PARENT]
+        old_entry = node[cur, _PARENT_ENTRY]
+        if old_parent != -1:
+            _remove_child(node, old_parent, cur)
+        node[cur, _PARENT] = new_parent
+        node[cur, _PARENT_ENTRY] = new_entry
+        _add_child(node, new_parent, cur)
+        if old_parent == -1:
+            break
+        new_parent = cur
+        new_entry = mate[old_entry]
+        cur = old_parent
+
+
+@njit(inline="always")
+def _relabel(v, mu, label, l_head, l_count, pool_node, pool_next, size):
+    """Move node v from label mu to mu + 1: a new pool entry ``size`` on the stack of mu + 1."""
+    l_count[mu] -= 1
+    label[v] = mu + 1
+    pool_node[size] = v
+    pool_next[size] = l_head[mu + 1]
+    l_head[mu + 1] = size
+    l_count[mu + 1] += 1
+
+
+@compiled
+def _grown(pool_node, pool_next):
+    """The pool arrays at twice their length.
+
+    Copied by a loop: a slice assignment compiles numba's broadcasting checks and their
+    error messages (seconds of cold compilation).
+    """
+    size = pool_node.shape[0]
+    grown_node = np.empty(2 * size, np.int32)
+    grown_next = np.empty(2 * size, np.int64)
+    for k in range(size):
+        grown_node[k] = pool_node[k]
+        grown_next[k] = pool_next[k]
+    return grown_node, grown_next
+
+
+@compiled
+def _lift_above(mu, max_label, lifted, label, l_head, l_count, pool_node, pool_next):
+    """The gap rule: every node labelled above mu (up to ``max_label``) leaves the search (label ``lifted``)."""
+    for lab in range(mu + 1, max_label + 1):
+        k = l_head[lab]
+        while k != -1:
+            u = pool_node[k]
+            if label[u] == lab:  # else a stale entry
+                label[u] = lifted
+            k = pool_next[k]
+        l_head[lab] = -1
+        l_count[lab] = 0
 
 
 @njit(inline="always")
@@ -113,181 +310,21 @@ def _push_up(x, before, node, res, mate, label, b_head, b_next, highest):
     return highest
 
 
-@compiled
-def pseudoflow(n, excess, start, nbr, res, mate):
-    """Run the pseudoflow search; updates ``excess`` and ``res`` in place.
-
-    Returns the number of merges, in-place saturations, relabels and gap lifts.
-    """
-    lifted = n + 2
-    n_labels = n + 3
-    label = np.zeros(n, np.int32)
-    node = np.full((n, 8), -1, np.int64)
-    node[:, _EXCESS] = excess
-    node[:, _NEXT_ARC] = start[:-1]
-    # Nodes by label for the gap rule: one stack per label in a growing pool of entries;
-    # a relabel pushes a new entry and leaves the old one stale (cheaper than unlinking
-    # from a doubly linked list, measured), l_count stays exact.
-    l_head = np.full(n_labels, -1, np.int64)
-    pool_node = np.empty(2 * n + 16, np.int32)
-    pool_next = np.empty(2 * n + 16, np.int64)
-    pool_size = 0
-    l_count = np.zeros(n_labels, np.int64)
-    # Strong roots by label (stacks).
-    b_head = np.full(n_labels, -1, np.int64)
-    b_next = np.full(n, -1, np.int64)
-    for v in range(n):
-        label[v] = 1 if excess[v] > 0 else 0
-    highest = -1
-    max_label = 0
-    for v in range(n):
-        lab = label[v]
-        pool_node[pool_size] = v
-        pool_next[pool_size] = l_head[lab]
-        l_head[lab] = pool_size
-        pool_size += 1
-        l_count[lab] += 1
-        if lab > max_label:
-            max_label = lab
-        if excess[v] > 0:
-            b_next[v] = b_head[lab]
-            b_head[lab] = v
-            if lab > highest:
-                highest = lab
-    n_merges = 0
-    n_saturations = 0
-    n_relabels = 0
-    n_gaps = 0
-
-    while True:
-        while highest >= 0 and b_head[highest] == -1:
-            highest -= 1
-        if highest < 0:
-            break
-        r = b_head[highest]
-        b_head[highest] = b_next[r]
-        b_next[r] = -1
-        # Stale entries (lifted by a gap) are skipped rather than unlinked.
-        if node[r, _PARENT] != -1 or node[r, _EXCESS] <= 0 or label[r] != highest:
-            continue
-        mu = highest
-        target = mu - 1
-        v = r
-        node[r, _DFS] = node[r, _FIRST_CHILD]
-        scan = True
-        while True:
-            if scan:
-                found = -1
-                i = node[v, _NEXT_ARC]
-                end = start[v + 1]
-                while i < end:
-                    if label[nbr[i]] == target and res[i] > 0:
-                        if v == r and res[i] < node[r, _EXCESS]:
-                            # A short arc out of the root (typically a penalty arc) is
-                            # saturated where it is: the root keeps its tree and its scan
-                            # position, and only the amount travels up the other tree.
-                            n_saturations += 1
-                            amount = res[i]
-                            res[i] = 0
-                            res[mate[i]] += amount
-                            node[r, _EXCESS] -= amount
-                            w = nbr[i]
-                            before = node[w, _EXCESS]
-                            node[w, _EXCESS] = before + amount
-                            highest = _push_up(w, before, node, res, mate, label, b_head, b_next, highest)
-                        else:
-                            found = i
-                            break
-                    i += 1
-                node[v, _NEXT_ARC] = i
-                if found >= 0:
-                    n_merges += 1
-                    w = nbr[found]
-                    # Re-root the strong tree at v and hang it below w; a tree arc is the
-                    # child's entry, so it becomes its mate when the path is reversed.
-                    cur = v
-                    new_parent = w
-                    new_entry = found
-                    while True:
-                        old_parent = node[cur, _PARENT]
-                        old_entry = node[cur, _PARENT_ENTRY]
-                        if old_parent != -1:
-                            _remove_child(node, old_parent, cur)
-                        node[cur, _PARENT] = new_parent
-                        node[cur, _PARENT_ENTRY] = new_entry
-                        _add_child(node, new_parent, cur)
-                        if old_parent == -1:
-                            break
-                        new_parent = cur
-                        new_entry = mate[old_entry]
-                        cur = old_parent
-                    highest = _push_up(r, 0, node, res, mate, label, b_head, b_next, highest)
-                    break
-            # Descend to the next child that still has label mu.
-            c = node[v, _DFS]
-            while c != -1 and label[c] != mu:
-                c = node[c, _NEXT_SIB]
-            if c != -1:
-                node[v, _DFS] = node[c, _NEXT_SIB]
-                v = c
-                node[v, _DFS] = node[v, _FIRST_CHILD]
-                scan = True
-                continue
-            # No merger below v: relabel it (its children already have label > mu).
-            n_relabels += 1
-            l_count[mu] -= 1
-            label[v] = mu + 1
-            if pool_size == pool_node.shape[0]:
-                grown_node = np.empty(2 * pool_size, np.int32)
-                grown_next = np.empty(2 * pool_size, np.int64)
-                grown_node[:pool_size] = pool_node
-                grown_next[:pool_size] = pool_next
-                pool_node = grown_node
-                pool_next = grown_next
-            pool_node[pool_size] = v
-            pool_next[pool_size] = l_head[mu + 1]
-            l_head[mu + 1] = pool_size
-            pool_size += 1
-            l_count[mu + 1] += 1
-            if mu + 1 > max_label:
-                max_label = mu + 1
-            node[v, _NEXT_ARC] = start[v]
-            if v != r:
-                v = node[v, _PARENT]
-                scan = False
-                continue
-            if l_count[mu] == 0:
-                # Gap at mu: nothing above can reach a deficit (labels are valid).
-                n_gaps += 1
-                for lab in range(mu + 1, max_label + 1):
-                    k = l_head[lab]
-                    while k != -1:
-                        u = pool_node[k]
-                        if label[u] == lab:  # else a stale entry
-                            label[u] = lifted
-                        k = pool_next[k]
-                    l_head[lab] = -1
-                    l_count[lab] = 0
-                max_label = mu
-            else:
-                b_next[r] = b_head[mu + 1]
-                b_head[mu + 1] = r
-                if mu + 1 > highest:
-                    highest = mu + 1
-            break
-    excess[:] = node[:, _EXCESS]
-    return n_merges, n_saturations, n_relabels, n_gaps
-
-
-@compiled
-def source_side(n, excess, start, nbr, res):
+def source_side(n: int, excess: NDArray[np.int64], start: NDArray[np.int64], nbr: NDArray[np.int32],
+                res: NDArray[np.int64]) -> tuple[NDArray[np.bool_], bool]:
     """Nodes reachable from a positive excess along residual arcs, and whether a deficit is among them."""
-    seen = np.zeros(n, np.bool_)
-    queue = np.empty(n, np.int64)
+    seen = excess > 0
+    queue = np.empty(n, dtype=np.int64)
+    reaches_deficit = _reach(start, nbr, res, excess, seen, queue)
+    return seen, bool(reaches_deficit)
+
+
+@compiled
+def _reach(start, nbr, res, excess, seen, queue):
+    """Breadth-first search from the nodes already ``seen`` along residual arcs; True if it meets a deficit."""
     q_end = 0
-    for v in range(n):
-        if excess[v] > 0:
-            seen[v] = True
+    for v in range(seen.shape[0]):
+        if seen[v]:
             queue[q_end] = v
             q_end += 1
     reaches_deficit = False
@@ -303,11 +340,12 @@ def source_side(n, excess, start, nbr, res):
                 q_end += 1
                 if excess[w] < 0:
                     reaches_deficit = True
-    return seen, reaches_deficit
+    return reaches_deficit
 
 
-@compiled
-def certify(n, excess0, start, nbr, mate, kind, table, res, side):
+def certify(n: int, excess0: NDArray[np.int64], start: NDArray[np.int64], nbr: NDArray[np.int32],
+            mate: NDArray[np.int32], kind: NDArray[np.int8], table: NDArray[np.int64], res: NDArray[np.int64],
+            side: NDArray[np.bool_]) -> int:
     """Value of the minimum cut with source side ``side``, or -1 if the flow does not prove it.
 
     Independent of the search: the flow of every arc is read once, from its entry with
@@ -318,7 +356,13 @@ def certify(n, excess0, start, nbr, mate, kind, table, res, side):
     minimum (the excesses can be returned to the terminals inside each side) and its
     value is the capacity across it. One sequential pass over the entries.
     """
-    excess = excess0.copy()
+    return int(_certify(n, excess0, np.array(excess0, dtype=np.int64), start, nbr, mate, kind, table, res,
+                        np.ascontiguousarray(side, dtype=np.bool_)))
+
+
+@compiled
+def _certify(n, excess0, excess, start, nbr, mate, kind, table, res, side):
+    """:func:`certify`, with ``excess`` a scratch copy of ``excess0``."""
     cut = 0
     for v in range(n):
         in_v = side[v]
