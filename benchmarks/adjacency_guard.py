@@ -36,6 +36,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Measure the checkout this script belongs to, not the copy installed in editable mode.
+sys.path.insert(0, ROOT)
 DEFAULT_OLD_REV = "d8313fe~1"
 MAX_EDGES = 5_000_000
 

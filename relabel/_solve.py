@@ -207,8 +207,7 @@ def solve(
         problem, formulation=formulation, time_limit=time_limit, threads=int(threads), verbose=bool(verbose)
     )
     wall_time = time.perf_counter() - start
-    labels, status, message = _checked_labels(problem, out)
-    objective = problem.objective(labels)
+    labels, objective, status, message = _checked_labels(problem, out)
     bound = out.bound
     gap = None
     if bound is not None:
@@ -258,15 +257,17 @@ def _check_solve_options(problem, solver, formulation, time_limit, threads, on_s
 
 
 def _checked_labels(problem: ConsistencyProblem, out: BackendResult):
-    """The backend's labels if valid and consistent, else the best constant labelling; status and message."""
+    """The backend's labels if valid and consistent, else the best constant labelling; their objective, status, message."""
     status = SolverStatus[out.status]
     message = out.message
     labels = None
+    objective = math.inf
     if out.labels is not None:
         labels = np.asarray(out.labels, dtype=np.intp)
-        if labels.shape != (problem.n_regions,) or labels.min(initial=0) < 0 or labels.max(
-            initial=0
-        ) >= problem.n_classes or not math.isfinite(problem.objective(labels)):
+        valid = labels.shape == (problem.n_regions,) and labels.min(initial=0) >= 0 and labels.max(
+            initial=0) < problem.n_classes
+        objective = problem.objective(labels) if valid else math.inf
+        if not math.isfinite(objective):
             # Never hand back an inconsistent labelling, whatever the solver said.
             message = f"{message}; solver returned an invalid or inconsistent labelling".strip("; ")
             labels = None
@@ -274,7 +275,8 @@ def _checked_labels(problem: ConsistencyProblem, out: BackendResult):
                 status = SolverStatus.ERROR
     if labels is None:
         labels = problem.best_constant_labels()
-    return labels, status, message
+        objective = problem.objective(labels)
+    return labels, objective, status, message
 
 
 def _report_failure(result: RelabelResult, on_solver_failure: str) -> None:

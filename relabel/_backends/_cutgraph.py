@@ -102,8 +102,7 @@ def _link(a, b, kind, a_start, a_fill, a_other, a_mate, a_kind, b_start, b_fill,
     b_kind[sb] = kind
 
 
-@compiled
-def _layout(km, e_start, p_start, mo_start, mi_start, start, blocks):
+def _layout(km, e_start, p_start, mo_start, mi_start):
     """Entry ranges of every node: ``start`` (N km + 1) and ``blocks`` (N km, 2), its first penalty and UP entries.
 
     Node (r, j) holds its DOWN block, then its penalty block, then its UP block:
@@ -112,17 +111,17 @@ def _layout(km, e_start, p_start, mo_start, mi_start, start, blocks):
     + [x_{o,j} per monotone pair (o, r)], the implication blocks present only when
     j >= 1 (DOWN) and j <= km - 2 (UP).
     """
-    start[0] = 0
-    for r in range(e_start.shape[0] - 1):
-        de = e_start[r + 1] - e_start[r]
-        dp = p_start[r + 1] - p_start[r]
-        for j in range(km):
-            v = r * km + j
-            down = (1 + de if j >= 1 else 0) + mo_start[r + 1] - mo_start[r]
-            rise = (1 + de if j <= km - 2 else 0) + mi_start[r + 1] - mi_start[r]
-            blocks[v, 0] = start[v] + down
-            blocks[v, 1] = start[v] + down + dp
-            start[v + 1] = blocks[v, 1] + rise
+    j = np.arange(km)
+    implications = 1 + np.diff(e_start)[:, None]
+    down = np.where(j >= 1, implications, 0) + np.diff(mo_start)[:, None]
+    rise = np.where(j <= km - 2, implications, 0) + np.diff(mi_start)[:, None]
+    penalties = np.broadcast_to(np.diff(p_start)[:, None], down.shape)
+    start = np.zeros(down.size + 1, dtype=np.int64)
+    np.cumsum((down + penalties + rise).ravel(), out=start[1:])
+    blocks = np.empty((down.size, 2), dtype=np.int64)
+    blocks[:, 0] = start[:-1] + down.ravel()
+    blocks[:, 1] = blocks[:, 0] + penalties.ravel()
+    return start, blocks
 
 
 @compiled
@@ -207,9 +206,7 @@ def build_relabel_graph(n_regions: int, km: int, edges: np.ndarray, kinds: np.nd
     (mo_start, mo_other, mo_mate, _), (mi_start, mi_other, mi_mate, _) = _region_lists(
         n_regions, pairs, np.ones(pairs.shape[0], np.int8), True
     )
-    start = np.empty(n_regions * km + 1, dtype=np.int64)
-    blocks = np.empty((n_regions * km, 2), dtype=np.int64)
-    _layout(km, e_start, p_start, mo_start, mi_start, start, blocks)
+    start, blocks = _layout(km, e_start, p_start, mo_start, mi_start)
     total = int(start[-1])
     if total >= 2**31:
         raise ValueError(f"problem too large for the graph cut ({total} arc entries, more than 2**31)")

@@ -32,6 +32,15 @@ The algorithm, in the form implemented here:
 - Gap rule: when a relabel empties a label, no node above it can reach a deficit, and all
   nodes above are lifted out of the search (label ``n + 2``).
 
+Where the time goes (the 4-D partition above: 417 k nodes, 56 M entries): scanning the
+incidence lists, 362 M entry checks for 2.5 M relabels, each relabel costing a rescan of
+about 135 entries. Measured without gain: exact initial distance labels (6% fewer
+relabels), lowest-label selection (32% more scans), other entry orders, int16 labels
+(2%), and skipping the UP entries while they carry no flow (10% fewer scan seconds, more
+lost keeping the counts). Kernel state is allocated by the Python wrapper and small
+helpers are inlined: arrays returned by a helper in the hot loop cost 8% in reference
+counting.
+
 At the end the source side of the minimum cut is the set of nodes reachable from a
 positive excess along residual arcs; it is the *smallest* minimum-cut source side, as
 OR-Tools' ``get_source_side_min_cut`` returns. :func:`certify` checks optimality
@@ -219,7 +228,7 @@ def _relabel(v, mu, label, l_head, l_count, pool_node, pool_next, size):
     l_count[mu + 1] += 1
 
 
-@compiled
+@njit(inline="always")
 def _grown(pool_node, pool_next):
     """The pool arrays at twice their length.
 
@@ -235,7 +244,7 @@ def _grown(pool_node, pool_next):
     return grown_node, grown_next
 
 
-@compiled
+@njit(inline="always")
 def _lift_above(mu, max_label, lifted, label, l_head, l_count, pool_node, pool_next):
     """The gap rule: every node labelled above mu (up to ``max_label``) leaves the search (label ``lifted``)."""
     for lab in range(mu + 1, max_label + 1):
