@@ -195,8 +195,7 @@ def build_relabel_graph(n_regions: int, km: int, edges: np.ndarray, kinds: np.nd
     so the mate of every entry is computed, not searched: O(N K + E K) sequential work,
     17 bytes per entry.
 
-    Returns ``start, blocks, nbr, mate, kind, res``: ``blocks[v]`` the first penalty and
-    the first UP entry of node v, ``res`` the capacities ``table[kind, 0]``.
+    Returns ``start, nbr, mate, kind, res`` with ``res`` the capacities ``table[kind, 0]``.
     """
     edges = index_array(np.reshape(edges, (-1, 2)))
     pairs = np.zeros((0, 2), np.int64) if monotone is None else index_array(np.reshape(monotone, (-1, 2)))
@@ -216,7 +215,7 @@ def build_relabel_graph(n_regions: int, km: int, edges: np.ndarray, kinds: np.nd
     res = np.empty(total, np.int64)
     _fill(km, start, blocks, e_start, e_other, e_mate, p_start, p_other, p_mate, p_kind,
           mo_start, mo_other, mo_mate, mi_start, mi_other, mi_mate, table, nbr, mate, kind, res)
-    return start, blocks, nbr, mate, kind, res
+    return start, nbr, mate, kind, res
 
 
 class CutGraph(NamedTuple):
@@ -225,9 +224,7 @@ class CutGraph(NamedTuple):
     Terminal arcs are folded into ``excess``: a node with ``excess > 0`` has an arc from
     the source of that capacity (x = 0 costs it), one with ``excess < 0`` an arc to the
     sink (x = 1 costs it). Entry ``i`` of node ``v`` (``start[v] <= i < start[v+1]``)
-    is an arc to ``nbr[i]`` with capacities ``table[kind[i]]`` (out, back), the
-    penalties from ``blocks[v, 0]`` on and the UP entries from ``blocks[v, 1]`` on
-    (:func:`build_relabel_graph`); ``mate[i]``
+    is an arc to ``nbr[i]`` with capacities ``table[kind[i]]`` (out, back); ``mate[i]``
     is the same arc seen from ``nbr[i]``, and ``res`` the residual capacities (the
     out-capacities until a max-flow runs on them). The integer objective is
     ``offset + cut value``, the problem's objective that divided by ``scale``, exactly
@@ -236,7 +233,6 @@ class CutGraph(NamedTuple):
 
     excess: NDArray[np.int64]
     start: NDArray[np.int64]
-    blocks: NDArray[np.int64]
     nbr: NDArray[np.int32]
     mate: NDArray[np.int32]
     kind: NDArray[np.int8]
@@ -287,9 +283,9 @@ def build_cut_graph(problem) -> CutGraph:
     edges = index_array(problem.edges.reshape(-1, 2))
     table = capacity_table(source_total + 1, scaled.C1, scaled.C2)
     monotone = getattr(problem, "monotone", None)
-    start, blocks, nbr, mate, kind, res = build_relabel_graph(n, km, edges, kinds, table, monotone)
+    start, nbr, mate, kind, res = build_relabel_graph(n, km, edges, kinds, table, monotone)
     offset = int(costs[:, 0].sum()) - source_total
-    return CutGraph(-unary, start, blocks, nbr, mate, kind, table, res, offset, scaled.scale, scaled.error)
+    return CutGraph(-unary, start, nbr, mate, kind, table, res, offset, scaled.scale, scaled.error)
 
 
 @compiled
