@@ -29,12 +29,15 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Measure the checkout this script belongs to, not the copy installed in editable mode.
+sys.path.insert(0, ROOT)
 DEFAULT_OLD_REV = "d8313fe~1"
 MAX_EDGES = 5_000_000
 
@@ -48,13 +51,30 @@ def load_adjacency(which: str, old_rev: str):
     source = subprocess.run(
         ["git", "show", f"{old_rev}:relabel/_adjacency.py"], cwd=ROOT, check=True, capture_output=True, text=True
     ).stdout
+    # The old file took the hierarchy helpers from relabel._fusion, where they no longer
+    # live: drop that import and give it the same helpers under their old signatures.
+    source = re.sub(r"(?m)^[ \t]*from relabel\._fusion import .*$", "", source)
     path = os.path.join(tempfile.mkdtemp(prefix="adjacency_old_"), "_adjacency_old.py")
     with open(path, "w") as handle:
         handle.write(source)
     spec = importlib.util.spec_from_file_location("_adjacency_old", path)
     module = importlib.util.module_from_spec(spec)
+    module._guillotine_tree = _old_guillotine_tree
+    module._push_down = _old_push_down
     spec.loader.exec_module(module)
     return module
+
+
+def _old_guillotine_tree(lower, upper, position, groups=None):
+    from relabel._guillotine import guillotine_tree
+
+    return guillotine_tree(lower, upper, groups, name=f"boxes_list[{position}]")
+
+
+def _old_push_down(region_lower, region_upper, hierarchy, start=None, closed=False, max_pairs=None):
+    from relabel._guillotine import push_down
+
+    return push_down(region_lower, region_upper, hierarchy, start=start, closed=closed, max_pairs=max_pairs)
 
 
 def high_dim_partition(n_samples=10_000, n_features=10, n_trees=2, seed=0):

@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 CHILD = r"""
 import json, resource, sys, time
+sys.path.insert(0, sys.argv[6])  # the checkout this script belongs to, not the installed copy
 import numpy as np
 from ensemble import OTreeBagger
 n, d, B, M, depth = (int(v) if v != "None" else None for v in sys.argv[1:6])
@@ -73,7 +77,7 @@ def main(argv=None) -> None:
           f"{'fit s':>8}{'regions mean/max':>20}{'edges max':>11}{'consistent':>11}")
     for n, d, B, M, depth in CONFIGS:
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(n), str(d), str(B), str(M), depth],
+            [sys.executable, "-c", CHILD, str(n), str(d), str(B), str(M), depth, ROOT],
             capture_output=True, text=True, check=True,
         )
         r = json.loads(out.stdout.strip().splitlines()[-1])

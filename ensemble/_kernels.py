@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from relabel._backends._pseudoflow import _compiled
+from relabel import compiled as _compiled
 
 __all__ = ["compiled", "missing_reach", "node_gaps", "tree_apply"]
 

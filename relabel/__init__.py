@@ -11,10 +11,14 @@ The pipeline of docs/design.md section 4, on boxes and counts only (no tree code
 - :meth:`ConsistencyProblem.from_counts` builds the ILP of Sousa & Cardoso (2011);
 - :func:`solve` runs one of :data:`SOLVERS` (exact graph cut, CBC, CP-SAT);
 - :func:`is_consistent` / :func:`violating_edges` and :func:`is_monotone` /
-  :func:`violating_pairs` certify the labelling;
+  :func:`violating_pairs` certify the labelling (``edge_violations`` and
+  ``pair_violations``, their per-row masks, are deprecated near-synonyms);
 - :func:`check_categorical_features`, :func:`check_monotonic_cst` and
   :func:`check_resolution` validate the per-feature options (one home for them);
-- :func:`region_polygons` gives 2D regions as shapely boxes.
+- :func:`region_polygons` gives 2D regions as shapely boxes;
+- :func:`compiled` is the numba decorator of every compiled kernel of the project
+  (relabel's and the ensemble's), with the argument-type conventions of
+  :mod:`relabel._numba`.
 """
 
 from relabel._adjacency import CONTACTS, AdjacencyEdges, adjacency_edges, adjacency_graph, monotone_pairs
@@ -38,6 +42,7 @@ from relabel._errors import (
 )
 from relabel._fusion import SNAP_ULPS, FusedPartition, fuse, region_counts, snap_table
 from relabel._geometry import region_polygons
+from relabel._numba import compiled
 from relabel._problem import ConsistencyProblem, absolute_loss
 from relabel._solve import FORMULATIONS, SOLVERS, RelabelResult, SolverStatus, solve
 
@@ -64,6 +69,7 @@ __all__ = [
     "check_categorical_features",
     "check_monotonic_cst",
     "check_resolution",
+    "compiled",
     "edge_violations",
     "fuse",
     "is_consistent",

@@ -1,4 +1,35 @@
-"""Region adjacency: which regions of a box partition touch, and how."""
+"""Region adjacency: which regions of a box partition touch, and how.
+
+How :func:`adjacency_edges` finds the contacts (docs/design.md section 4):
+
+- Disjoint boxes whose closures meet touch on at least one axis f:
+  ``upper_a[f] == lower_b[f] = t`` (exact float equality, as both bounds come from the
+  same tree thresholds, snapped by :func:`relabel.fuse`; infinite bounds never touch).
+  For every axis f the regions are grouped by that hyperplane value t; the faces of
+  the regions ending at t are organised in a guillotine hierarchy
+  (:mod:`relabel._guillotine`, as in fusion) and the faces of the regions starting at t
+  are pushed down it with closed comparisons, then checked on every axis. A pair
+  touching on several axes is kept only at its first one, and is a corner contact.
+  Cost about O(d (N + E) depth) for E edges. Boxes whose faces admit no guillotine cut
+  (possible for arbitrary boxes, never for fused tree partitions) fall back to a
+  sort-and-sweep along the best second axis with binary searches,
+  O(d^2 N log N + C d) for C candidate pairs. Categorical axes are skipped and pairs
+  touching on them dropped (docs/design.md section 4b).
+- With a positive resolution (docs/design.md section 4c) every box, dilated by r_f, is
+  pushed down a guillotine hierarchy of all the regions (closed comparisons, open on
+  categorical features), O(d (N + E) depth), and :func:`near_rule` decides each
+  candidate exactly.
+- A partition from :func:`relabel.fuse` whose float slivers were snapped carries the
+  aliases of the vanished sliver tuples: points of such a sliver are located in the
+  alias region, so the contacts of the sliver's snapped image are also the alias
+  region's (added by the same rules, for the few aliases whose region does not
+  already contain that image).
+- With ``max_edges`` the faces are pushed down in chunks sized from the candidates per
+  face seen so far, and the count of distinct edges found is checked after each
+  chunk: it only raises once more than ``max_edges`` true edges are in hand (never a
+  false alarm), after examining a small multiple of ``max_edges`` candidate pairs and
+  holding at most that many in memory. The output does not depend on the chunks.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +42,7 @@ from numpy.typing import NDArray
 
 from relabel._errors import TooManyRegionsError
 from relabel._features import check_categorical_features, check_monotonic_cst, check_resolution
+from relabel._guillotine import guillotine_tree, push_down
 
 __all__ = ["AdjacencyEdges", "CONTACTS", "adjacency_edges", "adjacency_graph", "monotone_pairs"]
 
@@ -152,11 +184,9 @@ def _hierarchy_join(t_a, t_b, lo_a, hi_a, lo_b, hi_b):
 
 def _hierarchy_prepare(t_a, lo_a, hi_a):
     """The guillotine hierarchy of the faces ending on each hyperplane, or None."""
-    from relabel._fusion import _guillotine_tree
-
     values, inverse = np.unique(t_a, return_inverse=True)
     try:
-        hierarchy = _guillotine_tree(lo_a, hi_a, 0, groups=inverse.ravel())
+        hierarchy = guillotine_tree(lo_a, hi_a, groups=inverse.ravel())
     except ValueError:
         return None
     return values, hierarchy
@@ -164,11 +194,9 @@ def _hierarchy_prepare(t_a, lo_a, hi_a):
 
 def _hierarchy_push(values, hierarchy, t_b, lo_b, hi_b):
     """Pairs (a face index, b face index) from pushing the b faces down the hierarchy."""
-    from relabel._fusion import _push_down
-
     pos = np.minimum(np.searchsorted(values, t_b), values.shape[0] - 1)
     matched = np.flatnonzero(values[pos] == t_b)
-    jb, ia = _push_down(lo_b[matched], hi_b[matched], hierarchy, start=pos[matched], closed=True)
+    jb, ia = push_down(lo_b[matched], hi_b[matched], hierarchy, start=pos[matched], closed=True)
     return ia, matched[jb]
 
 
@@ -290,20 +318,20 @@ def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes):
             np.concatenate(all_face), np.concatenate(all_axis))
 
 
-def near_rule(lo_a, hi_a, lo_b, hi_b, radius, categorical):
+def near_rule(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
     """Whether boxes a and b are r-neighbours, per pair (the rule, in one place).
 
     For every non-categorical feature f, ``max(l_a, l_b) - min(u_a, u_b) <= r_f`` (the
     closures meet after dilating both boxes by r_f / 2; r_f = 0 is closure contact,
     exactly, since a float difference is <= 0 exactly when the first operand is not
     larger); for a categorical feature the open intervals overlap. Arrays of shape
-    (P, d) for the bounds, (d,) for ``radius`` and ``categorical``.
+    (P, d) for the bounds, (d,) for ``resolution`` and ``categorical``.
     """
     gap = np.maximum(lo_a, lo_b) - np.minimum(hi_a, hi_b)
-    return np.all(np.where(categorical, gap < 0, gap <= radius), axis=1)
+    return np.all(np.where(categorical, gap < 0, gap <= resolution), axis=1)
 
 
-def _near_pairs(lower, upper, radius, categorical, max_edges):
+def _near_pairs(lower, upper, resolution, categorical, max_edges):
     """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
 
     Candidates come from pushing every box, dilated by r_f (a little more, so float
@@ -312,17 +340,15 @@ def _near_pairs(lower, upper, radius, categorical, max_edges):
     exactly. Boxes without a guillotine hierarchy fall back to a sweep on the axis with
     the fewest overlapping pairs.
     """
-    from relabel._fusion import _guillotine_tree, _push_down
-
     n_regions, n_features = lower.shape
     finite = np.where(np.isfinite(lower), np.abs(lower), 0.0).max(axis=0, initial=0.0)
     finite = np.maximum(finite, np.where(np.isfinite(upper), np.abs(upper), 0.0).max(axis=0, initial=0.0))
     # Slack covers the rounding of the subtraction in near_rule and of the dilation itself.
-    slack = np.where(radius > 0, radius * (1 + 1e-9) + 1e-12 * (finite + radius), 0.0)
+    slack = np.where(resolution > 0, resolution * (1 + 1e-9) + 1e-12 * (finite + resolution), 0.0)
     q_lo, q_hi = lower - slack, upper + slack
     closed = ~categorical
     try:
-        hierarchy = _guillotine_tree(lower, upper, 0)
+        hierarchy = guillotine_tree(lower, upper)
     except ValueError:
         hierarchy = None
     found_a, found_b, n_found = [], [], 0
@@ -330,7 +356,7 @@ def _near_pairs(lower, upper, radius, categorical, max_edges):
     for start in range(0, n_regions, step):
         queries = np.arange(start, min(start + step, n_regions))
         if hierarchy is not None:
-            qi, leaf = _push_down(q_lo[queries], q_hi[queries], hierarchy, closed=closed)
+            qi, leaf = push_down(q_lo[queries], q_hi[queries], hierarchy, closed=closed)
             a, b = queries[qi], leaf
         else:
             costs = [
@@ -344,7 +370,7 @@ def _near_pairs(lower, upper, radius, categorical, max_edges):
             a, b = queries[ia], jb
         keep = a < b
         a, b = a[keep], b[keep]
-        ok = near_rule(lower[a], upper[a], lower[b], upper[b], radius, categorical)
+        ok = near_rule(lower[a], upper[a], lower[b], upper[b], resolution, categorical)
         a, b = a[ok], b[ok]
         found_a.append(a)
         found_b.append(b)
@@ -424,34 +450,14 @@ def adjacency_edges(
     Notes
     -----
     docs/design.md section 4 (adjacency). Disjoint boxes whose closures meet touch on at
-    least one axis f: ``upper_a[f] == lower_b[f] = t`` (exact float equality, as both
-    bounds come from the same tree thresholds, snapped by :func:`fuse`; infinite
-    bounds never touch). For every axis f the regions are grouped by that hyperplane
-    value t; the faces of the regions ending at t are organised in a guillotine
-    hierarchy (the one used by :func:`fuse`) and the faces of the regions starting at t
-    are pushed down it with closed comparisons, then checked on every axis. A pair
-    touching on several axes is kept only at its first one, and is a corner contact.
-    Cost about O(d (N + E) depth) for E edges: near-linear, output-sensitive. Boxes
-    whose faces admit no guillotine cut (possible for arbitrary boxes, never for fused
-    tree partitions) fall back to a sort-and-sweep along the best second axis with
-    binary searches, O(d^2 N log N + C d) for C candidate pairs. Categorical axes are
-    skipped and pairs touching on them dropped.
-
-    With a positive resolution every box, dilated by r_f, is pushed down a guillotine
-    hierarchy of all the regions (closed comparisons, open on categorical features),
-    O(d (N + E) depth), and the rule above decides each candidate exactly.
-
-    A partition from :func:`fuse` whose float slivers were snapped carries the
-    aliases of the vanished sliver tuples (``FusedPartition.alias_*``): points of such
-    a sliver are located in the alias region, so the contacts of the sliver's snapped
-    image are also the alias region's (added here, by the same rules, for the few
-    aliases whose region does not already contain that image).
-
-    With ``max_edges`` the faces are pushed down in chunks sized from the candidates
-    per face seen so far, and the count of distinct edges found is checked after each
-    chunk: it only raises once more than ``max_edges`` true edges are in hand (never a
-    false alarm), after examining a small multiple of ``max_edges`` candidate pairs
-    and holding at most that many in memory. The output does not depend on the chunks.
+    least one axis f with ``upper_a[f] == lower_b[f]`` (exact float equality: both
+    bounds come from the same tree thresholds, snapped by :func:`fuse`). Per axis, the
+    faces ending on each hyperplane are organised in a guillotine hierarchy and the
+    faces starting there are pushed down it: about O(d (N + E) depth) for E edges,
+    near-linear and output-sensitive. The module docstring describes the search, its
+    fallback for arbitrary boxes, the resolution, the alias contacts of snapped float
+    slivers (``FusedPartition.alias_*``) and the chunked ``max_edges`` guard, which
+    only raises once more than ``max_edges`` true edges are in hand.
 
     Examples
     --------
@@ -473,20 +479,31 @@ def adjacency_edges(
     contact = _check_contact(contact)
     lower, upper = _bounds_of(partition)
     n_regions, n_features = lower.shape
-    if max_edges is not None and (
-        isinstance(max_edges, bool) or not isinstance(max_edges, (int, np.integer)) or max_edges < 0
-    ):
-        raise ValueError(f"max_edges must be a non-negative integer or None; got {max_edges!r}")
+    max_edges = _check_max_edges(max_edges)
     categorical = check_categorical_features(categorical_features, n_features)
-    radius = np.where(categorical, 0.0, check_resolution(resolution, n_features))
-    if radius.any():
+    resolution = np.where(categorical, 0.0, check_resolution(resolution, n_features))
+    if resolution.any():
         if contact == "face":
             raise ValueError("resolution > 0 needs contact='closure' (r-neighbours are closure contacts)")
-        a, b, face = _near_pairs(lower, upper, radius, categorical, max_edges)
+        a, b, face = _near_pairs(lower, upper, resolution, categorical, max_edges)
     else:
         a, b, face, _ = _touching_pairs(lower, upper, face_only=contact == "face", max_edges=max_edges,
                                         categorical=categorical, axes=range(n_features))
-    extra = _alias_contacts(partition, lower, upper, contact, categorical, radius)
+    extra = _alias_contacts(partition, lower, upper, contact, categorical, resolution)
+    lo_node, hi_node, face = _sorted_edges(a, b, face, extra)
+    edges = np.column_stack((lo_node, hi_node)).reshape(-1, 2)
+    if max_edges is not None and edges.shape[0] > max_edges:
+        raise TooManyRegionsError(
+            f"the partition's adjacency graph has more than max_edges={max_edges} edges "
+            f"({edges.shape[0]}, {n_regions} regions); fuse fewer or shallower trees "
+            "(in OTreeBagger: a smaller group_size or max_depth) or raise max_edges"
+        )
+    logger.debug("adjacency: %d regions, %d edges (%s)", n_regions, edges.shape[0], contact)
+    return AdjacencyEdges(edges, face)
+
+
+def _sorted_edges(a, b, face, extra):
+    """Pairs as sorted unique ``(n, m)`` with n < m and their face flags, with the alias contacts added."""
     if extra is not None:
         a = np.concatenate((a, extra[0]))
         b = np.concatenate((b, extra[1]))
@@ -501,18 +518,18 @@ def adjacency_edges(
         first[1:] = (lo_node[1:] != lo_node[:-1]) | (hi_node[1:] != hi_node[:-1])
         face = np.logical_or.reduceat(face, np.flatnonzero(first))
         lo_node, hi_node = lo_node[first], hi_node[first]
-    edges = np.column_stack((lo_node, hi_node)).reshape(-1, 2)
-    if max_edges is not None and edges.shape[0] > max_edges:
-        raise TooManyRegionsError(
-            f"the partition's adjacency graph has more than max_edges={max_edges} edges "
-            f"({edges.shape[0]}, {n_regions} regions); fuse fewer or shallower trees "
-            "(in OTreeBagger: a smaller group_size or max_depth) or raise max_edges"
-        )
-    logger.debug("adjacency: %d regions, %d edges (%s)", n_regions, edges.shape[0], contact)
-    return AdjacencyEdges(edges, face)
+    return lo_node, hi_node, face
 
 
-def _alias_contacts(partition, lower, upper, contact, categorical, radius):
+def _check_max_edges(max_edges: Any) -> int | None:
+    if max_edges is not None and (
+        isinstance(max_edges, bool) or not isinstance(max_edges, (int, np.integer)) or max_edges < 0
+    ):
+        raise ValueError(f"max_edges must be a non-negative integer or None; got {max_edges!r}")
+    return max_edges
+
+
+def _alias_contacts(partition, lower, upper, contact, categorical, resolution):
     """Contacts of the loose sliver images, attributed to their alias regions (or None)."""
     images = getattr(partition, "alias_images", None)
     if images is None:
@@ -524,7 +541,7 @@ def _alias_contacts(partition, lower, upper, contact, categorical, radius):
     for i in range(target.shape[0]):
         lo_i = np.broadcast_to(img_lo[i], lower.shape)
         hi_i = np.broadcast_to(img_hi[i], upper.shape)
-        near = near_rule(lo_i, hi_i, lower, upper, radius, categorical)
+        near = near_rule(lo_i, hi_i, lower, upper, resolution, categorical)
         face = _face_flags(lo_i, hi_i, lower, upper)
         if contact == "face":
             near &= face

@@ -1,20 +1,26 @@
 """Certificates of a labelling: consistency (adjacent labels differ by at most one) and monotonicity.
 
-The rules themselves live here once: :func:`edge_violations` and :func:`pair_violations` are
-what :func:`is_consistent` / :func:`is_monotone` check and what
-:meth:`relabel.ConsistencyProblem.objective` calls infeasible.
+The rules themselves live here once: :func:`edge_violation_mask` and
+:func:`pair_violation_mask` are what :func:`is_consistent` / :func:`is_monotone` check
+(through :func:`violating_edges` / :func:`violating_pairs`) and what
+:meth:`relabel.ConsistencyProblem.objective` calls infeasible. ``edge_violations`` and
+``pair_violations`` are their deprecated public names (a near-synonym of
+``violating_edges`` / ``violating_pairs`` that returned the mask).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import warnings
+
 import networkx as nx
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
-    "edge_violations", "is_consistent", "is_monotone", "pair_violations", "violating_edges", "violating_pairs",
+    "edge_violation_mask", "edge_violations", "is_consistent", "is_monotone", "pair_violation_mask",
+    "pair_violations", "violating_edges", "violating_pairs",
 ]
 
 
@@ -54,7 +60,7 @@ def _labels_for(graph: Any, labels: ArrayLike, edges: NDArray) -> NDArray:
     return labels
 
 
-def edge_violations(edges: NDArray[np.integer], labels: NDArray[np.integer]) -> NDArray[np.bool_]:
+def edge_violation_mask(edges: NDArray[np.integer], labels: NDArray[np.integer]) -> NDArray[np.bool_]:
     """The consistency rule, per edge: True where the two labels differ by more than one.
 
     Parameters
@@ -76,8 +82,8 @@ def edge_violations(edges: NDArray[np.integer], labels: NDArray[np.integer]) -> 
     Examples
     --------
     >>> import numpy as np
-    >>> from relabel import edge_violations
-    >>> edge_violations(np.array([[0, 1], [1, 2]]), np.array([0, 2, 3])).tolist()
+    >>> from relabel._certificate import edge_violation_mask
+    >>> edge_violation_mask(np.array([[0, 1], [1, 2]]), np.array([0, 2, 3])).tolist()
     [True, False]
     """
     edges = np.asarray(edges).reshape(-1, 2)
@@ -85,7 +91,7 @@ def edge_violations(edges: NDArray[np.integer], labels: NDArray[np.integer]) -> 
     return np.abs(labels[edges[:, 0]] - labels[edges[:, 1]]) > 1
 
 
-def pair_violations(pairs: NDArray[np.integer], labels: NDArray[np.integer]) -> NDArray[np.bool_]:
+def pair_violation_mask(pairs: NDArray[np.integer], labels: NDArray[np.integer]) -> NDArray[np.bool_]:
     """The monotonicity rule, per ordered pair ``(n, m)``: True where ``label(n) > label(m)``.
 
     Parameters
@@ -107,8 +113,8 @@ def pair_violations(pairs: NDArray[np.integer], labels: NDArray[np.integer]) -> 
     Examples
     --------
     >>> import numpy as np
-    >>> from relabel import pair_violations
-    >>> pair_violations(np.array([[0, 1], [1, 2]]), np.array([0, 2, 1])).tolist()
+    >>> from relabel._certificate import pair_violation_mask
+    >>> pair_violation_mask(np.array([[0, 1], [1, 2]]), np.array([0, 2, 1])).tolist()
     [False, True]
     """
     pairs = np.asarray(pairs).reshape(-1, 2)
@@ -151,7 +157,7 @@ def violating_edges(graph: Any, labels: ArrayLike) -> NDArray[np.intp]:
     labels = _labels_for(graph, labels, edges)
     if edges.shape[0] == 0:
         return edges.reshape(0, 2)
-    return edges[edge_violations(edges, labels)]
+    return edges[edge_violation_mask(edges, labels)]
 
 
 def is_consistent(graph: Any, labels: ArrayLike) -> bool:
@@ -239,7 +245,7 @@ def violating_pairs(pairs: ArrayLike, labels: ArrayLike) -> NDArray[np.intp]:
     if labels.size and not np.issubdtype(labels.dtype, np.integer):
         raise ValueError(f"labels must hold integer class indices; got dtype {labels.dtype}")
     pairs = _pair_array(pairs, labels.shape[0])
-    return pairs[pair_violations(pairs, labels)]
+    return pairs[pair_violation_mask(pairs, labels)]
 
 
 def is_monotone(pairs: ArrayLike, labels: ArrayLike) -> bool:
@@ -274,3 +280,50 @@ def is_monotone(pairs: ArrayLike, labels: ArrayLike) -> bool:
     (True, False)
     """
     return violating_pairs(pairs, labels).shape[0] == 0
+
+
+def _deprecated_mask(old: str, new: str) -> None:
+    warnings.warn(
+        f"relabel.{old} is deprecated and will be removed; use relabel.{new}, which validates its input "
+        "and returns the violating rows themselves (the rows where this mask is True)",
+        FutureWarning,
+        stacklevel=3,
+    )
+
+
+def edge_violations(edges: ArrayLike, labels: ArrayLike) -> NDArray[np.bool_]:
+    """Deprecated: the per-edge mask of :func:`violating_edges` (a near-synonym of it).
+
+    Use :func:`violating_edges`, which validates its input and returns the violating
+    edges themselves. Emits a FutureWarning; otherwise unchanged.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from relabel import edge_violations
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     edge_violations([[0, 1], [1, 2]], [0, 2, 3]).tolist()
+    [True, False]
+    """
+    _deprecated_mask("edge_violations", "violating_edges")
+    return edge_violation_mask(edges, labels)
+
+
+def pair_violations(pairs: ArrayLike, labels: ArrayLike) -> NDArray[np.bool_]:
+    """Deprecated: the per-pair mask of :func:`violating_pairs` (a near-synonym of it).
+
+    Use :func:`violating_pairs`, which validates its input and returns the violating
+    pairs themselves. Emits a FutureWarning; otherwise unchanged.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from relabel import pair_violations
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     pair_violations([[0, 1], [1, 2]], [0, 2, 1]).tolist()
+    [False, True]
+    """
+    _deprecated_mask("pair_violations", "violating_pairs")
+    return pair_violation_mask(pairs, labels)

@@ -9,8 +9,8 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from relabel._backends._pseudoflow import _compiled
 from relabel._errors import TooManyRegionsError
+from relabel._guillotine import Hierarchy, guillotine_tree, push_down
 
 __all__ = ["SNAP_ULPS", "FusedPartition", "fuse", "region_counts", "snap_table"]
 
@@ -120,227 +120,6 @@ def _read_boxes(boxes: Any, position: int) -> tuple[NDArray, NDArray, NDArray]:
     if leaf_ids.min() < 0:
         raise ValueError(f"boxes_list[{position}].leaf_ids must be non-negative")
     return leaf_ids.astype(np.int64), lower, upper
-
-
-def _kernel_array(values: NDArray) -> NDArray[np.float64]:
-    """C-contiguous writable float64: the one array type the kernels are compiled for.
-
-    A read-only array (the partitions' bounds are) would make numba compile a second
-    specialisation (seconds, once per cache); copying costs microseconds.
-    """
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    return values if values.flags.writeable else values.copy()
-
-
-def _guillotine_tree(lower: NDArray, upper: NDArray, position: int, groups: NDArray | None = None):
-    """Rebuild a binary splitting hierarchy over a tree's leaf boxes.
-
-    Only the boxes are given, not the tree, so a hierarchy with the same leaves is
-    recovered by guillotine cuts: a threshold ``t`` on a feature such that every box
-    lies entirely on one side. A tree's partition always admits one (its root split),
-    and so does each side, recursively (any subset of such a family does, so the
-    greedy choice below never fails on one). Choosing the most balanced cut (then the
-    lowest feature, then the lowest position) keeps the hierarchy shallow, which is
-    what makes pushing boxes down it cheap. Nodes are numbered breadth-first, roots
-    first. Compiled; O(d L log L) for one sort per feature, then O(d L) per depth.
-
-    With ``groups`` (dense ids 0..G-1, one per box) a separate hierarchy is built per
-    group, rooted at node ``g``.
-
-    Returns arrays ``feature, threshold, left, right, leaf`` indexed by node, with
-    ``leaf[node]`` the leaf's position in the input (``-1`` for internal nodes).
-    """
-    lower, upper = _kernel_array(lower), _kernel_array(upper)
-    if groups is None:
-        groups = np.zeros(lower.shape[0], dtype=np.int64)
-    groups = np.ascontiguousarray(groups, dtype=np.int64)
-    n_roots = int(groups.max()) + 1 if groups.shape[0] else 1
-    # Sorted here, not in the kernel: numba's sort helpers share names across cached
-    # modules with different bodies, and loading two such modules crashed (numba issue 10486).
-    by_lower = np.ascontiguousarray(np.argsort(lower, axis=0, kind="stable").T, dtype=np.intp)
-    *hierarchy, ok = _guillotine_kernel(lower, upper, groups, n_roots, by_lower)
-    if not ok:
-        raise ValueError(
-            f"boxes_list[{position}] is not the leaf partition of a tree: some boxes "
-            "overlap or cannot be separated by axis-aligned cuts"
-        )
-    return tuple(hierarchy)
-
-
-@_compiled
-def _guillotine_kernel(lower, upper, groups, n_roots, by_lower):
-    """The hierarchy of :func:`_guillotine_tree`; the last output is False when a node has no cut.
-
-    ``by_lower[f]`` is the stable order of the boxes by their lower bound on f. Every
-    node's boxes are a contiguous range of each row of ``orders``, sorted there by the
-    feature's lower bound (ties in input order); a split partitions every row's range
-    stably, so nothing is sorted twice: O(d L) per level after one sort.
-    """
-    n_leaves, n_features = lower.shape
-    n_nodes = max(2 * n_leaves, n_roots)
-    feature = np.full(n_nodes, -1, dtype=np.intp)
-    threshold = np.full(n_nodes, np.nan)
-    left = np.full(n_nodes, -1, dtype=np.intp)
-    right = np.full(n_nodes, -1, dtype=np.intp)
-    leaf = np.full(n_nodes, -1, dtype=np.intp)
-    start = np.zeros(n_nodes + 1, dtype=np.intp)
-    count = np.zeros(n_nodes, dtype=np.intp)
-    for i in range(n_leaves):
-        count[groups[i]] += 1
-    for g in range(n_roots):
-        start[g + 1] = start[g] + count[g]
-    orders = np.empty((n_features, n_leaves), dtype=np.intp)
-    fill = np.empty(n_roots, dtype=np.intp)
-    for f in range(n_features):
-        for g in range(n_roots):
-            fill[g] = start[g]
-        for i in by_lower[f]:
-            orders[f, fill[groups[i]]] = i
-            fill[groups[i]] += 1
-    goes_left = np.zeros(n_leaves, dtype=np.bool_)
-    scratch = np.empty(n_leaves, dtype=np.intp)
-    next_node = n_roots
-    node = 0
-    # Breadth-first: nodes are processed in id order, children numbered as created.
-    while node < next_node:
-        size = count[node]
-        first = start[node]
-        if size == 1:
-            leaf[node] = orders[0, first]
-        elif size > 1:
-            # The most balanced cut, then the lowest feature, then the lowest position.
-            best_imbalance = size + 1
-            best_feature = -1
-            best_cut = -1
-            for f in range(n_features):
-                running = -np.inf
-                for i in range(size - 1):
-                    hi = upper[orders[f, first + i], f]
-                    if hi > running:
-                        running = hi
-                    if running <= lower[orders[f, first + i + 1], f]:
-                        imbalance = abs(2 * (i + 1) - size)
-                        if imbalance < best_imbalance:
-                            best_imbalance = imbalance
-                            best_feature = f
-                            best_cut = i
-            if best_feature < 0:
-                return feature, threshold, left, right, leaf, False
-            for i in range(size):
-                goes_left[orders[best_feature, first + i]] = i <= best_cut
-            feature[node] = best_feature
-            threshold[node] = lower[orders[best_feature, first + best_cut + 1], best_feature]
-            left[node] = next_node
-            right[node] = next_node + 1
-            n_left = best_cut + 1
-            for f in range(n_features):
-                w_left = 0
-                w_right = n_left
-                for i in range(size):
-                    m = orders[f, first + i]
-                    if goes_left[m]:
-                        scratch[w_left] = m
-                        w_left += 1
-                    else:
-                        scratch[w_right] = m
-                        w_right += 1
-                for i in range(size):
-                    orders[f, first + i] = scratch[i]
-            start[next_node] = first
-            count[next_node] = n_left
-            start[next_node + 1] = first + n_left
-            count[next_node + 1] = size - n_left
-            next_node += 2
-        node += 1
-    return feature, threshold, left, right, leaf, True
-
-
-def _push_down(region_lower, region_upper, hierarchy, start=None, closed=False, max_pairs=None):
-    """Send every region box down a hierarchy; return the (region, leaf) pairs reached.
-
-    A region enters the left child when it has points with ``x_f <= t`` (``lower_f < t``)
-    and the right child when it has points with ``x_f > t`` (``upper_f > t``). The work is
-    the number of (region, node) pairs visited: output-sensitive, never all combinations.
-    ``start`` gives each box its root node; ``closed`` treats boxes as closed (a box
-    touching a threshold visits both sides), which is what contact detection needs; a
-    boolean array makes them closed on those features only (contacts with the
-    categorical rule: a box ending on a categorical threshold does not reach across it).
-    ``max_pairs`` stops early: every (region, node) pair in flight reaches at least one
-    leaf, so finished plus in-flight pairs bound the final count from below, and the
-    walk raises :class:`TooManyRegionsError` as soon as that bound passes ``max_pairs``.
-    Compiled, depth first; the pairs come out grouped by region, in increasing region
-    order (callers use them as a set).
-    """
-    feature, threshold, left, right, leaf = hierarchy
-    region_lower, region_upper = _kernel_array(region_lower), _kernel_array(region_upper)
-    n_features = region_lower.shape[1]
-    if isinstance(closed, np.ndarray):
-        closed_mask = np.ascontiguousarray(closed, dtype=np.bool_)
-    else:
-        closed_mask = np.full(n_features, bool(closed))
-    starts = (np.zeros(region_lower.shape[0], dtype=np.intp) if start is None
-              else np.ascontiguousarray(start, dtype=np.intp))
-    regions, leaves, bound = _push_kernel(region_lower, region_upper, feature, threshold, left, right, leaf,
-                                          starts, closed_mask, -1 if max_pairs is None else int(max_pairs))
-    if bound >= 0:
-        raise TooManyRegionsError(
-            f"the fused partition would have more than max_regions={max_pairs} regions "
-            f"(at least {bound} so far); fuse fewer or shallower trees "
-            "(in OTreeBagger: a smaller group_size or max_depth) or raise max_regions"
-        )
-    return regions, leaves
-
-
-@_compiled
-def _push_kernel(region_lower, region_upper, feature, threshold, left, right, leaf, starts, closed, max_pairs):
-    """Pairs of :func:`_push_down`; the last output is -1, or the bound that passed ``max_pairs``."""
-    n_regions = region_lower.shape[0]
-    capacity = max(16, 2 * n_regions)
-    out_region = np.empty(capacity, dtype=np.intp)
-    out_leaf = np.empty(capacity, dtype=np.intp)
-    n_out = 0
-    stack = np.empty(max(16, feature.shape[0] + 1), dtype=np.intp)
-    for r in range(n_regions):
-        stack[0] = starts[r]
-        top = 1
-        while top > 0:
-            top -= 1
-            node = stack[top]
-            if leaf[node] >= 0:
-                if n_out == capacity:
-                    capacity *= 2
-                    grown = np.empty(capacity, dtype=np.intp)
-                    grown[:n_out] = out_region[:n_out]
-                    out_region = grown
-                    grown = np.empty(capacity, dtype=np.intp)
-                    grown[:n_out] = out_leaf[:n_out]
-                    out_leaf = grown
-                out_region[n_out] = r
-                out_leaf[n_out] = leaf[node]
-                n_out += 1
-                if max_pairs >= 0 and n_out + top + (n_regions - r - 1) > max_pairs:
-                    return out_region[:0], out_leaf[:0], n_out + top + (n_regions - r - 1)
-                continue
-            f = feature[node]
-            if f < 0:
-                continue  # a root without boxes
-            t = threshold[node]
-            lo = region_lower[r, f]
-            hi = region_upper[r, f]
-            if closed[f]:
-                go_left = lo <= t
-                go_right = hi >= t
-            else:
-                go_left = lo < t
-                go_right = hi > t
-            # The left child is popped first.
-            if go_right:
-                stack[top] = right[node]
-                top += 1
-            if go_left:
-                stack[top] = left[node]
-                top += 1
-    return out_region[:n_out].copy(), out_leaf[:n_out].copy(), -1
 
 
 @dataclass(frozen=True, eq=False)
@@ -655,6 +434,17 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None, snap: boo
     With scikit-learn trees, pass ``[trees.leaf_boxes(t) for t in fitted_trees]`` and
     locate ``np.column_stack([t.apply(X) for t in fitted_trees])``.
     """
+    trees = _read_trees(boxes_list, max_regions)
+    lower, upper, key_positions, hierarchies = _intersect(trees, max_regions)
+    tables = _snap_tables(trees) if snap else None
+    slivers = None
+    if tables is not None:
+        lower, upper, key_positions, slivers = _snap_regions(lower, upper, key_positions, tables)
+    return _keyed_partition(trees, lower, upper, key_positions, slivers, hierarchies, tables)
+
+
+def _read_trees(boxes_list: Sequence[Any], max_regions: int | None) -> list:
+    """Validated ``(leaf_ids, lower, upper)`` of every tree, and a first check of the budget."""
     if isinstance(boxes_list, tuple) and len(boxes_list) == 3 and hasattr(boxes_list, "_fields"):
         raise ValueError("boxes_list must be a sequence of LeafBoxes (one per tree), not one LeafBoxes")
     if max_regions is not None and (
@@ -672,33 +462,29 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None, snap: boo
                 f"every tree must have the same number of features; boxes_list[0] has "
                 f"{n_features} and boxes_list[{i}] has {lower.shape[1]}"
             )
-
-    leaf_ids0, lower, upper = trees[0]
-    if max_regions is not None and leaf_ids0.shape[0] > max_regions:
+    n_first = trees[0][0].shape[0]
+    if max_regions is not None and n_first > max_regions:
         raise TooManyRegionsError(
-            f"the first tree alone has {leaf_ids0.shape[0]} leaves, more than max_regions={max_regions}; "
+            f"the first tree alone has {n_first} leaves, more than max_regions={max_regions}; "
             "fuse shallower trees (in OTreeBagger: a smaller max_depth) or raise max_regions"
         )
-    # Ranks of leaf ids within each tree's sorted ids: the key columns as small integers.
-    orders = [np.argsort(ids, kind="stable") for ids, _, _ in trees]
-    rank_of_position = []
-    for order in orders:
-        r = np.empty_like(order)
-        r[order] = np.arange(order.shape[0])
-        rank_of_position.append(r)
-    key_positions = np.arange(leaf_ids0.shape[0], dtype=np.intp)[:, None]
-    tables = [
-        snap_table(np.concatenate([np.concatenate((lo[:, f], hi[:, f])) for _, lo, hi in trees]))
-        for f in range(n_features)
-    ] if snap else []
-    snapping = snap and any(not np.array_equal(distinct, snapped) for distinct, snapped in tables)
-    hierarchies = {}
+    return trees
 
+
+def _intersect(trees: list, max_regions: int | None):
+    """The non-empty intersections of the trees' leaves, by pushing the regions down each next tree.
+
+    Returns ``lower, upper`` (N, d), ``key_positions`` (N, M), the position of each
+    region's leaf in every tree's input, and the hierarchies built (by tree index).
+    """
+    _, lower, upper = trees[0]
+    key_positions = np.arange(lower.shape[0], dtype=np.intp)[:, None]
+    hierarchies = {}
     for j in range(1, len(trees)):
         _, leaf_lower, leaf_upper = trees[j]
-        hierarchy = _guillotine_tree(leaf_lower, leaf_upper, j)
+        hierarchy = guillotine_tree(leaf_lower, leaf_upper, name=f"boxes_list[{j}]")
         hierarchies[j] = hierarchy
-        regions, leaves = _push_down(lower, upper, hierarchy, max_pairs=max_regions)
+        regions, leaves = push_down(lower, upper, hierarchy, max_pairs=max_regions)
         new_lower = np.maximum(lower[regions], leaf_lower[leaves])
         new_upper = np.minimum(upper[regions], leaf_upper[leaves])
         # A region only reaches a leaf it overlaps when the boxes tile the space; the
@@ -707,71 +493,114 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None, snap: boo
         lower, upper = new_lower[keep], new_upper[keep]
         key_positions = np.column_stack((key_positions[regions[keep]], leaves[keep]))
         logger.debug("fused tree %d: %d regions", j, lower.shape[0])
+    return lower, upper, key_positions, hierarchies
 
-    n_trees = len(trees)
-    alias_positions = np.zeros((0, n_trees), dtype=np.intp)
-    if snapping:
-        lower = np.column_stack([_snap(lower[:, f], *tables[f]) for f in range(n_features)])
-        upper = np.column_stack([_snap(upper[:, f], *tables[f]) for f in range(n_features)])
-        survive = np.all(lower < upper, axis=1)
-        if not survive.all():
-            alias_positions = key_positions[~survive]
-            image_lower, image_upper = lower[~survive], upper[~survive]
-            lower, upper, key_positions = lower[survive], upper[survive], key_positions[survive]
-            logger.debug("snapping removed %d float slivers", alias_positions.shape[0])
 
-    def ranks_of(positions):
+def _snap_tables(trees: list) -> list | None:
+    """The :func:`snap_table` of every feature over all the trees' bounds; None when nothing snaps."""
+    n_features = trees[0][1].shape[1]
+    tables = [
+        snap_table(np.concatenate([np.concatenate((lo[:, f], hi[:, f])) for _, lo, hi in trees]))
+        for f in range(n_features)
+    ]
+    if all(np.array_equal(distinct, snapped) for distinct, snapped in tables):
+        return None
+    return tables
+
+
+def _snap_regions(lower, upper, key_positions, tables):
+    """Snapped region bounds without the vanished slivers, and the slivers (or None).
+
+    The slivers are ``(key_positions, image_lower, image_upper)`` of the regions whose
+    snapped box is empty.
+    """
+    n_features = lower.shape[1]
+    lower = np.column_stack([_snap(lower[:, f], *tables[f]) for f in range(n_features)])
+    upper = np.column_stack([_snap(upper[:, f], *tables[f]) for f in range(n_features)])
+    survive = np.all(lower < upper, axis=1)
+    if survive.all():
+        return lower, upper, key_positions, None
+    slivers = (key_positions[~survive], lower[~survive], upper[~survive])
+    logger.debug("snapping removed %d float slivers", slivers[0].shape[0])
+    return lower[survive], upper[survive], key_positions[survive], slivers
+
+
+class _Ranks:
+    """Leaf positions to leaf-id ranks (the key columns as small integers) and ranks to leaf ids."""
+
+    def __init__(self, trees: list):
+        self.of_position = []
+        for ids, _, _ in trees:
+            order = np.argsort(ids, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.shape[0])
+            self.of_position.append(rank)
+        self.sorted_ids = tuple(np.sort(ids) for ids, _, _ in trees)
+        self.radices = [ids.shape[0] for ids, _, _ in trees]
+
+    def ranks(self, positions: NDArray) -> NDArray[np.int64]:
+        n_trees = len(self.radices)
         return np.column_stack(
-            [rank_of_position[j][positions[:, j]] for j in range(n_trees)]
+            [self.of_position[j][positions[:, j]] for j in range(n_trees)]
         ).astype(np.int64).reshape(-1, n_trees)
 
+    def keys(self, rank_rows: NDArray) -> NDArray[np.int64]:
+        n_trees = len(self.radices)
+        return np.column_stack(
+            [self.sorted_ids[j][rank_rows[:, j]] for j in range(n_trees)]
+        ).astype(np.int64).reshape(-1, n_trees)
+
+
+def _keyed_partition(trees, lower, upper, key_positions, slivers, hierarchies, tables) -> FusedPartition:
+    """Sort the regions by leaf tuple, build the encoding stages and the alias table of the slivers."""
+    ranks_of = _Ranks(trees)
     n_main = key_positions.shape[0]
-    ranks = ranks_of(key_positions)
-    radices = [ids.shape[0] for ids, _, _ in trees]
-    stages, code = _build_stages(np.vstack((ranks, ranks_of(alias_positions))), radices, n_main=n_main)
+    alias_positions = slivers[0] if slivers is not None else np.zeros((0, len(trees)), dtype=np.intp)
+    ranks = ranks_of.ranks(key_positions)
+    stages, code = _build_stages(np.vstack((ranks, ranks_of.ranks(alias_positions))), ranks_of.radices,
+                                 n_main=n_main)
     code, alias_code = code[:n_main], code[n_main:]
     order = np.argsort(code, kind="stable")
     if np.any(np.diff(code[order]) == 0):
         raise ValueError("boxes_list produced two regions with the same leaf tuple: leaves overlap")
-    sorted_ids = tuple(np.sort(ids) for ids, _, _ in trees)
-
-    def keys_of(rank_rows):
-        return np.column_stack(
-            [sorted_ids[j][rank_rows[:, j]] for j in range(n_trees)]
-        ).astype(np.int64).reshape(-1, n_trees)
-
-    keys = keys_of(ranks[order])
+    keys = ranks_of.keys(ranks[order])
     lower = np.ascontiguousarray(lower[order])
     upper = np.ascontiguousarray(upper[order])
     extra = {}
     if alias_positions.shape[0]:
-        sorted_code = code[order]
-        target_positions, covered = _alias_targets(
-            trees, hierarchies, tables, image_lower, image_upper, alias_positions
-        )
-        found = np.all(target_positions >= 0, axis=1)
-        target_code, ok = _encode(stages, ranks_of(np.maximum(target_positions, 0)))
-        found &= ok
-        if n_main:
-            region = np.minimum(np.searchsorted(sorted_code, target_code), n_main - 1)
-            found &= sorted_code[region] == target_code
-        else:
-            region = np.zeros(found.shape[0], dtype=np.intp)
-            found[:] = False
-        # A tuple whose target is not found (trees that do not tile the space) stays
-        # unknown to locate, as before snapping.
-        rows = np.flatnonzero(found)[np.argsort(alias_code[found], kind="stable")]
-        extra = dict(
-            alias_keys=keys_of(ranks_of(alias_positions[rows])),
-            alias_region=region[rows].astype(np.intp),
-            alias_lower=np.ascontiguousarray(image_lower[rows]),
-            alias_upper=np.ascontiguousarray(image_upper[rows]),
-            alias_covered=covered[rows],
-            _alias_codes=alias_code[rows],
-        )
-    for array in (keys, lower, upper, *sorted_ids, *extra.values()):
+        extra = _alias_table(trees, slivers, hierarchies, tables, ranks_of, stages, code[order], alias_code)
+    for array in (keys, lower, upper, *ranks_of.sorted_ids, *extra.values()):
         array.flags.writeable = False
-    return FusedPartition(keys=keys, lower=lower, upper=upper, leaf_ids=sorted_ids, _stages=stages, **extra)
+    return FusedPartition(keys=keys, lower=lower, upper=upper, leaf_ids=ranks_of.sorted_ids, _stages=stages,
+                          **extra)
+
+
+def _alias_table(trees, slivers, hierarchies, tables, ranks_of, stages, sorted_code, alias_code) -> dict:
+    """The ``alias_*`` fields of :class:`FusedPartition`: each sliver's tuple and the region it locates in."""
+    alias_positions, image_lower, image_upper = slivers
+    n_main = sorted_code.shape[0]
+    target_positions, covered = _alias_targets(trees, hierarchies, tables, image_lower, image_upper,
+                                               alias_positions)
+    found = np.all(target_positions >= 0, axis=1)
+    target_code, ok = _encode(stages, ranks_of.ranks(np.maximum(target_positions, 0)))
+    found &= ok
+    if n_main:
+        region = np.minimum(np.searchsorted(sorted_code, target_code), n_main - 1)
+        found &= sorted_code[region] == target_code
+    else:
+        region = np.zeros(found.shape[0], dtype=np.intp)
+        found[:] = False
+    # A tuple whose target is not found (trees that do not tile the space) stays
+    # unknown to locate, as before snapping.
+    rows = np.flatnonzero(found)[np.argsort(alias_code[found], kind="stable")]
+    return dict(
+        alias_keys=ranks_of.keys(ranks_of.ranks(alias_positions[rows])),
+        alias_region=region[rows].astype(np.intp),
+        alias_lower=np.ascontiguousarray(image_lower[rows]),
+        alias_upper=np.ascontiguousarray(image_upper[rows]),
+        alias_covered=covered[rows],
+        _alias_codes=alias_code[rows],
+    )
 
 
 def _alias_targets(trees, hierarchies, tables, image_lower, image_upper, positions):
@@ -794,7 +623,7 @@ def _alias_targets(trees, hierarchies, tables, image_lower, image_upper, positio
     for j, (_, leaf_lower, leaf_upper) in enumerate(trees):
         hierarchy = hierarchies.get(j)
         if hierarchy is None:
-            hierarchy = _guillotine_tree(leaf_lower, leaf_upper, j)
+            hierarchy = guillotine_tree(leaf_lower, leaf_upper, name=f"boxes_list[{j}]")
         feature, threshold, left, right, leaf = hierarchy
         threshold = threshold.copy()
         for f, table in enumerate(tables):
@@ -802,13 +631,13 @@ def _alias_targets(trees, hierarchies, tables, image_lower, image_upper, positio
             threshold[at] = _snap(threshold[at], *table)
         boxes = (np.column_stack([_snap(leaf_lower[:, f], *tables[f]) for f in range(len(tables))]),
                  np.column_stack([_snap(leaf_upper[:, f], *tables[f]) for f in range(len(tables))]))
-        snapped.append(((feature, threshold, left, right, leaf), boxes))
+        snapped.append((Hierarchy(feature, threshold, left, right, leaf), boxes))
 
     def leaves_of(q_lo, q_hi):
         # One leaf per tree holding the whole query box (lower < x <= upper), else -1.
         out = np.full((q_lo.shape[0], n_trees), -1, dtype=np.intp)
         for j, (hierarchy, (s_lo, s_hi)) in enumerate(snapped):
-            query, leaf = _push_down(q_lo, q_hi, hierarchy)
+            query, leaf = push_down(q_lo, q_hi, hierarchy)
             # Leaves whose snapped box collapsed can be reached without holding a point.
             overlap = np.all(np.maximum(q_lo[query], s_lo[leaf]) < np.minimum(q_hi[query], s_hi[leaf]), axis=1)
             query, leaf = query[overlap], leaf[overlap]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+import shapely
 from numpy.typing import NDArray
 
 __all__ = ["region_polygons"]
@@ -51,8 +52,6 @@ def region_polygons(partition: Any, bounds: Sequence[float]) -> NDArray[np.objec
     >>> bool(boxes[0].intersects(boxes[1]))
     True
     """
-    import shapely
-
     lower = np.asarray(partition.lower, dtype=np.float64)
     upper = np.asarray(partition.upper, dtype=np.float64)
     if lower.ndim != 2 or lower.shape[1] != 2 or upper.shape != lower.shape:

@@ -11,7 +11,7 @@ import networkx as nx
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from relabel._certificate import edge_violations, pair_violations
+from relabel._certificate import edge_violation_mask, pair_violation_mask
 
 __all__ = ["ConsistencyProblem", "absolute_loss"]
 
@@ -349,7 +349,7 @@ class ConsistencyProblem:
         (0.0, 1.0)
         """
         labels = self._check_labels(labels)
-        if edge_violations(self.edges, labels).any() or pair_violations(self.monotone, labels).any():
+        if edge_violation_mask(self.edges, labels).any() or pair_violation_mask(self.monotone, labels).any():
             return math.inf
         unary = float(self.costs[np.arange(self.n_regions), labels].sum())
         changed = labels[self.edges[:, 0]] != labels[self.edges[:, 1]]

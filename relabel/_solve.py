@@ -199,6 +199,34 @@ def solve(
     >>> solve(problem, solver="cbc").objective == result.objective
     True
     """
+    time_limit, on_solver_failure = _check_solve_options(
+        problem, solver, formulation, time_limit, threads, on_solver_failure, on_failure
+    )
+    start = time.perf_counter()
+    out = SOLVERS[solver](
+        problem, formulation=formulation, time_limit=time_limit, threads=int(threads), verbose=bool(verbose)
+    )
+    wall_time = time.perf_counter() - start
+    labels, objective, status, message = _checked_labels(problem, out)
+    bound = out.bound
+    gap = None
+    if bound is not None:
+        gap = max(objective - bound, 0.0) / max(abs(objective), 1e-12)
+    result = RelabelResult(
+        labels=labels, objective=objective, status=status, solver=solver, formulation=formulation,
+        wall_time=wall_time, bound=bound, gap=gap, message=message,
+    )
+    logger.debug(
+        "solve(%s, %s): N=%d E=%d status=%s objective=%.6g in %.3fs",
+        solver, formulation, problem.n_regions, problem.n_edges, status.name, objective, wall_time,
+    )
+    if status is not SolverStatus.OPTIMAL:
+        _report_failure(result, on_solver_failure)
+    return result
+
+
+def _check_solve_options(problem, solver, formulation, time_limit, threads, on_solver_failure, on_failure):
+    """Validate :func:`solve`'s arguments; returns the time limit and the failure policy."""
     if not isinstance(problem, ConsistencyProblem):
         raise ValueError(
             f"problem must be a ConsistencyProblem (see ConsistencyProblem.from_counts); "
@@ -215,7 +243,7 @@ def solve(
         warnings.warn(
             "solve(on_failure=...) is deprecated; use on_solver_failure=... (the name OTreeBagger uses)",
             FutureWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         if on_solver_failure != "warn" and on_solver_failure != on_failure:
             raise ValueError(
@@ -225,21 +253,21 @@ def solve(
         on_solver_failure = on_failure
     if on_solver_failure not in ("warn", "raise"):
         raise ValueError(f"on_solver_failure must be 'warn' or 'raise'; got {on_solver_failure!r}")
+    return time_limit, on_solver_failure
 
-    start = time.perf_counter()
-    out = SOLVERS[solver](
-        problem, formulation=formulation, time_limit=time_limit, threads=int(threads), verbose=bool(verbose)
-    )
-    wall_time = time.perf_counter() - start
+
+def _checked_labels(problem: ConsistencyProblem, out: BackendResult):
+    """The backend's labels if valid and consistent, else the best constant labelling; their objective, status, message."""
     status = SolverStatus[out.status]
     message = out.message
-
     labels = None
+    objective = math.inf
     if out.labels is not None:
         labels = np.asarray(out.labels, dtype=np.intp)
-        if labels.shape != (problem.n_regions,) or labels.min(initial=0) < 0 or labels.max(
-            initial=0
-        ) >= problem.n_classes or not math.isfinite(problem.objective(labels)):
+        valid = labels.shape == (problem.n_regions,) and labels.min(initial=0) >= 0 and labels.max(
+            initial=0) < problem.n_classes
+        objective = problem.objective(labels) if valid else math.inf
+        if not math.isfinite(objective):
             # Never hand back an inconsistent labelling, whatever the solver said.
             message = f"{message}; solver returned an invalid or inconsistent labelling".strip("; ")
             labels = None
@@ -247,30 +275,21 @@ def solve(
                 status = SolverStatus.ERROR
     if labels is None:
         labels = problem.best_constant_labels()
-    objective = problem.objective(labels)
-    bound = out.bound
-    gap = None
-    if bound is not None:
-        gap = max(objective - bound, 0.0) / max(abs(objective), 1e-12)
-    result = RelabelResult(
-        labels=labels, objective=objective, status=status, solver=solver, formulation=formulation,
-        wall_time=wall_time, bound=bound, gap=gap, message=message,
+        objective = problem.objective(labels)
+    return labels, objective, status, message
+
+
+def _report_failure(result: RelabelResult, on_solver_failure: str) -> None:
+    """Raise (``"raise"``) or warn (``"warn"``) about a result without a proven optimum."""
+    gap_text = "unknown" if result.gap is None else f"{result.gap:.3g}"
+    text = (
+        f"solver {result.solver!r} ({result.formulation}) stopped with status {result.status.name} "
+        f"(gap {gap_text}, objective {result.objective:.6g}): {result.message or 'no detail'}"
     )
-    logger.debug(
-        "solve(%s, %s): N=%d E=%d status=%s objective=%.6g in %.3fs",
-        solver, formulation, problem.n_regions, problem.n_edges, status.name, objective, wall_time,
-    )
-    if status is not SolverStatus.OPTIMAL:
-        gap_text = "unknown" if gap is None else f"{gap:.3g}"
-        text = (
-            f"solver {solver!r} ({formulation}) stopped with status {status.name} "
-            f"(gap {gap_text}, objective {objective:.6g}): {message or 'no detail'}"
-        )
-        if on_solver_failure == "raise":
-            if status in (SolverStatus.TIME_LIMIT, SolverStatus.FEASIBLE):
-                raise RelabelTimeLimitError(text, result)
-            if status is SolverStatus.INFEASIBLE:
-                raise RelabelInfeasibleError(text, result)
-            raise RelabelError(text, result)
-        warnings.warn(text + "; returning the best consistent labelling found", RelabelWarning, stacklevel=2)
-    return result
+    if on_solver_failure == "raise":
+        if result.status in (SolverStatus.TIME_LIMIT, SolverStatus.FEASIBLE):
+            raise RelabelTimeLimitError(text, result)
+        if result.status is SolverStatus.INFEASIBLE:
+            raise RelabelInfeasibleError(text, result)
+        raise RelabelError(text, result)
+    warnings.warn(text + "; returning the best consistent labelling found", RelabelWarning, stacklevel=3)

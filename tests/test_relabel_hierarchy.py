@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from relabel import TooManyRegionsError
-from relabel._fusion import _guillotine_tree, _push_down
+from relabel._guillotine import guillotine_tree, push_down
 from trees import OrdinalTreeClassifier, leaf_boxes
 
 
@@ -33,9 +33,9 @@ def brute_pairs(q_lo, q_hi, lower, upper, closed):
 def test_push_down_reaches_exactly_the_leaves_a_box_meets(seed, n_features):
     """Check that pushing boxes down the compiled hierarchy gives all and only the leaves they meet."""
     lower, upper, rng = tree_leaves(seed, n_features)
-    hierarchy = _guillotine_tree(lower, upper, 0)
+    hierarchy = guillotine_tree(lower, upper)
     # Leaves alone reach themselves (the hierarchy separates every pair of leaves).
-    regions, leaves = _push_down(lower, upper, hierarchy)
+    regions, leaves = push_down(lower, upper, hierarchy)
     np.testing.assert_array_equal(np.sort(leaves), np.arange(lower.shape[0]))
     np.testing.assert_array_equal(regions, leaves)
     # Query boxes on the same grid of values, so that faces often touch.
@@ -44,7 +44,7 @@ def test_push_down_reaches_exactly_the_leaves_a_box_meets(seed, n_features):
     q_lo, q_hi = q[..., 0], q[..., 1]
     for closed in (False, True, rng.random(n_features) < 0.5):
         mask = np.broadcast_to(np.asarray(closed), (n_features,))
-        regions, leaves = _push_down(q_lo, q_hi, hierarchy, closed=closed)
+        regions, leaves = push_down(q_lo, q_hi, hierarchy, closed=closed)
         pairs = list(zip(regions.tolist(), leaves.tolist()))
         assert len(pairs) == len(set(pairs))
         assert set(pairs) == brute_pairs(q_lo, q_hi, lower, upper, mask)
@@ -53,14 +53,14 @@ def test_push_down_reaches_exactly_the_leaves_a_box_meets(seed, n_features):
 def test_push_down_budget_raises_exactly_past_max_pairs():
     """Check that max_pairs raises when the pairs exceed it and not when they reach it."""
     lower, upper, rng = tree_leaves(4, 2)
-    hierarchy = _guillotine_tree(lower, upper, 0)
+    hierarchy = guillotine_tree(lower, upper)
     q_lo = np.array([[-np.inf, -np.inf], [2.0, 2.0]])
     q_hi = np.array([[np.inf, np.inf], [5.0, 5.0]])
-    total = _push_down(q_lo, q_hi, hierarchy)[0].shape[0]
+    total = push_down(q_lo, q_hi, hierarchy)[0].shape[0]
     assert total > lower.shape[0]
-    assert _push_down(q_lo, q_hi, hierarchy, max_pairs=total)[0].shape[0] == total
+    assert push_down(q_lo, q_hi, hierarchy, max_pairs=total)[0].shape[0] == total
     with pytest.raises(TooManyRegionsError, match=f"max_regions={total - 1}"):
-        _push_down(q_lo, q_hi, hierarchy, max_pairs=total - 1)
+        push_down(q_lo, q_hi, hierarchy, max_pairs=total - 1)
 
 
 def test_grouped_hierarchies_and_starts():
@@ -68,10 +68,10 @@ def test_grouped_hierarchies_and_starts():
     lower, upper, _ = tree_leaves(7, 2)
     n = lower.shape[0]
     groups = np.arange(n) % 3
-    hierarchy = _guillotine_tree(lower, upper, 0, groups=groups)
+    hierarchy = guillotine_tree(lower, upper, groups=groups)
     everything = np.array([[-np.inf, -np.inf]]), np.array([[np.inf, np.inf]])
     for g in range(3):
-        regions, leaves = _push_down(*everything, hierarchy, start=np.array([g]))
+        regions, leaves = push_down(*everything, hierarchy, start=np.array([g]))
         np.testing.assert_array_equal(np.sort(leaves), np.flatnonzero(groups == g))
 
 
@@ -79,4 +79,4 @@ def test_guillotine_refuses_a_pinwheel():
     """Check that boxes no axis-aligned cut separates raise, naming the tree's position."""
     pinwheel = np.array([[0, 0, 2, 1], [2, 0, 3, 2], [1, 2, 3, 3], [0, 1, 1, 3], [1, 1, 2, 2]], dtype=float)
     with pytest.raises(ValueError, match=r"boxes_list\[3\] is not the leaf partition of a tree"):
-        _guillotine_tree(pinwheel[:, :2], pinwheel[:, 2:], 3)
+        guillotine_tree(pinwheel[:, :2], pinwheel[:, 2:], name="boxes_list[3]")

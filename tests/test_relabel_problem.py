@@ -107,3 +107,15 @@ def test_certificate_lists_violations_and_checks_input():
         relabel.is_consistent(graph, [0.0, 1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match="outside"):
         relabel.is_consistent(np.array([[0, 5]]), [0, 1])
+
+
+def test_deprecated_violation_masks_warn_and_still_work():
+    """Check that edge_violations / pair_violations warn (FutureWarning) naming the kept name, and still mask."""
+    rows = np.array([[0, 1], [1, 2], [0, 2], [2, 3]])
+    labels = np.array([0, 1, 2, 0])
+    with pytest.warns(FutureWarning, match="violating_edges"):
+        mask = relabel.edge_violations(rows, labels)
+    assert mask.tolist() == [False, False, True, True]  # |0-1|, |1-2|, |0-2|, |2-0|
+    with pytest.warns(FutureWarning, match="violating_pairs"):
+        mask = relabel.pair_violations(rows, labels)
+    assert mask.tolist() == [False, False, False, True]  # 0<=1, 1<=2, 0<=2, 2>0

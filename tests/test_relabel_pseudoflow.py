@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import relabel
+from relabel._backends import _cutgraph
 from relabel._backends import _pseudoflow as pf
 from relabel._backends import graphcut
 from test_relabel_helpers import fused_instance, tiny_problems
@@ -187,7 +188,7 @@ def test_builder_writes_the_equations(n_features, n_trees, n_classes, seed):
     assert np.array_equal(g.res, g.table[g.kind, 0])
     finite, implications, excess = _explicit_cut_graph(counts, edges)
     assert np.array_equal(g.excess, excess)
-    tail, head, cap = pf.arc_list(g.n_nodes, g.start, g.nbr, g.kind, g.table)
+    tail, head, cap = _cutgraph.arc_list(g.n_nodes, g.start, g.nbr, g.kind, g.table)
     arcs = list(zip(tail.tolist(), head.tolist(), cap.tolist()))
     # An implication is "infinite" when no minimum cut can cross it: its capacity must
     # exceed the cut of the all-zero labelling (every source arc), and all are equal.
@@ -236,7 +237,7 @@ def test_uncertified_cut_is_reported_not_returned(monkeypatch):
     """Check that a cut whose certificate fails gives status ERROR and a consistent fallback."""
     counts = [[5, 0, 0], [0, 0, 0], [0, 0, 5], [0, 4, 0]]
     problem = relabel.ConsistencyProblem.from_counts(counts, [[0, 1], [1, 2], [2, 3]])
-    monkeypatch.setattr(pf, "certify", lambda *args: -1)
+    monkeypatch.setattr(graphcut, "certify", lambda *args: -1)
     with pytest.warns(relabel.RelabelWarning, match="certificate failed"):
         result = relabel.solve(problem)
     assert result.status is relabel.SolverStatus.ERROR

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from relabel._backends._result import BackendResult
 from relabel._errors import SolverNotInstalledError
 
 logger = logging.getLogger(__name__)
@@ -149,7 +150,6 @@ def lp_relaxation(problem, formulation: str) -> np.ndarray:
 
 def solve(problem, *, formulation: str, time_limit, threads: int, verbose: bool):
     """Solve the ILP with CBC; see :func:`relabel.solve`. Status decided on ``sol_status``."""
-    from relabel._backends import BackendResult
 
     pulp = _pulp()
     prob, x, _ = build_model(problem, formulation)

@@ -6,7 +6,9 @@ import logging
 
 import numpy as np
 
+from relabel._backends._result import BackendResult
 from relabel._errors import SolverNotInstalledError
+from relabel._scaling import integer_scaling
 
 logger = logging.getLogger(__name__)
 
@@ -15,9 +17,6 @@ __all__ = ["solve"]
 
 def solve(problem, *, formulation: str, time_limit, threads: int, verbose: bool):
     """Solve the ILP with CP-SAT; see :func:`relabel.solve`. FEASIBLE is not OPTIMAL."""
-    from relabel._backends import BackendResult
-    from relabel._scaling import integer_scaling
-
     try:
         from ortools.sat.python import cp_model
     except ImportError:
