@@ -9,6 +9,7 @@ from importlib import import_module
 _LAZY = {
     "OTreeBagger": "ensemble._otreebagger",
     "ConsistentForestClassifier": "ensemble._forest",
+    "ConsistentGradientBoostingClassifier": "ensemble._boosting",
     "RankRules": "ensemble._rankrules",
     "RegionDisplay": "ensemble._display",
     "PartitionDisplay": "ensemble._display",
