@@ -30,7 +30,7 @@ from ensemble._voting import cut_spacing, half_cut_points, learn_cut_points, osc
 from relabel import SNAP_ULPS
 from trees import leaf_boxes
 from trees._grow import _compiled
-from trees._hist import bin_features, grow_tree
+from trees._hist import MIN_GAP_ULPS, bin_features, grow_tree
 from trees._labels import ordered_categories
 from trees._validation import check_sample_weight
 
@@ -172,7 +172,8 @@ class _ThresholdBook:
         self.spread = resolution is not None
 
     def _tolerance(self, f: int, t: float) -> float:
-        return max(float(self.reach[f]), _COLLISION_ULPS * float(np.spacing(abs(t) + 0.0)) * 2)
+        # The spacing of the larger magnitude, as snapping measures (a neighbour is at most 2x larger here).
+        return max(float(self.reach[f]), _COLLISION_ULPS * 2.0 * float(np.spacing(abs(t) + 0.0)))
 
     def _clashes(self, f: int, t: float, owner: int) -> list:
         """Other trees with a threshold within the collision distance of t."""
@@ -234,6 +235,12 @@ class _Budget:
 
     def add(self, jump: int) -> None:
         bisect.insort(self.jumps, int(jump))
+
+
+def _step_cap(spacing: int, d_eff: int) -> int:
+    """Largest jump J_t of one tree: ``g / d_eff``, so that d_eff trees with boundaries through one point move
+    the sum by at most g (docs/design.md section 10)."""
+    return max(spacing // max(d_eff, 1), 2)
 
 
 @_compiled
@@ -429,6 +436,11 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
     feature_names_in_ : ndarray of shape (n_features_in_,)
     n_iter_ : int
         Number of trees.
+    estimators_ : list of trees
+        The fitted trees, ``tree_``-like (accepted by :func:`trees.leaf_boxes`):
+        ``children_left``, ``children_right``, ``feature``, ``threshold`` (raw,
+        as ``predict`` compares) and ``value``, the integer leaf values
+        (multiples of 2**-20 class indices, the step included).
     step_sizes_ : ndarray of shape (n_iter_,)
         The step s_t of every tree.
     cut_points_ : ndarray of shape (n_classes_ - 1,)
@@ -578,8 +590,8 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
             y_ref, w_ref = y_idx[rows], w[rows]
         else:
             run = self._boost(X, y_idx, w, rows, rows[:0], rng, self.max_iter)
-        self._f0, self._trees = run["f0"], run["trees"]
-        self.n_iter_ = len(self._trees)
+        self._f0, self.estimators_ = run["f0"], run["trees"]
+        self.n_iter_ = len(self.estimators_)
         self.step_sizes_ = np.asarray(run["steps"])
         self.validation_score_ = np.asarray(run["val_score"])
         self._stopped_by_bound = run["stopped_by_bound"]
@@ -642,14 +654,15 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         if bins.merged.shape[0]:
             shown = [str(self.feature_names_in_[f]) if hasattr(self, "feature_names_in_") else f"x{f}"
                      for f in bins.merged[:5]]
-            warnings.warn(f"features {shown}: training values closer than 2**16 ulps share a bin (no room for "
-                          "distinct thresholds between them)", UserWarning)
+            warnings.warn(f"features {shown}: training values closer than {MIN_GAP_ULPS} units in the last place "
+                          "share a bin (no room for distinct thresholds of many trees between them; a large offset "
+                          "such as x + 1e9 leaves few float64 values between data points)", UserWarning)
         countable = ~self._categorical
         d_eff = int(np.sum(countable & (bins.n_bins > 1)))
         spacing = _UNIT if K > 2 else np.iinfo(np.int64).max // 4
         # With two classes (one cut point) every model is consistent: no bound on the steps.
         budget = _Budget(spacing, d_eff)
-        cap = max(spacing // max(d_eff, 1), 2)
+        cap = _step_cap(spacing, d_eff)
         book = _ThresholdBook(n_features, self._resolution)
         y_fit, w_fit = y_idx[fit_rows].astype(np.float64), w[fit_rows]
         y_val, w_val, X_val = y_idx[val_rows].astype(np.float64), w[val_rows], X[val_rows]
@@ -746,7 +759,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
             rule = "learned" if F_ref is not None else "half"
         self._cut_rule = rule
         half = half_cut_points(K, _UNIT)
-        certificate = boosting_certificate(self._trees, self.n_features_in_, ~self._categorical, cut_spacing(half),
+        certificate = boosting_certificate(self.estimators_, self.n_features_in_, ~self._categorical, cut_spacing(half),
                                            self._resolution)
         if F_ref is None:
             F_ref, y_ref, w_ref = train_sums, y_train, w_train
@@ -760,14 +773,16 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         self._proba_scale = _fit_proba_scale(F_ref / _UNIT, y_ref, w_ref, self.cut_points_)
         if self._stopped_by_bound:
             warnings.warn(f"ConsistentGradientBoostingClassifier stopped after {self.n_iter_} trees: another tree "
-                          "would break the consistency bound at this resolution (thresholds of many trees lie "
-                          "within r_f of one another); use a smaller resolution", UserWarning)
+                          "would break the consistency bound (thresholds of several trees had to share a gap "
+                          "between training values too narrow to keep them apart: within r_f with a resolution, "
+                          "or within a few ulps); use a smaller resolution, or centre the features", UserWarning)
         if not self._certified:
             warnings.warn(f"ConsistentGradientBoostingClassifier is not certified consistent: consistency_bound_="
                           f"{self.consistency_bound_:.3f} > 1", UserWarning)
         train_pred = np.searchsorted(self._cuts, train_sums, side="right")
         if np.unique(y_train).shape[0] > 1 and np.unique(train_pred).shape[0] == 1:
-            warnings.warn(f"ConsistentGradientBoostingClassifier predicts one class ({self.classes_[train_pred[0]]!r})"
+            warnings.warn(f"ConsistentGradientBoostingClassifier predicts one class "
+                          f"({self.classes_[train_pred[0]].tolist()!r})"
                           " on its own training data of several classes; more iterations, a larger "
                           "learning_rate or smaller min_samples_leaf may help", UserWarning)
 
@@ -780,19 +795,19 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
 
     def _build_predictor(self) -> None:
         """All trees' nodes in flat arrays (global node ids) for one compiled walk."""
-        sizes = np.array([t.children_left.shape[0] for t in self._trees], dtype=np.int64)
+        sizes = np.array([t.children_left.shape[0] for t in self.estimators_], dtype=np.int64)
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
-        if not self._trees:
+        if not self.estimators_:
             empty_i, empty_f = np.empty(0, np.int64), np.empty(0)
             self._flat = (offsets, empty_i, empty_i, empty_i, empty_f, empty_i)
             return
         shift = np.repeat(offsets, sizes)
-        left = np.concatenate([t.children_left for t in self._trees])
-        right = np.concatenate([t.children_right for t in self._trees])
+        left = np.concatenate([t.children_left for t in self.estimators_])
+        right = np.concatenate([t.children_right for t in self.estimators_])
         self._flat = (offsets, np.where(left >= 0, left + shift, -1), np.where(right >= 0, right + shift, -1),
-                      np.concatenate([t.feature for t in self._trees]),
-                      np.concatenate([t.threshold for t in self._trees]),
-                      np.concatenate([t.value for t in self._trees]))
+                      np.concatenate([t.feature for t in self.estimators_]),
+                      np.concatenate([t.threshold for t in self.estimators_]),
+                      np.concatenate([t.value for t in self.estimators_]))
 
     def _sums(self, X: NDArray[np.float64]) -> NDArray[np.int64]:
         out = np.full(X.shape[0], self._f0, dtype=np.int64)
@@ -864,7 +879,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         """
         X = self._validate_X_predict(X)
         total = np.full(X.shape[0], self._f0, dtype=np.int64)
-        for t in self._trees:
+        for t in self.estimators_:
             total += t.value[_kernels.tree_apply(X, t.children_left, t.children_right, t.feature, t.threshold)]
             yield self.classes_[np.searchsorted(self._cuts, total, side="right")]
 
@@ -890,7 +905,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
             r = relabel.check_resolution(resolution, self.n_features_in_)
             r[self._categorical] = 0.0
         spacing = cut_spacing(self._cuts)
-        return boosting_certificate(self._trees, self.n_features_in_, ~self._categorical, spacing, r)["certified"]
+        return boosting_certificate(self.estimators_, self.n_features_in_, ~self._categorical, spacing, r)["certified"]
 
     def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
         """Certify monotone constraints from the face contacts of every tree.
@@ -912,7 +927,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         cst = constraint_to_check(self, monotonic_cst)
         if cst is None:
             return True
-        for tree in self._trees:
+        for tree in self.estimators_:
             partition = relabel.fuse([leaf_boxes(tree, self.n_features_in_)], snap=False)
             pairs = relabel.monotone_pairs(partition, cst)
             if not relabel.is_monotone(pairs, tree.value[partition.keys[:, 0]]):

@@ -26,7 +26,7 @@ __all__ = ["Bins", "HistTree", "bin_features", "grow_tree", "MIN_GAP_ULPS"]
 #: Two consecutive distinct training values closer than this many units in the last
 #: place of the larger magnitude share a bin: their gap could not hold distinct
 #: thresholds for the many trees of a boosted model (each needs a few ulps of room).
-MIN_GAP_ULPS = 1 << 16
+MIN_GAP_ULPS = 1 << 10
 
 
 class Bins(NamedTuple):
@@ -35,7 +35,7 @@ class Bins(NamedTuple):
     ``binned`` (n_samples, n_features) uint8, column-major; ``n_bins`` per feature;
     ``gap_lo[f, b]`` / ``gap_hi[f, b]`` the largest training value of bin b and the
     smallest of bin b + 1 (b < n_bins[f] - 1); ``merged`` the features where distinct
-    values closer than :data:`MIN_GAP_ULPS` ulps were put in one bin.
+    values closer than :data:`MIN_GAP_ULPS` ulps were kept in one bin.
     """
 
     binned: NDArray[np.uint8]
@@ -125,7 +125,8 @@ def bin_features(X: ArrayLike, max_bins: int = 255, sample_weight: ArrayLike | N
             binned[:, f] = 0
             continue
         starts = _bin_edges(distinct, counts, int(max_bins))
-        if starts.shape[0] < distinct.shape[0] - 1 and distinct.shape[0] <= max_bins:
+        scale = np.maximum(np.abs(distinct[1:]), np.abs(distinct[:-1]))
+        if np.any(np.diff(distinct) <= MIN_GAP_ULPS * np.spacing(scale)):
             merged.append(f)
         bin_of = np.zeros(distinct.shape[0], dtype=np.int64)
         bin_of[starts] = 1
@@ -205,7 +206,7 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
     >>> import numpy as np
     >>> X = np.arange(8.0).reshape(-1, 1); y = (X[:, 0] > 3).astype(float)
     >>> tree = grow_tree(bin_features(X), -y, np.ones(8), np.arange(8), min_samples_leaf=1)
-    >>> tree.feature[0], tree.bin[0], tree.value[tree.left == -1].tolist()
+    >>> int(tree.feature[0]), int(tree.bin[0]), tree.value[tree.left == -1].tolist()
     (0, 3, [0.0, 1.0])
     """
     d = bins.binned.shape[1]
