@@ -577,6 +577,9 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         w = np.ones(n_samples) if sample_weight is None else check_sample_weight(sample_weight, n_samples)
         rng = check_random_state(self.random_state)
         rows = np.flatnonzero(w > 0)
+        if np.unique(y_idx[rows]).shape[0] < 2:
+            raise ValueError("sample_weight leaves one class with positive weight; "
+                             f"{type(self).__name__} needs samples of at least 2 classes")
         mode = self._stopping_mode(rows.shape[0])
         self.do_early_stopping_ = mode != "off"
         y_ref = w_ref = F_ref = None
@@ -796,7 +799,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
     def _build_predictor(self) -> None:
         """All trees' nodes in flat arrays (global node ids) for one compiled walk."""
         sizes = np.array([t.children_left.shape[0] for t in self.estimators_], dtype=np.int64)
-        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)[: sizes.shape[0]]
         if not self.estimators_:
             empty_i, empty_f = np.empty(0, np.int64), np.empty(0)
             self._flat = (offsets, empty_i, empty_i, empty_i, empty_f, empty_i)
