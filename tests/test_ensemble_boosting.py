@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 import relabel
 from ensemble import ConsistentGradientBoostingClassifier
 from ensemble import _boosting
-from ensemble._boosting import UNIT_BITS, _ThresholdBook, boosting_certificate
+from ensemble._boosting import UNIT_BITS
+from ensemble._boosting_certificate import _ThresholdBook, boosting_certificate
 from ensemble._voting import threshold_multiplicity
 from ensemble.metrics import ranked_probability_score
 from trees import leaf_boxes
