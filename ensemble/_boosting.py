@@ -269,10 +269,37 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
     (g / d_eff) / range of v_t) keep every J_t <= g / d_eff, so every fit is
     certified by construction, whatever the number of trees; leaf values are
     integer multiples of 2**-20 so that the sum, the cuts and the bound are exact.
-    :meth:`is_consistent` recomputes the bound from the fitted trees alone.
+    :meth:`is_consistent` recomputes the bound from the fitted trees alone. Where
+    a gap between two training values is too narrow to keep the thresholds of
+    different trees apart (a few ulps; r_f with a resolution), the collision is
+    counted (n_b grows) and a tree is only added while the sum of the
+    max(d_eff, n_b) largest jumps stays at most g, so the invariant holds.
+
+    Choices measured (``benchmarks/consistent_boosting.py`` and its tuning runs,
+    2 shared cores): the all-threshold loss against squared error, mean test MAE
+    on the 12 shared data sets 0.595 against 0.616 (one split each), and on
+    synthetic 20 x 20,000 data 0.327 against 0.336; 15 leaves and
+    ``min_samples_leaf=5`` against 31 and 20, 0.571 against 0.595 on the shared
+    sets, equal on synthetic data. Steps from the exact closure jump instead of
+    the value range: 0.336 against 0.336 with 213 trees instead of 246, so the
+    range is kept (its certificate needs no geometry). A greedy rule spending the
+    whole budget g on the measured bound stopped after 4 trees (early trees take
+    it all). Below 10,000 rows, counting the trees by 3-fold cross-validation
+    (instead of a fixed ``max_iter``) took the ranked probability score on the
+    shared sets from 0.519 to 0.433 (the probability scale is then fitted out of
+    fold), and the MAE from 0.610 to 0.595 with the all-threshold loss (0.616
+    either way with squared error).
+
+    Which model when: from about 10,000 rows boosting is the more accurate
+    certified model (synthetic data of 20 features: MAE 0.315 against 0.361 for
+    :class:`ConsistentForestClassifier` and 0.330 for a rounded
+    :class:`~sklearn.ensemble.HistGradientBoostingRegressor`); on small data sets
+    (150-1,300 rows) the two certified models are close on average, the forest
+    ahead on some (tae, stock10, winequality-red) and boosting on others (ESL,
+    housing10, machine10).
 
     Fitting costs O(n d) per tree level for the histograms (the smaller child's,
-    the sibling by subtraction) and O(depth) per threshold placement.
+    the sibling by subtraction) and O(log n) per threshold placement.
 
     Examples
     --------
