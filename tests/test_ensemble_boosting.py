@@ -443,3 +443,13 @@ def test_bad_data_and_weights():
     model = _fit(X, np.arange(40) % 2, max_iter=5)
     with pytest.raises(ValueError, match="features"):
         model.predict(np.ones((2, 3)))
+
+
+def test_verbose_shows_a_progress_bar(capsys):
+    """Check that verbose=1 draws a progress bar over the trees on stderr, and verbose=0 prints nothing."""
+    X, y = _step_data()
+    _fit(X, y, max_iter=5, early_stopping=False, verbose=1)
+    assert "ConsistentGradientBoosting trees" in capsys.readouterr().err
+    _fit(X, y, max_iter=5, early_stopping=False)
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""
