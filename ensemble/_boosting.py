@@ -512,6 +512,9 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
             iterations = tqdm(iterations, desc="ConsistentGradientBoosting trees")
         for _ in iterations:
             _loss_kernel(kind, F_fit, y_fit, w_fit, K, grad, hess)
+            # Rows in increasing order: the grower's gathers then stream through memory (the last tree left
+            # them grouped by its leaves, which costs 9x per tree at 1,000,000 rows in cache misses).
+            rows[:] = np.arange(rows.shape[0])
             grown = grow_tree(bins, grad, hess, rows, sample_weight=w_fit, max_leaf_nodes=self.max_leaf_nodes, max_depth=self.max_depth,
                               min_samples_leaf=self.min_samples_leaf, l2_regularization=self.l2_regularization,
                               monotonic_cst=self._monotonic, workspace=workspace)
