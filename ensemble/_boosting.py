@@ -195,8 +195,14 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         Bins per feature (2 to 256), equal-count quantiles of the training values.
     early_stopping : "auto" or bool, default="auto"
         Stop when the validation loss has not improved by ``tol`` for
-        ``n_iter_no_change`` iterations; ``"auto"``: on with more than 10,000 rows
-        (as scikit-learn's histogram gradient boosting).
+        ``n_iter_no_change`` iterations. ``"auto"``: with more than 10,000 rows,
+        on a stratified hold-out of ``validation_fraction`` (as scikit-learn's
+        histogram gradient boosting); with fewer, the number of trees is chosen
+        by 3-fold cross-validation (early stopping in each fold, the mean
+        validation loss picks the count) and the model is refitted on all rows,
+        its cut points and probability scale fitted on the out-of-fold values
+        (measured in the Notes). ``True``: the hold-out at any size; ``False``:
+        ``max_iter`` trees, half-way cut points.
     validation_fraction : float, default=0.1
         Share of the rows held out (stratified) for early stopping, the learned
         cut points and the probability scale.
