@@ -9,6 +9,7 @@ from importlib import import_module
 _LAZY = {
     "OTreeBagger": "ensemble._otreebagger",
     "ConsistentForestClassifier": "ensemble._forest",
+    "ConsistentGradientBoostingClassifier": "ensemble._boosting",
     "RankRules": "ensemble._rankrules",
     "GroupSizeWarning": "ensemble._otreebagger",
     "ClassOrderWarning": "trees._labels",

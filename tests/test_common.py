@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from ensemble import ConsistentForestClassifier, OTreeBagger, RankRules
+from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger, RankRules
 from trees import OrdinalTreeClassifier
 
 # Realistic settings (30 trees in groups of 3, the forest's default 100 trees): the
@@ -14,6 +14,7 @@ ESTIMATORS = [
     OTreeBagger(n_estimators=30, group_size=3, random_state=0),
     RankRules(n_rules=20, random_state=0),
     ConsistentForestClassifier(random_state=0),
+    ConsistentGradientBoostingClassifier(random_state=0),
 ]
 
 # Every entry needs a real reason: a check that cannot apply to the estimator,

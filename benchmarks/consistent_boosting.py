@@ -1,0 +1,347 @@
+"""Certified consistent gradient boosting against its peers: accuracy, certificates, speed, memory.
+
+Data: synthetic ordinal data of 20, 50 and 100 features at 20,000 and 100,000
+training rows (test on 20,000 fresh rows) in several shapes (``additive``: a sum of
+5 features plus the sine of a sixth, the issue's data; ``interaction``: products
+of feature pairs; ``lattice``: features on a grid of 5 values, so every tree
+splits in the same few gaps), the 12 shared CSVs on their first ``--splits``
+hold-out partitions, and one fit at 1,000,000 x 20.
+
+Methods, fitted on the same rows and scored on the same test rows:
+``cgb`` (ConsistentGradientBoostingClassifier, defaults), ``cgb_squared_error``
+(the same with the squared error on the class index instead of the default all-threshold loss), the certified forest, OTreeBagger,
+HistGradientBoostingClassifier, HistGradientBoostingRegressor rounded,
+RandomForestRegressor rounded and LightGBM's LGBMRegressor rounded (only if
+lightgbm is installed). Test MAE, QWK, RPS, fit time and whether the consistent
+models are certified. Then the targets: every cgb fit certified; on synthetic sets
+the mean MAE no worse than the better HGB variant; on the shared sets within 0.01
+of the certified forest's; fit time against HistGradientBoostingRegressor with the
+same number of iterations, leaves and bins (same run) at 100,000 x 20; the
+1,000,000 x 20 fit under 10 minutes; time per tree at 20k, 100k, 1M rows; peak
+memory of a fit (fresh process) against the input data plus the model.
+
+Run::
+
+    python benchmarks/consistent_boosting.py                     # everything (hours on 2 cores)
+    python benchmarks/consistent_boosting.py --quick             # one split, 20x20000 additive, no 1M fit
+    python benchmarks/consistent_boosting.py --datasets none --synthetic 20x100000:additive --skip otreebagger
+    python benchmarks/consistent_boosting.py --datasets ERA car --synthetic --million
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestRegressor
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import DATA_DIR, shared_names, shared_splits  # noqa: E402
+
+from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger  # noqa: E402
+from ensemble.metrics import mean_absolute_error, quadratic_weighted_kappa, ranked_probability_score  # noqa: E402
+
+METHODS = ["cgb", "cgb_squared_error", "consistent_forest", "otreebagger", "hgb_classifier", "hgb_regressor_rounded",
+           "rf_regressor_rounded", "lightgbm_rounded"]
+SLOW = ("consistent_forest", "otreebagger", "rf_regressor_rounded")
+SHAPES = ("additive", "interaction", "lattice")
+N_TEST = 20_000
+
+
+def make_synthetic(n_samples: int, n_features: int, shape: str, n_classes: int = 5, random_state: int = 0):
+    """Ordinal data: a latent score of the first few features plus noise, cut at its quintiles.
+
+    ``additive``: x0 + ... + x4 + sin(2 pi x5) (the issue's data); ``interaction``:
+    x0 x1 + x2 x3 + (x4 - 1/2)(x5 - 1/2) * 4 + x6; ``lattice``: the additive score of
+    features rounded to a grid of 5 values (ties everywhere, few gaps). Noise: 0.3
+    times the score's standard deviation. X uniform on [0, 1]^d.
+    """
+    rng = np.random.RandomState(random_state)
+    X = rng.uniform(size=(n_samples, n_features))
+    if shape == "lattice":
+        X = np.round(X * 4) / 4
+    if shape in ("additive", "lattice"):
+        score = X[:, :5].sum(axis=1) + np.sin(2 * np.pi * X[:, 5])
+    elif shape == "interaction":
+        score = X[:, 0] * X[:, 1] + X[:, 2] * X[:, 3] + 4 * (X[:, 4] - 0.5) * (X[:, 5] - 0.5) + X[:, 6]
+    else:
+        raise ValueError(f"shape must be one of {SHAPES}; got {shape!r}")
+    score = score + rng.normal(scale=0.3 * score.std(), size=n_samples)
+    cuts = np.quantile(score, np.arange(1, n_classes) / n_classes)
+    return X, np.searchsorted(cuts, score).astype(np.int64) + 1
+
+
+def _model(name: str, seed: int):
+    if name == "cgb":
+        return ConsistentGradientBoostingClassifier(random_state=seed)
+    if name == "cgb_squared_error":
+        return ConsistentGradientBoostingClassifier(loss="squared_error", random_state=seed)
+    if name == "consistent_forest":
+        return ConsistentForestClassifier(random_state=seed)
+    if name == "otreebagger":
+        return OTreeBagger(random_state=seed)
+    if name == "hgb_classifier":
+        return HistGradientBoostingClassifier(random_state=seed)
+    if name == "hgb_regressor_rounded":
+        return HistGradientBoostingRegressor(random_state=seed)
+    if name == "rf_regressor_rounded":
+        return RandomForestRegressor(n_estimators=100, random_state=seed)
+    if name == "lightgbm_rounded":
+        from lightgbm import LGBMRegressor
+
+        return LGBMRegressor(n_estimators=100, num_threads=1, verbose=-1, random_state=seed)
+    raise ValueError(name)
+
+
+def _fit_score(method, X, y, train, test, seed):
+    """Fit one method on the training rows; scores on the test rows, fit time, certificate."""
+    K = int(y.max())
+    labels = np.arange(1, K + 1)
+    model = _model(method, seed)
+    row = {"method": method}
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X[train], y[train])
+    except Exception as error:  # a peer that cannot run is reported, not fatal
+        row.update(error=f"{type(error).__name__}: {str(error)[:80]}", fit_time=time.perf_counter() - t0)
+        return row, None
+    row["fit_time"] = time.perf_counter() - t0
+    proba = None
+    if method.endswith("_rounded"):
+        pred = np.clip(np.rint(model.predict(X[test])), 1, K).astype(int)
+    else:
+        pred = model.predict(X[test])
+        raw = model.predict_proba(X[test])
+        proba = np.zeros((raw.shape[0], K))
+        proba[:, np.searchsorted(labels, model.classes_)] = raw
+    row["MAE"] = mean_absolute_error(y[test], pred, labels=labels)
+    row["QWK"] = quadratic_weighted_kappa(y[test], pred, labels=labels)
+    row["RPS"] = ranked_probability_score(y[test], proba, labels=labels) if proba is not None else np.nan
+    if hasattr(model, "is_consistent"):
+        row["certified"] = bool(model.is_consistent())
+    if method.startswith("cgb"):
+        row.update(n_iter=model.n_iter_, bound=model.consistency_bound_)
+    return row, model
+
+
+def _same_size_hgb_time(model, X, y, train, threads: int | None = None) -> float:
+    """HistGradientBoostingRegressor with cgb's number of trees, leaves, depth and bins (no early stopping).
+
+    ``threads=1`` limits its OpenMP pool to one thread (cgb's grower is single-threaded);
+    ``None`` leaves scikit-learn's default (all cores).
+    """
+    from threadpoolctl import threadpool_limits
+
+    peer = HistGradientBoostingRegressor(max_iter=max(model.n_iter_, 1), max_leaf_nodes=model.max_leaf_nodes,
+                                         max_depth=model.max_depth, min_samples_leaf=model.min_samples_leaf,
+                                         max_bins=min(model.max_bins, 255), early_stopping=False, random_state=0)
+    with threadpool_limits(limits=threads, user_api="openmp"):
+        t0 = time.perf_counter()
+        peer.fit(X[train], y[train])
+        return time.perf_counter() - t0
+
+
+def _datasets(args):
+    for name in args.datasets:
+        for split, X, y, train, test in shared_splits(name, args.splits, args.data_dir):
+            yield name, split, X, y, train, test
+    for n_features, n_samples, shape in args.synthetic:
+        X, y = make_synthetic(n_samples + N_TEST, n_features, shape)
+        yield (f"{shape}-{n_features}x{n_samples}", 0, X, y, np.arange(n_samples),
+               np.arange(n_samples, n_samples + N_TEST))
+
+
+_MEMORY_SNIPPET = """
+import json, pickle, sys, time
+sys.path.insert(0, {bench!r}); sys.path.insert(0, {root!r})
+from consistent_boosting import make_synthetic
+from ensemble import ConsistentGradientBoostingClassifier
+from sklearn.ensemble import HistGradientBoostingRegressor
+X, y = make_synthetic({n}, {d}, "additive")
+ConsistentGradientBoostingClassifier(max_iter=2).fit(X[:2000], y[:2000])  # compile outside the peak
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) / 1024
+with open("/proc/self/clear_refs", "w") as handle:
+    handle.write("5")
+before = status("VmRSS")
+t0 = time.perf_counter()
+model = (ConsistentGradientBoostingClassifier(random_state=0) if {method!r} == "cgb"
+         else HistGradientBoostingRegressor(random_state=0))
+model.fit(X, y)
+elapsed = time.perf_counter() - t0
+print(json.dumps({{"peak_mb": status("VmHWM") - before, "data_mb": X.nbytes / 2**20,
+                  "model_mb": len(pickle.dumps(model)) / 2**20, "fit_time": elapsed,
+                  "n_iter": int(model.n_iter_)}}))
+"""
+
+
+def _fresh_fit(n: int, d: int, method: str = "cgb") -> dict:
+    """One default fit in a fresh process: peak RSS growth, data and model size, time."""
+    bench = Path(__file__).resolve().parent
+    code = _MEMORY_SNIPPET.format(bench=str(bench), root=str(bench.parent), n=n, d=d, method=method)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _parse_synthetic(text: str):
+    size, _, shape = text.partition(":")
+    d, n = (int(v) for v in size.split("x"))
+    return [(d, n, s) for s in ([shape] if shape else SHAPES)]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="*", default=None, help="shared CSV names, 'none', default all")
+    parser.add_argument("--splits", type=int, default=3)
+    parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="folder of the shared CSVs")
+    parser.add_argument("--synthetic", nargs="*", default=None,
+                        help="FEATURESxROWS[:shape] (default 20, 50, 100 features x 20000, 100000 rows, all shapes)")
+    parser.add_argument("--skip", nargs="*", default=[], choices=METHODS)
+    parser.add_argument("--slow-max-rows", type=int, default=20_000,
+                        help=f"run {', '.join(SLOW)} only up to this many training rows")
+    parser.add_argument("--million", action="store_true", help="the 1,000,000 x 20 fit and its memory")
+    parser.add_argument("--memory", action="store_true", help="peak memory of fits at 20k and 100k x 20")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    if args.datasets is None:
+        args.datasets = shared_names(args.data_dir)
+    elif args.datasets == ["none"]:
+        args.datasets = []
+    if args.synthetic is None:
+        args.synthetic = [(d, n, s) for n in (20_000, 100_000) for d in (20, 50, 100) for s in SHAPES]
+    else:
+        args.synthetic = [t for text in args.synthetic for t in _parse_synthetic(text)]
+    if args.quick:
+        args.splits, args.synthetic = 1, [(20, 20_000, "additive")]
+    methods = [m for m in METHODS if m not in args.skip]
+    try:
+        import lightgbm  # noqa: F401
+    except ImportError:
+        methods = [m for m in methods if m != "lightgbm_rounded"]
+        print("lightgbm is not installed: its column is left out")
+    # Compile (or load) the numba kernels outside the timings.
+    ConsistentGradientBoostingClassifier(max_iter=3).fit(np.random.RandomState(0).uniform(size=(200, 3)),
+                                                         np.arange(200) % 3)
+    rows = []
+    for name, split, X, y, train, test in _datasets(args):
+        print(f"\n{name} split {split}: {train.shape[0]} training rows x {X.shape[1]}, K = {int(y.max())}",
+              flush=True)
+        for method in methods:
+            if method in SLOW and train.shape[0] > args.slow_max_rows:
+                continue
+            row, model = _fit_score(method, X, y, train, test, seed=split)
+            row.update(dataset=name, split=split, n_train=train.shape[0], d=X.shape[1])
+            if method == "cgb" and model is not None and train.shape[0] >= 100_000 and X.shape[1] == 20:
+                row["hgb_same_size_time"] = _same_size_hgb_time(model, X, y, train)
+                row["hgb_same_size_1thread_time"] = _same_size_hgb_time(model, X, y, train, threads=1)
+            rows.append(row)
+            text = f"  ERROR {row['error']}" if "error" in row else (
+                f"  MAE {row['MAE']:.3f}  QWK {row['QWK']:.3f}  RPS {row['RPS']:.3f}")
+            extra = f"  certified={row['certified']}" if "certified" in row else ""
+            if "n_iter" in row:
+                extra += f"  trees={row['n_iter']} bound={row['bound']:.3f}"
+            if "hgb_same_size_time" in row:
+                extra += (f"  HGBR same size {row['hgb_same_size_time']:.1f}s "
+                          f"ratio {row['fit_time'] / row['hgb_same_size_time']:.2f}"
+                          f" (1 thread {row['hgb_same_size_1thread_time']:.1f}s, "
+                          f"ratio {row['fit_time'] / row['hgb_same_size_1thread_time']:.2f})")
+            print(f"  {method:22s} fit {row['fit_time']:8.2f}s{text}{extra}", flush=True)
+    _summary(rows, methods)
+    if args.memory or args.million:
+        _scaling(args)
+
+
+def _mean_mae(rows, method, names):
+    values = [np.mean([r["MAE"] for r in rows if r["dataset"] == n and r["method"] == method and "MAE" in r] or
+                      [np.nan]) for n in names]
+    return np.array(values)
+
+
+def _summary(rows, methods) -> None:
+    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    print("\n| data set | " + " | ".join(methods) + " |")
+    print("|---|" + "---:|" * len(methods))
+    for name in names:
+        cells = []
+        for method in methods:
+            rs = [r for r in rows if r["dataset"] == name and r["method"] == method]
+            ok = [r for r in rs if "MAE" in r]
+            if not rs:
+                cells.append("-")
+            elif len(ok) < len(rs):
+                cells.append("fails")
+            else:
+                mark = "" if all(r.get("certified", True) for r in ok) else " NOT CERTIFIED"
+                rps = np.mean([r["RPS"] for r in ok])
+                cells.append(f"{np.mean([r['MAE'] for r in ok]):.3f} / {rps:.3f} ({np.mean([r['fit_time'] for r in ok]):.1f}s)"
+                             f"{mark}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print("cells: test MAE / RPS (fit time); RPS nan for rounded regressors")
+    for method in [m for m in methods if m.startswith("cgb") or m == "consistent_forest"]:
+        rs = [r for r in rows if r["method"] == method and "MAE" in r]
+        if rs:
+            print(f"{method}: certified in {sum(r.get('certified', False) for r in rs)} of {len(rs)} fits "
+                  f"(target: all)")
+    synthetic = [n for n in names if not any(r["dataset"] == n and r["split"] > 0 for r in rows) and "x" in n
+                 and n.split("-")[0] in SHAPES]
+    shared = [n for n in names if n not in synthetic]
+    large = [n for n in synthetic if int(n.split("x")[-1]) >= 20_000]
+    if large and "cgb" in methods:
+        cgb = np.nanmean(_mean_mae(rows, "cgb", large))
+        hgb = {m: np.nanmean(_mean_mae(rows, m, large)) for m in ("hgb_classifier", "hgb_regressor_rounded")
+               if m in methods}
+        if hgb:
+            best = min(hgb.values())
+            print(f"synthetic >= 20k rows ({len(large)} sets): mean MAE cgb {cgb:.4f}, "
+                  + ", ".join(f"{m} {v:.4f}" for m, v in hgb.items())
+                  + f" -> {'met' if cgb <= best + 1e-12 else 'MISSED'} (target: no worse than the better HGB)")
+        if "cgb_squared_error" in methods:
+            print(f"  cgb_squared_error {np.nanmean(_mean_mae(rows, 'cgb_squared_error', large)):.4f}")
+    if shared and "cgb" in methods and "consistent_forest" in methods:
+        cgb = _mean_mae(rows, "cgb", shared)
+        cf = _mean_mae(rows, "consistent_forest", shared)
+        both = ~np.isnan(cgb) & ~np.isnan(cf)
+        print(f"shared sets ({both.sum()}): mean MAE cgb {cgb[both].mean():.4f}, consistent_forest "
+              f"{cf[both].mean():.4f}, difference {cgb[both].mean() - cf[both].mean():+.4f} -> "
+              f"{'met' if cgb[both].mean() <= cf[both].mean() + 0.01 else 'MISSED'} (target: within 0.01)")
+        if "cgb_squared_error" in methods:
+            print(f"  cgb_squared_error {np.nanmean(_mean_mae(rows, 'cgb_squared_error', shared)[both]):.4f}")
+    for r in rows:
+        if "hgb_same_size_time" in r:
+            ratio, single = r["fit_time"] / r["hgb_same_size_time"], r["fit_time"] / r["hgb_same_size_1thread_time"]
+            print(f"fit time / HGBR with the same trees on {r['dataset']}: {ratio:.2f} (HGBR on 1 thread: "
+                  f"{single:.2f}) -> {'met' if ratio <= 3 else 'MISSED'} (target 3)")
+
+
+def _scaling(args) -> None:
+    """Fresh-process fits: time per tree against rows (20k, 100k, 1M), peak memory against data + model."""
+    sizes = [20_000, 100_000] + ([1_000_000] if args.million else [])
+    print("\nfresh-process fits at 20 features (defaults): time, time per tree, peak memory")
+    per_tree = {}
+    for n in sizes:
+        r = _fresh_fit(n, 20)
+        per_tree[n] = r["fit_time"] / max(r["n_iter"], 1)
+        budget = 3 * (r["data_mb"] + r["model_mb"])
+        print(f"  {n:>9,} rows: fit {r['fit_time']:7.1f}s, {r['n_iter']} trees, {1000 * per_tree[n]:.1f} ms/tree, "
+              f"peak {r['peak_mb']:.0f} MB vs 3 x (data {r['data_mb']:.0f} + model {r['model_mb']:.1f} MB) = "
+              f"{budget:.0f} MB -> {'met' if r['peak_mb'] <= budget else 'MISSED'}", flush=True)
+        if n == 1_000_000:
+            print(f"  1M x 20 fit {r['fit_time']:.0f}s -> {'met' if r['fit_time'] < 600 else 'MISSED'} (target 600 s)")
+    base = sizes[0]
+    for n in sizes[1:]:
+        print(f"  time per tree {n:,} / {base:,} rows: {per_tree[n] / per_tree[base]:.1f}x for {n / base:.0f}x rows")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,455 @@
+"""Tests of certified consistent gradient boosting (docs/design.md section 10)."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import relabel
+from ensemble import ConsistentGradientBoostingClassifier
+from ensemble import _boosting
+from ensemble._boosting import UNIT_BITS
+from ensemble._boosting_certificate import _ThresholdBook, boosting_certificate
+from ensemble._voting import threshold_multiplicity
+from ensemble.metrics import ranked_probability_score
+from trees import leaf_boxes
+
+
+def _fit(X, y, **params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return ConsistentGradientBoostingClassifier(**params).fit(X, y)
+
+
+def _interior(lower, upper):
+    """A point strictly inside every half-open box lower < x <= upper (infinite sides allowed)."""
+    lo = np.where(np.isfinite(lower), lower, np.where(np.isfinite(upper), upper - 1.0, -1.0))
+    hi = np.where(np.isfinite(upper), upper, lo + 2.0)
+    return (lo + hi) / 2.0
+
+
+def _fused_oracle(model):
+    """Exact pointwise check: fuse all trees on their raw thresholds, label every region, test closure contacts."""
+    d = model.n_features_in_
+    partition = relabel.fuse([leaf_boxes(t, d) for t in model.estimators_], snap=False)
+    labels = np.searchsorted(model.classes_, model.predict(_interior(partition.lower, partition.upper)))
+    edges = relabel.adjacency_edges(partition).edges
+    return relabel.is_consistent(edges, labels), partition
+
+
+def _brute_jump(tree, d):
+    """J_t by testing every pair of leaves for intersecting closed boxes."""
+    boxes = leaf_boxes(tree, d)
+    lo, hi, ids = boxes.lower, boxes.upper, boxes.leaf_ids
+    best = 0
+    for a in range(ids.shape[0]):
+        for b in range(ids.shape[0]):
+            if np.all(lo[a] <= hi[b]) and np.all(lo[b] <= hi[a]):
+                best = max(best, abs(int(tree.value[ids[a]]) - int(tree.value[ids[b]])))
+    return best
+
+
+def _brute_multiplicity(model, f):
+    """Largest number of trees sharing one threshold on feature f (a few ulps apart), comparing every pair."""
+    pairs = []
+    for t, tree in enumerate(model.estimators_):
+        inner = tree.children_left >= 0
+        pairs += [(float(v), t) for v in tree.threshold[inner & (tree.feature == f)]]
+    best = 0
+    for v, _ in pairs:
+        close = {t for w, t in pairs if abs(w - v) <= 4 * np.spacing(max(abs(v), abs(w)))}
+        best = max(best, len(close))
+    return best
+
+
+def _step_data(n=60, seed=0, d=2):
+    """Classes 0 and 2 only (K = 3 with ``classes``): a jump of two across x0 = 0.5."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, d))
+    return X, np.where(X[:, 0] > 0.5, 2, 0)
+
+
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("seed", range(3))
+def test_certified_models_pass_the_fused_oracle(d, seed):
+    """Check that a model whose bound certifies it has no closure contact two classes apart."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(80, d))
+    y = np.clip(np.floor(X.sum(axis=1) * 4 / d + rng.normal(scale=0.3, size=80)), 0, 3).astype(int)
+    model = _fit(X, y, max_iter=12, max_leaf_nodes=4, min_samples_leaf=3, early_stopping=False,
+                 learning_rate=1.0, random_state=seed)
+    assert model.is_consistent() and model.consistency_bound_ <= 1
+    consistent, partition = _fused_oracle(model)
+    assert consistent
+    assert partition.n_regions > 4 * model.n_iter_  # the oracle saw a real fused partition
+
+
+def test_step_rule_disabled_fails_the_certificate_and_the_oracle(monkeypatch):
+    """Check that without the step bound a stump jumps two classes: not certified, and the oracle finds it."""
+    X, y = _step_data()
+    params = dict(classes=[0, 1, 2], max_iter=3, max_leaf_nodes=2, min_samples_leaf=3, early_stopping=False,
+                  learning_rate=1.0, loss="squared_error", cut_points="half", random_state=0)
+    certified = _fit(X, y, **params)
+    assert certified.is_consistent() and _fused_oracle(certified)[0]
+    assert np.all(np.abs(np.diff(certified.predict_value(np.array([[0.2, 0.5], [0.8, 0.5]])))) < 1.5)
+    monkeypatch.setattr(_boosting, "_step_cap", lambda spacing, d_eff: 1 << 40)
+    monkeypatch.setattr(_boosting._Budget, "allowance", lambda self, n_boundaries: 1 << 40)
+    with pytest.warns(UserWarning, match="not certified consistent"):
+        broken = ConsistentGradientBoostingClassifier(**params).fit(X, y)
+    assert broken.consistency_bound_ > 1 and not broken.is_consistent()
+    assert not _fused_oracle(broken)[0]
+
+
+def test_coinciding_thresholds_fail_the_certificate_and_the_oracle():
+    """Check that forcing the trees onto one threshold is reported and really breaks consistency."""
+    X, y = _step_data(d=1)
+    model = _fit(X, y, classes=[0, 1, 2], max_iter=40, max_leaf_nodes=2, min_samples_leaf=3,
+                 early_stopping=False, loss="squared_error", cut_points="half", random_state=0)
+    assert model.is_consistent() and _fused_oracle(model)[0]
+    thresholds = [float(t.threshold[0]) for t in model.estimators_]
+    assert len(set(thresholds)) == len(thresholds)  # distinct across trees
+    lo, hi = X[y == 0, 0].max(), X[y == 2, 0].min()
+    assert all(lo <= t < hi for t in thresholds)  # all in the one gap between the classes
+    shared = thresholds[0]
+    for tree in model.estimators_:
+        tree.threshold[0] = shared  # still in the gap: the training rows keep their sides
+    model._build_predictor()
+    assert not model.is_consistent()
+    assert not _fused_oracle(model)[0]
+    below, above = np.nextafter(shared, -1), np.nextafter(shared, 2)
+    assert model.predict([[below], [above]]).tolist() == [0, 2]
+
+
+@pytest.mark.parametrize("loss", ["squared_error", "all_threshold"])
+def test_bound_equals_brute_force(loss):
+    """Check the certificate's jumps, multiplicities and bound against brute-force recomputations."""
+    rng = np.random.RandomState(1)
+    X = np.round(rng.uniform(size=(120, 3)) * 4) / 4  # a lattice: every tree splits in the same few gaps
+    y = np.clip(np.floor(X.sum(axis=1) * 1.5), 0, 4).astype(int)
+    model = _fit(X, y, loss=loss, max_iter=15, max_leaf_nodes=5, min_samples_leaf=2, early_stopping=False,
+                 random_state=3)
+    certificate = boosting_certificate(model.estimators_, 3, np.ones(3, bool), 1 << UNIT_BITS, exact=True)
+    for t, tree in enumerate(model.estimators_):
+        assert certificate["jumps"][t] == _brute_jump(tree, 3)
+    for f in range(3):
+        assert certificate["multiplicity"][f] == _brute_multiplicity(model, f) == 1
+    assert certificate["bound"] == np.sort(certificate["jumps"])[::-1][: certificate["n_boundaries"]].sum()
+    lazy = boosting_certificate(model.estimators_, 3, np.ones(3, bool), 0)
+    assert lazy["bound"] == certificate["bound"]
+    # The stored bound uses the value ranges where they certify: an upper bound of the exact one.
+    spacing = int(np.diff(model._cuts).min())
+    stored = boosting_certificate(model.estimators_, 3, np.ones(3, bool), spacing)["bound"]
+    assert model.consistency_bound_ == pytest.approx(stored / spacing) and stored >= certificate["bound"]
+    # Every tree's jump is within its share g / d of the bound (the step rule).
+    assert certificate["jumps"].max() <= (1 << UNIT_BITS) // 3
+
+
+def test_thresholds_are_distinct_across_trees_and_keep_the_training_partition():
+    """Check that no two trees share a threshold and that F on the training rows is what predict computes."""
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 3, size=(300, 4)).astype(float)  # integer data: every tree splits in the same gaps
+    y = np.clip(X.sum(axis=1).astype(int) - 2, 0, 4)
+    model = _fit(X, y, max_iter=60, early_stopping=False, random_state=0)
+    assert model.threshold_multiplicity_.max() == 1
+    assert all(_brute_multiplicity(model, f) == 1 for f in range(4))
+    inner = np.concatenate([t.threshold[t.children_left >= 0] for t in model.estimators_])
+    assert np.all(inner != np.round(inner * 2) / 2)  # moved off the bin edges (0, 1, 2, midpoints)
+    assert np.all((inner >= 0) & (inner < 2))
+    # The grower's leaves (bins) and the raw thresholds send every training row alike: the loss
+    # recorded on the training rows equals the one recomputed from predict_value.
+    value = model.predict_value(X)
+    assert np.all(np.abs(value * (1 << UNIT_BITS) - np.rint(value * (1 << UNIT_BITS))) == 0)
+
+
+def test_threshold_book_redraws_and_counts_unavoidable_collisions():
+    """Check redraws apart from other trees, reuse within a tree, and collisions counted when a gap is full."""
+    rng = np.random.RandomState(0)
+    book = _ThresholdBook(2, None)
+    first = book.place(0, 0.0, 1.0, 0, rng)
+    again = book.place(0, 0.0, 1.0, 0, rng)
+    assert book.multiplicity[0] == 1 and first != again
+    # A gap exactly around an existing threshold, a few ulps wide: no room, the collision is counted.
+    a = first
+    tight = book.place(0, a, float(np.nextafter(a, 2)), 1, rng)
+    assert abs(tight - a) <= 4 * np.spacing(a) and book.multiplicity[0] == 2
+    # With room, many trees in one gap all get their own threshold.
+    book = _ThresholdBook(1, None)
+    placed = [book.place(0, 0.3, 0.3 + 2000 * np.spacing(0.3), t, rng) for t in range(40)]
+    assert threshold_multiplicity(np.array(placed), np.arange(40)) == 1 and book.multiplicity[0] == 1
+    # With a resolution, trees keep r apart while the gap allows.
+    book = _ThresholdBook(1, np.array([0.1]))
+    placed = [book.place(0, 0.0, 1.0, t, rng) for t in range(5)]
+    assert np.diff(np.sort(placed)).min() > 0.1 and book.multiplicity[0] == 1
+
+
+def _probe_around(model, X, rng, n_points=6, n_signs=32):
+    """Largest class gap among points a hair's breadth around spots where many trees have boundaries."""
+    trees = model.estimators_
+    feature = np.concatenate([t.feature for t in trees])
+    threshold = np.concatenate([t.threshold for t in trees])
+    inner = np.concatenate([t.children_left >= 0 for t in trees])
+    d = X.shape[1]
+    worst = 0
+    for _ in range(n_points):
+        x = X[rng.randint(X.shape[0])].copy()
+        taken = set()
+        for node in rng.permutation(np.flatnonzero(inner)):
+            f = int(feature[node])
+            if f not in taken:
+                x[f] = threshold[node]
+                taken.add(f)
+        eps = 1e-9 * np.maximum(1.0, np.abs(x))
+        probes = np.vstack([x, x + rng.choice([-1.0, 0.0, 1.0], size=(n_signs, d)) * eps])
+        idx = np.searchsorted(model.classes_, model.predict(probes))
+        worst = max(worst, int(idx.max() - idx.min()))
+    return worst
+
+
+@settings(max_examples=12)
+@given(n_features=st.integers(1, 50), n_classes=st.integers(2, 6), n_samples=st.integers(30, 150),
+       seed=st.integers(0, 2**31 - 1), integer_data=st.booleans())
+def test_model_is_certified_in_any_dimension(n_features, n_classes, n_samples, seed, integer_data):
+    """Check that the model is certified on random data up to 50 features, and that line probes agree."""
+    rng = np.random.RandomState(seed)
+    X = rng.randint(0, 4, size=(n_samples, n_features)).astype(float) if integer_data else rng.normal(
+        size=(n_samples, n_features))
+    y = rng.randint(0, n_classes, size=n_samples)
+    y[:2] = [0, n_classes - 1]
+    model = _fit(X, y, max_iter=40, learning_rate=1.0, min_samples_leaf=2, random_state=seed % 1000)
+    assert model.is_consistent()
+    assert model.consistency_bound_ <= 1
+    assert model.n_boundaries_ <= n_features
+    assert _probe_around(model, X, rng) <= 1
+
+
+def test_probe_oracle_sees_a_broken_model():
+    """Check that the line-probe oracle detects a forced jump of two classes."""
+    X, y = _step_data(d=1)
+    model = _fit(X, y, classes=[0, 1, 2], max_iter=40, max_leaf_nodes=2, min_samples_leaf=3,
+                 early_stopping=False, loss="squared_error", cut_points="half", random_state=0)
+    assert _probe_around(model, X, np.random.RandomState(0), n_points=20) <= 1
+    for tree in model.estimators_:
+        tree.threshold[0] = model.estimators_[0].threshold[0]
+    model._build_predictor()
+    assert _probe_around(model, X, np.random.RandomState(0), n_points=20) == 2
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 10**6), log_a=st.floats(-12, 50), b=st.sampled_from([0.0, 1.0, -3e3, 1e9]))
+def test_predictions_do_not_depend_on_units(seed, log_a, b):
+    """Check that fitting on a * X + b predicts on a * X_test + b as the fit on X predicts on X_test."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(300, 3))
+    y = np.clip(np.floor(X[:, 0] * 3 + X[:, 1] + rng.normal(scale=0.3, size=300)), 0, 3).astype(int)
+    test = rng.uniform(size=(200, 3))
+    a = 10.0**log_a
+    Z, Z_test = a * X + b, a * test + b
+    if any(np.unique(Z[:, f]).shape[0] < 300 for f in range(3)) or bin_merges(Z):
+        return  # float ties or merged values: the two data sets differ
+    params = dict(max_iter=30, early_stopping=False, random_state=0)
+    ours, theirs = _fit(X, y, **params), _fit(Z, y, **params)
+    assert theirs.is_consistent()
+    agree = np.mean(ours.predict(test) == theirs.predict(Z_test))
+    assert agree >= 0.99  # test points rounded onto the other side of a moved threshold only
+
+
+def bin_merges(Z):
+    from trees._hist import bin_features
+
+    return bin_features(Z).merged.shape[0] > 0
+
+
+def test_odd_units_with_defaults_are_certified_and_accurate():
+    """Check defaults on features in odd units (x1e-10, x1e9, +1e9): certified, and as accurate as plain units."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(2000, 4))
+    y = np.clip(np.floor(X[:, 0] * 3 + X[:, 1] + rng.normal(scale=0.2, size=2000)), 0, 3).astype(int)
+    plain = _fit(X[:1500], y[:1500], random_state=0)
+    base = np.mean(plain.predict(X[1500:]) == y[1500:])
+    for Z in (X * 1e-10, X * 1e9, X + 1e9):
+        model = _fit(Z[:1500], y[:1500], random_state=0)
+        assert model.is_consistent()
+        assert np.mean(model.predict(Z[1500:]) == y[1500:]) >= base - 0.05
+
+
+def test_predict_proba_is_a_cumulative_logit_on_f():
+    """Check that probabilities sum to 1, that P(y >= k) grows with F, and that the RPS beats a constant."""
+    rng = np.random.RandomState(2)
+    X = rng.uniform(size=(600, 3))
+    y = np.clip(np.floor(X[:, 0] * 4 + rng.normal(scale=0.4, size=600)), 0, 3).astype(int)
+    model = _fit(X[:400], y[:400], random_state=0)
+    proba = model.predict_proba(X[400:])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.all(proba >= 0)
+    F = model.predict_value(X[400:])
+    order = np.argsort(F)
+    at_least = np.cumsum(proba[order][:, ::-1], axis=1)[:, ::-1]  # P(y >= k)
+    assert np.all(np.diff(at_least, axis=0) >= -1e-12)
+    constant = np.tile(np.bincount(y[:400], minlength=4) / 400, (200, 1))
+    assert ranked_probability_score(y[400:], proba) < ranked_probability_score(y[400:], constant)
+
+
+def test_staged_predict_and_exact_half_way_cuts():
+    """Check staged_predict ends at predict, and half-way cuts give floor(F + 1/2) clipped."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 4))
+    y = np.clip(np.floor(X[:, 0] * 5), 0, 4).astype(int)
+    model = _fit(X, y, max_iter=50, cut_points="half", random_state=0)
+    stages = list(model.staged_predict(X))
+    assert len(stages) == model.n_iter_
+    np.testing.assert_array_equal(stages[-1], model.predict(X))
+    expected = np.clip(np.floor(model.predict_value(X) + 0.5), 0, 4)
+    np.testing.assert_array_equal(np.searchsorted(model.classes_, model.predict(X)), expected)
+    np.testing.assert_array_equal(model.cut_points_, [0.5, 1.5, 2.5, 3.5])
+
+
+def test_learned_cut_points_are_spaced_by_the_bound():
+    """Check that learned cut points stay at least the bound apart, and that squeezing them is caught."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 2))
+    y = np.clip(np.floor(X.sum(axis=1) * 2 + rng.normal(scale=0.3, size=300)), 0, 3).astype(int)
+    model = _fit(X, y, max_iter=20, max_leaf_nodes=4, learning_rate=1.0, cut_points="learned", random_state=0)
+    assert model.is_consistent()
+    spacing = np.diff(model._cuts).min()
+    assert model.consistency_bound_ * spacing <= spacing
+    assert _fused_oracle(model)[0]
+    model._cuts = np.array([model._cuts[0], model._cuts[0] + 1, model._cuts[0] + 2])
+    assert not model.is_consistent()
+    assert not _fused_oracle(model)[0]
+
+
+def test_monotone_constraints_are_certified_and_hold_on_lines():
+    """Check is_monotone on a constrained fit, line probes along the feature, and a refused wrong constraint."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(800, 3))
+    y = np.clip(np.floor(X[:, 0] * 3 + np.sin(6 * X[:, 0]) - X[:, 1] + 1 + rng.normal(scale=0.3, size=800)),
+                0, 3).astype(int)
+    model = _fit(X, y, monotonic_cst=[1, -1, 0], random_state=0)
+    assert model.is_monotone() and model.is_consistent()
+    assert not model.is_monotone([0, 0, 1]) or not model.is_monotone([-1, 0, 0])
+    assert not model.is_monotone([-1, 0, 0])
+    grid = np.linspace(-0.1, 1.1, 300)
+    for _ in range(20):
+        x = rng.uniform(size=3)
+        line = np.tile(x, (300, 1))
+        line[:, 0] = grid
+        assert np.all(np.diff(model.predict_value(line)) >= 0)
+        line = np.tile(x, (300, 1))
+        line[:, 1] = grid
+        assert np.all(np.diff(model.predict_value(line)) <= 0)
+    partition = relabel.fuse([leaf_boxes(t, 3) for t in model.estimators_[:6]], snap=False)
+    labels = np.searchsorted(model.classes_, model.predict(_interior(partition.lower, partition.upper)))
+    # The first trees' fused partition is labelled by the whole model's F only on its own regions' points: check
+    # the sum of those trees instead, monotone on every face contact along feature 0.
+    values = sum(t.value[np.asarray(partition.keys)[:, i]] for i, t in enumerate(model.estimators_[:6]))
+    assert relabel.is_monotone(relabel.monotone_pairs(partition, [1, -1, 0]), values)
+    assert labels.shape[0] == partition.n_regions
+
+
+def test_categorical_features_do_not_count_and_names_work():
+    """Check categorical features by name: not counted in the bound, classes in the given order."""
+    rng = np.random.RandomState(0)
+    frame = pd.DataFrame({"income": rng.uniform(size=400), "region": rng.randint(0, 4, 400).astype(float)})
+    grade = np.array(["poor", "fair", "good"])[np.clip((frame.income * 3).astype(int), 0, 2)]
+    model = _fit(frame, grade, classes=["poor", "fair", "good"], categorical_features=["region"], random_state=0)
+    assert model.classes_.tolist() == ["poor", "fair", "good"]
+    assert model.threshold_multiplicity_[1] == 0
+    assert np.mean(model.predict(frame) == grade) > 0.9
+    assert model.is_consistent()
+
+
+def test_resolution_is_certified_or_boosting_stops_with_a_warning():
+    """Check r-consistency: a fine resolution certified; a coarse one stops early, warned, still certified at r."""
+    rng = np.random.RandomState(0)
+    X = np.round(rng.uniform(size=(400, 2)) * 20) / 20  # gaps of 0.05 between training values
+    y = np.digitize(X.sum(axis=1) + rng.normal(0, 0.2, 400), [0.7, 1.0, 1.3])
+    fine = _fit(X, y, resolution=1e-4, random_state=0)
+    assert fine.is_consistent(resolution=1e-4) and fine.is_consistent()
+    with pytest.warns(UserWarning, match="stopped after"):
+        coarse = ConsistentGradientBoostingClassifier(resolution=0.05, early_stopping=False,
+                                                      random_state=0).fit(X, y)
+    assert coarse.is_consistent(resolution=0.05) and coarse.n_iter_ < coarse.max_iter
+    with pytest.raises(ValueError, match="resolution"):
+        ConsistentGradientBoostingClassifier(resolution=[-1.0, 0.1]).fit(X, y)
+
+
+def test_sample_weight_equals_repeated_rows_without_early_stopping():
+    """Check that integer weights equal repeated rows and zero weights equal dropped rows."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(80, 3))
+    y = np.clip(np.floor(X[:, 0] * 3), 0, 2).astype(int)
+    w = rng.randint(0, 3, size=80).astype(float)
+    params = dict(max_iter=30, early_stopping=False, random_state=0)
+    weighted = _fit(X, y, **params).fit(X, y, sample_weight=w)
+    repeated = _fit(np.repeat(X, w.astype(int), axis=0), np.repeat(y, w.astype(int)), **params)
+    grid = rng.uniform(size=(500, 3))
+    np.testing.assert_array_equal(weighted.predict_value(grid), repeated.predict_value(grid))
+
+
+def test_early_stopping_modes():
+    """Check hold-out early stopping above 10,000 rows, cross-validated tree counts below, none when off."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(12000, 3))
+    y = np.clip(np.floor(X[:, 0] * 3 + rng.normal(scale=0.3, size=12000)), 0, 2).astype(int)
+    big = _fit(X, y, random_state=0)
+    assert big.do_early_stopping_ and big.n_iter_ < 1000 and big.validation_score_.shape[0] >= 2
+    small = _fit(X[:500], y[:500], random_state=0)
+    assert small.do_early_stopping_ and small.validation_score_.shape[0] == 0 and small.n_iter_ < 1000
+    off = _fit(X[:500], y[:500], early_stopping=False, max_iter=25, random_state=0)
+    assert not off.do_early_stopping_ and off.n_iter_ == 25
+
+
+def test_one_class_prediction_warns():
+    """Check the warning when the model predicts one class on training data of several."""
+    X, y = _step_data()
+    with pytest.warns(UserWarning, match="predicts one class"):
+        ConsistentGradientBoostingClassifier(max_iter=1, learning_rate=0.01, early_stopping=False).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"max_iter": 0}, "max_iter"),
+        ({"learning_rate": 0}, "learning_rate"),
+        ({"loss": "hinge"}, "loss"),
+        ({"max_bins": 300}, "max_bins"),
+        ({"cut_points": "oob"}, "cut_points"),
+        ({"max_leaf_nodes": None, "max_depth": None}, "max_leaf_nodes"),
+        ({"categorical_features": [5]}, "categorical_features"),
+        ({"monotonic_cst": [1, 0]}, "monotonic_cst"),
+        ({"early_stopping": "sometimes"}, "early_stopping"),
+    ],
+)
+def test_bad_parameters_name_themselves(params, match):
+    """Check that invalid parameters raise errors naming the parameter."""
+    X = np.random.RandomState(0).uniform(size=(40, 3))
+    y = np.arange(40) % 3
+    with pytest.raises(ValueError, match=match):
+        ConsistentGradientBoostingClassifier(**params).fit(X, y)
+
+
+def test_bad_data_and_weights():
+    """Check the errors for one class, NaN, bad sample weights and a wrong number of features."""
+    X = np.random.RandomState(0).uniform(size=(40, 2))
+    with pytest.raises(ValueError, match="class"):
+        ConsistentGradientBoostingClassifier().fit(X, np.ones(40))
+    with pytest.raises(ValueError, match="NaN"):
+        ConsistentGradientBoostingClassifier().fit(np.where(X > 0.9, np.nan, X), np.arange(40) % 2)
+    with pytest.raises(ValueError, match="sample_weight"):
+        ConsistentGradientBoostingClassifier().fit(X, np.arange(40) % 2, sample_weight=-np.ones(40))
+    model = _fit(X, np.arange(40) % 2, max_iter=5)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(np.ones((2, 3)))
+
+
+def test_verbose_shows_a_progress_bar(capsys):
+    """Check that verbose=1 draws a progress bar over the trees on stderr, and verbose=0 prints nothing."""
+    X, y = _step_data()
+    _fit(X, y, max_iter=5, early_stopping=False, verbose=1)
+    assert "ConsistentGradientBoosting trees" in capsys.readouterr().err
+    _fit(X, y, max_iter=5, early_stopping=False)
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""

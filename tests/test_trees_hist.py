@@ -1,0 +1,147 @@
+"""Tests of the histogram binning and grower (trees/_hist.py)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.tree import DecisionTreeRegressor
+
+from trees._hist import MIN_GAP_ULPS, bin_features, grow_tree
+
+
+def _leaf_of_rows(tree, n):
+    """Leaf node of every training row, from the grower's row partition."""
+    leaf = np.full(n, -1)
+    for node in np.flatnonzero(tree.left == -1):
+        leaf[tree.rows[tree.start[node]:tree.stop[node]]] = node
+    return leaf
+
+
+def test_bins_are_distinct_values_or_equal_count_quantiles():
+    """Check one bin per distinct value when they fit, equal-count bins otherwise, and exact gaps."""
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.randint(0, 7, 500).astype(float), rng.normal(size=500)])
+    bins = bin_features(X, max_bins=16)
+    assert bins.n_bins.tolist() == [7, 16]
+    np.testing.assert_array_equal(bins.binned[:, 0], X[:, 0].astype(int))
+    for f in range(2):
+        for b in range(bins.n_bins[f] - 1):
+            # The gap of a split between bins b and b + 1: largest value of bin b, smallest of bin b + 1.
+            assert bins.gap_lo[f, b] == X[bins.binned[:, f] == b, f].max()
+            assert bins.gap_hi[f, b] == X[bins.binned[:, f] == b + 1, f].min()
+    counts = np.bincount(bins.binned[:, 1])
+    assert counts.min() >= 500 / 16 - 2 and counts.max() <= 500 / 16 + 2
+    assert np.all(np.diff(X[np.argsort(X[:, 1]), 1][np.argsort(bins.binned[np.argsort(X[:, 1]), 1], kind="stable")]) >= 0)
+    with pytest.raises(ValueError, match="max_bins"):
+        bin_features(X, max_bins=300)
+
+
+def test_values_too_close_for_distinct_thresholds_share_a_bin():
+    """Check that distinct values a few ulps apart are merged (and reported), and roomy ones are not."""
+    a = 0.3
+    X = np.array([[a, 0.0], [np.nextafter(a, 1.0), 1.0], [0.7, 2.0]])
+    bins = bin_features(X)
+    assert bins.merged.tolist() == [0]
+    assert bins.n_bins.tolist() == [2, 3]
+    assert bins.binned[0, 0] == bins.binned[1, 0] != bins.binned[2, 0]
+    # A gap of MIN_GAP_ULPS + some ulps is roomy enough.
+    b = a + (MIN_GAP_ULPS + 16) * np.spacing(a)
+    assert bin_features(np.array([[a], [b]])).n_bins.tolist() == [2]
+    assert bin_features(np.array([[a], [b]])).merged.shape[0] == 0
+
+
+@settings(max_examples=20)
+@given(seed=st.integers(0, 10**6), log_a=st.floats(-12, 50), b=st.floats(-1e9, 1e9),
+       max_bins=st.sampled_from([4, 16, 255]))
+def test_bins_do_not_depend_on_units(seed, log_a, b, max_bins):
+    """Check that a * X + b (a > 0) gives the same bins as X whenever it keeps the values distinct."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(200, 2))
+    X[:, 1] = np.round(X[:, 1] * 10)
+    Z = 10.0**log_a * X + b
+    for f in range(2):
+        if np.unique(Z[:, f]).shape[0] != np.unique(X[:, f]).shape[0]:
+            return  # the transformation merged values (float ties): nothing to compare
+    ours, theirs = bin_features(X, max_bins), bin_features(Z, max_bins)
+    if ours.merged.shape[0] or theirs.merged.shape[0]:
+        return
+    np.testing.assert_array_equal(ours.binned, theirs.binned)
+
+
+@pytest.mark.parametrize("max_leaf_nodes", [2, 5, 12])
+def test_grower_makes_the_best_first_tree_of_scikit_learn(max_leaf_nodes):
+    """Check that on binned data with unit hessians the tree is scikit-learn's best-first regression tree."""
+    rng = np.random.RandomState(max_leaf_nodes)
+    X = rng.uniform(size=(400, 4))
+    y = X[:, 0] * 3 + np.sin(6 * X[:, 1]) + rng.normal(scale=0.3, size=400)
+    bins = bin_features(X, max_bins=32)
+    tree = grow_tree(bins, -y, np.ones(400), np.arange(400), max_leaf_nodes=max_leaf_nodes, min_samples_leaf=7)
+    ref = DecisionTreeRegressor(max_leaf_nodes=max_leaf_nodes, min_samples_leaf=7, random_state=0)
+    ref.fit(bins.binned.astype(float), y)
+    assert (tree.left == -1).sum() == ref.get_n_leaves()
+    leaf = _leaf_of_rows(tree, 400)
+    # Same leaves (as row sets), same values: the mean of y (-G / H with l2 = 0).
+    np.testing.assert_allclose(tree.value[leaf], ref.predict(bins.binned.astype(float)), rtol=1e-10, atol=1e-12)
+
+
+def test_histogram_subtraction_and_partition_keep_every_row_once():
+    """Check that every row is in exactly one leaf, each leaf's rows are on its side of every split, values exact."""
+    rng = np.random.RandomState(3)
+    X = rng.normal(size=(1000, 6))
+    g, h = rng.normal(size=1000), rng.uniform(0.5, 2.0, size=1000)
+    bins = bin_features(X, max_bins=20)
+    tree = grow_tree(bins, g, h, np.arange(1000), max_leaf_nodes=20, min_samples_leaf=10, l2_regularization=0.5)
+    leaf = _leaf_of_rows(tree, 1000)
+    assert np.all(leaf >= 0) and np.sort(tree.rows).tolist() == list(range(1000))
+    for node in np.flatnonzero(tree.left == -1):
+        rows = leaf == node
+        assert rows.sum() >= 10
+        assert tree.value[node] == pytest.approx(-g[rows].sum() / (h[rows].sum() + 0.5))
+    # Walking the bins down the tree reaches the same leaf.
+    for i in range(0, 1000, 37):
+        node = 0
+        while tree.left[node] != -1:
+            node = tree.left[node] if bins.binned[i, tree.feature[node]] <= tree.bin[node] else tree.right[node]
+        assert node == leaf[i]
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_monotone_trees_are_monotone_along_constrained_features(sign):
+    """Check that with a constraint every line probe along the feature sees monotone leaf values."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(600, 3))
+    y = sign * X[:, 0] + np.sin(8 * X[:, 0]) + X[:, 1] + rng.normal(scale=0.3, size=600)
+    bins = bin_features(X, max_bins=30)
+    tree = grow_tree(bins, -y, np.ones(600), np.arange(600), max_leaf_nodes=25, min_samples_leaf=5,
+                     monotonic_cst=np.array([sign, 0, 0]))
+    free = grow_tree(bins, -y, np.ones(600), np.arange(600), max_leaf_nodes=25, min_samples_leaf=5)
+
+    def probe(t, fixed):
+        values = []
+        for b in range(bins.n_bins[0]):
+            node = 0
+            row = np.array([b, fixed[0], fixed[1]])
+            while t.left[node] != -1:
+                node = t.left[node] if row[t.feature[node]] <= t.bin[node] else t.right[node]
+            values.append(t.value[node])
+        return sign * np.diff(values)
+
+    assert all(np.all(probe(tree, rng.randint(0, 30, 2)) >= 0) for _ in range(40))
+    assert any(np.any(probe(free, rng.randint(0, 30, 2)) < 0) for _ in range(40))  # the constraint did something
+
+
+def test_sample_weight_counts_as_repeated_rows():
+    """Check that integer weights grow the tree that repeated rows grow (min_samples_leaf counts weight)."""
+    rng = np.random.RandomState(1)
+    X = rng.uniform(size=(80, 2))
+    y = X[:, 0] + rng.normal(scale=0.1, size=80)
+    w = rng.randint(1, 4, size=80).astype(float)
+    bins_w = bin_features(X, 8, sample_weight=w)
+    weighted = grow_tree(bins_w, -w * y, w, np.arange(80), sample_weight=w, max_leaf_nodes=6, min_samples_leaf=9)
+    Xr, yr = np.repeat(X, w.astype(int), axis=0), np.repeat(y, w.astype(int))
+    bins_r = bin_features(Xr, 8)
+    repeated = grow_tree(bins_r, -yr, np.ones(yr.shape[0]), np.arange(yr.shape[0]), max_leaf_nodes=6,
+                         min_samples_leaf=9)
+    np.testing.assert_array_equal(weighted.feature, repeated.feature)
+    np.testing.assert_array_equal(weighted.bin, repeated.bin)
+    np.testing.assert_allclose(weighted.value, repeated.value)

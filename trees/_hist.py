@@ -1,0 +1,451 @@
+"""Histogram trees: features binned once, trees grown from gradient histograms in compiled code.
+
+The numerical core of certified gradient boosting (docs/design.md section 10), laid
+out as scikit-learn's histogram gradient boosting is: binning (:func:`bin_features`),
+histograms (``_build_histogram``), split finding (``_find_split``) and growth
+(:func:`grow_tree`) are separate phases. No estimator lives here.
+
+Binning keeps what the certificate needs: for a split between bins b and b + 1 of
+feature f, the *gap* ``[lo, hi)`` between the largest training value of bin b and
+the smallest of bin b + 1. Any threshold in that gap sends every training row to the
+side its bin sends it, so a tree grown on bins can be moved onto raw thresholds
+chosen freely inside the gaps (distinct across trees).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from trees._grow import _compiled
+
+__all__ = ["Bins", "HistTree", "bin_features", "grow_tree", "MIN_GAP_ULPS"]
+
+#: Two consecutive distinct training values closer than this many units in the last
+#: place of the larger magnitude share a bin: their gap could not hold distinct
+#: thresholds for the many trees of a boosted model (each needs a few ulps of room).
+MIN_GAP_ULPS = 1 << 10
+
+
+class Bins(NamedTuple):
+    """Binned training data and the gaps between consecutive bins.
+
+    ``binned`` (n_samples, n_features) uint8, column-major; ``n_bins`` per feature;
+    ``gap_lo[f, b]`` / ``gap_hi[f, b]`` the largest training value of bin b and the
+    smallest of bin b + 1 (b < n_bins[f] - 1); ``merged`` the features where distinct
+    values closer than :data:`MIN_GAP_ULPS` ulps were kept in one bin.
+    """
+
+    binned: NDArray[np.uint8]
+    n_bins: NDArray[np.int64]
+    gap_lo: NDArray[np.float64]
+    gap_hi: NDArray[np.float64]
+    merged: NDArray[np.int64]
+
+
+def _bin_edges(distinct: NDArray[np.float64], counts: NDArray[np.int64], max_bins: int) -> NDArray[np.int64]:
+    """Index of the first distinct value of every bin after the first (equal-count bins).
+
+    Only the order of the values is used, so the bins do not depend on the units of
+    the feature. Distinct values closer than :data:`MIN_GAP_ULPS` ulps never start a bin.
+    """
+    m = distinct.shape[0]
+    scale = np.maximum(np.abs(distinct[1:]), np.abs(distinct[:-1]))
+    roomy = np.diff(distinct) > MIN_GAP_ULPS * np.spacing(scale)
+    candidates = np.flatnonzero(roomy) + 1  # distinct values that may start a bin
+    if candidates.shape[0] + 1 <= max_bins:
+        return candidates
+    # Equal-count bins: cut where the cumulative count crosses k * n / max_bins,
+    # at the nearest allowed start, never twice at one place.
+    cumulative = np.cumsum(counts)[:-1]  # rows at or below each distinct value
+    total = cumulative[-1] + counts[-1] if m > 1 else counts.sum()
+    targets = total * np.arange(1, max_bins) / max_bins
+    where = np.searchsorted(cumulative[candidates - 1], targets, side="left")
+    where = np.unique(np.clip(where, 0, candidates.shape[0] - 1))
+    return candidates[where]
+
+
+def bin_features(X: ArrayLike, max_bins: int = 255, sample_weight: ArrayLike | None = None) -> Bins:
+    """Bin every feature by equal-count quantiles of its training values.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Training values (the rows the trees are grown on; rows of weight 0
+        excluded by the caller). Finite float64.
+    max_bins : int, default=255
+        At most this many bins per feature (2 to 256).
+    sample_weight : array-like of shape (n_samples,), optional
+        Row weights for the equal-count quantiles (integer weights act as
+        repeated rows).
+
+    Returns
+    -------
+    Bins
+        The binned data and the gaps between consecutive bins.
+
+    Raises
+    ------
+    ValueError
+        If ``max_bins`` is outside 2..256.
+
+    Notes
+    -----
+    A feature with at most ``max_bins`` distinct values gets one bin per value;
+    otherwise bins hold about equal numbers of rows. Distinct values less than
+    :data:`MIN_GAP_ULPS` ulps apart share a bin (reported in ``merged``). Bins use
+    only the order of the values, so ``a * X + b`` (a > 0) gives the same bins up
+    to float ties. O(n_features n log n).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bins = bin_features(np.array([[0.0], [1.0], [1.0], [3.0]]))
+    >>> bins.binned.ravel().tolist(), bins.n_bins.tolist()
+    ([0, 1, 1, 2], [3])
+    >>> bins.gap_lo[0, :2].tolist(), bins.gap_hi[0, :2].tolist()
+    ([0.0, 1.0], [1.0, 3.0])
+    """
+    if not 2 <= int(max_bins) <= 256:
+        raise ValueError(f"max_bins must be in 2..256; got {max_bins}")
+    X = np.asarray(X, dtype=np.float64)
+    n_samples, n_features = X.shape
+    binned = np.empty((n_samples, n_features), dtype=np.uint8, order="F")
+    n_bins = np.ones(n_features, dtype=np.int64)
+    gap_lo = np.full((n_features, max_bins), np.nan)
+    gap_hi = np.full((n_features, max_bins), np.nan)
+    merged = []
+    for f in range(n_features):
+        distinct, inverse, counts = np.unique(X[:, f], return_inverse=True, return_counts=True)
+        if sample_weight is not None:
+            counts = np.bincount(inverse.ravel(), weights=sample_weight, minlength=distinct.shape[0])
+        if distinct.shape[0] < 2:
+            binned[:, f] = 0
+            continue
+        starts = _bin_edges(distinct, counts, int(max_bins))
+        scale = np.maximum(np.abs(distinct[1:]), np.abs(distinct[:-1]))
+        if np.any(np.diff(distinct) <= MIN_GAP_ULPS * np.spacing(scale)):
+            merged.append(f)
+        bin_of = np.zeros(distinct.shape[0], dtype=np.int64)
+        bin_of[starts] = 1
+        bin_of = np.cumsum(bin_of)
+        binned[:, f] = bin_of[inverse.ravel()]
+        n_bins[f] = starts.shape[0] + 1
+        gap_lo[f, : starts.shape[0]] = distinct[starts - 1]
+        gap_hi[f, : starts.shape[0]] = distinct[starts]
+    return Bins(binned, n_bins, gap_lo, gap_hi, np.asarray(merged, dtype=np.int64))
+
+
+class HistTree(NamedTuple):
+    """A tree grown on bins: node arrays, leaf values and the rows of every leaf.
+
+    ``left``/``right`` (-1 at leaves), ``feature``, ``bin`` (a row goes left when its
+    bin is at most ``bin``), ``value`` (the raw leaf value, 0 at internal nodes);
+    ``rows[start[n]:stop[n]]`` are the training rows of node n (leaves included).
+    """
+
+    left: NDArray[np.int64]
+    right: NDArray[np.int64]
+    feature: NDArray[np.int64]
+    bin: NDArray[np.int64]
+    value: NDArray[np.float64]
+    start: NDArray[np.int64]
+    stop: NDArray[np.int64]
+    rows: NDArray[np.int64]
+
+
+def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.float64], rows: NDArray[np.int64],
+              *, sample_weight: NDArray[np.float64] | None = None, max_leaf_nodes: int | None = 31, max_depth: int | None = None, min_samples_leaf: int = 20,
+              l2_regularization: float = 0.0, monotonic_cst: NDArray[np.int64] | None = None,
+              allowed: NDArray[np.bool_] | None = None, workspace: dict | None = None) -> HistTree:
+    """Grow one regression tree best-first from gradient histograms.
+
+    Parameters
+    ----------
+    bins : Bins
+        The binned training data (:func:`bin_features`).
+    gradient, hessian : ndarray of shape (n_samples,)
+        First and second derivatives of the loss at the current prediction
+        (times the sample weights).
+    rows : ndarray of int64
+        The training rows to grow on (rows of weight 0 left out). Reordered in
+        place into the leaves' order; the returned tree refers to it.
+    max_leaf_nodes : int or None, default=31
+        Largest number of leaves (None: no limit but ``max_depth``).
+    max_depth : int or None, default=None
+        Largest depth (the root has depth 0).
+    min_samples_leaf : int, default=20
+        Fewest rows in a leaf.
+    l2_regularization : float, default=0.0
+        Added to the hessian sum of every leaf value ``-G / (H + l2)``.
+    monotonic_cst : ndarray of int64, optional
+        -1/0/+1 per feature. scikit-learn's rule: a split on a constrained feature
+        needs ordered child values, and the children's values are bounded by
+        their mid-point for the whole subtree, so the tree is monotone.
+    allowed : ndarray of bool, optional
+        Features the tree may split.
+    workspace : dict, optional
+        Buffers reused across trees of one fit (histograms, node arrays).
+
+    Returns
+    -------
+    HistTree
+
+    Notes
+    -----
+    Histograms of (gradient, hessian, weight) per feature and bin; the smaller child
+    of every split is histogrammed, its sibling is the parent minus it. The split
+    gain is scikit-learn's (the loss decrease of the bounded leaf values). Rows
+    are partitioned stably, so each node's rows stay in increasing order (cache
+    friendly). O(n d) per level of the tree at most, plus O(d max_bins) per node.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.arange(8.0).reshape(-1, 1); y = (X[:, 0] > 3).astype(float)
+    >>> tree = grow_tree(bin_features(X), -y, np.ones(8), np.arange(8), min_samples_leaf=1)
+    >>> int(tree.feature[0]), int(tree.bin[0]), tree.value[tree.left == -1].tolist()
+    (0, 3, [0.0, 1.0])
+    """
+    d = bins.binned.shape[1]
+    max_leaves = np.iinfo(np.int32).max if max_leaf_nodes is None else int(max_leaf_nodes)
+    depth_cap = np.iinfo(np.int32).max if max_depth is None else int(max_depth)
+    if max_leaf_nodes is None:
+        max_leaves = min(max_leaves, 1 << min(depth_cap, 30), max(rows.shape[0], 1))
+    cst = np.zeros(d, dtype=np.int64) if monotonic_cst is None else np.asarray(monotonic_cst, dtype=np.int64)
+    ok = np.ones(d, dtype=np.bool_) if allowed is None else np.asarray(allowed, dtype=np.bool_)
+    ok = ok & (bins.n_bins > 1)
+    n_slots = min(max_leaves, rows.shape[0]) + 1
+    n_bins_max = max(int(bins.n_bins.max()), 1)
+    workspace = {} if workspace is None else workspace
+    key = (n_slots, d, n_bins_max)
+    if workspace.get("key") != key:
+        workspace.clear()
+        workspace.update(key=key, hist=np.empty((n_slots, d, n_bins_max, 3)), buffer=np.empty(0, np.int64))
+    if workspace["buffer"].shape[0] < rows.shape[0]:
+        workspace["buffer"] = np.empty(rows.shape[0], dtype=np.int64)
+    weight = np.ones(gradient.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    out = _grow(bins.binned, bins.n_bins, gradient, hessian, weight, rows, workspace["buffer"], workspace["hist"], ok, cst,
+                max_leaves, depth_cap, int(min_samples_leaf), float(l2_regularization))
+    left, right, feature, split_bin, value, start, stop, n_nodes = out
+    return HistTree(left[:n_nodes], right[:n_nodes], feature[:n_nodes], split_bin[:n_nodes], value[:n_nodes],
+                    start[:n_nodes], stop[:n_nodes], rows)
+
+
+@_compiled
+def _build_histogram(binned, gradient, hessian, weight, rows, start, stop, ok, hist):
+    """Sum gradient, hessian and weight per bin of every allowed feature over ``rows[start:stop]``."""
+    n_features = binned.shape[1]
+    for f in range(n_features):
+        if not ok[f]:
+            continue
+        h = hist[f]
+        h[:, :] = 0.0
+        column = binned[:, f]
+        for j in range(start, stop):
+            i = rows[j]
+            b = column[i]
+            h[b, 0] += gradient[i]
+            h[b, 1] += hessian[i]
+            h[b, 2] += weight[i]
+
+
+@_compiled
+def _leaf_value(g, h, l2, lo, hi):
+    """The bounded Newton step ``-g / (h + l2)`` clipped to ``[lo, hi]``."""
+    denominator = h + l2
+    v = -g / denominator if denominator > 0 else 0.0
+    return min(max(v, lo), hi)
+
+
+@_compiled
+def _find_split(hist, n_bins, ok, cst, g_sum, h_sum, count, lo, hi, l2, min_leaf):
+    """Best split of a node from its histogram: (gain, feature, bin, left value, right value).
+
+    The gain is ``loss(parent) - loss(left) - loss(right)`` with the loss of a leaf
+    of value v being ``2 G v + (H + l2) v^2`` (v bounded), as scikit-learn's.
+    """
+    best_gain = 0.0
+    best_f = -1
+    best_b = -1
+    best_vl = 0.0
+    best_vr = 0.0
+    vp = _leaf_value(g_sum, h_sum, l2, lo, hi)
+    parent = 2.0 * g_sum * vp + (h_sum + l2) * vp * vp
+    tiny = 1e-12 * max(abs(parent), 1e-300)
+    for f in range(hist.shape[0]):
+        if not ok[f]:
+            continue
+        gl = 0.0
+        hl = 0.0
+        cl = 0.0
+        for b in range(n_bins[f] - 1):
+            gl += hist[f, b, 0]
+            hl += hist[f, b, 1]
+            cl += hist[f, b, 2]
+            if cl < min_leaf:
+                continue
+            if count - cl < min_leaf:
+                break
+            gr = g_sum - gl
+            hr = h_sum - hl
+            if hl <= 0.0 or hr <= 0.0:
+                continue
+            vl = _leaf_value(gl, hl, l2, lo, hi)
+            vr = _leaf_value(gr, hr, l2, lo, hi)
+            if (cst[f] == 1 and vl > vr) or (cst[f] == -1 and vl < vr):
+                continue
+            gain = parent - (2.0 * gl * vl + (hl + l2) * vl * vl) - (2.0 * gr * vr + (hr + l2) * vr * vr)
+            if gain > best_gain + tiny:
+                best_gain = gain
+                best_f = f
+                best_b = b
+                best_vl = vl
+                best_vr = vr
+    return best_gain, best_f, best_b, best_vl, best_vr
+
+
+@_compiled
+def _partition(binned, rows, buffer, start, stop, f, b):
+    """Stable partition of ``rows[start:stop]``: bins at most b first. Returns the split position."""
+    column = binned[:, f]
+    n_left = 0
+    for j in range(start, stop):
+        if column[rows[j]] <= b:
+            n_left += 1
+    a = start
+    c = start + n_left
+    for j in range(start, stop):
+        i = rows[j]
+        if column[i] <= b:
+            buffer[a] = i
+            a += 1
+        else:
+            buffer[c] = i
+            c += 1
+    for j in range(start, stop):
+        rows[j] = buffer[j]
+    return start + n_left
+
+
+@_compiled
+def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst, max_leaves, max_depth, min_leaf, l2):
+    """Best-first growth; returns the node arrays (oversized) and the number of nodes."""
+    n_max = 2 * max_leaves - 1 if max_leaves < rows.shape[0] else 2 * rows.shape[0] + 1
+    left = np.full(n_max, -1, dtype=np.int64)
+    right = np.full(n_max, -1, dtype=np.int64)
+    feature = np.full(n_max, -2, dtype=np.int64)
+    split_bin = np.full(n_max, -1, dtype=np.int64)
+    value = np.zeros(n_max)
+    start = np.zeros(n_max, dtype=np.int64)
+    stop = np.zeros(n_max, dtype=np.int64)
+    depth = np.zeros(n_max, dtype=np.int64)
+    lo = np.full(n_max, -np.inf)
+    hi = np.full(n_max, np.inf)
+    sums = np.zeros((n_max, 3))
+    gain = np.full(n_max, -1.0)  # -1: not a candidate
+    best = np.zeros((n_max, 2), dtype=np.int64)  # feature, bin
+    child_values = np.zeros((n_max, 2))
+    slot = np.full(n_max, -1, dtype=np.int64)
+    free = list(range(hist.shape[0] - 1, -1, -1))
+
+    stop[0] = rows.shape[0]
+    for j in range(rows.shape[0]):
+        i = rows[j]
+        sums[0, 0] += gradient[i]
+        sums[0, 1] += hessian[i]
+        sums[0, 2] += weight[i]
+    n_nodes = 1
+    slot[0] = free.pop()
+    _build_histogram(binned, gradient, hessian, weight, rows, 0, stop[0], ok, hist[slot[0]])
+    candidates = np.zeros(2, dtype=np.int64)
+    n_candidates = 1
+    n_leaves = 1
+    while True:
+        # Evaluate new candidates; a node that cannot split gives its histogram back.
+        for c in range(n_candidates):
+            node = candidates[c]
+            if depth[node] < max_depth and sums[node, 2] >= 2 * min_leaf:
+                g, f, b, vl, vr = _find_split(hist[slot[node]], n_bins, ok, cst, sums[node, 0], sums[node, 1],
+                                              sums[node, 2], lo[node], hi[node], l2, min_leaf)
+                if f >= 0:
+                    gain[node] = g
+                    best[node, 0] = f
+                    best[node, 1] = b
+                    child_values[node, 0] = vl
+                    child_values[node, 1] = vr
+            if gain[node] < 0.0:
+                free.append(slot[node])
+                slot[node] = -1
+        n_candidates = 0
+        if n_leaves >= max_leaves:
+            break
+        node = -1
+        top = -1.0
+        for m in range(n_nodes):
+            if gain[m] > top:
+                top = gain[m]
+                node = m
+        if node < 0:
+            break
+        f = best[node, 0]
+        b = best[node, 1]
+        middle = _partition(binned, rows, buffer, start[node], stop[node], f, b)
+        lc = n_nodes
+        rc = n_nodes + 1
+        n_nodes += 2
+        left[node] = lc
+        right[node] = rc
+        feature[node] = f
+        split_bin[node] = b
+        gain[node] = -1.0
+        start[lc] = start[node]
+        stop[lc] = middle
+        start[rc] = middle
+        stop[rc] = stop[node]
+        depth[lc] = depth[node] + 1
+        depth[rc] = depth[node] + 1
+        lo[lc] = lo[node]
+        hi[lc] = hi[node]
+        lo[rc] = lo[node]
+        hi[rc] = hi[node]
+        if cst[f] != 0:
+            # scikit-learn's basic rule: the children's values stay on their side of the mid-point.
+            mid = 0.5 * (child_values[node, 0] + child_values[node, 1])
+            if cst[f] == 1:
+                hi[lc] = mid
+                lo[rc] = mid
+            else:
+                lo[lc] = mid
+                hi[rc] = mid
+        # Sums of the children from the parent's histogram on the split feature.
+        h = hist[slot[node], f]
+        for k in range(3):
+            acc = 0.0
+            for bb in range(b + 1):
+                acc += h[bb, k]
+            sums[lc, k] = acc
+            sums[rc, k] = sums[node, k] - acc
+        # Histogram the child with fewer rows; the other is the parent minus it.
+        small, large = (lc, rc) if middle - start[node] <= stop[node] - middle else (rc, lc)
+        slot[large] = slot[node]
+        slot[node] = -1
+        slot[small] = free.pop()
+        _build_histogram(binned, gradient, hessian, weight, rows, start[small], stop[small], ok, hist[slot[small]])
+        hl = hist[slot[large]]
+        hs = hist[slot[small]]
+        for ff in range(hl.shape[0]):
+            if ok[ff]:
+                for bb in range(n_bins[ff]):
+                    for k in range(3):
+                        hl[ff, bb, k] -= hs[ff, bb, k]
+        n_leaves += 1
+        candidates[0] = lc
+        candidates[1] = rc
+        n_candidates = 2
+    for m in range(n_nodes):
+        if left[m] == -1:
+            value[m] = _leaf_value(sums[m, 0], sums[m, 1], l2, lo[m], hi[m]) + 0.0  # no -0.0
+    return left, right, feature, split_bin, value, start, stop, n_nodes
