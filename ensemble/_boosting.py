@@ -7,6 +7,7 @@ the gap between two cut points near any point, whatever the number of trees.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import warnings
 from numbers import Integral, Real
@@ -14,31 +15,26 @@ from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 import relabel
 from ensemble import _kernels
-from ensemble._base import MAX_SEED, categorical_mask, constraint_to_check, encode_target, monotonic_array
+from ensemble._base import MAX_SEED, OrdinalEnsemble, constraint_to_check
+from ensemble._certificates import SumCertificate, exact_jump, sum_certificate, trees_are_monotone
 from ensemble._docs import fill_doc
-from ensemble._boosting_certificate import _Budget, _step_cap, _ThresholdBook, _Tree, boosting_certificate, tree_jump
-from ensemble._voting import cut_spacing, half_cut_points, learn_cut_points
-from trees import leaf_boxes
-from trees._grow import _compiled
+from ensemble._kernels import compiled as _compiled
+from ensemble._thresholds import ThresholdBook
+from ensemble._voting import (UNIT_BITS, cumulative_proba, cut_spacing, fit_proba_scale, half_cut_points,
+                              learn_cut_points)
 from trees._hist import MIN_GAP_ULPS, bin_features, grow_tree
-from trees._labels import ordered_categories
-from trees._validation import check_sample_weight
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ConsistentGradientBoostingClassifier", "boosting_certificate"]
+__all__ = ["ConsistentGradientBoostingClassifier"]
 
-#: Leaf values are integer multiples of 2**-UNIT_BITS class indices (as the forest's):
-#: the sum, the cut points and the bound are exact integers.
-UNIT_BITS = 20
 _UNIT = 1 << UNIT_BITS
 
 
@@ -128,30 +124,62 @@ def _loss_kernel(kind, F, y, w, n_classes, grad, hess):
 _NO_OUTPUT = np.empty(0)
 
 
-def _cumulative_proba(F: NDArray[np.float64], cuts: NDArray[np.float64], scale: float) -> NDArray[np.float64]:
-    """Class probabilities of a cumulative logit on F: ``P(y > k) = sigmoid((F - cut_k) / scale)``."""
-    from scipy.special import expit
+class _Tree:
+    """One boosted tree on raw thresholds, ``tree_``-like for :func:`trees.leaf_boxes`.
 
-    above = expit((F[:, None] - cuts[None, :]) / scale)
-    ones = np.ones((F.shape[0], 1))
-    cumulative = np.hstack((ones, above, np.zeros_like(ones)))  # P(y >= k), k = 0..K
-    return np.clip(cumulative[:, :-1] - cumulative[:, 1:], 0.0, 1.0)
+    ``value`` holds the integer step-scaled leaf values (0 at internal nodes).
+    """
+
+    def __init__(self, left, right, feature, threshold, value, n_features):
+        self.children_left, self.children_right, self.feature = left, right, feature
+        self.threshold, self.value, self.n_features = threshold, value, n_features
+
+    @property
+    def tree_(self) -> "_Tree":
+        return self
+
+    def nodes(self) -> tuple:
+        """``(left, right, feature, threshold, missing_left)`` for the kernels and certificates.
+
+        Boosted trees are grown without missing values: ``missing_left`` is all zero.
+        """
+        return (self.children_left, self.children_right, self.feature, self.threshold,
+                np.zeros(self.children_left.shape[0], dtype=np.uint8))
+
+    def apply(self, X: NDArray[np.float64]) -> NDArray[np.int64]:
+        """Node id of the leaf every row of validated float64 ``X`` reaches."""
+        return _kernels.tree_apply(X, *self.nodes())
 
 
-def _fit_proba_scale(F: NDArray[np.float64], y: NDArray[np.intp], w: NDArray[np.float64],
-                     cuts: NDArray[np.float64]) -> float:
-    """The scale of the cumulative logit that minimises the ranked probability score on (F, y)."""
-    from scipy.optimize import minimize_scalar
+class _Budget:
+    """The sorted jumps J_t so far: how large a new tree's jump may be while the model stays certified.
 
-    below = (y[:, None] <= np.arange(cuts.shape[0])[None, :]).astype(np.float64)
+    Invariant: the sum of the k largest jumps is at most the cut spacing g, with
+    k = max(d_eff, n_boundaries). A new tree may then jump by
+    ``g - (sum of the k - 1 largest)`` (docs/design.md section 10).
+    """
 
-    def rps(log_scale):
-        p = _cumulative_proba(F, cuts, np.exp(log_scale))
-        return float(np.average(((np.cumsum(p, axis=1)[:, :-1] - below) ** 2).sum(axis=1), weights=w))
+    def __init__(self, spacing: int, d_eff: int):
+        self.spacing, self.d_eff, self.jumps = spacing, max(d_eff, 1), []
 
-    result = minimize_scalar(rps, bounds=(np.log(1e-3), np.log(10.0)), method="bounded",
-                             options={"xatol": 1e-3})
-    return float(np.exp(result.x))
+    def top(self, k: int) -> int:
+        return int(sum(self.jumps[-k:])) if k > 0 else 0
+
+    def allowance(self, n_boundaries: int) -> int:
+        """Largest jump of a new tree, or -1 when the trees so far already fill the bound."""
+        k = max(self.d_eff, n_boundaries)
+        if self.top(k) > self.spacing:
+            return -1
+        return self.spacing - self.top(k - 1)
+
+    def add(self, jump: int) -> None:
+        bisect.insort(self.jumps, int(jump))
+
+
+def _step_cap(spacing: int, d_eff: int) -> int:
+    """Largest jump J_t of one tree: ``g / d_eff``, so that d_eff trees with boundaries through one point move
+    the sum by at most g (docs/design.md section 10)."""
+    return max(spacing // max(d_eff, 1), 2)
 
 
 class _Fitted(NamedTuple):
@@ -162,7 +190,7 @@ class _Fitted(NamedTuple):
 
 
 @fill_doc
-class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
+class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
     """Gradient boosting on the class index whose cut classes are certified consistent.
 
     F(x) = f_0 + sum_t s_t v_t(x) is boosted with histogram regression trees (the
@@ -331,21 +359,17 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0.0, None, closed="left")],
         "cut_points": [StrOptions({"auto", "half", "learned"})],
-        "categorical_features": ["array-like", None],
-        "monotonic_cst": ["array-like", dict, None],
-        "resolution": [Interval(Real, 0, None, closed="left"), "array-like", None],
-        "classes": ["array-like", None],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **OrdinalEnsemble._parameter_constraints,
     }
 
     def __init__(self, *, loss: str = "all_threshold", learning_rate: float = 0.1, max_iter: int = 1000,
                  max_leaf_nodes: int | None = 15, max_depth: int | None = None, min_samples_leaf: int = 5,
                  l2_regularization: float = 0.0, max_bins: int = 255, early_stopping: str | bool = "auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 20, tol: float = 1e-7,
-                 cut_points: str = "auto", categorical_features: ArrayLike | None = None,
+                 cut_points: str = "auto", categorical_features: ArrayLike | str | None = "auto",
                  monotonic_cst: ArrayLike | dict | None = None, resolution: float | ArrayLike | None = None,
-                 classes: ArrayLike | None = None, random_state: Any = None, verbose: int = 0) -> None:
+                 classes: ArrayLike | None = None, class_weight: str | dict | None = None, random_state: Any = None,
+                 verbose: int = 0) -> None:
         self.loss = loss
         self.learning_rate = learning_rate
         self.max_iter = max_iter
@@ -363,6 +387,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         self.monotonic_cst = monotonic_cst
         self.resolution = resolution
         self.classes = classes
+        self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
 
@@ -389,24 +414,11 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         ValueError
             On invalid data or parameters, a single class, bad ``sample_weight``.
         """
-        categories = ordered_categories(y)
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
-        check_classification_targets(y)
-        y_idx = encode_target(self, y, categories)
-        n_samples, n_features = X.shape
-        names = getattr(self, "feature_names_in_", None)
-        self._categorical = categorical_mask(self.categorical_features, n_features, names)
-        self._resolution = None
-        if self.resolution is not None:
-            self._resolution = relabel.check_resolution(self.resolution, n_features)
-            self._resolution[self._categorical] = 0.0
-        self._monotonic = None
-        if self.monotonic_cst is not None:
-            cst = monotonic_array(self.monotonic_cst, n_features, names, self._categorical)
-            self._monotonic = cst.astype(np.int64) if cst.any() else None
-        if self.max_leaf_nodes is None and self.max_depth is None:
-            raise ValueError("max_leaf_nodes and max_depth cannot both be None: the trees need a size limit")
-        w = np.ones(n_samples) if sample_weight is None else check_sample_weight(sample_weight, n_samples)
+        data = self._validate_training(X, y, sample_weight)
+        X, y_idx, n_samples = data.X, data.y, data.n_samples
+        self._resolution = data.resolution
+        self._monotonic = None if data.monotonic is None else data.monotonic.astype(np.int64)
+        w = np.ones(n_samples) if data.sample_weight is None else data.sample_weight
         rng = check_random_state(self.random_state)
         rows = np.flatnonzero(w > 0)
         if np.unique(y_idx[rows]).shape[0] < 2:
@@ -431,7 +443,12 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         self.validation_score_ = np.asarray(run["val_score"])
         self._stopped_by_bound = run["stopped_by_bound"]
         self._finish(run["F_fit"], y_idx[run["fit_rows"]], w[run["fit_rows"]], F_ref, y_ref, w_ref)
+        self._warn_if_one_class(data)
         return self
+
+    def _check_params(self) -> None:
+        if self.max_leaf_nodes is None and self.max_depth is None:
+            raise ValueError("max_leaf_nodes and max_depth cannot both be None: the trees need a size limit")
 
     def _stopping_mode(self, n_rows: int) -> str:
         """"holdout" (scikit-learn's early stopping), "cv" (trees counted by 3-fold CV) or "off"."""
@@ -477,8 +494,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         for b, run in runs:
             total = np.full(b.shape[0], run["f0"], dtype=np.int64)
             for t in run["trees"][:n_iter]:
-                total += t.value[_kernels.tree_apply(X[rows[b]], t.children_left, t.children_right, t.feature,
-                                                     t.threshold)]
+                total += t.value[t.apply(X[rows[b]])]
             F_oof[b] = total
         return max(n_iter, 1), F_oof
 
@@ -491,14 +507,14 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
                      for f in bins.merged[:5]]
             warnings.warn(f"features {shown}: training values closer than {MIN_GAP_ULPS} units in the last place "
                           "share a bin (no room for distinct thresholds of many trees between them; a large offset "
-                          "such as x + 1e9 leaves few float64 values between data points)", UserWarning)
+                          "such as x + 1e9 leaves few float64 values between data points)", UserWarning, stacklevel=3)
         countable = ~self._categorical
         d_eff = int(np.sum(countable & (bins.n_bins > 1)))
         spacing = _UNIT if K > 2 else np.iinfo(np.int64).max // 4
         # With two classes (one cut point) every model is consistent: no bound on the steps.
         budget = _Budget(spacing, d_eff)
         cap = _step_cap(spacing, d_eff)
-        book = _ThresholdBook(n_features, self._resolution)
+        book = ThresholdBook(n_features, self._resolution)
         y_fit, w_fit = y_idx[fit_rows].astype(np.float64), w[fit_rows]
         y_val, w_val, X_val = y_idx[val_rows].astype(np.float64), w[val_rows], X[val_rows]
         f0 = int(np.rint(np.average(y_fit, weights=w_fit) * _UNIT))
@@ -535,8 +551,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
             _add_leaf_values(F_fit, grown.rows, grown.start, grown.stop, grown.left, fitted.tree.value)
             if val_rows.size:
                 t = fitted.tree
-                F_val += t.value[_kernels.tree_apply(X_val, t.children_left, t.children_right, t.feature,
-                                                     t.threshold)]
+                F_val += t.value[t.apply(X_val)]
                 run["val_score"].append(-_loss_kernel(kind, F_val, y_val, w_val, K, _NO_OUTPUT, _NO_OUTPUT))
                 if self._should_stop(run["val_score"]):
                     break
@@ -579,7 +594,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         jump = int(np.ptp(value[leaves]))
         tree = _Tree(grown.left.copy(), grown.right.copy(), grown.feature.copy(), threshold, value, n_features)
         if jump > limit:
-            jump = tree_jump(tree)
+            jump = exact_jump(tree.nodes(), value, n_features)
         budget.add(jump)
         return _Fitted(tree, step)
 
@@ -597,39 +612,39 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
             rule = "learned" if F_ref is not None else "half"
         self._cut_rule = rule
         half = half_cut_points(K, _UNIT)
-        certificate = boosting_certificate(self.estimators_, self.n_features_in_, ~self._categorical, cut_spacing(half),
-                                           self._resolution)
+        certificate = self._certificate(cut_spacing(half), self._resolution)
         if F_ref is None:
             F_ref, y_ref, w_ref = train_sums, y_train, w_train
         cuts = half
         if rule == "learned":
-            cuts = learn_cut_points(F_ref, y_ref, K, _UNIT, spacing=min(certificate["bound"], _UNIT),
+            cuts = learn_cut_points(F_ref, y_ref, K, _UNIT, spacing=min(certificate.bound, _UNIT),
                                     sample_weight=w_ref)
         self._cuts = cuts
         self.cut_points_ = cuts / float(_UNIT)
         self._store_certificate(certificate)
-        self._proba_scale = _fit_proba_scale(F_ref / _UNIT, y_ref, w_ref, self.cut_points_)
+        self._proba_scale = fit_proba_scale(F_ref, y_ref, self._cuts, w_ref, unit=float(_UNIT))
         if self._stopped_by_bound:
             warnings.warn(f"ConsistentGradientBoostingClassifier stopped after {self.n_iter_} trees: another tree "
                           "would break the consistency bound (thresholds of several trees had to share a gap "
                           "between training values too narrow to keep them apart: within r_f with a resolution, "
-                          "or within a few ulps); use a smaller resolution, or centre the features", UserWarning)
+                          "or within a few ulps); use a smaller resolution, or centre the features", UserWarning, stacklevel=3)
         if not self._certified:
             warnings.warn(f"ConsistentGradientBoostingClassifier is not certified consistent: consistency_bound_="
-                          f"{self.consistency_bound_:.3f} > 1", UserWarning)
-        train_pred = np.searchsorted(self._cuts, train_sums, side="right")
-        if np.unique(y_train).shape[0] > 1 and np.unique(train_pred).shape[0] == 1:
-            warnings.warn(f"ConsistentGradientBoostingClassifier predicts one class "
-                          f"({self.classes_[train_pred[0]].tolist()!r})"
-                          " on its own training data of several classes; more iterations, a larger "
-                          "learning_rate or smaller min_samples_leaf may help", UserWarning)
+                          f"{self.consistency_bound_:.3f} > 1", UserWarning, stacklevel=3)
 
-    def _store_certificate(self, certificate: dict) -> None:
+    def _certificate(self, spacing: int, resolution=None) -> SumCertificate:
+        """The oscillation certificate of the sum of the trees (:func:`ensemble._certificates.sum_certificate`)."""
+        return sum_certificate([t.nodes() for t in self.estimators_], [t.value for t in self.estimators_],
+                               self.n_features_in_, ~self._categorical, spacing, resolution)
+
+    def _store_certificate(self, certificate: SumCertificate) -> None:
         spacing = cut_spacing(self._cuts)
-        self.consistency_bound_ = certificate["bound"] / spacing if self.n_classes_ > 2 else 0.0
-        self.n_boundaries_ = certificate["n_boundaries"]
-        self.threshold_multiplicity_ = certificate["multiplicity"]
-        self._certified = self.n_classes_ == 2 or certificate["bound"] <= spacing
+        final = SumCertificate(certificate.bound, spacing, certificate.n_boundaries, certificate.multiplicity,
+                               certificate.jumps, certificate.exact)
+        self.consistency_bound_ = final.ratio if self.n_classes_ > 2 else 0.0
+        self.n_boundaries_ = final.n_boundaries
+        self.threshold_multiplicity_ = final.multiplicity
+        self._certified = self.n_classes_ == 2 or final.certified
 
     def _build_predictor(self) -> None:
         """All trees' nodes in flat arrays (global node ids) for one compiled walk."""
@@ -651,10 +666,6 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         out = np.full(X.shape[0], self._f0, dtype=np.int64)
         _sum_trees(X, *self._flat, out)
         return out
-
-    def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64, order="C")
 
     def predict(self, X: ArrayLike) -> NDArray:
         """Predict the class: the number of cut points F(x) reaches.
@@ -702,7 +713,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
         """
         X = self._validate_X_predict(X)
-        return _cumulative_proba(self._sums(X) / float(_UNIT), self.cut_points_, self._proba_scale)
+        return cumulative_proba(self._sums(X).astype(np.float64), self._cuts, self._proba_scale)
 
     def staged_predict(self, X: ArrayLike) -> Iterator[NDArray]:
         """The class after each tree (with the final cut points).
@@ -718,7 +729,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         X = self._validate_X_predict(X)
         total = np.full(X.shape[0], self._f0, dtype=np.int64)
         for t in self.estimators_:
-            total += t.value[_kernels.tree_apply(X, t.children_left, t.children_right, t.feature, t.threshold)]
+            total += t.value[t.apply(X)]
             yield self.classes_[np.searchsorted(self._cuts, total, side="right")]
 
     def is_consistent(self, resolution: float | ArrayLike | None = None) -> bool:
@@ -742,8 +753,7 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         if resolution is not None:
             r = relabel.check_resolution(resolution, self.n_features_in_)
             r[self._categorical] = 0.0
-        spacing = cut_spacing(self._cuts)
-        return boosting_certificate(self.estimators_, self.n_features_in_, ~self._categorical, spacing, r)["certified"]
+        return self._certificate(cut_spacing(self._cuts), r).certified
 
     def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
         """Certify monotone constraints from the face contacts of every tree.
@@ -765,14 +775,5 @@ class ConsistentGradientBoostingClassifier(ClassifierMixin, BaseEstimator):
         cst = constraint_to_check(self, monotonic_cst)
         if cst is None:
             return True
-        for tree in self.estimators_:
-            partition = relabel.fuse([leaf_boxes(tree, self.n_features_in_)], snap=False)
-            pairs = relabel.monotone_pairs(partition, cst)
-            if not relabel.is_monotone(pairs, tree.value[partition.keys[:, 0]]):
-                return False
-        return True
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
+        return trees_are_monotone([t.nodes() for t in self.estimators_], [t.value for t in self.estimators_],
+                                  self.n_features_in_, cst)

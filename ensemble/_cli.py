@@ -85,6 +85,17 @@ def _build_forest(args: argparse.Namespace):
     return ConsistentForestClassifier(**common, **features)
 
 
+def _build_boosting(args: argparse.Namespace):
+    from ensemble import ConsistentGradientBoostingClassifier
+
+    # Boosting chooses its own number of trees (early stopping, cross-validated below 10,000 rows)
+    # and keeps its own tree size; it runs in one process.
+    features = {k: v for k, v in _features(args).items() if v is not None}
+    depth = {} if args.max_depth is None else {"max_depth": args.max_depth}
+    return ConsistentGradientBoostingClassifier(random_state=args.seed, verbose=int(getattr(args, "verbose", False)),
+                                                **depth, **features)
+
+
 def _build_treebagger(args: argparse.Namespace):
     from ensemble import OTreeBagger
 
@@ -107,6 +118,7 @@ MODELS: dict[str, ModelEntry] = {
     "forest": ModelEntry("Certified forest (auto B)", _build_forest),
     "treebagger": ModelEntry("TreeBagger (gini, majority)", _build_treebagger),
     "bagged": ModelEntry("Bagged ordinal trees (median)", _build_bagged),
+    "boosting": ModelEntry("Certified boosting", _build_boosting),
 }
 
 

@@ -35,7 +35,8 @@ from ensemble._monotone import isotonic_leaf_values
 from ensemble._thresholds import (Gaps, Ranks, float32_margins, separate_thresholds, set_thresholds,
                                   spread_thresholds, thresholds_of, warn_crowded)
 from ensemble._parallel import run_jobs
-from ensemble._voting import cumulative_proba, cut_spacing, fit_proba_scale, half_cut_points, learn_cut_points
+from ensemble._voting import (UNIT_BITS, cumulative_proba, cut_spacing, fit_proba_scale, half_cut_points,
+                              learn_cut_points)
 import relabel
 from trees import CRITERIA, OrdinalTreeClassifier
 
@@ -43,10 +44,6 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["ConsistentForestClassifier"]
 
-#: Tree values are stored as integer multiples of 2**-UNIT_BITS: sums over the trees
-#: are then exact, and so are the rounding and the certificate (no float error can
-#: turn a mean of 1.4999999 and one of 2.5000001 into a jump of two).
-UNIT_BITS = 20
 _MIN_AUTO_TREES = 100
 #: Grid of the isotonic projection of monotone trees' values: 1/16 of a class.
 _ISOTONIC_STEP = 2.0 ** -4

@@ -32,6 +32,7 @@ def trusted_types() -> tuple[str, ...]:
     trusted types.
     """
     from ensemble._base import _TextColumns
+    from ensemble._boosting import ConsistentGradientBoostingClassifier, _Tree
     from ensemble._forest import ConsistentForestClassifier, _Voter
     from ensemble._groups import FittedGroup, GroupSpace
     from ensemble._otreebagger import OTreeBagger
@@ -39,7 +40,7 @@ def trusted_types() -> tuple[str, ...]:
     from trees import OrdinalTree, OrdinalTreeClassifier
 
     classes = (OTreeBagger, FittedGroup, GroupSpace, FusedPartition, ConsistentForestClassifier, _Voter,
-               _TextColumns, OrdinalTreeClassifier, OrdinalTree)
+               ConsistentGradientBoostingClassifier, _Tree, _TextColumns, OrdinalTreeClassifier, OrdinalTree)
     # scikit-learn's tree structure (the forest's squared-error trees), which skops rebuilds
     # through its own loader for it, not through pickle.
     return tuple(f"{c.__module__}.{c.__qualname__}" for c in classes) + ("sklearn.tree._tree.Tree",)

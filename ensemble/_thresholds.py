@@ -11,6 +11,7 @@ back into fitted trees.
 
 from __future__ import annotations
 
+import bisect
 import warnings
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -23,8 +24,8 @@ from ensemble._base import draw_in_gaps
 from ensemble._certificates import split_thresholds, threshold_clusters, tree_nodes
 from trees import OrdinalTreeClassifier
 
-__all__ = ["Gaps", "Ranks", "float32_margins", "separate_thresholds", "set_thresholds", "spread_thresholds",
-           "thresholds_of", "warn_crowded"]
+__all__ = ["Gaps", "Ranks", "ThresholdBook", "float32_margins", "separate_thresholds", "set_thresholds",
+           "spread_thresholds", "thresholds_of", "warn_crowded"]
 
 _MAX_REDRAW_ROUNDS = 50
 
@@ -258,3 +259,68 @@ def spread_thresholds(estimators: list, X_walk: NDArray[np.float64], countable: 
 def thresholds_of(estimators: list) -> tuple:
     """Feature, threshold and tree index of every split of the fitted trees."""
     return split_thresholds([tree_nodes(tree) for tree in estimators])
+
+
+#: Thresholds of different trees closer than this many ulps count as colliding in a
+#: :class:`ThresholdBook`: twice the snapping distance, so that no chain of snapped
+#: thresholds joins two trees.
+_COLLISION_ULPS = 2 * relabel.SNAP_ULPS
+_REDRAWS = 8
+
+
+class ThresholdBook:
+    """Per feature, the sorted thresholds of all trees so far, to place new ones apart.
+
+    A new threshold of a gap ``[lo, hi)`` is drawn uniformly; if it lies within the
+    collision distance (a few ulps, or r_f with a resolution) of another tree's, it
+    is drawn again, then placed in the middle of the widest free stretch of the gap;
+    only when the gap has no room left does it collide, and the feature's
+    multiplicity (trees sharing one threshold) grows. O(log n) per threshold.
+    """
+
+    def __init__(self, n_features: int, resolution: NDArray[np.float64] | None):
+        self.values = [[] for _ in range(n_features)]
+        self.owners = [[] for _ in range(n_features)]
+        self.multiplicity = np.zeros(n_features, dtype=np.int64)
+        self.reach = np.zeros(n_features) if resolution is None else resolution
+        self.spread = resolution is not None
+
+    def _tolerance(self, f: int, t: float) -> float:
+        # The spacing of the larger magnitude, as snapping measures (a neighbour is at most 2x larger here).
+        return max(float(self.reach[f]), _COLLISION_ULPS * 2.0 * float(np.spacing(abs(t) + 0.0)))
+
+    def _clashes(self, f: int, t: float, owner: int) -> list:
+        """Other trees with a threshold within the collision distance of t."""
+        values, owners, tol = self.values[f], self.owners[f], self._tolerance(f, t)
+        a = bisect.bisect_left(values, t - tol)
+        b = bisect.bisect_right(values, t + tol)
+        return [o for o in owners[a:b] if o != owner]
+
+    def _widest(self, f: int, lo: float, hi: float, owner: int) -> float | None:
+        """The middle of the widest stretch of [lo, hi) between thresholds, if it clashes with none."""
+        values = self.values[f]
+        edges = [lo] + values[bisect.bisect_left(values, lo):bisect.bisect_left(values, hi)] + [hi]
+        widths = np.diff(edges)
+        j = int(np.argmax(widths))
+        spot = edges[j] + widths[j] / 2.0
+        return None if self._clashes(f, spot, owner) or not lo <= spot < hi else spot
+
+    def place(self, f: int, lo: float, hi: float, owner: int, rng: np.random.RandomState) -> float:
+        """A threshold in [lo, hi) for tree ``owner``, apart from every other tree's; recorded."""
+        t = lo
+        for attempt in range(_REDRAWS + 1):
+            if attempt == _REDRAWS or (self.spread and attempt > 0):
+                spot = self._widest(f, lo, hi, owner)
+                t = spot if spot is not None else t
+                break
+            t = lo + rng.random_sample() * (hi - lo)
+            t = min(t, float(np.nextafter(hi, -np.inf))) if hi > lo else lo
+            if not self._clashes(f, t, owner):
+                break
+        t = max(lo, min(t, float(np.nextafter(hi, -np.inf)) if hi > lo else lo))
+        others = set(self._clashes(f, t, owner))
+        self.multiplicity[f] = max(self.multiplicity[f], len(others) + 1)
+        i = bisect.bisect_right(self.values[f], t)
+        self.values[f].insert(i, t)
+        self.owners[f].insert(i, owner)
+        return t

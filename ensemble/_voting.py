@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "UNIT_BITS",
     "VOTES",
     "Vote",
     "check_vote",
@@ -33,6 +34,13 @@ __all__ = [
     "cumulative_proba",
     "fit_proba_scale",
 ]
+
+
+#: Tree values of the sum-of-trees models (the certified forest, certified boosting) are
+#: integer multiples of 2**-UNIT_BITS class indices: sums over the trees are then exact,
+#: and so are the cut points and the certificate (no float error can turn a mean of
+#: 1.4999999 and one of 2.5000001 into a jump of two).
+UNIT_BITS = 20
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,16 @@ from hypothesis import strategies as st
 import relabel
 from ensemble import ConsistentGradientBoostingClassifier
 from ensemble import _boosting
-from ensemble._boosting import UNIT_BITS
-from ensemble._boosting_certificate import _ThresholdBook, boosting_certificate
-from ensemble._voting import threshold_multiplicity
+from ensemble._certificates import sum_certificate
+from ensemble._thresholds import ThresholdBook as _ThresholdBook
+from ensemble._voting import UNIT_BITS
+
+
+def boosting_certificate(trees, n_features, countable, spacing, resolution=None, exact=False):
+    """The certificate of a sum of boosted trees, as the model computes it."""
+    return sum_certificate([t.nodes() for t in trees], [t.value for t in trees], n_features, countable, spacing,
+                           resolution, exact=exact)
+from ensemble._certificates import threshold_multiplicity
 from ensemble.metrics import ranked_probability_score
 from trees import leaf_boxes
 
@@ -133,18 +140,18 @@ def test_bound_equals_brute_force(loss):
                  random_state=3)
     certificate = boosting_certificate(model.estimators_, 3, np.ones(3, bool), 1 << UNIT_BITS, exact=True)
     for t, tree in enumerate(model.estimators_):
-        assert certificate["jumps"][t] == _brute_jump(tree, 3)
+        assert certificate.jumps[t] == _brute_jump(tree, 3)
     for f in range(3):
-        assert certificate["multiplicity"][f] == _brute_multiplicity(model, f) == 1
-    assert certificate["bound"] == np.sort(certificate["jumps"])[::-1][: certificate["n_boundaries"]].sum()
+        assert certificate.multiplicity[f] == _brute_multiplicity(model, f) == 1
+    assert certificate.bound == np.sort(certificate.jumps)[::-1][: certificate.n_boundaries].sum()
     lazy = boosting_certificate(model.estimators_, 3, np.ones(3, bool), 0)
-    assert lazy["bound"] == certificate["bound"]
+    assert lazy.bound == certificate.bound
     # The stored bound uses the value ranges where they certify: an upper bound of the exact one.
     spacing = int(np.diff(model._cuts).min())
-    stored = boosting_certificate(model.estimators_, 3, np.ones(3, bool), spacing)["bound"]
-    assert model.consistency_bound_ == pytest.approx(stored / spacing) and stored >= certificate["bound"]
+    stored = boosting_certificate(model.estimators_, 3, np.ones(3, bool), spacing).bound
+    assert model.consistency_bound_ == pytest.approx(stored / spacing) and stored >= certificate.bound
     # Every tree's jump is within its share g / d of the bound (the step rule).
-    assert certificate["jumps"].max() <= (1 << UNIT_BITS) // 3
+    assert certificate.jumps.max() <= (1 << UNIT_BITS) // 3
 
 
 def test_thresholds_are_distinct_across_trees_and_keep_the_training_partition():
@@ -405,7 +412,7 @@ def test_early_stopping_modes():
 def test_one_class_prediction_warns():
     """Check the warning when the model predicts one class on training data of several."""
     X, y = _step_data()
-    with pytest.warns(UserWarning, match="predicts one class"):
+    with pytest.warns(UserWarning, match="predicts the single class"):
         ConsistentGradientBoostingClassifier(max_iter=1, learning_rate=0.01, early_stopping=False).fit(X, y)
 
 

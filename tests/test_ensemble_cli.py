@@ -103,7 +103,7 @@ def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monk
         match = re.match(r"(.+?): (\d+ jumps?.*); certified consistent: (True|False)$", line)
         if match:
             console[match.group(1)] = (_title_counts(match.group(2)), match.group(3) == "True")
-    assert len(console) == 4
+    assert len(console) == 5  # every model of the registry
     for ax in titled:
         label, summary = ax.get_title().split("\n")
         jumps, thin = _title_counts(summary)
@@ -460,7 +460,7 @@ def test_max_depth_defaults_to_each_models_own():
     from ensemble._cli import MODELS, _parser
 
     defaults = {"otreebagger": OTreeBagger().max_depth, "forest": ConsistentForestClassifier().max_depth,
-                "treebagger": None, "bagged": None}
+                "treebagger": None, "bagged": None, "boosting": None}
     args = _parser().parse_args(["fit", "d.csv", "-o", "m.skops"])
     assert {name: entry.build(args).max_depth for name, entry in MODELS.items()} == defaults
     args = _parser().parse_args(["fit", "d.csv", "-o", "m.skops", "--max-depth", "5"])
@@ -523,7 +523,7 @@ def _registry_args(name, extra=()):
 
 
 @pytest.mark.parametrize("extra", [(), ("--categorical", "b"), ("--monotone", "a=+1")], ids=["plain", "cat", "mono"])
-@pytest.mark.parametrize("name", ["otreebagger", "forest", "treebagger", "bagged"])
+@pytest.mark.parametrize("name", ["otreebagger", "forest", "treebagger", "bagged", "boosting"])
 def test_every_registered_model_round_trips_through_its_file(tmp_path, name, extra):
     """Check that every model the command line can save loads from its skops file with trusted types only
     and predicts identically (classes and probabilities)."""
@@ -534,7 +534,7 @@ def test_every_registered_model_round_trips_through_its_file(tmp_path, name, ext
     from ensemble._cli import MODELS, _build
     from ensemble._model_file import trusted_types
 
-    assert set(MODELS) == {"otreebagger", "forest", "treebagger", "bagged"}  # a new model: add it above
+    assert set(MODELS) == {"otreebagger", "forest", "treebagger", "bagged", "boosting"}  # a new model: add it above
     rng = np.random.RandomState(1)
     X = rng.uniform(size=(120, 2))
     y = np.searchsorted([0.6, 1.2], X.sum(axis=1) + rng.normal(0, 0.1, 120)) + 1
