@@ -3,6 +3,8 @@
 Data sets and directions (domain knowledge, not fitted):
 
 - credit (``examples/plot_monotone.py``'s generator): income +1, debt ratio -1;
+- monotone-4 (issue 21's case): 4 features, the class rises with feature 0 and falls
+  with feature 1, plus a sine of feature 2 and noise, 5 classes; 600 training rows;
 - synthetic 10 features (``benchmarks/_common.make_ordinal_synthetic``): its linear
   features 0, 3, 6 and 9 are +1 (the others are not monotone);
 - winequality-red: alcohol +1, sulphates +1, volatile acidity -1 (the wine-quality
@@ -40,18 +42,21 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import make_ordinal_synthetic, shared_splits  # noqa: E402
 
-from ensemble import ConsistentForestClassifier, OTreeBagger  # noqa: E402
+from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger  # noqa: E402
+from trees import OrdinalTreeClassifier  # noqa: E402
 from ensemble.metrics import mean_absolute_error  # noqa: E402
 
 DIRECTIONS = {
     "credit": {0: 1, 1: -1},
+    "monotone-4": {0: 1, 1: -1},
     "synthetic-10": {0: 1, 3: 1, 6: 1, 9: 1},
     "winequality-red": {10: 1, 9: 1, 1: -1},
     "housing10": {5: 1, 12: -1, 0: -1},
     "machine10": {1: 1, 2: 1, 3: 1},
     "abalone10": {9: 1},
 }
-MODELS = {"OTreeBagger": OTreeBagger, "forest": ConsistentForestClassifier}
+MODELS = {"OTreeBagger": OTreeBagger, "forest": ConsistentForestClassifier,
+          "boosting": ConsistentGradientBoostingClassifier, "tree": OrdinalTreeClassifier}
 
 
 def _credit():
@@ -65,6 +70,12 @@ def _splits(name, n_splits):
     if name == "credit":
         X, y = _credit()
         yield X, y, np.arange(200), np.arange(200, 2200)
+    elif name == "monotone-4":
+        rng = np.random.RandomState(0)
+        X = rng.uniform(size=(4600, 4))
+        score = 2 * X[:, 0] - 1.5 * X[:, 1] + 0.5 * np.sin(6 * X[:, 2]) + 0.3 * rng.normal(size=4600)
+        y = np.digitize(score, np.quantile(score[:600], [0.2, 0.4, 0.6, 0.8])) + 1
+        yield X, y, np.arange(600), np.arange(600, 4600)
     elif name == "synthetic-10":
         X, y = make_ordinal_synthetic(3000, 10, random_state=0)
         yield X, y, np.arange(1000), np.arange(1000, 3000)
@@ -124,7 +135,7 @@ def main(argv=None) -> None:
                     breaks = np.nan
                 rows.append((out["free"][2], out["mono"][2], out["free"][1], out["mono"][1],
                              breaks, _wrong_way(free, X[test], cst, np.random.RandomState(0)),
-                             mono.is_monotone() and mono.is_consistent()))
+                             mono.is_monotone() and getattr(mono, "is_consistent", lambda: True)()))
             r = np.array(rows, dtype=float)
             summary.setdefault(label, []).append((r[:, 0].mean(), r[:, 1].mean()))
             print(f"| {name} | {label} | {r[:, 0].mean():.3f} | {r[:, 1].mean():.3f} | {r[:, 2].mean():.2f} | "
