@@ -495,7 +495,7 @@ def _plot_demo(fitted: dict, X, y, output: Path, args) -> tuple[Path, dict]:
     names = list(fitted)[:3]
     fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 5.8), constrained_layout=True)
     summaries, marks = {}, {}
-    for ax, name in zip(np.atleast_1d(axes), names):
+    for ax, name in zip(np.atleast_1d(axes), names, strict=True):
         disp = RegionDisplay.from_estimator(fitted[name], X, y=y, ax=ax, grid_resolution=DEMO_GRID)
         summaries[name] = disp.summary
         ax.set_title(f"{name}\n{disp.summary} between neighbouring cells", fontsize=10)
@@ -624,7 +624,7 @@ def _cmd_predict(args) -> int:
     if ignored:
         print(f"otreebagger predict: note: ignoring the columns the model does not use: "
               f"{', '.join(map(repr, ignored))}", file=sys.stderr)
-    cells = list(zip(*rows))
+    cells = list(zip(*rows, strict=True))
     X = np.empty((len(rows), len(used)))
     with _CSVErrors(args.data):
         for out, j in enumerate(used):
@@ -640,7 +640,7 @@ def _cmd_predict(args) -> int:
         raise CLIError(f"{args.data}: {_one_line(exc)}") from exc
     kept = [list(cells[header.index(c)]) for c in keep]
     head = keep + ["prediction"] + ([] if proba is None else [f"proba_{c}" for c in model.classes_.tolist()])
-    table = zip(*kept, pred.tolist(), *([] if proba is None else proba.T.tolist()))
+    table = zip(*kept, pred.tolist(), *([] if proba is None else proba.T.tolist()), strict=True)
     import csv
 
     with _open_output(output, "predictions") as fh:

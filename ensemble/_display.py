@@ -605,7 +605,7 @@ class PartitionDisplay:
             bad = jumps > 1
             colors = np.where(bad[:, None], [[0.85, 0.1, 0.1, 1.0]], [[0.2, 0.2, 0.2, 0.8]])
             styles = [
-                "solid" if face or wrong else "dotted" for face, wrong in zip(self.is_face, bad)
+                "solid" if face or wrong else "dotted" for face, wrong in zip(self.is_face, bad, strict=True)
             ]
             widths = np.where(bad, 1.6, 0.6)
             self.edges_ = LineCollection(
@@ -775,7 +775,7 @@ class PartitionDisplay:
             full = relabel.adjacency_edges(partition, contact="closure")
             kind = {
                 (int(a), int(b)): bool(f)
-                for (a, b), f in zip(np.asarray(full.edges), np.asarray(full.is_face))
+                for (a, b), f in zip(np.asarray(full.edges), np.asarray(full.is_face), strict=True)
             }
             is_face = np.array(
                 [kind.get((min(a, b), max(a, b)), True) for a, b in pairs.tolist()], dtype=bool

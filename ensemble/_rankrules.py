@@ -422,7 +422,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         self.rule_response_ = responses[:n_fitted]
         self.rules_ = [
             _make_rule(lo, up, r)
-            for lo, up, r in zip(self.rule_lower_, self.rule_upper_, self.rule_response_)
+            for lo, up, r in zip(self.rule_lower_, self.rule_upper_, self.rule_response_, strict=True)
         ]
         self.train_score_ = np.asarray(losses)
         self.thresholds_ = fit_thresholds(scores, codes, n_classes, sample_weight)

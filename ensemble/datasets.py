@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 from sklearn.utils import check_random_state
 
 from trees._labels import check_classes
@@ -298,7 +298,7 @@ def _parse_features(
     keep = [j for j in range(len(header)) if j != skip]
     if not keep:
         raise ValueError(f"CSV file {path} has no feature column besides {header[skip]!r}")
-    columns = list(zip(*rows))
+    columns = list(zip(*rows, strict=True))
     X = np.empty((len(rows), len(keep)), dtype=np.float64)
     for j_out, j in enumerate(keep):
         X[:, j_out] = _parse_numeric_column(list(columns[j]), header[j], lines, path, missing)
@@ -353,7 +353,7 @@ def _load_features_csv(
 def _parse_target(cells: list[str], lines: list[int], target: str, path: Path):
     """Return the target as int64 (integral numbers), float64 (other numbers) or strings."""
     stripped = [c.strip() for c in cells]
-    for cell, line in zip(stripped, lines):
+    for cell, line in zip(stripped, lines, strict=True):
         if cell == "":
             raise ValueError(f"target column {target!r} of {path} is empty at line {line}")
     try:
@@ -389,7 +389,7 @@ def _match_classes(
             pass
     index = np.empty(len(raw), dtype=np.intp)
     cache: dict[str, int] = {}
-    for pos, (cell, line) in enumerate(zip(raw, lines)):
+    for pos, (cell, line) in enumerate(zip(raw, lines, strict=True)):
         cell = cell.strip()
         found = cache.get(cell)
         if found is None:
@@ -495,7 +495,7 @@ def load_ordinal_csv(
     if classes is None:
         y = _parse_target(raw_target, lines, target, path)
     else:
-        for cell, line in zip(raw_target, lines):
+        for cell, line in zip(raw_target, lines, strict=True):
             if cell.strip() == "":
                 raise ValueError(f"target column {target!r} of {path} is empty at line {line}")
         y = _match_classes(raw_target, lines, classes, target, path)

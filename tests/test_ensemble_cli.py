@@ -116,7 +116,7 @@ def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monk
         assert marks.get("jump of two or more classes", 0) == jumps
         assert marks.get("band thinner than a cell", 0) == thin
     # Certified models have no jump; TreeBagger on 100 points does (the point of the demo).
-    for label, ((jumps, _), certified) in console.items():
+    for _label, ((jumps, _), certified) in console.items():
         assert not certified or jumps == 0
     assert console["OTreeBagger (M=3)"][1] and console["Certified forest (auto B)"][1]
     assert console["TreeBagger (gini, majority)"][0][0] > 0

@@ -361,7 +361,7 @@ def test_partition_boxes_tile_the_window_and_carry_label_colours(pyplot, fused):
 
     from ensemble._display import PartitionDisplay
 
-    relabel, partition, X = fused.relabel, fused.partition, fused.X
+    partition, X = fused.partition, fused.X
     rng = np.random.default_rng(0)
     labels = rng.integers(0, 5, size=partition.n_regions)
     disp = PartitionDisplay.from_partition(partition, labels, X=X, cmap="viridis")
@@ -382,7 +382,7 @@ def test_partition_edges_match_shapely_closure_oracle(pyplot, fused):
     """Check that drawn edges are exactly the box pairs whose closures intersect (shapely)."""
     from ensemble._display import PartitionDisplay
 
-    relabel, partition, X = fused.relabel, fused.partition, fused.X
+    partition, X = fused.partition, fused.X
     labels = np.arange(partition.n_regions) % 5
     disp = PartitionDisplay.from_partition(partition, labels, X=X)
     polygons = disp.polygons
@@ -423,7 +423,7 @@ def test_partition_accepts_graph_or_edge_array(pyplot, fused):
     """Check that a networkx graph or a bare edge array gives the same edges and contact kinds."""
     from ensemble._display import PartitionDisplay
 
-    relabel, partition, X = fused.relabel, fused.partition, fused.X
+    relabel, partition = fused.relabel, fused.partition
     labels = np.zeros(partition.n_regions, dtype=int)
     graph = relabel.adjacency_graph(partition)
     from_graph = PartitionDisplay.from_partition(partition, labels, edges=graph, colorbar=False)
@@ -464,7 +464,7 @@ def test_partition_display_rejects_bad_input(pyplot, fused):
 
     from ensemble._display import PartitionDisplay
 
-    relabel, partition, X = fused.relabel, fused.partition, fused.X
+    partition, X = fused.partition, fused.X
     n = partition.n_regions
     ok = np.zeros(n, dtype=int)
     cube = SimpleNamespace(lower=np.zeros((2, 3)), upper=np.ones((2, 3)))

@@ -308,7 +308,7 @@ def test_fit_thresholds_minimise_threshold_loss(seed, n_classes):
     assert np.all(np.diff(theta) >= -1e-12)
     for k in range(1, n_classes):
         sign = np.where(codes >= k, 1.0, -1.0)
-        res = minimize_scalar(lambda th: np.sum(np.exp(-sign * (scores - th))),
+        res = minimize_scalar(lambda th, sign=sign: np.sum(np.exp(-sign * (scores - th))),
                               bounds=(-30, 30), method="bounded", options={"xatol": 1e-10})
         assert theta[k - 1] == pytest.approx(res.x, abs=1e-5)
 

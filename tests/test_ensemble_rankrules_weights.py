@@ -214,7 +214,7 @@ def test_weighted_thresholds_minimise_weighted_threshold_loss(seed):
     theta = fit_thresholds(scores, codes, n_classes, w)
     for k in range(1, n_classes):
         sign = np.where(codes >= k, 1.0, -1.0)
-        res = minimize_scalar(lambda th: np.sum(w * np.exp(-sign * (scores - th))),
+        res = minimize_scalar(lambda th, sign=sign: np.sum(w * np.exp(-sign * (scores - th))),
                               bounds=(-20, 20), method="bounded", options={"xatol": 1e-10})
         assert theta[k - 1] == pytest.approx(res.x, abs=1e-6)
 

@@ -117,7 +117,7 @@ def test_bad_sample_weights_are_rejected(weight, message):
 def test_predict_rejects_a_different_number_of_features():
     """Check that predict on data with another number of features raises a ValueError."""
     X, y = _data()
-    for name, make in FACTORIES.items():
+    for _name, make in FACTORIES.items():
         model = make().fit(X, y)
         with pytest.raises(ValueError, match="features"):
             model.predict(np.zeros((3, 3)))

@@ -16,7 +16,7 @@ def fit_trees(X, y, n_trees, max_leaf_nodes, seed, regressor=False):
     """Bootstrap scikit-learn trees (a realistic source of partitions)."""
     rng = np.random.default_rng(seed)
     trees = []
-    for m in range(n_trees):
+    for _ in range(n_trees):
         idx = rng.integers(0, X.shape[0], X.shape[0])
         cls = DecisionTreeRegressor if regressor else DecisionTreeClassifier
         tree = cls(max_leaf_nodes=max_leaf_nodes, random_state=int(rng.integers(1 << 30)))
