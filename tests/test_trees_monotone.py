@@ -289,13 +289,13 @@ def test_tiny_trees_equal_brute_force_monotone_grower(data, criterion, cst, max_
 
 def test_feature_blocks_give_the_same_constrained_tree(monkeypatch):
     """Check that scoring the features in memory-bounded blocks builds the same constrained tree as one block."""
-    import trees._grow
+    import trees._grower
 
     X, y = make_data(21, 600, 5, 4)
     cst = [0, 1, 0, -1, 1]
     for criterion in CRITERIA:
         whole = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst).fit(X, y)
-        monkeypatch.setattr(trees._grow, "_BLOCK_ELEMENTS", 600 * 4 * 2)  # two features per block at the root
+        monkeypatch.setattr(trees._grower, "_BLOCK_ELEMENTS", 600 * 4 * 2)  # two features per block at the root
         blocks = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst).fit(X, y)
         monkeypatch.undo()
         np.testing.assert_array_equal(whole.tree_.feature, blocks.tree_.feature)

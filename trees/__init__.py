@@ -3,13 +3,14 @@
 Public API: :class:`OrdinalTreeClassifier` (alias ``OrdinalDecisionTreeClassifier``),
 :data:`CRITERIA`, :func:`leaf_boxes` / :class:`LeafBoxes`, the fitted structure
 :class:`OrdinalTree`, :func:`resolve_monotonic_cst` (scikit-learn's ``monotonic_cst``,
-names resolved) and the pure criterion functions in :mod:`trees.criteria`.
+names resolved), the pure criterion functions in :mod:`trees.criteria` and the
+shared helpers in :mod:`trees.utils` (labels, weights, the numba decorator).
 """
 
-from trees import criteria
+from trees import criteria, utils
 from trees._boxes import LeafBoxes, leaf_boxes
 from trees._classes import OrdinalDecisionTreeClassifier, OrdinalTreeClassifier
-from trees._grow import OrdinalTree
+from trees._tree import OrdinalTree
 from trees._monotone import resolve_monotonic_cst
 from trees.criteria import CRITERIA
 
@@ -22,4 +23,5 @@ __all__ = [
     "criteria",
     "leaf_boxes",
     "resolve_monotonic_cst",
+    "utils",
 ]

@@ -7,7 +7,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from trees._grow import _compiled
+from trees._compile import compiled
+from trees._routing import split_box
 
 __all__ = ["LeafBoxes", "leaf_boxes"]
 
@@ -113,22 +114,24 @@ def leaf_boxes(tree: Any, n_features: int | None = None) -> LeafBoxes:
     if n_nodes and feature[left != -1].max(initial=-1) >= n_features:
         raise ValueError(f"the tree splits on feature {feature.max()} but n_features={n_features}")
 
-    lower, upper = _node_boxes(left, right, feature, threshold, int(n_features))
+    missing_left = getattr(structure, "missing_go_to_left", None)
+    missing_left = np.zeros(n_nodes, dtype=np.bool_) if missing_left is None else np.array(missing_left, dtype=np.bool_)
+    lower, upper, _ = _node_boxes(left, right, feature, threshold, missing_left, int(n_features))
     leaves = np.flatnonzero(left == -1).astype(np.intp)
     return LeafBoxes(leaves, lower[leaves], upper[leaves])
 
 
-@_compiled
-def _node_boxes(left, right, feature, threshold, n_features):
-    """The box of every node reachable from the root (depth first, whatever the id order).
-
-    Children inherit the parent's box and tighten it on the split feature.
-    """
+@compiled
+def _node_boxes(left, right, feature, threshold, missing_left, n_features):
+    """The box and missing flags of every node reachable from the root (depth first,
+    whatever the id order): children inherit the parent's box, and
+    :func:`trees._routing.split_box` applies the routing rule on the split feature."""
     n_nodes = left.shape[0]
     lower = np.full((n_nodes, n_features), -np.inf)
     upper = np.full((n_nodes, n_features), np.inf)
+    missing = np.ones((n_nodes, n_features), dtype=np.bool_)
     if n_nodes == 0:
-        return lower, upper
+        return lower, upper, missing
     stack = np.empty(n_nodes + 1, dtype=np.intp)
     stack[0] = 0
     top = 1
@@ -139,16 +142,8 @@ def _node_boxes(left, right, feature, threshold, n_features):
         if lc == -1:
             continue
         rc = right[node]
-        f = feature[node]
-        t = threshold[node]
-        for g in range(n_features):
-            lower[lc, g] = lower[node, g]
-            upper[lc, g] = upper[node, g]
-            lower[rc, g] = lower[node, g]
-            upper[rc, g] = upper[node, g]
-        upper[lc, f] = min(upper[node, f], t)
-        lower[rc, f] = max(lower[node, f], t)
+        split_box(lower, upper, missing, node, lc, rc, feature[node], threshold[node], missing_left[node])
         stack[top] = rc
         stack[top + 1] = lc
         top += 2
-    return lower, upper
+    return lower, upper, missing

@@ -14,10 +14,11 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from trees._grow import OrdinalTree, grow_tree
+from trees._grower import grow_tree
 from trees.criteria import _CRITERIA
 from trees._labels import check_classes, encode_labels, ordered_categories
 from trees._monotone import resolve_monotonic_cst
+from trees._tree import OrdinalTree
 from trees._validation import check_sample_weight
 
 __all__ = ["OrdinalTreeClassifier", "OrdinalDecisionTreeClassifier"]

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["resolve_monotonic_cst"]
+__all__ = ["bound_children", "resolve_monotonic_cst"]
 
 
 def _is_constraint_value(value: Any) -> bool:
@@ -93,3 +93,28 @@ def resolve_monotonic_cst(
         raise ValueError(f"monotonic_cst must hold only -1, 0 or +1 per feature; got {values.tolist()}")
     cst[:] = values
     return cst
+
+
+def bound_children(child_value: NDArray, split_cst: NDArray, lower: NDArray, upper: NDArray) -> None:
+    """Narrow, in place, the bounds of the children of splits on constrained features.
+
+    ``child_value`` holds the (left, right) class counts of every split, ``lower`` /
+    ``upper`` the bounds inherited from the parents (two per split, left first).
+    For +1 the left child's upper and the right child's lower bound become the
+    middle of the two children's mean class indices (mirrored for -1); the middle
+    is clipped into the parent's bounds so that bounds always nest. This is
+    scikit-learn's rule for monotone regression trees, with the mean class index
+    as the value.
+    """
+    w = child_value.sum(axis=1)
+    mean = (child_value @ np.arange(child_value.shape[1])) / w
+    mid = mean[0::2] / 2.0 + mean[1::2] / 2.0
+    mid = np.minimum(np.maximum(mid, lower[0::2]), upper[0::2])
+    up, down = split_cst == 1, split_cst == -1
+    # Strided views: the assignments below write into ``lower`` and ``upper``.
+    left_lower, right_lower = lower[0::2], lower[1::2]
+    left_upper, right_upper = upper[0::2], upper[1::2]
+    left_upper[up] = mid[up]
+    right_lower[up] = mid[up]
+    left_lower[down] = mid[down]
+    right_upper[down] = mid[down]

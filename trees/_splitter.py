@@ -1,0 +1,294 @@
+"""Split search of one tree level: candidate thresholds, their scores, each node's best split.
+
+The rows of the level's nodes are kept, for every feature, in one order grouped
+by node (node ``s`` holds positions ``seg[s]:seg[s+1]``, sorted by the feature
+inside). The phases, one function each:
+
+* :func:`node_statistics`: each node's encoded counts, ``n * I`` and tie tolerance;
+* :func:`candidate_features`: the features a node may split on (``max_features``);
+* :func:`is_candidate`: whether the gap after a position is a candidate threshold;
+* :func:`scan_feature`: the score of every candidate of one feature for every
+  node: running class counts along the order give the left counts, the
+  criterion (:mod:`trees._criterion`) the gain, the monotone rule may reject it;
+* :func:`keep_best`: each node's best candidate under the tie rule;
+* :func:`find_splits`: all of it for one level, features in memory-bounded blocks.
+
+The floating-point operations are those of the numpy level pass this replaced
+(cumulative sums restarted at every node by subtracting the previous node's
+total, gains as ``(mass(parent) - mass(left)) - mass(right)`` times
+``1 / w(parent)``), so the trees did not change.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from trees._compile import compiled
+from trees._criterion import children_counts, node_mass, node_mean, split_gains
+
+__all__ = ["GrowParams", "Level", "TrainingData", "find_splits"]
+
+# Gains within this share of the parent's impurity tie (the accumulation order's rounding).
+TIE_RTOL = 1e-11
+
+
+class GrowParams(NamedTuple):
+    """The growth parameters, resolved (a numba-compatible tuple)."""
+
+    min_samples_leaf: int
+    min_samples_split: int  # already at least 2 * min_samples_leaf
+    max_depth: int  # a huge number for "no limit"
+    max_features: int
+    min_impurity_decrease: float
+    total_weight: float
+    exact: bool  # integer weights: every sum of counts is exact, in any order
+    block_elements: int  # bounds the (features x rows) score block of one pass
+
+
+class TrainingData(NamedTuple):
+    """The training rows as the kernels read them (a numba-compatible tuple)."""
+
+    XT: NDArray[np.float64]  # (n_features, n_rows), features contiguous
+    YW: NDArray[np.float64]  # (n_rows, K): a row's encoded one-hot weight, classes contiguous
+    y: NDArray[np.intp]
+    w: NDArray[np.float64]
+
+
+class Level(NamedTuple):
+    """The nodes still to split: ``frontier[s]`` owns positions ``seg[s]:seg[s+1]`` of
+    ``order[f]``, the rows sorted by feature ``f`` within each node, and of
+    ``values[f]``, their values of feature ``f`` (read in order, not gathered)."""
+
+    order: NDArray[np.intp]
+    values: NDArray[np.float64]
+    seg: NDArray[np.intp]
+    frontier: NDArray[np.intp]
+
+
+class NodeStats(NamedTuple):
+    encoded: NDArray[np.float64]  # (nf, K) encoded class counts
+    mass: NDArray[np.float64]  # n * I (I for ranking)
+    tol: NDArray[np.float64]  # tie tolerance on the gains
+    present: NDArray[np.bool_]  # (nf, K) classes with a positive count (wig's weights)
+    weight: NDArray[np.float64]  # total weight
+
+
+class BestSplits(NamedTuple):
+    gain: NDArray[np.float64]
+    feature: NDArray[np.intp]
+    position: NDArray[np.intp]  # the last position on the left in the feature's order
+
+
+@compiled
+def node_statistics(kern, tables, value_of, frontier, parent_w):
+    """Encoded counts, ``n * I``, tie tolerance and present classes of the level's nodes."""
+    nf = frontier.shape[0]
+    K = value_of.shape[1]
+    encoded = np.empty((nf, K))
+    mass = np.empty(nf)
+    tol = np.empty(nf)
+    present = np.empty((nf, K), dtype=np.bool_)
+    for s in range(nf):
+        node = frontier[s]
+        acc = 0.0
+        for k in range(K):
+            present[s, k] = value_of[node, k] > 0
+            if kern.cumulative:
+                acc = value_of[node, k] if k == 0 else acc + value_of[node, k]
+                encoded[s, k] = acc
+            else:
+                encoded[s, k] = value_of[node, k]
+        mass[s] = node_mass(kern, tables, encoded[s], present[s])
+        impurity = mass[s] / parent_w[s] if kern.weighted else mass[s]
+        tol[s] = TIE_RTOL * abs(impurity)
+    return NodeStats(encoded, mass, tol, present, parent_w)
+
+
+@compiled(inline=True)
+def is_candidate(x_left, x_right, n_left, n_node, min_samples_leaf):
+    """Whether the gap between two consecutive values of a node's sorted feature is a
+    candidate threshold: the values differ, and each side keeps at least
+    ``min_samples_leaf`` of the node's ``n_node`` rows (``n_left`` on the left)."""
+    return n_left >= min_samples_leaf and n_node - n_left >= min_samples_leaf and x_left < x_right
+
+
+@compiled
+def _kth_smallest(values, k):
+    """The k-th smallest value (1-based), as ``np.sort(values)[k - 1]`` (no numba sort: see
+    :func:`trees._compile.compiled`)."""
+    work = values.copy()
+    for i in range(1, work.shape[0]):
+        v = work[i]
+        j = i - 1
+        while j >= 0 and work[j] > v:
+            work[j + 1] = work[j]
+            j -= 1
+        work[j + 1] = v
+    return work[k - 1]
+
+
+@compiled
+def candidate_features(level, keys, params):
+    """Which features each node may split on: all of them, or the ``max_features`` with
+    the smallest random ``keys`` among those with a candidate in the node (as in
+    scikit-learn, features without one are skipped and do not count)."""
+    values, seg = level.values, level.seg
+    d = values.shape[0]
+    nf = seg.shape[0] - 1
+    chosen = np.ones((nf, d), dtype=np.bool_)
+    if params.max_features >= d:
+        return chosen
+    key_row = np.empty(d)
+    has = np.zeros(d, dtype=np.bool_)
+    for s in range(nf):
+        start, end = seg[s], seg[s + 1]
+        for f in range(d):
+            has[f] = False
+            for p in range(start, end - 1):
+                if is_candidate(values[f, p], values[f, p + 1], p - start + 1, end - start,
+                                params.min_samples_leaf):
+                    has[f] = True
+                    break
+            key_row[f] = keys[s, f] if has[f] else 2.0
+        kth = _kth_smallest(key_row, params.max_features)
+        for f in range(d):
+            chosen[s, f] = key_row[f] <= kth and has[f]
+    return chosen
+
+
+@compiled
+def _monotone_filter(kern, left_rows, n_rows, parent, exact, sign, lower, upper, gains):
+    """scikit-learn's monotone rule on a batch of candidates: a candidate whose children's
+    (unclipped) mean class indices leave the node's bounds or go against the constraint
+    (``sign * (right - left) < 0``) gets gain ``-inf``."""
+    K = parent.shape[0]
+    lv = np.empty(K)
+    rv = np.empty(K)
+    for i in range(n_rows):
+        children_counts(left_rows[i], parent, exact, lv, rv)
+        mean_left = node_mean(kern, lv)
+        mean_right = node_mean(kern, rv)
+        if not ((mean_right - mean_left) * sign >= 0 and mean_left >= lower and mean_left <= upper
+                and mean_right >= lower and mean_right <= upper):
+            gains[i] = -np.inf
+
+
+# Candidates scored per call of the criterion: a few kilobytes of left counts.
+_BATCH = 64
+
+
+@compiled
+def scan_feature(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
+    """Write the gain of every candidate of feature ``f`` into ``gains`` (one per position).
+
+    One pass along ``f``'s order: ``run`` holds the running encoded counts of the
+    rows so far, restarted at every node by subtracting the previous node's total
+    (numpy's cumulative sum over the whole order, exactly); the left child of the
+    gap after position ``p - 1`` holds ``run`` before row ``p`` is added (the gap is
+    judged when the value after it is read). The
+    left counts of a node's candidates are scored in batches by
+    :func:`trees._criterion.split_gains`, then filtered by the monotone rule. Other
+    positions keep their value (``-inf``).
+    """
+    YW, order, values, seg, frontier = data.YW, level.order, level.values, level.seg, level.frontier
+    encoded = stats.encoded
+    msl = params.min_samples_leaf
+    K = YW.shape[1]
+    run = np.empty(K)
+    batch = np.empty((_BATCH, K))
+    positions = np.empty(_BATCH, dtype=np.intp)
+    scores = np.empty(_BATCH)
+    for s in range(seg.shape[0] - 1):
+        start, end = seg[s], seg[s + 1]
+        use = chosen[s, f]
+        n_batch = 0
+        previous = 0.0
+        for p in range(start, end):
+            row = order[f, p]
+            if use:
+                value = values[f, p]
+                if p > start and is_candidate(previous, value, p - start, end - start, msl):
+                    for k in range(K):
+                        batch[n_batch, k] = run[k]
+                    positions[n_batch] = p - 1
+                    n_batch += 1
+                    if n_batch == _BATCH:
+                        _score(gains, batch, positions, scores, n_batch, s, f, stats, kern, tables, params, cst,
+                               lower_of[frontier[s]], upper_of[frontier[s]])
+                        n_batch = 0
+                previous = value
+            for k in range(K):
+                x = YW[row, k]
+                if p == start and s > 0:
+                    x = x - encoded[s - 1, k]
+                run[k] = x if p == 0 else run[k] + x
+        if n_batch > 0:
+            _score(gains, batch, positions, scores, n_batch, s, f, stats, kern, tables, params, cst,
+                   lower_of[frontier[s]], upper_of[frontier[s]])
+
+
+@compiled
+def _score(gains, batch, positions, scores, n_batch, s, f, stats, kern, tables, params, cst, lower, upper):
+    """Score a batch of candidates of node ``s`` and write their gains at their positions."""
+    split_gains(kern, tables, batch, n_batch, stats.encoded[s], stats.present[s], stats.mass[s],
+                1.0 / stats.weight[s], params.exact, scores)
+    if cst[f] != 0:
+        _monotone_filter(kern, batch, n_batch, stats.encoded[s], params.exact, cst[f], lower, upper, scores)
+    for i in range(n_batch):
+        gains[positions[i]] = scores[i]
+
+
+@compiled
+def keep_best(G, f0, seg, tol, best):
+    """Update each node's best split from the gains ``G`` of features ``f0, f0 + 1, ...``.
+
+    The tie rule: gains within the node's tolerance of the best are ties, and the
+    lowest feature, then the lowest position wins; an earlier block keeps its
+    split unless this block's best exceeds it by more than the tolerance.
+    """
+    c = G.shape[0]
+    for s in range(seg.shape[0] - 1):
+        start, end = seg[s], seg[s + 1]
+        top = -np.inf
+        for fi in range(c):
+            for p in range(start, end):
+                if G[fi, p] > top:
+                    top = G[fi, p]
+        if not top > best.gain[s] + tol[s]:
+            continue
+        cut = top - tol[s]
+        done = False
+        for fi in range(c):
+            for p in range(start, end):
+                if G[fi, p] >= cut:
+                    best.gain[s] = G[fi, p]
+                    best.feature[s] = f0 + fi
+                    best.position[s] = p
+                    done = True
+                    break
+            if done:
+                break
+
+
+@compiled
+def find_splits(data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
+    """Each node's best split (gain ``-inf`` and feature ``-1`` where there is none).
+
+    Features are scored in blocks of at most ``params.block_elements / (rows * K)``
+    features, which bounds the memory of the gain block.
+    """
+    d, m = level.order.shape
+    nf = level.frontier.shape[0]
+    K = data.YW.shape[1]
+    best = BestSplits(np.full(nf, -np.inf), np.full(nf, -1, dtype=np.intp), np.full(nf, -1, dtype=np.intp))
+    block = max(1, params.block_elements // max(1, m * K))
+    for f0 in range(0, d, block):
+        f1 = min(d, f0 + block)
+        G = np.full((f1 - f0, m), -np.inf)
+        for f in range(f0, f1):
+            scan_feature(G[f - f0], f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of)
+        keep_best(G, f0, level.seg, stats.tol, best)
+    return best
