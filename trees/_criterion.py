@@ -54,12 +54,12 @@ class CriterionKernel(NamedTuple):
 class CriterionTables(NamedTuple):
     """The tables of ``entropy`` and ``wig``: ``xlogx[i] = i log i`` and ``log[i] = log i``
     (``log[0] = 0``) for the integers up to the total weight, or empty arrays when the
-    counts are not integers; ``wig_dist[j] = j ** wig_power`` for the distances
-    ``j = 0..K-1`` to the mode."""
+    counts are not integers; ``wig_weights[m, k] = |k - m| ** wig_power``, the weight
+    of class ``k`` in a node of mode ``m`` (before normalisation)."""
 
     xlogx: NDArray[np.float64]
     log: NDArray[np.float64]
-    wig_dist: NDArray[np.float64]
+    wig_weights: NDArray[np.float64]
 
 
 def criterion_kernel(
@@ -77,10 +77,11 @@ def criterion_kernel(
         log = np.zeros_like(values)
         np.log(values, out=log, where=values > 0)
         xlogx = log * values
-    dist = np.arange(n_classes, dtype=np.float64)
+    classes = np.arange(n_classes)
+    weights = np.abs(np.subtract.outer(classes, classes)).astype(np.float64)
     if code == WIG and float(wig_power) != 1.0:
-        dist **= float(wig_power)
-    return CriterionKernel(code, bool(crit.cumulative), bool(crit.weighted)), CriterionTables(xlogx, log, dist)
+        weights **= float(wig_power)
+    return CriterionKernel(code, bool(crit.cumulative), bool(crit.weighted)), CriterionTables(xlogx, log, weights)
 
 
 @compiled(inline=True)
@@ -143,7 +144,7 @@ def _ogini(v):
 
 
 @compiled(inline=True)
-def wig_norms(present, wig_dist):
+def wig_norms(present, wig_weights):
     """``norm[m] = sum_{k present} |k - m|^a`` for every mode ``m``: the normaliser of the
     wig weights of a node whose classes ``present`` are the parent's (summed in class order)."""
     K = present.shape[0]
@@ -151,26 +152,27 @@ def wig_norms(present, wig_dist):
     for mode in range(K):
         norm = 0.0
         for k in range(K):
-            norm = norm + wig_dist[abs(mode - k)] * (1.0 if present[k] else 0.0)
+            norm = norm + wig_weights[mode, k] * (1.0 if present[k] else 0.0)
         norms[mode] = norm
     return norms
 
 
 @compiled(inline=True)
-def _wig(v, norms, xlogx, log, wig_dist, use_table):
+def _wig(v, norms, xlogx, log, wig_weights, use_table):
     """Weights ``|k - mode|^a / norms[mode]`` (the lowest class is the mode on ties)."""
     K = v.shape[0]
-    n = _total(v)
+    n = v[0]
     mode = 0
     best = v[0]
     for k in range(1, K):
+        n = n + v[k]
         if v[k] > best:
             mode = k
         best = max(best, v[k])
     acc_xlogx = 0.0
     acc_lin = 0.0
     for k in range(K):
-        dist = wig_dist[abs(mode - k)]
+        dist = wig_weights[mode, k]
         acc_xlogx = acc_xlogx + dist * _xlogx(xlogx, v[k], use_table)
         acc_lin = acc_lin + dist * v[k]
     acc_xlogx = acc_xlogx - acc_lin * _log(log, n if n > 0 else 1.0, use_table)
@@ -202,7 +204,8 @@ def node_mass(kern, tables, v, present):
     if code == OGINI:
         return _ogini(v)
     if code == WIG:
-        return _wig(v, wig_norms(present, tables.wig_dist), tables.xlogx, tables.log, tables.wig_dist, use_table)
+        return _wig(v, wig_norms(present, tables.wig_weights), tables.xlogx, tables.log, tables.wig_weights,
+                    use_table)
     return _ranking(v)
 
 
@@ -236,7 +239,7 @@ def split_gains(kern, tables, left_rows, n_rows, parent, present, parent_mass, s
     lv = np.empty(K)
     rv = np.empty(K)
     code = kern.code
-    xlogx, log, wig_dist = tables.xlogx, tables.log, tables.wig_dist
+    xlogx, log, wig_weights = tables.xlogx, tables.log, tables.wig_weights
     if code == GINI:
         for i in range(n_rows):
             children_counts(left_rows[i], parent, exact, lv, rv)
@@ -258,17 +261,17 @@ def split_gains(kern, tables, left_rows, n_rows, parent, present, parent_mass, s
             children_counts(left_rows[i], parent, exact, lv, rv)
             out[i] = (parent_mass - _entropy(lv, xlogx, False) - _entropy(rv, xlogx, False)) * scale
     elif xlogx.shape[0] > 0:
-        norms = wig_norms(present, wig_dist)
+        norms = wig_norms(present, wig_weights)
         for i in range(n_rows):
             children_counts(left_rows[i], parent, exact, lv, rv)
-            out[i] = (parent_mass - _wig(lv, norms, xlogx, log, wig_dist, True)
-                      - _wig(rv, norms, xlogx, log, wig_dist, True)) * scale
+            out[i] = (parent_mass - _wig(lv, norms, xlogx, log, wig_weights, True)
+                      - _wig(rv, norms, xlogx, log, wig_weights, True)) * scale
     else:
-        norms = wig_norms(present, wig_dist)
+        norms = wig_norms(present, wig_weights)
         for i in range(n_rows):
             children_counts(left_rows[i], parent, exact, lv, rv)
-            out[i] = (parent_mass - _wig(lv, norms, xlogx, log, wig_dist, False)
-                      - _wig(rv, norms, xlogx, log, wig_dist, False)) * scale
+            out[i] = (parent_mass - _wig(lv, norms, xlogx, log, wig_weights, False)
+                      - _wig(rv, norms, xlogx, log, wig_weights, False)) * scale
 
 
 @compiled(inline=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from trees._routing import apply_nodes
+from trees._routing import apply_nodes, traversal_tables
 
 __all__ = ["OrdinalTree"]
 
@@ -113,6 +113,7 @@ class OrdinalTree:
             n_right = self.n_node_samples.take(np.where(is_leaf, 0, self.children_right))
             missing_go_to_left = ~is_leaf & (n_left > n_right)
         self.missing_go_to_left = np.asarray(missing_go_to_left, dtype=np.bool_)
+        self._tables = traversal_tables(self.children_left, self.feature, self.threshold, self.missing_go_to_left)
 
     def set_thresholds(self, threshold: NDArray[np.float64]) -> None:
         """Replace the split thresholds (entries of leaves are ignored).
@@ -141,6 +142,7 @@ class OrdinalTree:
         if not np.all(np.isfinite(threshold[~is_leaf])):
             raise ValueError("threshold must be finite at internal nodes")
         self.threshold = np.where(is_leaf, -2.0, threshold)
+        self._tables = traversal_tables(self.children_left, self.feature, self.threshold, self.missing_go_to_left)
 
     def apply(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
         """Leaf id of every row of a validated float64 matrix.
@@ -157,9 +159,9 @@ class OrdinalTree:
 
         Notes
         -----
-        One compiled walk per row with the routing rule of :mod:`trees._routing`
-        (NaN follows ``missing_go_to_left``): O(n_samples * depth).
+        Compiled passes, one tree level each, with the routing rule of
+        :mod:`trees._routing` (NaN follows ``missing_go_to_left``):
+        O(n_samples * max_depth).
         """
         X = np.ascontiguousarray(X, dtype=np.float64)
-        return apply_nodes(X, self.children_left, self.children_right, self.feature, self.threshold,
-                           self.missing_go_to_left)
+        return apply_nodes(X, *self._tables, self.max_depth)
