@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from trees._compile import compiled
 from trees._criterion import criterion_kernel
-from trees._monotone import bound_children
+from trees._monotone import bound_children, neighbour_bounds, project_leaf_means, tree_leaf_order
 from trees._partition import NodeArrays, next_level, split_nodes
 from trees._splitter import GrowParams, Level, TrainingData, candidate_features, find_splits, node_statistics
 from trees._tree import OrdinalTree
@@ -105,16 +105,28 @@ def grow_tree(
     wig_power: float,
     rng: np.random.RandomState | None,
     monotonic_cst: NDArray[np.int8] | None = None,
+    monotonic_method: str = "basic",
 ) -> OrdinalTree:
     """Grow a tree on rows with positive weight (validated inputs).
 
     ``y`` holds class indices 0..n_classes-1 and ``sample_weight`` is positive.
-    ``monotonic_cst`` (int8, -1/0/+1 per feature, or None) constrains the nodes'
-    mean class index as scikit-learn constrains a regression tree's values: a
-    split on a constrained feature must order its children's means and keep them
-    inside the node's bounds, and gives its children the bounds ``[lower, mid]``
-    and ``[mid, upper]`` (in the constraint's direction), ``mid`` the average of
-    the two means; every node's ``mean_index`` is clipped into its bounds.
+    ``monotonic_cst`` (int8, -1/0/+1 per feature, or None) makes the leaves' mean
+    class index (``mean_index``) monotone, by the rule ``monotonic_method``:
+
+    * ``"basic"``, scikit-learn's rule for regression trees: a split on a
+      constrained feature must order its children's means and keep them inside
+      the node's bounds, and gives its children the bounds ``[lower, mid]`` and
+      ``[mid, upper]`` (in the constraint's direction), ``mid`` the average of the
+      two means; every node's ``mean_index`` is clipped into its bounds. Monotone
+      whatever the thresholds.
+    * ``"intermediate"``: the same, but before every level each frontier node's
+      bounds are recomputed from the values of the cells it touches across a
+      constrained face (:func:`trees._monotone.neighbour_bounds`), which is
+      looser than bounds inherited from the ancestors.
+    * ``"isotonic"``: the tree grows as without constraints, then the leaves'
+      means are projected onto the order of their faces
+      (:func:`trees._monotone.project_leaf_means`).
+
     ``rng`` draws the feature subsets of ``max_features`` (unused, and may be None,
     when ``max_features >= n_features``). Returns the fitted :class:`OrdinalTree`.
 
@@ -141,7 +153,8 @@ def grow_tree(
     cst = np.zeros(d, dtype=np.int8)
     if monotonic_cst is not None and np.any(monotonic_cst):
         cst = np.asarray(monotonic_cst, dtype=np.int8)
-    constrained = bool(cst.any())
+    rule = monotonic_method if cst.any() else None
+    growth_cst = np.zeros(d, dtype=np.int8) if rule == "isotonic" else cst
     data = _training_data(X, y, sample_weight, crit, K)
     order = np.ascontiguousarray(np.argsort(data.XT, axis=1, kind="stable"), dtype=np.intp)
 
@@ -155,22 +168,41 @@ def grow_tree(
         level = Level(order, values, np.zeros(1, dtype=np.intp), np.zeros(0, dtype=np.intp))
     child_of_row = np.full(n, -1, dtype=np.intp)
     size = 1
-    if exact and max_features >= d and not constrained:
-        size = _grow_levels(data, level, kern, tables, params, cst, nodes, size, child_of_row)
+    if exact and max_features >= d and not growth_cst.any():
+        size = _grow_levels(data, level, kern, tables, params, growth_cst, nodes, size, child_of_row)
     else:
-        no_keys = np.empty((0, 0))
-        while level.frontier.size:
-            parent_w = nodes.value[level.frontier].sum(axis=1)
-            keys = rng.random_sample((level.frontier.size, d)) if max_features < d else no_keys
-            level, size, splits = _grow_level(data, level, parent_w, keys, kern, tables, params, cst, nodes,
-                                              size, child_of_row)
-            if constrained and splits.feature.size:
-                children = np.arange(splits.first_child, splits.first_child + splits.value.shape[0])
-                lower, upper = nodes.lower[children], nodes.upper[children]
-                bound_children(splits.value, cst[splits.feature], lower, upper)
-                nodes.lower[children] = lower
-                nodes.upper[children] = upper
-    return _finish(nodes, size, crit, float(wig_power), d, monotonic_cst)
+        size = _level_by_level(data, level, kern, tables, params, growth_cst, nodes, size, child_of_row, rng, rule)
+    tree = _finish(nodes, size, crit, float(wig_power), d, monotonic_cst)
+    if rule == "isotonic":
+        project_leaf_means(tree, cst)
+    elif rule == "intermediate":
+        # The bounds keep the means monotone (neighbour_bounds); should rounding ever break
+        # a pair, the projection repairs it.
+        leaves, below, above = tree_leaf_order(tree, cst)
+        if np.any(tree.mean_index[leaves[below]] > tree.mean_index[leaves[above]]):
+            project_leaf_means(tree, cst)
+    return tree
+
+
+def _level_by_level(data, level, kern, tables, params, cst, nodes, size, child_of_row, rng, rule) -> int:
+    """Grow level by level, with feature subsets drawn in numpy and the monotone bounds
+    of ``rule`` ("basic", "intermediate" or None) between the levels; returns the size."""
+    d = level.order.shape[0]
+    no_keys = np.empty((0, 0))
+    while level.frontier.size:
+        if rule == "intermediate":
+            neighbour_bounds(nodes, size, level.frontier, cst)
+        parent_w = nodes.value[level.frontier].sum(axis=1)
+        keys = rng.random_sample((level.frontier.size, d)) if params.max_features < d else no_keys
+        level, size, splits = _grow_level(data, level, parent_w, keys, kern, tables, params, cst, nodes,
+                                          size, child_of_row)
+        if rule in ("basic", "intermediate") and splits.feature.size:
+            children = np.arange(splits.first_child, splits.first_child + splits.value.shape[0])
+            lower, upper = nodes.lower[children], nodes.upper[children]
+            bound_children(splits.value, cst[splits.feature], lower, upper)
+            nodes.lower[children] = lower
+            nodes.upper[children] = upper
+    return size
 
 
 def _finish(nodes: NodeArrays, size: int, crit, wig_power: float, n_features: int, monotonic_cst) -> OrdinalTree:
