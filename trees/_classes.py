@@ -136,6 +136,16 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     sums). Fit costs O(p n log n) for the presort plus O(p n K) per level;
     ``apply``/``predict`` cost O(n depth). Rows with zero weight are ignored.
 
+    Missing values (NaN in ``X``), as in scikit-learn's trees: at every split the
+    rows whose feature is missing go left or right, whichever scores better
+    (``tree_.missing_go_to_left``), and one more candidate sends all the real
+    values left and the missing ones right (threshold ``+inf``). On a tie the
+    lower feature, then the lower threshold, then missing values sent right wins.
+    A split whose feature had no missing value among the node's training rows
+    sends them, at predict time, to the child with more training rows (the right
+    one on a tie), as scikit-learn does. :func:`trees.leaf_boxes` with
+    ``missing=True`` says which leaves hold the missing values of each feature.
+
     Monotone constraints. The leaves of a tree are partially ordered: a leaf lies
     below another when they share a face across a constrained feature and the
     other is on the side where the prediction may only grow (docs/design.md
@@ -252,7 +262,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data, finite.
+            Training data: finite values, or NaN for a missing value (see the Notes).
         y : array-like of shape (n_samples,)
             Ordinal labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -267,14 +277,14 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            On NaN/inf in ``X``, inconsistent lengths, a single class without
+            On infinite values in ``X``, inconsistent lengths, a single class without
             ``classes``, ``classes`` missing a label of ``y``, negative or
             non-finite weights, or invalid parameters (``monotonic_cst``: wrong
             length, values outside {-1, 0, 1}, a dict without feature names in
             ``X`` or naming an unknown feature).
         """
         categories = ordered_categories(y)
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite="allow-nan")
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes if self.classes is not None else categories)
         if self.classes is None and categories is None and self.classes_.shape[0] < 2:
@@ -292,7 +302,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
 
         For ensembles that grow many trees on one validated data set (OTreeBagger),
         where repeating :meth:`fit`'s checks cost more than growing a small tree.
-        Needs ``classes`` (``classes_`` is then that order). ``X`` is a finite float64
+        Needs ``classes`` (``classes_`` is then that order). ``X`` is a float64 (finite or NaN)
         array without column names, ``y_idx`` the class indices into ``classes``, and
         ``sample_weight`` finite non-negative float64 weights with a positive total.
         The parameters are validated unless ``validate_params=False`` (for trees that
@@ -364,6 +374,11 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         )
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
     def _resolve_max_features(self, n_features: int) -> int:
         mf = self.max_features
         if mf is None:
@@ -430,7 +445,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        return validate_data(self, X, reset=False, dtype=np.float64, order="C", ensure_all_finite="allow-nan")
 
     def apply(self, X: ArrayLike) -> NDArray[np.intp]:
         """Return the id of the leaf each sample falls into.
@@ -438,7 +453,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite input data.
+            Input data (NaN for a missing value).
 
         Returns
         -------
@@ -461,7 +476,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite input data.
+            Input data (NaN for a missing value).
 
         Returns
         -------
@@ -484,7 +499,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite input data.
+            Input data (NaN for a missing value).
 
         Returns
         -------

@@ -164,8 +164,8 @@ def _face_pairs(left, feature, threshold, lower, upper, missing, cst):
     stack = np.empty((n_nodes + 2, 2), dtype=np.intp)
     for v in range(n_nodes):
         f = feature[v]
-        if left[v] == -1 or cst[f] == 0:
-            continue
+        if left[v] == -1 or cst[f] == 0 or not np.isfinite(threshold[v]):
+            continue  # a threshold of +inf separates the missing values: not a face between real values
         t = threshold[v]
         top = 0
         stack[0, 0] = left[v]

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from trees._compile import compiled
 from trees._routing import goes_left
-from trees._splitter import Level
+from trees._splitter import Level, n_missing_at_end
 
 __all__ = ["NodeArrays", "Splits", "next_level", "split_nodes"]
 
@@ -64,8 +64,10 @@ def split_nodes(data, level, best, stats, params, nodes, size, child_of_row):
 
     A best gain within the tie tolerance of zero counts as zero, so whether such a
     node splits does not depend on the rounding of the sums. Child counts are summed
-    in the order of feature 0. A split learnt without missing values sends them to
-    the child with more rows (the right one on a tie), as scikit-learn's trees do.
+    in the order of feature 0. A split that separates the real values from the
+    missing ones has threshold ``+inf``. A split learnt without missing values in
+    its feature sends them to the child with more rows (the right one on a tie), as
+    scikit-learn's trees do.
     """
     XT, y, w, order, seg, frontier = data.XT, data.y, data.w, level.order, level.seg, level.frontier
     values = level.values
@@ -90,18 +92,26 @@ def split_nodes(data, level, best, stats, params, nodes, size, child_of_row):
             continue
         node = frontier[s]
         f, p = best.feature[s], best.position[s]
-        thr = _threshold(values[f, p], values[f, p + 1])
+        seen_missing = n_missing_at_end(values, f, seg[s], seg[s + 1]) > 0
+        missing_left = best.missing_left[s]
+        if values[f, p + 1] != values[f, p + 1]:
+            thr = np.inf  # the real values against the missing ones
+        else:
+            thr = _threshold(values[f, p], values[f, p + 1])
         nodes.feature[node] = f
         nodes.threshold[node] = thr
         nodes.left[node] = size + 2 * slot
         feature[slot] = f
         for q in range(seg[s], seg[s + 1]):
             row = order[0, q]
-            child = 2 * slot + (0 if goes_left(XT[f, row], thr, False) else 1)
+            child = 2 * slot + (0 if goes_left(XT[f, row], thr, missing_left) else 1)
             value[child, y[row]] += w[row]
             n_samples[child] += 1
             child_of_row[row] = child
-        nodes.missing_left[node] = n_samples[2 * slot] > n_samples[2 * slot + 1]
+        if seen_missing:
+            nodes.missing_left[node] = missing_left
+        else:
+            nodes.missing_left[node] = n_samples[2 * slot] > n_samples[2 * slot + 1]
     return Splits(size, slot_of, feature, value, n_samples, child_of_row)
 
 

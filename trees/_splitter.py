@@ -80,6 +80,7 @@ class BestSplits(NamedTuple):
     gain: NDArray[np.float64]
     feature: NDArray[np.intp]
     position: NDArray[np.intp]  # the last position on the left in the feature's order
+    missing_left: NDArray[np.bool_]  # the node's missing values of the feature go left
 
 
 @compiled
@@ -130,6 +131,35 @@ def _kth_smallest(values, k):
     return work[k - 1]
 
 
+@compiled(inline=True)
+def n_missing_at_end(values, f, start, end):
+    """How many of the node's rows ``[start, end)`` have feature ``f`` missing: they sit
+    at the end of its segment (numpy sorts NaN last and the partitions keep the order)."""
+    count = 0
+    while count < end - start and values[f, end - 1 - count] != values[f, end - 1 - count]:
+        count += 1
+    return count
+
+
+@compiled(inline=True)
+def _has_candidate(values, f, start, end, min_samples_leaf):
+    """Whether the node ``[start, end)`` has a candidate split on feature ``f`` (a gap between
+    distinct values with its missing values on either side, or real values against
+    missing ones)."""
+    n_node = end - start
+    n_missing = n_missing_at_end(values, f, start, end)
+    n_real = n_node - n_missing
+    if n_missing > 0 and n_real >= min_samples_leaf and n_missing >= min_samples_leaf and n_real > 0:
+        return True
+    for p in range(start, start + n_real - 1):
+        n_left = p - start + 1
+        if (is_candidate(values[f, p], values[f, p + 1], n_left, n_node, min_samples_leaf)
+                or (n_missing > 0 and is_candidate(values[f, p], values[f, p + 1], n_left + n_missing, n_node,
+                                                   min_samples_leaf))):
+            return True
+    return False
+
+
 @compiled
 def candidate_features(level, keys, params):
     """Which features each node may split on: all of them, or the ``max_features`` with
@@ -146,12 +176,7 @@ def candidate_features(level, keys, params):
     for s in range(nf):
         start, end = seg[s], seg[s + 1]
         for f in range(d):
-            has[f] = False
-            for p in range(start, end - 1):
-                if is_candidate(values[f, p], values[f, p + 1], p - start + 1, end - start,
-                                params.min_samples_leaf):
-                    has[f] = True
-                    break
+            has[f] = _has_candidate(values, f, start, end, params.min_samples_leaf)
             key_row[f] = keys[s, f] if has[f] else 2.0
         kth = _kth_smallest(key_row, params.max_features)
         for f in range(d):
@@ -180,97 +205,174 @@ def _monotone_filter(kern, left_rows, n_rows, parent, exact, sign, lower, upper,
 _BATCH = 64
 
 
+class Batch(NamedTuple):
+    """Candidates of one node and feature waiting to be scored (work arrays)."""
+
+    left: NDArray[np.float64]  # (_BATCH, K) encoded left counts, missing values excluded
+    shifted: NDArray[np.float64]  # (_BATCH, K) the same plus the node's missing rows
+    position: NDArray[np.intp]  # last position on the left
+    right_ok: NDArray[np.bool_]  # valid with the missing values sent right
+    left_ok: NDArray[np.bool_]  # valid with the missing values sent left
+    scores: NDArray[np.float64]
+    missing: NDArray[np.float64]  # (K,) encoded counts of the node's missing rows
+
+
 @compiled
-def scan_feature(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
-    """Write the gain of every candidate of feature ``f`` into ``gains`` (one per position).
+def scan_feature(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
+    """Write the gain of every candidate of feature ``f`` (one per position) into ``gains``
+    (missing values sent right) and ``gains_left`` (sent left; empty if the level has none).
 
     One pass along ``f``'s order: ``run`` holds the running encoded counts of the
     rows so far, restarted at every node by subtracting the previous node's total
     (numpy's cumulative sum over the whole order, exactly); the left child of the
     gap after position ``p - 1`` holds ``run`` before row ``p`` is added (the gap is
-    judged when the value after it is read). The
-    left counts of a node's candidates are scored in batches by
-    :func:`trees._criterion.split_gains`, then filtered by the monotone rule. Other
-    positions keep their value (``-inf``).
+    judged when the value after it is read). A node's rows with ``f`` missing come
+    last: each gap between real values is scored with them on either side, and
+    one more candidate sends every real value left and the missing ones right
+    (threshold ``+inf``, at the last real position), as scikit-learn's trees do.
+    Candidates are scored in batches by :func:`trees._criterion.split_gains`, then
+    filtered by the monotone rule. Other positions keep their value (``-inf``).
     """
-    YW, order, values, seg, frontier = data.YW, level.order, level.values, level.seg, level.frontier
+    YW, order, values, seg = data.YW, level.order, level.values, level.seg
     encoded = stats.encoded
     msl = params.min_samples_leaf
     K = YW.shape[1]
     run = np.empty(K)
-    batch = np.empty((_BATCH, K))
-    positions = np.empty(_BATCH, dtype=np.intp)
-    scores = np.empty(_BATCH)
+    real_total = np.empty(K)
+    batch = Batch(np.empty((_BATCH, K)), np.empty((_BATCH, K)), np.empty(_BATCH, dtype=np.intp),
+                  np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH), np.empty(K))
     for s in range(seg.shape[0] - 1):
         start, end = seg[s], seg[s + 1]
         use = chosen[s, f]
+        n_node = end - start
+        n_missing = n_missing_at_end(values, f, start, end) if use else 0
+        last_real = end - 1 - n_missing
+        if n_missing > 0:
+            _missing_counts(YW, order, f, last_real + 1, end, batch.missing)
         n_batch = 0
         previous = 0.0
         for p in range(start, end):
             row = order[f, p]
-            if use:
+            if use and p <= last_real:
                 value = values[f, p]
-                if p > start and is_candidate(previous, value, p - start, end - start, msl):
-                    for k in range(K):
-                        batch[n_batch, k] = run[k]
-                    positions[n_batch] = p - 1
-                    n_batch += 1
-                    if n_batch == _BATCH:
-                        _score(gains, batch, positions, scores, n_batch, s, f, stats, kern, tables, params, cst,
-                               lower_of[frontier[s]], upper_of[frontier[s]])
-                        n_batch = 0
+                if p > start:
+                    right_ok = is_candidate(previous, value, p - start, n_node, msl)
+                    left_ok = n_missing > 0 and is_candidate(previous, value, p - start + n_missing, n_node, msl)
+                    if right_ok or left_ok:
+                        for k in range(K):
+                            batch.left[n_batch, k] = run[k]
+                        batch.position[n_batch] = p - 1
+                        batch.right_ok[n_batch] = right_ok
+                        batch.left_ok[n_batch] = left_ok
+                        n_batch += 1
+                        if n_batch == _BATCH:
+                            _score(gains, gains_left, batch, n_batch, n_missing, s, f, stats, kern, tables, params,
+                                   cst, lower_of, upper_of, level.frontier)
+                            n_batch = 0
                 previous = value
             for k in range(K):
                 x = YW[row, k]
                 if p == start and s > 0:
                     x = x - encoded[s - 1, k]
                 run[k] = x if p == 0 else run[k] + x
+            if p == last_real:
+                real_total[:] = run
         if n_batch > 0:
-            _score(gains, batch, positions, scores, n_batch, s, f, stats, kern, tables, params, cst,
-                   lower_of[frontier[s]], upper_of[frontier[s]])
+            _score(gains, gains_left, batch, n_batch, n_missing, s, f, stats, kern, tables, params, cst,
+                   lower_of, upper_of, level.frontier)
+        if n_missing > 0 and n_missing >= msl and n_node - n_missing >= max(msl, 1):
+            # Every real value left, the missing ones right.
+            batch.left[0] = real_total
+            batch.position[0] = last_real
+            batch.right_ok[0] = True
+            batch.left_ok[0] = False
+            _score(gains, gains_left, batch, 1, 0, s, f, stats, kern, tables, params, cst, lower_of, upper_of,
+                   level.frontier)
 
 
 @compiled
-def _score(gains, batch, positions, scores, n_batch, s, f, stats, kern, tables, params, cst, lower, upper):
-    """Score a batch of candidates of node ``s`` and write their gains at their positions."""
-    split_gains(kern, tables, batch, n_batch, stats.encoded[s], stats.present[s], stats.mass[s],
-                1.0 / stats.weight[s], params.exact, scores)
-    if cst[f] != 0:
-        _monotone_filter(kern, batch, n_batch, stats.encoded[s], params.exact, cst[f], lower, upper, scores)
-    for i in range(n_batch):
-        gains[positions[i]] = scores[i]
+def _missing_counts(YW, order, f, first, end, out):
+    """Encoded counts of the rows at positions ``[first, end)`` of ``f``'s order."""
+    out[:] = 0.0
+    for p in range(first, end):
+        for k in range(out.shape[0]):
+            out[k] += YW[order[f, p], k]
 
 
 @compiled
-def keep_best(G, f0, seg, tol, best):
-    """Update each node's best split from the gains ``G`` of features ``f0, f0 + 1, ...``.
+def _score(gains, gains_left, batch, n_batch, n_missing, s, f, stats, kern, tables, params, cst, lower_of,
+           upper_of, frontier):
+    """Score a batch of candidates of node ``s``, with the node's ``n_missing`` missing rows
+    on the right, then on the left, and write the valid gains at their positions."""
+    lower, upper = lower_of[frontier[s]], upper_of[frontier[s]]
+    for side in range(2 if n_missing > 0 else 1):
+        rows = batch.left
+        if side == 1:
+            rows = batch.shifted
+            for i in range(n_batch):
+                for k in range(rows.shape[1]):
+                    rows[i, k] = batch.left[i, k] + batch.missing[k]
+        split_gains(kern, tables, rows, n_batch, stats.encoded[s], stats.present[s], stats.mass[s],
+                    1.0 / stats.weight[s], params.exact, batch.scores)
+        if cst[f] != 0:
+            _monotone_filter(kern, rows, n_batch, stats.encoded[s], params.exact, cst[f], lower, upper,
+                             batch.scores)
+        for i in range(n_batch):
+            if side == 0 and batch.right_ok[i]:
+                gains[batch.position[i]] = batch.scores[i]
+            elif side == 1 and batch.left_ok[i]:
+                gains_left[batch.position[i]] = batch.scores[i]
+
+
+@compiled
+def keep_best(G, G_left, f0, seg, tol, best):
+    """Update each node's best split from the gains of features ``f0, f0 + 1, ...``
+    (``G_left``: missing values sent left; empty when the level has none).
 
     The tie rule: gains within the node's tolerance of the best are ties, and the
-    lowest feature, then the lowest position wins; an earlier block keeps its
-    split unless this block's best exceeds it by more than the tolerance.
+    lowest feature, then the lowest position, then missing values sent right wins;
+    an earlier block keeps its split unless this block's best exceeds it by more
+    than the tolerance.
     """
     c = G.shape[0]
+    has_left = G_left.shape[0] > 0
     for s in range(seg.shape[0] - 1):
         start, end = seg[s], seg[s + 1]
         top = -np.inf
         for fi in range(c):
             for p in range(start, end):
-                if G[fi, p] > top:
-                    top = G[fi, p]
+                top = max(top, G[fi, p])
+                if has_left:
+                    top = max(top, G_left[fi, p])
         if not top > best.gain[s] + tol[s]:
             continue
         cut = top - tol[s]
         done = False
         for fi in range(c):
             for p in range(start, end):
-                if G[fi, p] >= cut:
-                    best.gain[s] = G[fi, p]
-                    best.feature[s] = f0 + fi
-                    best.position[s] = p
-                    done = True
+                for side in range(2 if has_left else 1):
+                    gain = G[fi, p] if side == 0 else G_left[fi, p]
+                    if gain >= cut:
+                        best.gain[s] = gain
+                        best.feature[s] = f0 + fi
+                        best.position[s] = p
+                        best.missing_left[s] = side == 1
+                        done = True
+                        break
+                if done:
                     break
             if done:
                 break
+
+
+@compiled
+def _level_has_missing(values, seg):
+    """Whether some node of the level has a missing value in some feature (at a segment's end)."""
+    for f in range(values.shape[0]):
+        for s in range(seg.shape[0] - 1):
+            if seg[s + 1] > seg[s] and values[f, seg[s + 1] - 1] != values[f, seg[s + 1] - 1]:
+                return True
+    return False
 
 
 @compiled
@@ -283,12 +385,17 @@ def find_splits(data, level, stats, chosen, kern, tables, params, cst, lower_of,
     d, m = level.order.shape
     nf = level.frontier.shape[0]
     K = data.YW.shape[1]
-    best = BestSplits(np.full(nf, -np.inf), np.full(nf, -1, dtype=np.intp), np.full(nf, -1, dtype=np.intp))
-    block = max(1, params.block_elements // max(1, m * K))
+    best = BestSplits(np.full(nf, -np.inf), np.full(nf, -1, dtype=np.intp), np.full(nf, -1, dtype=np.intp),
+                      np.zeros(nf, dtype=np.bool_))
+    has_missing = _level_has_missing(level.values, level.seg)
+    block = max(1, params.block_elements // max(1, m * K * (2 if has_missing else 1)))
     for f0 in range(0, d, block):
         f1 = min(d, f0 + block)
         G = np.full((f1 - f0, m), -np.inf)
+        G_left = np.full((f1 - f0, m) if has_missing else (0, 0), -np.inf)
         for f in range(f0, f1):
-            scan_feature(G[f - f0], f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of)
-        keep_best(G, f0, level.seg, stats.tol, best)
+            row_left = G_left[f - f0] if has_missing else np.empty(0)
+            scan_feature(G[f - f0], row_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of,
+                         upper_of)
+        keep_best(G, G_left, f0, level.seg, stats.tol, best)
     return best

@@ -124,7 +124,8 @@ class OrdinalTree:
         Parameters
         ----------
         threshold : ndarray of shape (node_count,)
-            New thresholds, finite at internal nodes.
+            New thresholds, finite at internal nodes (or ``+inf``: all real
+            values left, missing values right).
 
         Examples
         --------
@@ -139,8 +140,9 @@ class OrdinalTree:
         if threshold.shape != (self.node_count,):
             raise ValueError(f"threshold must have shape ({self.node_count},); got {threshold.shape}")
         is_leaf = self.children_left == -1
-        if not np.all(np.isfinite(threshold[~is_leaf])):
-            raise ValueError("threshold must be finite at internal nodes")
+        inner = threshold[~is_leaf]
+        if not np.all(np.isfinite(inner) | (inner == np.inf)):
+            raise ValueError("threshold must be finite (or +inf) at internal nodes")
         self.threshold = np.where(is_leaf, -2.0, threshold)
         self._tables = traversal_tables(self.children_left, self.feature, self.threshold, self.missing_go_to_left)
 
@@ -150,7 +152,8 @@ class OrdinalTree:
         Parameters
         ----------
         X : ndarray of shape (n_samples, n_features)
-            Finite float64 data (the estimator's ``apply`` validates it).
+            Float64 data, NaN for a missing value (the estimator's ``apply``
+            validates it).
 
         Returns
         -------
