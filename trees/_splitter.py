@@ -6,10 +6,14 @@ inside). The phases, one function each:
 
 * :func:`node_statistics`: each node's encoded counts, ``n * I`` and tie tolerance;
 * :func:`candidate_features`: the features a node may split on (``max_features``);
-* :func:`is_candidate`: whether the gap after a position is a candidate threshold;
+* :func:`is_candidate`: whether the gap after a position is a candidate threshold
+  (and :func:`n_missing_at_end`: a node's rows with the feature missing, which
+  the presort puts last);
 * :func:`scan_feature`: the score of every candidate of one feature for every
   node: running class counts along the order give the left counts, the
   criterion (:mod:`trees._criterion`) the gain, the monotone rule may reject it;
+  with missing values, each gap twice (missing values left or right) and the
+  real values against the missing ones;
 * :func:`keep_best`: each node's best candidate under the tie rule;
 * :func:`find_splits`: all of it for one level, features in memory-bounded blocks.
 
@@ -232,15 +236,94 @@ def scan_feature(gains, gains_left, f, data, level, stats, chosen, kern, tables,
     (threshold ``+inf``, at the last real position), as scikit-learn's trees do.
     Candidates are scored in batches by :func:`trees._criterion.split_gains`, then
     filtered by the monotone rule. Other positions keep their value (``-inf``).
+    A feature without missing values in the level takes a leaner loop.
     """
+    K = data.YW.shape[1]
+    batch = Batch(np.empty((_BATCH, K)), np.empty((_BATCH, K)), np.empty(_BATCH, dtype=np.intp),
+                  np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH), np.empty(K))
+    if gains_left.shape[0] == 0 or not _feature_has_missing(level.values, level.seg, f):
+        _scan_real(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of, batch)
+    else:
+        _scan_missing(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of,
+                      upper_of, batch)
+
+
+@compiled
+def _feature_has_missing(values, seg, f):
+    for s in range(seg.shape[0] - 1):
+        if seg[s + 1] > seg[s] and values[f, seg[s + 1] - 1] != values[f, seg[s + 1] - 1]:
+            return True
+    return False
+
+
+@compiled(inline=True)
+def _add_row(run, YW, row, p, start, s, encoded):
+    """Add row ``row`` (position ``p``, node ``s`` starting at ``start``) to the running counts."""
+    for k in range(run.shape[0]):
+        x = YW[row, k]
+        if p == start and s > 0:
+            x = x - encoded[s - 1, k]
+        run[k] = x if p == 0 else run[k] + x
+
+
+@compiled
+def _scan_real(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of, batch):
+    """:func:`scan_feature` for a feature with no missing value in the level."""
+    YW, order, values, seg = data.YW, level.order, level.values, level.seg
+    encoded = stats.encoded
+    msl = params.min_samples_leaf
+    K = YW.shape[1]
+    run = np.empty(K)
+    # The hot loop writes through local names: reading arrays out of a tuple costs reference counting.
+    batch_left, batch_position, scores = batch.left, batch.position, batch.scores
+    for s in range(seg.shape[0] - 1):
+        start, end = seg[s], seg[s + 1]
+        use = chosen[s, f]
+        n_batch = 0
+        previous = 0.0
+        for p in range(start, end):
+            row = order[f, p]
+            if use:
+                value = values[f, p]
+                if p > start and is_candidate(previous, value, p - start, end - start, msl):
+                    for k in range(K):
+                        batch_left[n_batch, k] = run[k]
+                    batch_position[n_batch] = p - 1
+                    n_batch += 1
+                    if n_batch == _BATCH:
+                        _score_real(gains, batch_left, batch_position, scores, n_batch, s, f, stats, kern, tables,
+                                    params, cst, lower_of[level.frontier[s]], upper_of[level.frontier[s]])
+                        n_batch = 0
+                previous = value
+            _add_row(run, YW, row, p, start, s, encoded)
+        if n_batch > 0:
+            _score_real(gains, batch_left, batch_position, scores, n_batch, s, f, stats, kern, tables, params, cst,
+                        lower_of[level.frontier[s]], upper_of[level.frontier[s]])
+
+
+@compiled
+def _score_real(gains, left, position, scores, n_batch, s, f, stats, kern, tables, params, cst, lower, upper):
+    """Score a batch of candidates of node ``s`` (no missing value) at their positions."""
+    split_gains(kern, tables, left, n_batch, stats.encoded[s], stats.present[s], stats.mass[s],
+                1.0 / stats.weight[s], params.exact, scores)
+    if cst[f] != 0:
+        _monotone_filter(kern, left, n_batch, stats.encoded[s], params.exact, cst[f], lower, upper, scores)
+    for i in range(n_batch):
+        gains[position[i]] = scores[i]
+
+
+@compiled
+def _scan_missing(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of,
+                  batch):
+    """:func:`scan_feature` for a feature with missing values in the level."""
     YW, order, values, seg = data.YW, level.order, level.values, level.seg
     encoded = stats.encoded
     msl = params.min_samples_leaf
     K = YW.shape[1]
     run = np.empty(K)
     real_total = np.empty(K)
-    batch = Batch(np.empty((_BATCH, K)), np.empty((_BATCH, K)), np.empty(_BATCH, dtype=np.intp),
-                  np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH), np.empty(K))
+    batch_left, batch_position, batch_right_ok, batch_left_ok = (batch.left, batch.position, batch.right_ok,
+                                                                 batch.left_ok)
     for s in range(seg.shape[0] - 1):
         start, end = seg[s], seg[s + 1]
         use = chosen[s, f]
@@ -260,32 +343,28 @@ def scan_feature(gains, gains_left, f, data, level, stats, chosen, kern, tables,
                     left_ok = n_missing > 0 and is_candidate(previous, value, p - start + n_missing, n_node, msl)
                     if right_ok or left_ok:
                         for k in range(K):
-                            batch.left[n_batch, k] = run[k]
-                        batch.position[n_batch] = p - 1
-                        batch.right_ok[n_batch] = right_ok
-                        batch.left_ok[n_batch] = left_ok
+                            batch_left[n_batch, k] = run[k]
+                        batch_position[n_batch] = p - 1
+                        batch_right_ok[n_batch] = right_ok
+                        batch_left_ok[n_batch] = left_ok
                         n_batch += 1
                         if n_batch == _BATCH:
                             _score(gains, gains_left, batch, n_batch, n_missing, s, f, stats, kern, tables, params,
                                    cst, lower_of, upper_of, level.frontier)
                             n_batch = 0
                 previous = value
-            for k in range(K):
-                x = YW[row, k]
-                if p == start and s > 0:
-                    x = x - encoded[s - 1, k]
-                run[k] = x if p == 0 else run[k] + x
-            if p == last_real:
+            _add_row(run, YW, row, p, start, s, encoded)
+            if p == last_real and n_missing > 0:
                 real_total[:] = run
         if n_batch > 0:
             _score(gains, gains_left, batch, n_batch, n_missing, s, f, stats, kern, tables, params, cst,
                    lower_of, upper_of, level.frontier)
         if n_missing > 0 and n_missing >= msl and n_node - n_missing >= max(msl, 1):
             # Every real value left, the missing ones right.
-            batch.left[0] = real_total
-            batch.position[0] = last_real
-            batch.right_ok[0] = True
-            batch.left_ok[0] = False
+            batch_left[0] = real_total
+            batch_position[0] = last_real
+            batch_right_ok[0] = True
+            batch_left_ok[0] = False
             _score(gains, gains_left, batch, 1, 0, s, f, stats, kern, tables, params, cst, lower_of, upper_of,
                    level.frontier)
 
@@ -305,23 +384,28 @@ def _score(gains, gains_left, batch, n_batch, n_missing, s, f, stats, kern, tabl
     """Score a batch of candidates of node ``s``, with the node's ``n_missing`` missing rows
     on the right, then on the left, and write the valid gains at their positions."""
     lower, upper = lower_of[frontier[s]], upper_of[frontier[s]]
+    left, shifted, position, scores = batch.left, batch.shifted, batch.position, batch.scores
+    right_ok, left_ok, missing = batch.right_ok, batch.left_ok, batch.missing
+    parent, present = stats.encoded[s], stats.present[s]
     for side in range(2 if n_missing > 0 else 1):
-        rows = batch.left
+        rows = left
         if side == 1:
-            rows = batch.shifted
+            rows = shifted
             for i in range(n_batch):
                 for k in range(rows.shape[1]):
-                    rows[i, k] = batch.left[i, k] + batch.missing[k]
-        split_gains(kern, tables, rows, n_batch, stats.encoded[s], stats.present[s], stats.mass[s],
-                    1.0 / stats.weight[s], params.exact, batch.scores)
+                    rows[i, k] = left[i, k] + missing[k]
+        split_gains(kern, tables, rows, n_batch, parent, present, stats.mass[s], 1.0 / stats.weight[s],
+                    params.exact, scores)
         if cst[f] != 0:
-            _monotone_filter(kern, rows, n_batch, stats.encoded[s], params.exact, cst[f], lower, upper,
-                             batch.scores)
-        for i in range(n_batch):
-            if side == 0 and batch.right_ok[i]:
-                gains[batch.position[i]] = batch.scores[i]
-            elif side == 1 and batch.left_ok[i]:
-                gains_left[batch.position[i]] = batch.scores[i]
+            _monotone_filter(kern, rows, n_batch, parent, params.exact, cst[f], lower, upper, scores)
+        if side == 0:
+            for i in range(n_batch):
+                if right_ok[i]:
+                    gains[position[i]] = scores[i]
+        else:
+            for i in range(n_batch):
+                if left_ok[i]:
+                    gains_left[position[i]] = scores[i]
 
 
 @compiled
@@ -341,37 +425,56 @@ def keep_best(G, G_left, f0, seg, tol, best):
         top = -np.inf
         for fi in range(c):
             for p in range(start, end):
-                top = max(top, G[fi, p])
-                if has_left:
-                    top = max(top, G_left[fi, p])
+                if G[fi, p] > top:
+                    top = G[fi, p]
+        if has_left:
+            for fi in range(c):
+                for p in range(start, end):
+                    if G_left[fi, p] > top:
+                        top = G_left[fi, p]
         if not top > best.gain[s] + tol[s]:
             continue
         cut = top - tol[s]
-        done = False
-        for fi in range(c):
-            for p in range(start, end):
-                for side in range(2 if has_left else 1):
-                    gain = G[fi, p] if side == 0 else G_left[fi, p]
-                    if gain >= cut:
-                        best.gain[s] = gain
-                        best.feature[s] = f0 + fi
-                        best.position[s] = p
-                        best.missing_left[s] = side == 1
-                        done = True
-                        break
-                if done:
-                    break
-            if done:
-                break
+        if has_left:
+            _first_at_least_both(G, G_left, f0, s, start, end, cut, best)
+        else:
+            _first_at_least(G, f0, s, start, end, cut, best)
+
+
+@compiled
+def _first_at_least(G, f0, s, start, end, cut, best):
+    """Record the first gain of node ``s`` at least ``cut``: lowest feature, then position."""
+    for fi in range(G.shape[0]):
+        for p in range(start, end):
+            if G[fi, p] >= cut:
+                best.gain[s] = G[fi, p]
+                best.feature[s] = f0 + fi
+                best.position[s] = p
+                best.missing_left[s] = False
+                return
+
+
+@compiled
+def _first_at_least_both(G, G_left, f0, s, start, end, cut, best):
+    """As :func:`_first_at_least`, a position's missing-right candidate before its missing-left one."""
+    for fi in range(G.shape[0]):
+        for p in range(start, end):
+            for side in range(2):
+                gain = G[fi, p] if side == 0 else G_left[fi, p]
+                if gain >= cut:
+                    best.gain[s] = gain
+                    best.feature[s] = f0 + fi
+                    best.position[s] = p
+                    best.missing_left[s] = side == 1
+                    return
 
 
 @compiled
 def _level_has_missing(values, seg):
     """Whether some node of the level has a missing value in some feature (at a segment's end)."""
     for f in range(values.shape[0]):
-        for s in range(seg.shape[0] - 1):
-            if seg[s + 1] > seg[s] and values[f, seg[s + 1] - 1] != values[f, seg[s + 1] - 1]:
-                return True
+        if _feature_has_missing(values, seg, f):
+            return True
     return False
 
 
