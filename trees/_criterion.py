@@ -8,11 +8,11 @@ them on random counts. The logarithms of ``entropy`` and ``wig`` are read from
 tables computed with numpy's ``log`` when every count is an integer (unit or
 bootstrap weights), and computed with ``math.log`` otherwise.
 
-The per-node kernels are inlined into :func:`split_gains`, which scores a
-batch of candidates of one node with one loop per criterion: a numba call per
-candidate that passes arrays costs reference counting, and a loop that could
-take any criterion's path is not optimised as one that cannot (each measured
-four to five times the whole split search).
+:func:`candidate_gain` scores one candidate; the callers inline it with the
+criterion as a constant, so that each candidate loop is compiled for one
+criterion: a numba call per candidate that passes arrays costs reference
+counting, and a loop that could take any criterion's path is not optimised as
+one that cannot (each measured four to five times the whole split search).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ __all__ = [
     "children_counts",
     "criterion_kernel",
     "node_mass",
+    "candidate_gain",
     "node_mean",
     "split_gains",
 ]
@@ -226,52 +227,62 @@ def children_counts(left_row, parent, exact, left, right):
         right[k] = b
 
 
+@compiled(inline=True)
+def candidate_gain(code, use_table, left_row, parent, exact, parent_mass, scale, norms, xlogx, log, wig_weights,
+                   left, right):
+    """Gain of splitting the node ``parent`` (encoded counts) into ``left_row`` and the rest:
+    ``(mass(parent) - mass(left)) - mass(right)``, times ``scale = 1 / w(parent)`` for the
+    weighted criteria (all but ranking). The children's counts are left in ``left`` and
+    ``right``; ``norms`` are the node's :func:`wig_norms` (wig only).
+
+    Call it with ``code`` and ``use_table`` as constants: inlined, the other criteria's
+    branches fold away, and the candidate loop is compiled for one criterion (a loop
+    that could take any criterion's path measured four times slower).
+    """
+    children_counts(left_row, parent, exact, left, right)
+    if code == GINI:
+        return (parent_mass - _gini(left) - _gini(right)) * scale
+    if code == ENTROPY:
+        return (parent_mass - _entropy(left, xlogx, use_table) - _entropy(right, xlogx, use_table)) * scale
+    if code == OGINI:
+        return (parent_mass - _ogini(left) - _ogini(right)) * scale
+    if code == WIG:
+        return (parent_mass - _wig(left, norms, xlogx, log, wig_weights, use_table)
+                - _wig(right, norms, xlogx, log, wig_weights, use_table)) * scale
+    return parent_mass - _ranking(left) - _ranking(right)
+
+
+@compiled(inline=True)
+def _gains_as(code, use_table, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables):
+    lv = np.empty(parent.shape[0])
+    rv = np.empty(parent.shape[0])
+    xlogx, log, wig_weights = tables.xlogx, tables.log, tables.wig_weights
+    for i in range(n_rows):
+        out[i] = candidate_gain(code, use_table, left_rows[i], parent, exact, parent_mass, scale, norms, xlogx, log,
+                                wig_weights, lv, rv)
+
+
 @compiled
 def split_gains(kern, tables, left_rows, n_rows, parent, present, parent_mass, scale, exact, out):
-    """Gain of splitting the node ``parent`` (encoded counts) into ``left_rows[i]`` and the
-    rest, for ``i < n_rows``: ``(mass(parent) - mass(left)) - mass(right)``, times
-    ``scale = 1 / w(parent)`` for the weighted criteria (all but ranking).
-
-    One loop per criterion (and per way of taking logarithms), the dispatch out of
-    the loops, so that each loop is compiled for its own criterion.
-    """
-    K = parent.shape[0]
-    lv = np.empty(K)
-    rv = np.empty(K)
+    """:func:`candidate_gain` of ``left_rows[i]`` for ``i < n_rows``, into ``out``: one loop
+    per criterion (and way of taking logarithms), the dispatch out of the loops."""
     code = kern.code
-    xlogx, log, wig_weights = tables.xlogx, tables.log, tables.wig_weights
+    table = tables.xlogx.shape[0] > 0
+    norms = wig_norms(present, tables.wig_weights) if code == WIG else tables.log[:0]
     if code == GINI:
-        for i in range(n_rows):
-            children_counts(left_rows[i], parent, exact, lv, rv)
-            out[i] = (parent_mass - _gini(lv) - _gini(rv)) * scale
+        _gains_as(GINI, False, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
     elif code == OGINI:
-        for i in range(n_rows):
-            children_counts(left_rows[i], parent, exact, lv, rv)
-            out[i] = (parent_mass - _ogini(lv) - _ogini(rv)) * scale
+        _gains_as(OGINI, False, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
     elif code == RANKING:
-        for i in range(n_rows):
-            children_counts(left_rows[i], parent, exact, lv, rv)
-            out[i] = parent_mass - _ranking(lv) - _ranking(rv)
-    elif code == ENTROPY and xlogx.shape[0] > 0:
-        for i in range(n_rows):
-            children_counts(left_rows[i], parent, exact, lv, rv)
-            out[i] = (parent_mass - _entropy(lv, xlogx, True) - _entropy(rv, xlogx, True)) * scale
+        _gains_as(RANKING, False, left_rows, n_rows, parent, norms, parent_mass, 1.0, exact, out, tables)
+    elif code == ENTROPY and table:
+        _gains_as(ENTROPY, True, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
     elif code == ENTROPY:
-        for i in range(n_rows):
-            children_counts(left_rows[i], parent, exact, lv, rv)
-            out[i] = (parent_mass - _entropy(lv, xlogx, False) - _entropy(rv, xlogx, False)) * scale
-    elif xlogx.shape[0] > 0:
-        norms = wig_norms(present, wig_weights)
-        for i in range(n_rows):
-            children_counts(left_rows[i], parent, exact, lv, rv)
-            out[i] = (parent_mass - _wig(lv, norms, xlogx, log, wig_weights, True)
-                      - _wig(rv, norms, xlogx, log, wig_weights, True)) * scale
+        _gains_as(ENTROPY, False, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
+    elif table:
+        _gains_as(WIG, True, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
     else:
-        norms = wig_norms(present, wig_weights)
-        for i in range(n_rows):
-            children_counts(left_rows[i], parent, exact, lv, rv)
-            out[i] = (parent_mass - _wig(lv, norms, xlogx, log, wig_weights, False)
-                      - _wig(rv, norms, xlogx, log, wig_weights, False)) * scale
+        _gains_as(WIG, False, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
 
 
 @compiled(inline=True)

@@ -38,7 +38,7 @@ _BLOCK_ELEMENTS = 1 << 22
 def _grow_level(data, level, parent_w, keys, kern, tables, params, cst, nodes, size, child_of_row):
     """Split the nodes of one level; returns ``(next level, tree size, the level's splits)``."""
     stats = node_statistics(kern, tables, nodes.value, level.frontier, parent_w)
-    chosen = candidate_features(level, keys, params)
+    chosen = candidate_features(data, level, keys, params)
     best = find_splits(data, level, stats, chosen, kern, tables, params, cst, nodes.lower, nodes.upper)
     splits = split_nodes(data, level, best, stats, params, nodes, size, child_of_row)
     following, size = next_level(level, splits, params, nodes)
@@ -161,11 +161,10 @@ def grow_tree(
     nodes = _new_nodes(max(1, 2 * n - 1), K)  # a leaf holds at least one row
     nodes.value[0] = np.bincount(y, weights=sample_weight, minlength=K)
     nodes.n_samples[0] = n
-    values = np.take_along_axis(data.XT, order, axis=1)
     if 0 < params.max_depth and n >= params.min_samples_split and (nodes.value[0] > 0).sum() > 1:
-        level = Level(order, values, np.array([0, n], dtype=np.intp), np.zeros(1, dtype=np.intp))
+        level = Level(order, np.array([0, n], dtype=np.intp), np.zeros(1, dtype=np.intp))
     else:
-        level = Level(order, values, np.zeros(1, dtype=np.intp), np.zeros(0, dtype=np.intp))
+        level = Level(order, np.zeros(1, dtype=np.intp), np.zeros(0, dtype=np.intp))
     child_of_row = np.full(n, -1, dtype=np.intp)
     size = 1
     if exact and max_features >= d and not growth_cst.any():

@@ -70,7 +70,6 @@ def split_nodes(data, level, best, stats, params, nodes, size, child_of_row):
     scikit-learn's trees do.
     """
     XT, y, w, order, seg, frontier = data.XT, data.y, data.w, level.order, level.seg, level.frontier
-    values = level.values
     nf = frontier.shape[0]
     K = nodes.value.shape[1]
     slot_of = np.full(nf, -1, dtype=np.intp)
@@ -92,12 +91,13 @@ def split_nodes(data, level, best, stats, params, nodes, size, child_of_row):
             continue
         node = frontier[s]
         f, p = best.feature[s], best.position[s]
-        seen_missing = n_missing_at_end(values, f, seg[s], seg[s + 1]) > 0
+        seen_missing = n_missing_at_end(XT, order, f, seg[s], seg[s + 1]) > 0
         missing_left = best.missing_left[s]
-        if values[f, p + 1] != values[f, p + 1]:
+        a, b = XT[f, order[f, p]], XT[f, order[f, p + 1]]
+        if b != b:
             thr = np.inf  # the real values against the missing ones
         else:
-            thr = _threshold(values[f, p], values[f, p + 1])
+            thr = _threshold(a, b)
         nodes.feature[node] = f
         nodes.threshold[node] = thr
         nodes.left[node] = size + 2 * slot
@@ -123,7 +123,7 @@ def next_level(level, splits, params, nodes):
     ``min_samples_split`` rows and more than one class. Every feature's order is
     partitioned into the continuing children keeping its order within each.
     """
-    order, values, frontier = level.order, level.values, level.frontier
+    order, frontier = level.order, level.frontier
     d, m = order.shape
     K = nodes.value.shape[1]
     first = splits.first_child
@@ -167,7 +167,6 @@ def next_level(level, splits, params, nodes):
         child = slot_of_row[row]
         slot_of_row[row] = new_slot[child] if child >= 0 else -1
     new_order = np.empty((d, new_seg[n_cont]), dtype=np.intp)
-    new_values = np.empty((d, new_seg[n_cont]))
     ptr = np.empty(n_cont, dtype=np.intp)
     for f in range(d):
         for i in range(n_cont):
@@ -177,9 +176,8 @@ def next_level(level, splits, params, nodes):
             slot = slot_of_row[row]
             if slot >= 0:
                 new_order[f, ptr[slot]] = row
-                new_values[f, ptr[slot]] = values[f, p]
                 ptr[slot] += 1
-    return Level(new_order, new_values, new_seg, new_frontier), first + n_child
+    return Level(new_order, new_seg, new_frontier), first + n_child
 
 
 @compiled

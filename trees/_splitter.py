@@ -31,7 +31,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trees._compile import compiled
-from trees._criterion import children_counts, node_mass, node_mean, split_gains
+from trees._criterion import (ENTROPY, GINI, OGINI, RANKING, WIG, candidate_gain, children_counts, node_mass,
+                              node_mean, split_gains, wig_norms)
 
 __all__ = ["GrowParams", "Level", "TrainingData", "find_splits"]
 
@@ -63,11 +64,11 @@ class TrainingData(NamedTuple):
 
 class Level(NamedTuple):
     """The nodes still to split: ``frontier[s]`` owns positions ``seg[s]:seg[s+1]`` of
-    ``order[f]``, the rows sorted by feature ``f`` within each node, and of
-    ``values[f]``, their values of feature ``f`` (read in order, not gathered)."""
+    ``order[f]``, the rows sorted by feature ``f`` within each node. (Keeping the
+    sorted values too, partitioned with the orders, measured slower than reading
+    ``XT[f, row]``.)"""
 
     order: NDArray[np.intp]
-    values: NDArray[np.float64]
     seg: NDArray[np.intp]
     frontier: NDArray[np.intp]
 
@@ -136,41 +137,42 @@ def _kth_smallest(values, k):
 
 
 @compiled(inline=True)
-def n_missing_at_end(values, f, start, end):
+def n_missing_at_end(XT, order, f, start, end):
     """How many of the node's rows ``[start, end)`` have feature ``f`` missing: they sit
     at the end of its segment (numpy sorts NaN last and the partitions keep the order)."""
     count = 0
-    while count < end - start and values[f, end - 1 - count] != values[f, end - 1 - count]:
+    while count < end - start and XT[f, order[f, end - 1 - count]] != XT[f, order[f, end - 1 - count]]:
         count += 1
     return count
 
 
 @compiled(inline=True)
-def _has_candidate(values, f, start, end, min_samples_leaf):
+def _has_candidate(XT, order, f, start, end, min_samples_leaf):
     """Whether the node ``[start, end)`` has a candidate split on feature ``f`` (a gap between
     distinct values with its missing values on either side, or real values against
     missing ones)."""
     n_node = end - start
-    n_missing = n_missing_at_end(values, f, start, end)
+    n_missing = n_missing_at_end(XT, order, f, start, end)
     n_real = n_node - n_missing
     if n_missing > 0 and n_real >= min_samples_leaf and n_missing >= min_samples_leaf and n_real > 0:
         return True
     for p in range(start, start + n_real - 1):
         n_left = p - start + 1
-        if (is_candidate(values[f, p], values[f, p + 1], n_left, n_node, min_samples_leaf)
-                or (n_missing > 0 and is_candidate(values[f, p], values[f, p + 1], n_left + n_missing, n_node,
+        a, b = XT[f, order[f, p]], XT[f, order[f, p + 1]]
+        if (is_candidate(a, b, n_left, n_node, min_samples_leaf)
+                or (n_missing > 0 and is_candidate(a, b, n_left + n_missing, n_node,
                                                    min_samples_leaf))):
             return True
     return False
 
 
 @compiled
-def candidate_features(level, keys, params):
+def candidate_features(data, level, keys, params):
     """Which features each node may split on: all of them, or the ``max_features`` with
     the smallest random ``keys`` among those with a candidate in the node (as in
     scikit-learn, features without one are skipped and do not count)."""
-    values, seg = level.values, level.seg
-    d = values.shape[0]
+    XT, order, seg = data.XT, level.order, level.seg
+    d = order.shape[0]
     nf = seg.shape[0] - 1
     chosen = np.ones((nf, d), dtype=np.bool_)
     if params.max_features >= d:
@@ -180,7 +182,7 @@ def candidate_features(level, keys, params):
     for s in range(nf):
         start, end = seg[s], seg[s + 1]
         for f in range(d):
-            has[f] = _has_candidate(values, f, start, end, params.min_samples_leaf)
+            has[f] = _has_candidate(XT, order, f, start, end, params.min_samples_leaf)
             key_row[f] = keys[s, f] if has[f] else 2.0
         kth = _kth_smallest(key_row, params.max_features)
         for f in range(d):
@@ -234,14 +236,16 @@ def scan_feature(gains, gains_left, f, data, level, stats, chosen, kern, tables,
     last: each gap between real values is scored with them on either side, and
     one more candidate sends every real value left and the missing ones right
     (threshold ``+inf``, at the last real position), as scikit-learn's trees do.
-    Candidates are scored in batches by :func:`trees._criterion.split_gains`, then
-    filtered by the monotone rule. Other positions keep their value (``-inf``).
-    A feature without missing values in the level takes a leaner loop.
+    Each candidate is scored by :func:`trees._criterion.candidate_gain` and may be
+    rejected by the monotone rule; other positions keep their value (``-inf``). A
+    feature without missing values in the level takes a lean loop compiled per
+    criterion (:func:`_scan_real`); one with missing values scores its candidates
+    in batches (:func:`_scan_missing`).
     """
     K = data.YW.shape[1]
     batch = Batch(np.empty((_BATCH, K)), np.empty((_BATCH, K)), np.empty(_BATCH, dtype=np.intp),
                   np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH), np.empty(K))
-    if gains_left.shape[0] == 0 or not _feature_has_missing(level.values, level.seg, f):
+    if gains_left.shape[0] == 0 or not _feature_has_missing(data.XT, level.order, level.seg, f):
         _scan_real(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of, batch)
     else:
         _scan_missing(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of,
@@ -249,9 +253,9 @@ def scan_feature(gains, gains_left, f, data, level, stats, chosen, kern, tables,
 
 
 @compiled
-def _feature_has_missing(values, seg, f):
+def _feature_has_missing(XT, order, seg, f):
     for s in range(seg.shape[0] - 1):
-        if seg[s + 1] > seg[s] and values[f, seg[s + 1] - 1] != values[f, seg[s + 1] - 1]:
+        if seg[s + 1] > seg[s] and XT[f, order[f, seg[s + 1] - 1]] != XT[f, order[f, seg[s + 1] - 1]]:
             return True
     return False
 
@@ -268,55 +272,80 @@ def _add_row(run, YW, row, p, start, s, encoded):
 
 @compiled
 def _scan_real(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of, batch):
-    """:func:`scan_feature` for a feature with no missing value in the level."""
-    YW, order, values, seg = data.YW, level.order, level.values, level.seg
-    encoded = stats.encoded
-    msl = params.min_samples_leaf
+    """:func:`scan_feature` for a feature with no missing value in the level: one loop
+    compiled per criterion (the criterion a constant of :func:`_scan_real_as`)."""
+    code = kern.code
+    table = tables.xlogx.shape[0] > 0
+    if code == GINI:
+        _scan_real_as(GINI, False, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of, kern)
+    elif code == OGINI:
+        _scan_real_as(OGINI, False, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of, kern)
+    elif code == RANKING:
+        _scan_real_as(RANKING, False, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of,
+                      kern)
+    elif code == ENTROPY and table:
+        _scan_real_as(ENTROPY, True, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of,
+                      kern)
+    elif code == ENTROPY:
+        _scan_real_as(ENTROPY, False, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of,
+                      kern)
+    elif table:
+        _scan_real_as(WIG, True, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of, kern)
+    else:
+        _scan_real_as(WIG, False, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of, kern)
+
+
+@compiled(inline=True)
+def _scan_real_as(code, use_table, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of,
+                  kern):
+    # Arrays read out of their tuples once: reading them per candidate costs reference counting.
+    YW, order, XT, seg, frontier = data.YW, level.order, data.XT, level.seg, level.frontier
+    encoded, mass, weight, present = stats.encoded, stats.mass, stats.weight, stats.present
+    xlogx, log, wig_weights = tables.xlogx, tables.log, tables.wig_weights
+    msl, exact = params.min_samples_leaf, params.exact
+    sign = cst[f]
     K = YW.shape[1]
     run = np.empty(K)
-    # The hot loop writes through local names: reading arrays out of a tuple costs reference counting.
-    batch_left, batch_position, scores = batch.left, batch.position, batch.scores
+    lv = np.empty(K)
+    rv = np.empty(K)
+    norms = np.zeros(K)
     for s in range(seg.shape[0] - 1):
         start, end = seg[s], seg[s + 1]
         use = chosen[s, f]
-        n_batch = 0
+        parent = encoded[s]
+        scale = 1.0 if code == RANKING else 1.0 / weight[s]
+        if code == WIG and use:
+            norms = wig_norms(present[s], wig_weights)
+        lower, upper = lower_of[frontier[s]], upper_of[frontier[s]]
         previous = 0.0
         for p in range(start, end):
             row = order[f, p]
             if use:
-                value = values[f, p]
+                value = XT[f, row]
                 if p > start and is_candidate(previous, value, p - start, end - start, msl):
-                    for k in range(K):
-                        batch_left[n_batch, k] = run[k]
-                    batch_position[n_batch] = p - 1
-                    n_batch += 1
-                    if n_batch == _BATCH:
-                        _score_real(gains, batch_left, batch_position, scores, n_batch, s, f, stats, kern, tables,
-                                    params, cst, lower_of[level.frontier[s]], upper_of[level.frontier[s]])
-                        n_batch = 0
+                    gain = candidate_gain(code, use_table, run, parent, exact, mass[s], scale, norms, xlogx, log,
+                                          wig_weights, lv, rv)
+                    if sign == 0 or _monotone_ok(kern, lv, rv, sign, lower, upper):
+                        gains[p - 1] = gain
                 previous = value
             _add_row(run, YW, row, p, start, s, encoded)
-        if n_batch > 0:
-            _score_real(gains, batch_left, batch_position, scores, n_batch, s, f, stats, kern, tables, params, cst,
-                        lower_of[level.frontier[s]], upper_of[level.frontier[s]])
 
 
-@compiled
-def _score_real(gains, left, position, scores, n_batch, s, f, stats, kern, tables, params, cst, lower, upper):
-    """Score a batch of candidates of node ``s`` (no missing value) at their positions."""
-    split_gains(kern, tables, left, n_batch, stats.encoded[s], stats.present[s], stats.mass[s],
-                1.0 / stats.weight[s], params.exact, scores)
-    if cst[f] != 0:
-        _monotone_filter(kern, left, n_batch, stats.encoded[s], params.exact, cst[f], lower, upper, scores)
-    for i in range(n_batch):
-        gains[position[i]] = scores[i]
+@compiled(inline=True)
+def _monotone_ok(kern, left, right, sign, lower, upper):
+    """scikit-learn's monotone rule: the children's (unclipped) mean class indices lie in the
+    node's bounds and go the constraint's way (``sign * (right - left) >= 0``)."""
+    mean_left = node_mean(kern, left)
+    mean_right = node_mean(kern, right)
+    return ((mean_right - mean_left) * sign >= 0 and mean_left >= lower and mean_left <= upper
+            and mean_right >= lower and mean_right <= upper)
 
 
 @compiled
 def _scan_missing(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of,
                   batch):
     """:func:`scan_feature` for a feature with missing values in the level."""
-    YW, order, values, seg = data.YW, level.order, level.values, level.seg
+    YW, order, XT, seg = data.YW, level.order, data.XT, level.seg
     encoded = stats.encoded
     msl = params.min_samples_leaf
     K = YW.shape[1]
@@ -328,7 +357,7 @@ def _scan_missing(gains, gains_left, f, data, level, stats, chosen, kern, tables
         start, end = seg[s], seg[s + 1]
         use = chosen[s, f]
         n_node = end - start
-        n_missing = n_missing_at_end(values, f, start, end) if use else 0
+        n_missing = n_missing_at_end(XT, order, f, start, end) if use else 0
         last_real = end - 1 - n_missing
         if n_missing > 0:
             _missing_counts(YW, order, f, last_real + 1, end, batch.missing)
@@ -337,7 +366,7 @@ def _scan_missing(gains, gains_left, f, data, level, stats, chosen, kern, tables
         for p in range(start, end):
             row = order[f, p]
             if use and p <= last_real:
-                value = values[f, p]
+                value = XT[f, row]
                 if p > start:
                     right_ok = is_candidate(previous, value, p - start, n_node, msl)
                     left_ok = n_missing > 0 and is_candidate(previous, value, p - start + n_missing, n_node, msl)
@@ -470,10 +499,10 @@ def _first_at_least_both(G, G_left, f0, s, start, end, cut, best):
 
 
 @compiled
-def _level_has_missing(values, seg):
+def _level_has_missing(XT, order, seg):
     """Whether some node of the level has a missing value in some feature (at a segment's end)."""
-    for f in range(values.shape[0]):
-        if _feature_has_missing(values, seg, f):
+    for f in range(order.shape[0]):
+        if _feature_has_missing(XT, order, seg, f):
             return True
     return False
 
@@ -490,7 +519,7 @@ def find_splits(data, level, stats, chosen, kern, tables, params, cst, lower_of,
     K = data.YW.shape[1]
     best = BestSplits(np.full(nf, -np.inf), np.full(nf, -1, dtype=np.intp), np.full(nf, -1, dtype=np.intp),
                       np.zeros(nf, dtype=np.bool_))
-    has_missing = _level_has_missing(level.values, level.seg)
+    has_missing = _level_has_missing(data.XT, level.order, level.seg)
     block = max(1, params.block_elements // max(1, m * K * (2 if has_missing else 1)))
     for f0 in range(0, d, block):
         f1 = min(d, f0 + block)
