@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeRegressor
 
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes, resolve_monotonic_cst
+from trees._monotone import MONOTONIC_METHODS
 from trees.criteria import impurity, split_gain
 
 
@@ -21,11 +22,17 @@ def make_data(seed, n, d, k, rounded=False):
     return X, y
 
 
-def probe_violations(clf, X, cst, rng, n_lines=20):
-    """Steps against the constraint of the mean index along lines parallel to each constrained feature.
+def leaf_values(clf, what):
+    """What is probed, per node: the mean class index or the predicted class index."""
+    return clf.tree_.mean_index if what == "mean" else clf.leaf_label_
+
+
+def probe_violations(clf, X, cst, rng, n_lines=20, what="mean"):
+    """Steps against the constraint of the mean index (or predict) along lines parallel to each constrained feature.
 
     The lines cross every threshold of the feature (on it and one ulp either side) and
     every training value; half start from training rows, half from random points.
+    Predictions are read through ``predict`` (class indices in ``classes_``).
     """
     t, d = clf.tree_, X.shape[1]
     low, high = X.min(axis=0) - 1.0, X.max(axis=0) + 1.0
@@ -39,19 +46,23 @@ def probe_violations(clf, X, cst, rng, n_lines=20):
         base = np.vstack([X[rng.integers(0, X.shape[0], n_lines // 2)], rng.uniform(low, high, (n_lines // 2, d))])
         points = np.repeat(base, grid.size, axis=0)
         points[:, f] = np.tile(grid, base.shape[0])
-        along = t.mean_index[clf.apply(points)].reshape(base.shape[0], grid.size)
+        if what == "mean":
+            along = t.mean_index[clf.apply(points)]
+        else:
+            along = np.searchsorted(clf.classes_, clf.predict(points))
+        along = along.reshape(base.shape[0], grid.size)
         bad += int(np.sum(np.diff(along, axis=1) * cst[f] < 0))
     return bad
 
 
-def face_violations(clf, cst):
+def face_violations(clf, cst, what="mean"):
     """(violations, pairs checked) over the leaf pairs sharing a face across a constrained feature.
 
     Leaves a and b share a face across f when upper_a[f] == lower_b[f] and their open
     intervals overlap on every other feature; then b lies above a in f.
     """
     boxes = leaf_boxes(clf)
-    mean = clf.tree_.mean_index[boxes.leaf_ids]
+    mean = leaf_values(clf, what)[boxes.leaf_ids]
     lower, upper = boxes.lower, boxes.upper
     bad = checked = 0
     for f in np.flatnonzero(cst):
@@ -77,42 +88,88 @@ def face_violations(clf, cst):
     rounded=st.booleans(),
     weighted=st.booleans(),
     min_samples_leaf=st.integers(1, 3),
+    method=st.sampled_from(MONOTONIC_METHODS),
 )
-def test_mean_index_is_monotone_on_lines_and_across_faces(
-    seed, n, d, k, criterion, signs, rounded, weighted, min_samples_leaf
+def test_predict_and_mean_index_are_monotone_on_lines_and_across_faces(
+    seed, n, d, k, criterion, signs, rounded, weighted, min_samples_leaf, method
 ):
-    """Check that the leaf mean index never goes against a constraint on lines and across leaf faces."""
+    """Check that predict and the leaf mean index never go against a constraint on lines and across faces."""
     cst = np.array(signs[:d])
     assume(np.any(cst))
     X, y = make_data(seed, n, d, k, rounded)
     rng = np.random.default_rng(seed)
     w = rng.uniform(0.2, 3.0, n) if weighted else None
     clf = OrdinalTreeClassifier(
-        criterion=criterion, monotonic_cst=cst, min_samples_leaf=min_samples_leaf, classes=np.arange(k)
+        criterion=criterion, monotonic_cst=cst, min_samples_leaf=min_samples_leaf, classes=np.arange(k),
+        monotonic_method=method,
     ).fit(X, y, sample_weight=w)
-    assert probe_violations(clf, X, cst, rng) == 0
-    assert face_violations(clf, cst)[0] == 0
+    for what in ("mean", "predict"):
+        assert probe_violations(clf, X, cst, rng, what=what) == 0
+        assert face_violations(clf, cst, what)[0] == 0
+    assert clf.is_monotone()
 
 
-def test_checks_see_the_violations_of_unconstrained_trees():
-    """Check that the line probes and the face check flag unconstrained trees, and pass constrained ones."""
+@pytest.mark.parametrize("method", MONOTONIC_METHODS)
+def test_checks_see_the_violations_of_unconstrained_trees(method):
+    """Check that the line probes, the face check and is_monotone flag free trees and pass constrained ones."""
     X, y = make_data(7, 300, 2, 5)
     y = np.where(np.random.default_rng(7).random(300) < 0.3, 4 - y, y)  # noise against the trend
     cst = np.array([1, -1]) * np.sign(np.corrcoef(np.c_[X, y].T)[-1, :2]).astype(int)
     rng = np.random.default_rng(0)
     for criterion in CRITERIA:
         free = OrdinalTreeClassifier(criterion=criterion).fit(X, y)
-        mono = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst).fit(X, y)
-        assert probe_violations(free, X, cst, rng) > 0 and face_violations(free, cst)[0] > 0
-        bad, checked = face_violations(mono, cst)
-        assert probe_violations(mono, X, cst, rng) == 0 and bad == 0 and checked > 0
+        mono = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst, monotonic_method=method).fit(X, y)
+        for what in ("mean", "predict"):
+            assert probe_violations(free, X, cst, rng, what=what) > 0 and face_violations(free, cst, what)[0] > 0
+            bad, checked = face_violations(mono, cst, what)
+            assert probe_violations(mono, X, cst, rng, what=what) == 0 and bad == 0 and checked > 0
+        assert not free.is_monotone(cst) and free.is_monotone()  # a free tree has no constraint of its own
+        assert mono.is_monotone() and mono.is_monotone(cst) and not mono.is_monotone(-cst)
 
 
-def test_moved_thresholds_keep_the_mean_index_monotone():
-    """Check that moving every threshold (as the certified forest does) keeps the mean index monotone."""
+def test_is_monotone_fails_a_tree_built_to_fail():
+    """Check that is_monotone and the probes both see a constrained tree whose one leaf label was broken."""
+    X, y = make_data(8, 400, 2, 5)
+    cst = np.array([1, 0])
+    clf = OrdinalTreeClassifier(monotonic_cst=cst, max_depth=5).fit(X, y)
+    boxes = leaf_boxes(clf)
+    # The leaf with the highest box along x0 that touches a leaf above it across x0 drops to class 0.
+    touching = [i for i in range(len(boxes.leaf_ids)) if np.any(boxes.lower[:, 0] == boxes.upper[i, 0])]
+    victim = boxes.leaf_ids[max(touching, key=lambda i: clf.leaf_label_[boxes.leaf_ids[i]])]
+    assert clf.is_monotone() and clf.leaf_label_[victim] > 0
+    clf.leaf_label_[victim] = 0
+    assert not clf.is_monotone()
+    assert face_violations(clf, cst, "predict")[0] > 0
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("method", MONOTONIC_METHODS)
+def test_scikit_learn_monotonic_test_on_predict(n_classes, method):
+    """Check scikit-learn's monotonic classification test on predict: shifting x0 up (x1 down) never lowers it."""
+    from sklearn.datasets import make_classification
+
+    for seed in range(3):
+        X, y = make_classification(n_samples=1000, n_classes=n_classes, n_features=5, n_informative=5,
+                                   n_redundant=0, random_state=seed)
+        X_train, y_train, X_test = X[:900], y[:900], X[900:]
+        cst = [1, -1, 0, 0, 0]
+        clf = OrdinalTreeClassifier(monotonic_cst=cst, monotonic_method=method, random_state=seed)
+        clf.fit(X_train, y_train)
+        base = clf.predict(X_test)
+        for f, sign in ((0, 1), (1, -1)):
+            up, down = X_test.copy(), X_test.copy()
+            up[:, f] += 10
+            down[:, f] -= 10
+            assert np.all((clf.predict(up) - base) * sign >= 0)
+            assert np.all((clf.predict(down) - base) * sign <= 0)
+        assert clf.is_monotone()
+
+
+def test_moved_thresholds_keep_the_basic_mean_index_monotone():
+    """Check that moving every threshold (as the certified forest does) keeps the basic rule's mean index monotone."""
     X, y = make_data(3, 200, 3, 4)
     cst = np.array([1, 0, -1])
-    clf = OrdinalTreeClassifier(criterion="ranking", monotonic_cst=cst).fit(X, y)
+    clf = OrdinalTreeClassifier(criterion="ranking", monotonic_cst=cst, monotonic_method="basic").fit(X, y)
     rng = np.random.default_rng(3)
     internal = clf.tree_.children_left != -1
     moved = clf.tree_.threshold + np.where(internal, rng.normal(0.0, 0.05, clf.tree_.node_count), 0.0)
@@ -126,7 +183,8 @@ def test_constrained_splits_order_their_children_and_nest_the_bounds():
     w = np.random.default_rng(11).integers(1, 4, 400).astype(float)
     cst = np.array([1, -1, 0])
     for criterion in CRITERIA:
-        t = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst).fit(X, y, sample_weight=w).tree_
+        t = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst, monotonic_method="basic").fit(
+            X, y, sample_weight=w).tree_
         raw = t.value @ np.arange(6) / t.value.sum(axis=1)
         np.testing.assert_array_equal(t.mean_index, np.clip(raw, t.lower_bound, t.upper_bound))
         nodes = np.flatnonzero(t.children_left != -1)
@@ -161,7 +219,7 @@ def test_two_classes_equal_sklearn_monotone_regressor(criterion, seed):
     y = (X @ np.array([1.0, -1.0, 0.5]) + rng.normal(0.0, 0.5, 150) > 0.2).astype(int)
     w = rng.integers(512, 2048, 150) / 1024.0
     cst = [[1, -1, 0], [1, 1, 1], [-1, 0, 1]][seed % 3]
-    ours = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst, min_samples_leaf=3)
+    ours = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst, min_samples_leaf=3, monotonic_method="basic")
     ours.fit(X, y, sample_weight=w)
     ref = DecisionTreeRegressor(monotonic_cst=cst, min_samples_leaf=3, random_state=seed)
     ref.fit(X, y.astype(float), sample_weight=w)
@@ -247,7 +305,8 @@ def test_tree_equals_brute_force_monotone_grower(criterion, cst, max_depth, min_
     X = np.round(X, 2)  # repeated values exercise the distinct-value rule
     w = np.random.default_rng(5).uniform(0.3, 3.0, 70)  # continuous weights: no exact gain ties
     ours = OrdinalTreeClassifier(
-        criterion=criterion, monotonic_cst=cst, max_depth=max_depth, min_samples_leaf=min_samples_leaf
+        criterion=criterion, monotonic_cst=cst, max_depth=max_depth, min_samples_leaf=min_samples_leaf,
+        monotonic_method="basic",
     ).fit(X, y, sample_weight=w)
     leaves = reference_monotone_tree(X, y, w, 5, criterion, np.array(cst), max_depth, min_samples_leaf)
     assert ours.get_n_leaves() == len(leaves)
@@ -275,7 +334,7 @@ def test_tiny_trees_equal_brute_force_monotone_grower(data, criterion, cst, max_
     rows, y, w = (np.asarray(v, dtype=float) for v in data)
     X, y = rows / 4.0, y.astype(int)
     ours = OrdinalTreeClassifier(
-        criterion=criterion, monotonic_cst=cst, max_depth=max_depth, classes=[0, 1, 2, 3]
+        criterion=criterion, monotonic_cst=cst, max_depth=max_depth, classes=[0, 1, 2, 3], monotonic_method="basic"
     ).fit(X, y, sample_weight=w)
     leaves = reference_monotone_tree(X, y, w, 4, criterion, np.array(cst), max_depth, 1)
     grid = np.stack(np.meshgrid(np.arange(-1, 7) / 4.0 + 0.01, np.arange(-1, 7) / 4.0), axis=-1).reshape(-1, 2)
@@ -289,14 +348,14 @@ def test_tiny_trees_equal_brute_force_monotone_grower(data, criterion, cst, max_
 
 def test_feature_blocks_give_the_same_constrained_tree(monkeypatch):
     """Check that scoring the features in memory-bounded blocks builds the same constrained tree as one block."""
-    import trees._grow
+    import trees._grower
 
     X, y = make_data(21, 600, 5, 4)
     cst = [0, 1, 0, -1, 1]
     for criterion in CRITERIA:
-        whole = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst).fit(X, y)
-        monkeypatch.setattr(trees._grow, "_BLOCK_ELEMENTS", 600 * 4 * 2)  # two features per block at the root
-        blocks = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst).fit(X, y)
+        whole = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst, monotonic_method="basic").fit(X, y)
+        monkeypatch.setattr(trees._grower, "_BLOCK_ELEMENTS", 600 * 4 * 2)  # two features per block at the root
+        blocks = OrdinalTreeClassifier(criterion=criterion, monotonic_cst=cst, monotonic_method="basic").fit(X, y)
         monkeypatch.undo()
         np.testing.assert_array_equal(whole.tree_.feature, blocks.tree_.feature)
         np.testing.assert_array_equal(whole.tree_.threshold, blocks.tree_.threshold)
@@ -383,3 +442,31 @@ def test_resolve_monotonic_cst_forms():
     assert resolve_monotonic_cst({"y": -1}, 2, np.array(["x", "y"])).dtype == np.int8
     with pytest.raises(ValueError, match="monotonic_cst must be an array-like of -1, 0, \\+1 per feature or a dict"):
         resolve_monotonic_cst("x", 2)
+
+
+def test_bad_monotonic_method_and_mode_labels_raise():
+    """Check that an unknown monotonic_method and leaf_label='mode' under constraints raise ValueErrors naming them."""
+    X, y = make_data(0, 30, 3, 3)
+    with pytest.raises(ValueError, match="'monotonic_method' parameter of OrdinalTreeClassifier must be"):
+        OrdinalTreeClassifier(monotonic_cst=[1, 0, 0], monotonic_method="advanced").fit(X, y)
+    with pytest.raises(ValueError, match="monotonic_cst needs leaf_label='median'"):
+        OrdinalTreeClassifier(monotonic_cst=[1, 0, 0], leaf_label="mode").fit(X, y)
+    OrdinalTreeClassifier(leaf_label="mode", monotonic_method="basic").fit(X, y)  # no constraint: no conflict
+
+
+def test_isotonic_rule_grows_the_free_tree_and_projects_its_leaf_means():
+    """Check that monotonic_method='isotonic' keeps the free partition and projects the leaf means exactly."""
+    from trees._isotonic import isotonic_regression
+    from trees._monotone import tree_leaf_order
+
+    X, y = make_data(12, 400, 3, 5)
+    cst = np.array([1, 0, -1], dtype=np.int8)
+    free = OrdinalTreeClassifier().fit(X, y)
+    iso = OrdinalTreeClassifier(monotonic_cst=cst, monotonic_method="isotonic").fit(X, y)
+    for name in ("children_left", "feature", "threshold", "value"):
+        np.testing.assert_array_equal(getattr(iso.tree_, name), getattr(free.tree_, name))
+    leaves, below, above = tree_leaf_order(iso.tree_, cst)
+    expected = isotonic_regression(free.tree_.mean_index[leaves], free.tree_.weighted_n_node_samples[leaves],
+                                   below, above)
+    np.testing.assert_array_equal(iso.tree_.mean_index[leaves], expected)
+    assert np.any(iso.tree_.mean_index[leaves] != free.tree_.mean_index[leaves])

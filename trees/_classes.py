@@ -14,10 +14,11 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from trees._grow import OrdinalTree, grow_tree
+from trees._grower import grow_tree
 from trees.criteria import _CRITERIA
 from trees._labels import check_classes, encode_labels, ordered_categories
-from trees._monotone import resolve_monotonic_cst
+from trees._monotone import MONOTONIC_METHODS, monotone_leaf_labels, resolve_monotonic_cst, tree_leaf_order
+from trees._tree import OrdinalTree
 from trees._validation import check_sample_weight
 
 __all__ = ["OrdinalTreeClassifier", "OrdinalDecisionTreeClassifier"]
@@ -81,12 +82,21 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Draws the feature subsets of ``max_features``; fixes the tree for a
         given seed.
     monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
-        Monotone constraints on the nodes' mean class index (``tree_.mean_index``),
-        in scikit-learn's convention: per feature, +1 non-decreasing, -1
-        non-increasing, 0 unconstrained; or a dict ``{feature name: -1/0/+1}``
-        when ``X`` has string column names (missing features unconstrained).
-        Only ``tree_.mean_index`` is guaranteed monotone: ``predict`` (median or
-        mode) and ``predict_proba`` are not constrained. See the Notes.
+        Monotone constraints in scikit-learn's convention: per feature, +1
+        non-decreasing, -1 non-increasing, 0 unconstrained; or a dict
+        ``{feature name: -1/0/+1}`` when ``X`` has string column names (missing
+        features unconstrained). ``predict`` and the leaves' mean class index
+        (``tree_.mean_index``) are then monotone (certified by :meth:`is_monotone`);
+        ``predict_proba`` is not constrained. Needs ``leaf_label="median"``. See the
+        Notes.
+    monotonic_method : {"basic", "intermediate", "isotonic"}, default="isotonic"
+        How the tree respects ``monotonic_cst`` (ignored without constraints):
+        ``"basic"`` restricts the splits as scikit-learn's regression trees do
+        (bounds halfway between siblings, inherited); ``"intermediate"``
+        recomputes each node's bounds at every level from the values of the
+        leaves it touches (looser); ``"isotonic"`` grows the tree freely and
+        projects the leaves' values onto the constraints exactly (measured the
+        most accurate: benchmarks/monotone_trees.py).
 
     Attributes
     ----------
@@ -103,10 +113,13 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         ``feature``, ``threshold``, ``value`` (weighted class counts),
         ``n_node_samples``, ``weighted_n_node_samples``, ``impurity``,
         ``node_count``, ``max_depth``, ``n_features``), breadth-first node ids.
-        Also ``mean_index``, the weighted mean class index of every node
-        (clipped into ``lower_bound``/``upper_bound`` under ``monotonic_cst``).
+        Also ``mean_index``, the weighted mean class index of every node (under
+        ``monotonic_cst``, the monotone value of the leaves: clipped into
+        ``lower_bound``/``upper_bound``, or projected for ``"isotonic"``).
     leaf_label_ : ndarray of shape (node_count,)
-        The class index each node would predict (used at the leaves).
+        The class index each node would predict (used at the leaves): the lower
+        weighted median (or the mode) of its class counts, and under
+        ``monotonic_cst`` the monotone labels of least absolute error.
     max_features_ : int
         The resolved number of features drawn per node.
 
@@ -123,23 +136,43 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     sums). Fit costs O(p n log n) for the presort plus O(p n K) per level;
     ``apply``/``predict`` cost O(n depth). Rows with zero weight are ignored.
 
-    Monotone constraints follow scikit-learn's regression trees, with the mean
-    class index ``sum_k k n_k / n`` (classes 0..K-1, weighted) as the value: a
-    candidate split on a constrained feature is rejected when its children's
-    means go the wrong way or leave the node's bounds; such a split gives its
-    children the bounds ``[lower, mid]`` and ``[mid, upper]`` (``mid`` the
-    average of their means, in the constraint's direction), other splits pass
-    the node's bounds on, and ``tree_.mean_index`` is every node's mean clipped
-    into its bounds. Guaranteed: along any line parallel to a feature with
-    constraint +1 (-1), the mean index of the leaf reached never decreases
-    (increases), whatever the thresholds (two points that differ in feature f
-    only are separated by a split on f, and the leaves below its two sides are
-    bounded by the same ``mid``); a mean of such trees is monotone too (docs/design.md
-    section 9). Not guaranteed: ``tree_.value`` stays the unclipped class counts,
-    and the leaf labels (median, mode) and ``predict_proba`` are not constrained.
-    As in scikit-learn, ``max_features`` draws the features before the
-    monotone rule rejects candidates. The candidate search costs one more O(K)
-    pass for constrained features.
+    Missing values (NaN in ``X``), as in scikit-learn's trees: at every split the
+    rows whose feature is missing go left or right, whichever scores better
+    (``tree_.missing_go_to_left``), and one more candidate sends all the real
+    values left and the missing ones right (threshold ``+inf``). On a tie the
+    lower feature, then the lower threshold, then missing values sent right wins.
+    A split whose feature had no missing value among the node's training rows
+    sends them, at predict time, to the child with more training rows (the right
+    one on a tie), as scikit-learn does. :func:`trees.leaf_boxes` with
+    ``missing=True`` says which leaves hold the missing values of each feature.
+
+    Monotone constraints. The leaves of a tree are partially ordered: a leaf lies
+    below another when they share a face across a constrained feature and the
+    other is on the side where the prediction may only grow (docs/design.md
+    section 4b: along any line parallel to a constrained feature, consecutive
+    leaves share such a face). The leaf labels are the class indices of least
+    weighted absolute error on the training rows subject to that order (exact:
+    one minimum cut per class threshold, :mod:`trees._isotonic`), so ``predict``
+    is monotone; without constraints they are the leaf medians. The growth rule
+    (``monotonic_method``) decides the partition and the monotone mean class
+    index ``tree_.mean_index`` (classes 0..K-1, weighted) that forests average:
+    ``"basic"`` and ``"intermediate"`` reject a split on a constrained feature
+    whose children's means go the wrong way or leave the node's bounds and clip
+    every node's mean into its bounds; ``"isotonic"`` takes the free tree and
+    replaces the leaves' means by their weighted least-squares projection onto
+    the leaf order. Only ``"basic"`` keeps ``mean_index`` monotone whatever the
+    thresholds (two points that differ in feature f only are separated by a split
+    on f, and the leaves below its two sides are bounded by the same midpoint),
+    which matters to callers that move thresholds after fitting
+    (``tree_.set_thresholds``); the labels and the other rules hold for the
+    thresholds they were computed with, and :meth:`is_monotone` checks the
+    current ones. ``tree_.value`` stays the class counts and ``predict_proba``
+    is not constrained. As in scikit-learn, ``max_features`` draws the features
+    before the monotone rule rejects candidates. Costs: the leaf order is a
+    sweep over the faces of the leaves, O(n_features * n_leaves log n_leaves)
+    plus the touching pairs; the labels take K - 1 minimum cuts on it, the
+    ``"isotonic"`` values at most 2 n_leaves; ``"intermediate"`` recomputes the
+    order of the current leaves at every level.
 
     Examples
     --------
@@ -153,15 +186,18 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
     >>> clf.get_n_leaves(), clf.get_depth()
     (3, 2)
 
-    With ``monotonic_cst=[1]`` the leaves' mean class index never decreases in x:
+    With ``monotonic_cst=[1]`` the predictions and the leaves' mean class index
+    never decrease in x:
 
     >>> y_bumpy = np.array([2, 3, 1, 1, 3, 3])
     >>> free = OrdinalTreeClassifier(max_depth=2).fit(X, y_bumpy)
-    >>> free.tree_.mean_index[free.apply(X)].tolist()
-    [1.5, 1.5, 0.0, 0.0, 2.0, 2.0]
+    >>> free.predict(X).tolist(), free.tree_.mean_index[free.apply(X)].tolist()
+    ([2, 2, 1, 1, 3, 3], [1.5, 1.5, 0.0, 0.0, 2.0, 2.0])
     >>> mono = OrdinalTreeClassifier(max_depth=2, monotonic_cst=[1]).fit(X, y_bumpy)
-    >>> mono.tree_.mean_index[mono.apply(X)].tolist()
-    [0.75, 0.75, 0.75, 0.75, 2.0, 2.0]
+    >>> mono.predict(X).tolist(), mono.tree_.mean_index[mono.apply(X)].tolist()
+    ([1, 1, 1, 1, 3, 3], [0.75, 0.75, 0.75, 0.75, 2.0, 2.0])
+    >>> mono.is_monotone(), free.is_monotone(monotonic_cst=[1])
+    (True, False)
     """
 
     _parameter_constraints: dict = {
@@ -187,6 +223,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         "classes": ["array-like", None],
         "random_state": ["random_state"],
         "monotonic_cst": ["array-like", dict, None],
+        "monotonic_method": [StrOptions(set(MONOTONIC_METHODS))],
     }
 
     def __init__(
@@ -203,6 +240,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         classes: ArrayLike | None = None,
         random_state: int | np.random.RandomState | None = None,
         monotonic_cst: ArrayLike | dict | None = None,
+        monotonic_method: str = "isotonic",
     ) -> None:
         self.criterion = criterion
         self.max_depth = max_depth
@@ -215,6 +253,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         self.classes = classes
         self.random_state = random_state
         self.monotonic_cst = monotonic_cst
+        self.monotonic_method = monotonic_method
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "OrdinalTreeClassifier":
@@ -223,7 +262,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data, finite.
+            Training data: finite values, or NaN for a missing value (see the Notes).
         y : array-like of shape (n_samples,)
             Ordinal labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -238,14 +277,14 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            On NaN/inf in ``X``, inconsistent lengths, a single class without
+            On infinite values in ``X``, inconsistent lengths, a single class without
             ``classes``, ``classes`` missing a label of ``y``, negative or
             non-finite weights, or invalid parameters (``monotonic_cst``: wrong
             length, values outside {-1, 0, 1}, a dict without feature names in
             ``X`` or naming an unknown feature).
         """
         categories = ordered_categories(y)
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite="allow-nan")
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes if self.classes is not None else categories)
         if self.classes is None and categories is None and self.classes_.shape[0] < 2:
@@ -263,7 +302,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
 
         For ensembles that grow many trees on one validated data set (OTreeBagger),
         where repeating :meth:`fit`'s checks cost more than growing a small tree.
-        Needs ``classes`` (``classes_`` is then that order). ``X`` is a finite float64
+        Needs ``classes`` (``classes_`` is then that order). ``X`` is a float64 (finite or NaN)
         array without column names, ``y_idx`` the class indices into ``classes``, and
         ``sample_weight`` finite non-negative float64 weights with a positive total.
         The parameters are validated unless ``validate_params=False`` (for trees that
@@ -289,20 +328,13 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         monotonic_cst = resolve_monotonic_cst(
             self.monotonic_cst, n_features, getattr(self, "feature_names_in_", None)
         )
-        mf = self.max_features
-        if mf is None:
-            max_features = n_features
-        elif mf == "sqrt":
-            max_features = max(1, int(np.sqrt(n_features)))
-        elif mf == "log2":
-            max_features = max(1, int(np.log2(n_features)))
-        elif isinstance(mf, Integral):
-            if mf > n_features:
-                raise ValueError(f"max_features must be at most n_features={n_features}; got {mf}")
-            max_features = int(mf)
-        else:
-            max_features = max(1, int(mf * n_features))
-        self.max_features_ = max_features
+        constrained = bool(monotonic_cst.any())
+        if constrained and self.leaf_label != "median":
+            raise ValueError(
+                f"monotonic_cst needs leaf_label='median' (the monotone labels of least absolute error); "
+                f"got leaf_label={self.leaf_label!r}"
+            )
+        self.max_features_ = max_features = self._resolve_max_features(n_features)
 
         msl = self.min_samples_leaf
         min_samples_leaf = int(msl) if isinstance(msl, Integral) else int(ceil(msl * n_pos))
@@ -325,8 +357,12 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
             # growing a small tree, so it is made only when max_features needs it.
             rng=check_random_state(self.random_state) if max_features < n_features else None,
             monotonic_cst=monotonic_cst,
+            monotonic_method=self.monotonic_method,
         )
         self.leaf_label_ = _leaf_labels(self.tree_.value, self.leaf_label)
+        if constrained:
+            leaves, labels = monotone_leaf_labels(self.tree_, monotonic_cst)
+            self.leaf_label_[leaves] = labels
         total = self.tree_.value.sum(axis=1, keepdims=True)
         self._proba = self.tree_.value / np.where(total > 0, total, 1.0)
         logger.debug(
@@ -338,9 +374,78 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         )
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def _resolve_max_features(self, n_features: int) -> int:
+        mf = self.max_features
+        if mf is None:
+            return n_features
+        if mf == "sqrt":
+            return max(1, int(np.sqrt(n_features)))
+        if mf == "log2":
+            return max(1, int(np.log2(n_features)))
+        if isinstance(mf, Integral):
+            if mf > n_features:
+                raise ValueError(f"max_features must be at most n_features={n_features}; got {mf}")
+            return int(mf)
+        return max(1, int(mf * n_features))
+
+    def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
+        """Certify that ``predict`` follows monotone constraints.
+
+        Parameters
+        ----------
+        monotonic_cst : array-like of int, dict or None, default=None
+            The constraints to check (scikit-learn's convention, as the
+            parameter); ``None`` checks the tree's own ``monotonic_cst``.
+
+        Returns
+        -------
+        bool
+            True when, for every pair of leaves that share a face across a
+            constrained feature, the leaf on the side where the prediction may
+            only grow predicts a class at least as high. True without constraints.
+
+        Raises
+        ------
+        ValueError
+            If ``monotonic_cst`` is invalid.
+
+        Notes
+        -----
+        The leaf boxes come from the fitted thresholds exactly as ``predict``
+        uses them (no snapping), missing values included; along any line parallel
+        to a constrained feature, consecutive leaves share such a face
+        (docs/design.md section 4b), so the check is exact. Cost of the leaf
+        order: O(n_features * n_leaves log n_leaves) plus the touching pairs.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from trees import OrdinalTreeClassifier
+        >>> X = np.arange(6.0)[:, None]; y = [2, 3, 1, 1, 3, 3]
+        >>> OrdinalTreeClassifier(monotonic_cst=[1]).fit(X, y).is_monotone()
+        True
+        >>> OrdinalTreeClassifier().fit(X, y).is_monotone(monotonic_cst=[1])
+        False
+        """
+        check_is_fitted(self)
+        if monotonic_cst is None:
+            cst = self.tree_.monotonic_cst
+        else:
+            cst = resolve_monotonic_cst(monotonic_cst, self.n_features_in_, getattr(self, "feature_names_in_", None))
+        if not cst.any():
+            return True
+        leaves, below, above = tree_leaf_order(self.tree_, cst)
+        labels = self.leaf_label_[leaves]
+        return bool(np.all(labels[below] <= labels[above]))
+
     def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        return validate_data(self, X, reset=False, dtype=np.float64, order="C", ensure_all_finite="allow-nan")
 
     def apply(self, X: ArrayLike) -> NDArray[np.intp]:
         """Return the id of the leaf each sample falls into.
@@ -348,7 +453,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite input data.
+            Input data (NaN for a missing value).
 
         Returns
         -------
@@ -371,7 +476,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite input data.
+            Input data (NaN for a missing value).
 
         Returns
         -------
@@ -394,7 +499,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite input data.
+            Input data (NaN for a missing value).
 
         Returns
         -------

@@ -99,7 +99,7 @@ def check_classes(classes: ArrayLike, name: str = "classes") -> NDArray:
 
     Examples
     --------
-    >>> from trees._labels import check_classes
+    >>> from trees.utils import check_classes
     >>> check_classes(["low", "mid", "high"]).tolist()
     ['low', 'mid', 'high']
     >>> check_classes([1, 2, 1], name="labels")
@@ -165,7 +165,7 @@ def encode_labels(y: ArrayLike, classes: ArrayLike | None = None) -> tuple[NDArr
 
     Examples
     --------
-    >>> from trees._labels import encode_labels
+    >>> from trees.utils import encode_labels
     >>> classes, idx = encode_labels(["mid", "low", "high"], ["low", "mid", "high"])
     >>> classes.tolist(), idx.tolist()
     (['low', 'mid', 'high'], [1, 0, 2])

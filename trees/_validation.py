@@ -50,7 +50,7 @@ def check_sample_weight(sample_weight: Any, n_samples: int, *, allow_all_zero: b
 
     Examples
     --------
-    >>> from trees._validation import check_sample_weight
+    >>> from trees.utils import check_sample_weight
     >>> check_sample_weight([1, 0, 2.5], 3).tolist()
     [1.0, 0.0, 2.5]
     >>> check_sample_weight(None, 2).tolist()

@@ -1,0 +1,38 @@
+"""Helpers of ``trees`` that the other packages of the project (and users) may import.
+
+Everything here is public and stable; the private modules behind it may move.
+
+Labels (docs/design.md section 2)
+    :func:`check_classes` validates an explicit ordinal class order,
+    :func:`encode_labels` returns the ordered classes and the class index of every
+    label, :func:`ordered_categories` reads the order of a pandas ordered
+    Categorical.
+Inputs
+    :func:`check_sample_weight` validates sample weights with messages naming
+    ``sample_weight``; :func:`resolve_monotonic_cst` resolves scikit-learn's
+    ``monotonic_cst`` (array or dict by feature name) to one int8 per feature.
+Compiled kernels
+    :func:`compiled` is the project's numba decorator (``njit`` with ``nogil``,
+    cached on disk when possible).
+
+Examples
+--------
+>>> from trees.utils import encode_labels
+>>> classes, index = encode_labels(["mid", "low", "mid"], ["low", "mid", "high"])
+>>> classes.tolist(), index.tolist()
+(['low', 'mid', 'high'], [1, 0, 1])
+"""
+
+from trees._compile import compiled
+from trees._labels import check_classes, encode_labels, ordered_categories
+from trees._monotone import resolve_monotonic_cst
+from trees._validation import check_sample_weight
+
+__all__ = [
+    "check_classes",
+    "check_sample_weight",
+    "compiled",
+    "encode_labels",
+    "ordered_categories",
+    "resolve_monotonic_cst",
+]
