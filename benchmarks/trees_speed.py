@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from functools import partial
 
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
@@ -81,9 +82,9 @@ def main(argv: list[str] | None = None) -> None:
             sk_criterion = "entropy" if criterion == "entropy" else "gini"
             sk = DecisionTreeClassifier(criterion=sk_criterion, max_depth=depth, random_state=0)
             ours = OrdinalTreeClassifier(criterion=criterion, max_depth=depth)
-            fit, sk_fit = best_times([lambda: ours.fit(X, y), lambda: sk.fit(X, y)], args.repeats, clock)
-            pred, sk_pred = best_times([lambda: ours.predict(X_test), lambda: sk.predict(X_test)], 3 * args.repeats,
-                                       clock)
+            fit, sk_fit = best_times([partial(ours.fit, X, y), partial(sk.fit, X, y)], args.repeats, clock)
+            pred, sk_pred = best_times([partial(ours.predict, X_test), partial(sk.predict, X_test)],
+                                       3 * args.repeats, clock)
             worst_fit = max(worst_fit, fit / sk_fit)
             worst_pred = max(worst_pred, pred / sk_pred)
             print(

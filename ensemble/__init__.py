@@ -12,7 +12,7 @@ _LAZY = {
     "ConsistentGradientBoostingClassifier": "ensemble._boosting",
     "RankRules": "ensemble._rankrules",
     "GroupSizeWarning": "ensemble._otreebagger",
-    "ClassOrderWarning": "trees._labels",
+    "ClassOrderWarning": "trees.utils",
     "count_jumps": "ensemble._display",
     "RegionDisplay": "ensemble._display",
     "PartitionDisplay": "ensemble._display",

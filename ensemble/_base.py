@@ -24,9 +24,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 import relabel
 from trees import OrdinalTreeClassifier
-from trees._labels import encode_labels, ordered_categories
-from trees._monotone import resolve_monotonic_cst
-from trees._validation import check_sample_weight
+from trees.utils import encode_labels, ordered_categories
+from trees.utils import resolve_monotonic_cst
+from trees.utils import check_sample_weight
 
 __all__ = [
     "MAX_SEED",
@@ -341,6 +341,9 @@ class TreeSpec:
     n_classes: int
     leaf_label: str = "median"
     monotonic_cst: NDArray | None = None
+    # Ensembles move thresholds after growth; only the basic bounds keep a tree monotone
+    # whatever its thresholds (isotonic leaf labels are computed for the grown ones).
+    monotonic_method: str = "basic"
 
 
 def grow_tree(spec: TreeSpec, X: NDArray, y_idx: NDArray[np.intp], sample_weight: NDArray[np.float64],
@@ -394,7 +397,7 @@ def grow_tree(spec: TreeSpec, X: NDArray, y_idx: NDArray[np.intp], sample_weight
     tree = OrdinalTreeClassifier(
         criterion=spec.criterion, max_depth=spec.max_depth, min_samples_leaf=spec.min_samples_leaf,
         max_features=spec.max_features, leaf_label=spec.leaf_label, classes=np.arange(spec.n_classes),
-        monotonic_cst=spec.monotonic_cst, random_state=seed,
+        monotonic_cst=spec.monotonic_cst, monotonic_method=spec.monotonic_method, random_state=seed,
     )
     # fit() would validate X, y and the weights again for every tree: the ensemble did it once.
     return tree._fit_validated(X, y_idx, sample_weight, validate_params=validate)

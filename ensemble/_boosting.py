@@ -29,7 +29,8 @@ from ensemble._kernels import compiled as _compiled
 from ensemble._thresholds import ThresholdBook
 from ensemble._voting import (UNIT_BITS, cumulative_proba, cut_spacing, fit_proba_scale, half_cut_points,
                               learn_cut_points)
-from trees._hist import MIN_GAP_ULPS, bin_features, grow_tree
+from trees.utils import MIN_GAP_ULPS, bin_features
+from trees.utils import grow_hist_tree as grow_tree
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ensemble._grid import GridJumps, class_ranks, count_jumps, find_jumps, grid_pairs, grid_response, walk_grid
-from trees._labels import check_classes
+from trees.utils import check_classes
 
 logger = logging.getLogger(__name__)
 

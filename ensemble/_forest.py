@@ -312,11 +312,9 @@ default="squared_error"
     (3,)
     """
 
-    @property
-    def _supports_missing(self) -> bool:
-        # scikit-learn's regression trees learn where missing values go; the ordinal trees
-        # of trees/ do too once they route them (until then NaN is refused, clearly).
-        return self.criterion == "squared_error" or getattr(OrdinalTreeClassifier, "_supports_missing", False)
+    # Every criterion's trees learn where missing values go (scikit-learn's regression
+    # trees and trees.OrdinalTreeClassifier), and the certificates route them the same way.
+    _supports_missing = True
 
     _parameter_constraints: dict = {
         "n_estimators": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],

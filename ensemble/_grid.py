@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from trees._labels import check_classes
+from trees.utils import check_classes
 
 __all__ = ["GridJumps", "count_jumps", "find_jumps"]
 

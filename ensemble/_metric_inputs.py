@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from trees._labels import check_classes, ordered_categories, warn_text_order
-from trees._validation import check_sample_weight
+from trees.utils import check_classes, ordered_categories, warn_text_order
+from trees.utils import check_sample_weight
 
 __all__: list[str] = []
 

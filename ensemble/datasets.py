@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.utils import check_random_state
 
-from trees._labels import check_classes
+from trees.utils import check_classes
 
 logger = logging.getLogger(__name__)
 

@@ -85,13 +85,15 @@ def test_forest_fits_and_predicts_with_missing_values():
 
 
 @settings(max_examples=15)
-@given(seed=st.integers(0, 1000), missing=st.sampled_from([0.05, 0.2, 0.4]))
-def test_forest_with_missing_values_is_exactly_consistent_on_every_slice(seed, missing):
+@given(seed=st.integers(0, 1000), missing=st.sampled_from([0.05, 0.2, 0.4]),
+       criterion=st.sampled_from(["squared_error", "ogini", "wig"]))
+def test_forest_with_missing_values_is_exactly_consistent_on_every_slice(seed, missing, criterion):
     """Check the certificate against the exact slice oracle, missing pattern by missing pattern."""
     X, y = _data(150, seed, missing)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        model = ConsistentForestClassifier(n_estimators=12, max_depth=4, random_state=seed).fit(X, y)
+        model = ConsistentForestClassifier(n_estimators=12, max_depth=4, criterion=criterion,
+                                           random_state=seed).fit(X, y)
     if model.is_consistent():
         for pattern, grid in _slices(model):
             assert _consistent(grid), pattern
@@ -110,13 +112,15 @@ def test_slice_oracle_catches_a_model_built_to_fail():
     assert not all(_consistent(grid) for _, grid in _slices(model))
 
 
-def test_monotone_forest_with_missing_values_is_monotone_on_every_slice():
+@pytest.mark.parametrize("criterion", ["squared_error", "ogini"])
+@pytest.mark.parametrize("method", ["basic", "isotonic"])
+def test_monotone_forest_with_missing_values_is_monotone_on_every_slice(criterion, method):
     """Check that a constrained forest fitted on data with gaps is certified and monotone on each slice."""
     X, y = _data(400, 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # 10 trees: not certified consistent
-        model = ConsistentForestClassifier(n_estimators=10, max_depth=5, monotonic_cst=[1, 1],
-                                           random_state=0).fit(X, y)
+        model = ConsistentForestClassifier(n_estimators=10, max_depth=5, monotonic_cst=[1, 1], criterion=criterion,
+                                           monotonic_method=method, random_state=0).fit(X, y)
     assert model.is_monotone()
     for pattern, grid in _slices(model):
         assert _monotone(grid, [1, 1]), pattern
@@ -135,10 +139,20 @@ def test_text_column_with_missing_and_unseen_categories_become_missing():
 
 
 def test_estimators_without_missing_support_say_so():
-    """Check that OTreeBagger and the ordinal-criterion forest refuse NaN with scikit-learn's clear message."""
+    """Check that OTreeBagger refuses NaN with scikit-learn's clear message, and its tags say so."""
     X, y = _data()
-    for model in (OTreeBagger(n_estimators=3), ConsistentForestClassifier(criterion="ogini", n_estimators=5)):
-        if model.__sklearn_tags__().input_tags.allow_nan:
-            continue
-        with pytest.raises(ValueError, match="Input X contains NaN"):
-            model.fit(X, y)
+    model = OTreeBagger(n_estimators=3)
+    assert not model.__sklearn_tags__().input_tags.allow_nan
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        model.fit(X, y)
+
+
+def test_ordinal_criterion_forest_routes_missing_values_like_its_trees():
+    """Check that an ordinal-criterion forest accepts NaN, its trees learnt where NaN goes, and it is certified."""
+    X, y = _data(400, 1, 0.3)
+    model = ConsistentForestClassifier(criterion="ogini", random_state=0).fit(X, y)
+    assert model.is_consistent()
+    learnt = [tree.tree_.missing_go_to_left[tree.tree_.children_left != -1] for tree in model.estimators_]
+    assert any(m.any() for m in learnt) and any((~m).any() for m in learnt)  # both directions used
+    X_nan = np.array([[np.nan, 0.9], [np.nan, 0.1]])
+    assert model.predict(X_nan)[0] >= model.predict(X_nan)[1]

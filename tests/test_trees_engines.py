@@ -162,7 +162,7 @@ def test_compiled_node_statistics_match_numpy(name):
                 assert scores[i] == pytest.approx(expected, rel=rel * 1e3, abs=rel * 1e3 * abs(pm))
     # Mean class index: sum_k k n_k / n, NaN for an empty node.
     counts = np.vstack([real, [[0.0, 0.0, 0.0, 0.0]]])
-    for j, row in enumerate(counts):
+    for row in counts:
         v = np.ascontiguousarray(_encode(crit, row[:, None])[:, 0])
         with np.errstate(invalid="ignore"):
             expected = row @ np.arange(4) / row.sum()

@@ -139,8 +139,8 @@ def test_monotone_tree_labels_are_the_optimal_monotone_labels():
         index = {leaf: i for i, leaf in enumerate(leaves)}
         counts = clf.tree_.value[leaves]
 
-        def cost(lab):
-            return sum(counts[a, k] * abs(k - lab[a]) for a in range(len(leaves)) for k in range(3))
+        def cost(lab, counts=counts):
+            return sum(counts[a, k] * abs(k - lab[a]) for a in range(len(lab)) for k in range(3))
 
         best = min(cost(lab) for lab in itertools.product(range(3), repeat=len(leaves))
                    if all(lab[index[a]] <= lab[index[b]] for a, b in pairs))

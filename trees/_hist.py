@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from trees._grow import _compiled
+from trees._compile import compiled as _compiled
 
 __all__ = ["Bins", "HistTree", "bin_features", "grow_tree", "MIN_GAP_ULPS"]
 

@@ -6,11 +6,16 @@ Labels (docs/design.md section 2)
     :func:`check_classes` validates an explicit ordinal class order,
     :func:`encode_labels` returns the ordered classes and the class index of every
     label, :func:`ordered_categories` reads the order of a pandas ordered
-    Categorical.
+    Categorical, :func:`warn_text_order` raises :class:`ClassOrderWarning` when text
+    classes were put in alphabetical order without an explicit ``classes``.
 Inputs
     :func:`check_sample_weight` validates sample weights with messages naming
     ``sample_weight``; :func:`resolve_monotonic_cst` resolves scikit-learn's
     ``monotonic_cst`` (array or dict by feature name) to one int8 per feature.
+Histogram trees (docs/design.md section 10)
+    :func:`bin_features` bins the features once, :func:`grow_hist_tree` grows one
+    regression tree on the bins from gradients, with thresholds inside the training
+    gaps at least :data:`MIN_GAP_ULPS` ulps from every training value.
 Compiled kernels
     :func:`compiled` is the project's numba decorator (``njit`` with ``nogil``,
     cached on disk when possible).
@@ -24,15 +29,28 @@ Examples
 """
 
 from trees._compile import compiled
-from trees._labels import check_classes, encode_labels, ordered_categories
+from trees._hist import MIN_GAP_ULPS, bin_features
+from trees._hist import grow_tree as grow_hist_tree
+from trees._labels import (
+    ClassOrderWarning,
+    check_classes,
+    encode_labels,
+    ordered_categories,
+    warn_text_order,
+)
 from trees._monotone import resolve_monotonic_cst
 from trees._validation import check_sample_weight
 
 __all__ = [
+    "MIN_GAP_ULPS",
+    "ClassOrderWarning",
+    "bin_features",
     "check_classes",
     "check_sample_weight",
     "compiled",
     "encode_labels",
+    "grow_hist_tree",
     "ordered_categories",
     "resolve_monotonic_cst",
+    "warn_text_order",
 ]
