@@ -638,7 +638,10 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
             return
         rows = np.linspace(0, data.n_samples - 1, min(data.n_samples, 1000)).astype(np.intp)
         for X in (data.X[rows], data.X):
-            predicted = np.unique(self.predict(X))
+            with warnings.catch_warnings():
+                # data.X is the validated array of a DataFrame the user passed: not the user's mistake.
+                warnings.filterwarnings("ignore", message="X does not have valid feature names")
+                predicted = np.unique(self.predict(X))
             if predicted.shape[0] > 1:
                 return
         warnings.warn(
