@@ -54,7 +54,7 @@ def _model(name: str, n_jobs: int, seed: int):
         return OTreeBagger(n_jobs=n_jobs, random_state=seed)
     # The bagged baselines: full-depth trees on the features themselves (no PLS projection).
     if name == "treebagger":
-        return OTreeBagger(relabel=False, vote="majority", criterion="gini", projection="none", max_depth=None,
+        return OTreeBagger(relabel=False, vote="mode", criterion="gini", projection="none", max_depth=None,
                            n_jobs=n_jobs, random_state=seed)
     if name == "bagged_ordinal":
         return OTreeBagger(relabel=False, projection="none", max_depth=None, n_jobs=n_jobs, random_state=seed)

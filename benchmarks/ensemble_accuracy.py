@@ -93,7 +93,7 @@ def main(argv=None) -> None:
                 models = {f"OTreeBagger M={M}": OTreeBagger(n_estimators=B, group_size=M, classes=classes,
                                                               random_state=rep, n_jobs=args.n_jobs, **depth)
                           for M in args.group_sizes}
-                models["TreeBagger"] = OTreeBagger(n_estimators=B, relabel=False, vote="majority",
+                models["TreeBagger"] = OTreeBagger(n_estimators=B, relabel=False, vote="mode",
                                                    criterion="gini", classes=classes, random_state=rep,
                                                    projection="none", max_depth=args.max_depth,
                                                    n_jobs=args.n_jobs)

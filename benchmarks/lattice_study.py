@@ -135,7 +135,7 @@ def _models(args, classes, rep):
             for contact in ("closure", "face"):
                 yield (f"OTB M={M} {contact}", depth), OTreeBagger(group_size=M, contact=contact,
                                                                      max_depth=depth, **common)
-        yield ("TreeBagger", depth), OTreeBagger(relabel=False, vote="majority", criterion="gini",
+        yield ("TreeBagger", depth), OTreeBagger(relabel=False, vote="mode", criterion="gini",
                                                  max_depth=depth, **common)
         yield ("Bagged median", depth), OTreeBagger(relabel=False, max_depth=depth, **common)
     for M in args.group_sizes:

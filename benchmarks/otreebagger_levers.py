@@ -86,7 +86,7 @@ LEVERS = {
 # 20 synthetic features more than 10 GB): first split only, never on synthetic data.
 SLOW = {("projection", "none")}
 
-BASELINE = {"relabel": False, "vote": "majority", "criterion": "gini", "projection": "none", "max_depth": None}
+BASELINE = {"relabel": False, "vote": "mode", "criterion": "gini", "projection": "none", "max_depth": None}
 
 
 def _variants(name: str, levers: list[str]):

@@ -5,7 +5,7 @@ certified forest's (same splits), better than TreeBagger on at least 10 of 12,
 balance-scale <= 0.30 and ESL <= 0.33, every model certified.
 
 Each variant is ``OTreeBagger(**kwargs)`` (defaults otherwise); the forest is
-``ConsistentForestClassifier()`` and TreeBagger ``OTreeBagger(relabel=False, vote="majority",
+``ConsistentForestClassifier()`` and TreeBagger ``OTreeBagger(relabel=False, vote="mode",
 criterion="gini", max_depth=None, projection="none")`` with 100 trees, on the first
 ``--splits`` hold-out splits of every shared data set (SWD and abalone10 have one), plus
 optional synthetic data. Prints per data set the mean test MAE of every model and the fit
@@ -46,7 +46,7 @@ VARIANTS = {
     "no-categorical": {"categorical_features": None},
 }
 
-TREEBAGGER = dict(relabel=False, vote="majority", criterion="gini", max_depth=None, projection="none",
+TREEBAGGER = dict(relabel=False, vote="mode", criterion="gini", max_depth=None, projection="none",
                   n_estimators=100)
 
 

@@ -121,7 +121,7 @@ def voters_certificate(voters_consistent: Iterable[bool], vote: str) -> bool:
     -------
     bool
         True when every voter is consistent and the vote keeps consistency (the
-        median and the rounded mean do; the majority vote carries no guarantee).
+        median and the rounded mean do; the mode (majority vote) carries no guarantee).
 
     Notes
     -----
@@ -136,7 +136,7 @@ def voters_certificate(voters_consistent: Iterable[bool], vote: str) -> bool:
 
     Examples
     --------
-    >>> voters_certificate([True, True], "median"), voters_certificate([True], "majority")
+    >>> voters_certificate([True, True], "median"), voters_certificate([True], "mode")
     (True, False)
     """
     rule = VOTES[check_vote(vote)]

@@ -100,7 +100,7 @@ def _build_treebagger(args: argparse.Namespace):
     from ensemble import OTreeBagger
 
     # The paper's baselines grow full trees unless --max-depth says otherwise.
-    return OTreeBagger(relabel=False, vote="majority", criterion="gini", projection="none",
+    return OTreeBagger(relabel=False, vote="mode", criterion="gini", projection="none",
                        **{"max_depth": None, **_common(args)})
 
 
@@ -320,6 +320,7 @@ def _load(args: argparse.Namespace):
             _warn(args, f"the classes of {args.target!r} are text and --classes was not given, so they are "
                         f"ordered alphabetically: {' < '.join(map(str, present.tolist()))}; pass --classes "
                         "lowest,...,highest if that is not their order")
+            classes = present  # said once here; the model need not warn again
     names = [str(n) for n in names]
     _resolve_features(args, names)
     return X, y, classes, names

@@ -23,7 +23,7 @@ from ensemble._certificates import voters_certificate
 from ensemble._docs import fill_doc
 from ensemble._groups import FittedGroup, GroupSpace, _fit_group, _GroupJob, _in_space, _resolution_in_space, _row_hash
 from ensemble._parallel import run_jobs
-from ensemble._voting import VOTES, combine_votes, vote_counts
+from ensemble._voting import DEPRECATED_VOTES, VOTES, check_vote, combine_votes, vote_counts
 from trees import CRITERIA, leaf_boxes
 
 logger = logging.getLogger(__name__)
@@ -81,14 +81,15 @@ class OTreeBagger(OrdinalEnsemble):
         Features considered per split, as in :class:`trees.OrdinalTreeClassifier`.
     relabel : bool, default=True
         ``False`` gives plain bagged trees (each tree a voter, no consistency).
-    vote : {"median", "majority", "mean"}, default="median"
+    vote : {"median", "mode", "mean"}, default="median"
         How voters are combined (:func:`ensemble._voting.combine_votes`): the
         lower median; the rounded mean ``floor(mean + 1/2)`` of the voters'
-        class indices, consistent too (docs/design.md section 9); or ``"majority"``
-        (the most frequent class, lowest on ties, with trees labelling leaves by
-        their mode), only allowed with ``relabel=False``: with
-        ``criterion="gini"`` it is the paper's TreeBagger baseline. Majority
-        voting can break consistency, the median and the mean cannot.
+        class indices, consistent too (docs/design.md section 9); or ``"mode"``
+        (the most frequent class, lowest on ties: the majority vote, with trees
+        labelling leaves by their mode), only allowed with ``relabel=False``: with
+        ``criterion="gini"`` it is the paper's TreeBagger baseline. The mode can
+        break consistency, the median and the mean cannot. ``"majority"`` is the
+        deprecated name of ``"mode"``.
     solver : {"graphcut", "cbc", "cpsat"}, default="graphcut"
         Backend of :func:`relabel.solve`; all reach the same optimum.
     formulation : {"paper", "tight"}, default="paper"
@@ -232,7 +233,7 @@ class OTreeBagger(OrdinalEnsemble):
             None,
         ],
         "relabel": ["boolean"],
-        "vote": [StrOptions(set(VOTES))],
+        "vote": [StrOptions(set(VOTES) | set(DEPRECATED_VOTES), deprecated=set(DEPRECATED_VOTES))],
         "solver": [StrOptions(set(relabel.SOLVERS))],
         "formulation": [StrOptions(set(relabel.FORMULATIONS))],
         "contact": [StrOptions(set(relabel.CONTACTS))],
@@ -349,7 +350,7 @@ class OTreeBagger(OrdinalEnsemble):
         ------
         ValueError
             On invalid data or parameters, a single class, ``group_size`` larger
-            than ``n_estimators``, ``vote="majority"`` with relabelling, or a
+            than ``n_estimators``, ``vote="mode"`` with relabelling, or a
             ``sample_weight`` that is negative, NaN, infinite, of the wrong
             length or all zero.
         relabel.TooManyRegionsError
@@ -436,22 +437,28 @@ class OTreeBagger(OrdinalEnsemble):
         for rule in ("midpoint", "gap"):
             groups = self._fit_groups(train, replace(job, thresholds=rule), seeds[:n_probe])
             votes = np.column_stack([g.predict_index(data.X[held]) for g in groups])
-            predicted = VOTES[self.vote].combine(votes, self.n_classes_)
+            predicted = VOTES[self._vote].combine(votes, self.n_classes_)
             scores[rule] = float(np.average(np.abs(predicted - data.y[held]), weights=weight[held]))
         chosen = "gap" if scores["gap"] < scores["midpoint"] else "midpoint"
         self.threshold_scores_ = scores
         logger.info("thresholds='auto': held-out MAE %s, chose %s", scores, chosen)
         return replace(job, thresholds=chosen), []
 
+    @property
+    def _vote(self) -> str:
+        # The vote's current name (a deprecated one is translated; fit warned of it).
+        return check_vote(self.vote, warn=False)
+
     def _check_params(self) -> None:
+        check_vote(self.vote)
         self._threshold_rule = self.thresholds if self.relabel else "midpoint"
         if self.relabel and self.group_size > self.n_estimators:
             raise ValueError(
                 f"group_size={self.group_size} must not exceed n_estimators={self.n_estimators}"
             )
-        if self.vote == "majority" and self.relabel:
+        if not VOTES[self._vote].keeps_consistency and self.relabel:
             raise ValueError(
-                "vote='majority' breaks the consistency that relabelling guarantees; "
+                f"vote={self.vote!r} breaks the consistency that relabelling guarantees; "
                 "use vote='median' or relabel=False"
             )
 
@@ -467,7 +474,7 @@ class OTreeBagger(OrdinalEnsemble):
             projectable = np.empty(0, np.intp)
         return _GroupJob(
             spec=TreeSpec(self.criterion, self.max_depth, self.min_samples_leaf, self.max_features,
-                          self.n_classes_, leaf_label="mode" if self.vote == "majority" else "median"),
+                          self.n_classes_, leaf_label="mode" if self._vote == "mode" else "median"),
             relabel=self.relabel,
             thresholds=self._threshold_rule,
             bootstrap=self.bootstrap,
@@ -534,7 +541,7 @@ class OTreeBagger(OrdinalEnsemble):
             Members of ``classes_``.
         """
         votes = self._votes(X)  # checks fitting before classes_ is read
-        return self.classes_[combine_votes(votes, self.n_classes_, self.vote)]
+        return self.classes_[combine_votes(votes, self.n_classes_, self._vote)]
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Share of voters per class.
@@ -588,7 +595,7 @@ class OTreeBagger(OrdinalEnsemble):
         Returns
         -------
         bool
-            True when certified. Always False for ``vote="majority"``, which
+            True when certified. Always False for ``vote="mode"``, which
             carries no guarantee; bagged trees without relabelling are checked
             like any voters (and are rarely consistent).
 
@@ -622,7 +629,7 @@ class OTreeBagger(OrdinalEnsemble):
             )
             for group, partition, labels in self._voter_geometry()
         )
-        return voters_certificate(checks, self.vote)
+        return voters_certificate(checks, self._vote)
 
     def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
         """Certify monotone constraints from the fitted geometry.
@@ -642,7 +649,7 @@ class OTreeBagger(OrdinalEnsemble):
             constrained feature, the region above has a class at least as high
             (+1; at most as high for -1) as the region below: then every voter,
             and the median or the mean of the voters, is monotone (docs/design.md
-            section 4b). Always False for ``vote="majority"``.
+            section 4b). Always False for ``vote="mode"``.
 
         Raises
         ------
@@ -675,4 +682,4 @@ class OTreeBagger(OrdinalEnsemble):
             pairs = relabel.monotone_pairs(partition, _in_space(group.space, cst),
                                            categorical_features=_in_space(group.space, categorical))
             checks.append(relabel.is_monotone(pairs, labels))
-        return voters_certificate(checks, self.vote)
+        return voters_certificate(checks, self._vote)

@@ -14,6 +14,7 @@ The certificates themselves live in :mod:`ensemble._certificates`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -24,6 +25,7 @@ __all__ = [
     "UNIT_BITS",
     "VOTES",
     "Vote",
+    "DEPRECATED_VOTES",
     "check_vote",
     "combine_votes",
     "vote_counts",
@@ -260,7 +262,7 @@ def _median(votes: NDArray[np.integer], n_classes: int) -> NDArray[np.intp]:
     return np.partition(votes, rank, axis=1)[:, rank]
 
 
-def _majority(votes: NDArray[np.integer], n_classes: int) -> NDArray[np.intp]:
+def _mode(votes: NDArray[np.integer], n_classes: int) -> NDArray[np.intp]:
     # argmax returns the first maximum: ties go to the lower class.
     return np.argmax(vote_counts(votes, n_classes), axis=1)
 
@@ -270,22 +272,34 @@ def _mean(votes: NDArray[np.integer], n_classes: int) -> NDArray[np.intp]:
 
 
 #: The votes: lower median and rounded mean (both keep consistency), most frequent
-#: class, lowest on ties (no guarantee).
+#: class ("mode", as the trees' ``leaf_label="mode"``), lowest on ties (no guarantee).
 VOTES: dict[str, Vote] = {
     "median": Vote("median", _median, keeps_consistency=True),
-    "majority": Vote("majority", _majority, keeps_consistency=False),
+    "mode": Vote("mode", _mode, keeps_consistency=False),
     "mean": Vote("mean", _mean, keeps_consistency=True),
 }
 
+#: Former vote names, accepted with a FutureWarning: old name -> current name.
+DEPRECATED_VOTES: dict[str, str] = {"majority": "mode"}
 
-def check_vote(vote: str) -> str:
-    """Return ``vote`` if it names a vote of :data:`VOTES`, else raise a ValueError naming it.
+
+def check_vote(vote: str, *, warn: bool = True) -> str:
+    """The current name of ``vote`` (a key of :data:`VOTES`), else a ValueError naming it.
+
+    A deprecated name (:data:`DEPRECATED_VOTES`) is translated, with a FutureWarning
+    when ``warn``.
 
     Examples
     --------
     >>> check_vote("median")
     'median'
     """
+    if vote in DEPRECATED_VOTES:
+        new = DEPRECATED_VOTES[vote]
+        if warn:
+            warnings.warn(f"vote={vote!r} is deprecated and will be removed; use vote={new!r} (the same "
+                          "rule: the most frequent class, lowest on ties)", FutureWarning, stacklevel=3)
+        return new
     if vote not in VOTES:
         raise ValueError(f"vote must be one of {tuple(VOTES)}; got {vote!r}")
     return vote
@@ -300,9 +314,9 @@ def combine_votes(votes: NDArray[np.integer], n_classes: int, vote: str = "media
         Class index 0..K-1 of every voter.
     n_classes : int
         Number of classes K.
-    vote : {"median", "majority", "mean"}, default="median"
+    vote : {"median", "mode", "mean"}, default="median"
         ``"median"``: the lower median, the order statistic of rank ceil(L/2),
-        which keeps consistency (Theorem 1); ``"majority"``: the most frequent
+        which keeps consistency (Theorem 1); ``"mode"``: the most frequent
         class, lowest on ties (no guarantee); ``"mean"``: the rounded mean
         ``floor(mean + 1/2)``, consistent too (docs/design.md section 9).
 
@@ -319,7 +333,7 @@ def combine_votes(votes: NDArray[np.integer], n_classes: int, vote: str = "media
     --------
     >>> import numpy as np
     >>> votes = np.array([[0, 2, 2, 1]])
-    >>> [combine_votes(votes, 3, v).tolist() for v in ("median", "majority", "mean")]
+    >>> [combine_votes(votes, 3, v).tolist() for v in ("median", "mode", "mean")]
     [[1], [2], [1]]
     """
     return VOTES[check_vote(vote)].combine(votes, n_classes)

@@ -154,10 +154,10 @@ def test_single_tree_keeps_its_cost_when_already_consistent():
     np.testing.assert_array_equal(model.predict(X), y)
 
 
-def test_bagged_trees_baseline_and_majority_vote():
-    """Check that relabel=False grows one voter per tree and majority vote picks the most frequent class."""
+def test_bagged_trees_baseline_and_mode_vote():
+    """Check that relabel=False grows one voter per tree and the mode vote picks the most frequent class."""
     X, y = _lattice_data(200, 2, 3, seed=9)
-    model = OTreeBagger(n_estimators=7, relabel=False, vote="majority", criterion="gini",
+    model = OTreeBagger(n_estimators=7, relabel=False, vote="mode", criterion="gini",
                         random_state=0).fit(X, y)
     assert len(model.groups_) == 7
     votes = model._votes(X)
@@ -167,6 +167,19 @@ def test_bagged_trees_baseline_and_majority_vote():
     np.testing.assert_array_equal(model.predict(X), expected)
     assert votes.shape == (200, 7)
     assert model.is_consistent() is False
+
+
+def test_deprecated_majority_vote_is_the_mode_with_a_warning():
+    """Check that vote='majority' still works, warns FutureWarning, and predicts as vote='mode'."""
+    X, y = _lattice_data(200, 2, 3, seed=9)
+    params = dict(n_estimators=7, relabel=False, criterion="gini", random_state=0)
+    with pytest.warns(FutureWarning, match="vote='majority' is deprecated.*vote='mode'"):
+        old = OTreeBagger(vote="majority", **params).fit(X, y)
+    new = OTreeBagger(vote="mode", **params).fit(X, y)
+    np.testing.assert_array_equal(old.predict(X), new.predict(X))
+    assert old.is_consistent() is False
+    with pytest.raises(ValueError, match="vote='majority' breaks the consistency"), pytest.warns(FutureWarning):
+        OTreeBagger(vote="majority", n_estimators=4, group_size=2).fit(X, y)
 
 
 def test_median_vote_is_the_lower_median():
@@ -196,7 +209,8 @@ def test_string_labels_follow_the_given_order():
         ({"n_estimators": 2.5}, "n_estimators"),
         ({"solver": "gurobi"}, "solver"),
         ({"criterion": "twoing"}, "criterion"),
-        ({"vote": "majority"}, "vote='majority'"),
+        ({"vote": "mode"}, "vote='mode'"),
+        ({"vote": "plurality"}, "vote"),
         ({"time_limit": 0}, "time_limit"),
         ({"classes": [1, 2]}, "classes is missing label"),
     ],
