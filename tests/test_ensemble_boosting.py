@@ -460,3 +460,38 @@ def test_verbose_shows_a_progress_bar(capsys):
     _fit(X, y, max_iter=5, early_stopping=False)
     captured = capsys.readouterr()
     assert captured.err == "" and captured.out == ""
+
+
+def test_split_gains_and_importances_equal_the_residual_sse_decrease():
+    """Check every split's stored gain against the decrease of the residuals' SSE it makes, recomputed
+    from the training rows routed by the raw thresholds, and importances as their normalised per-feature sum."""
+    rng = np.random.RandomState(3)
+    X = rng.uniform(size=(300, 4))
+    y = np.digitize(2 * X[:, 0] + X[:, 1] + rng.normal(0, 0.2, 300), [0.8, 1.6, 2.4])
+    model = _fit(X, y, loss="squared_error", early_stopping=False, max_iter=6, max_depth=3, min_samples_leaf=5,
+                 random_state=0)
+    unit = 1.0 / (1 << UNIT_BITS)
+    F = np.full(300, float(model._f0))
+    expected = np.zeros(4)
+
+    def sse(r):
+        return float(((r - r.mean()) ** 2).sum()) if r.size else 0.0
+
+    for tree, step in zip(model.estimators_, model.step_sizes_, strict=True):
+        residual = F * unit - y
+        node = np.zeros(300, dtype=np.int64)
+        members = {0: np.arange(300)}
+        for n in range(tree.children_left.shape[0]):  # children come after their parent
+            rows = members.get(n, np.empty(0, np.int64))
+            if tree.children_left[n] < 0:
+                continue
+            go_left = X[rows, tree.feature[n]] <= tree.threshold[n]
+            members[tree.children_left[n]], members[tree.children_right[n]] = rows[go_left], rows[~go_left]
+            decrease = sse(residual[rows]) - sse(residual[rows[go_left]]) - sse(residual[rows[~go_left]])
+            assert tree.gain[n] == pytest.approx(step * decrease, rel=1e-9, abs=1e-12)
+            expected[tree.feature[n]] += step * decrease
+        node = tree.apply(X)
+        F = F + tree.value[node]
+    np.testing.assert_allclose(model.feature_importances_, expected / expected.sum(), rtol=1e-9)
+    assert np.argmax(model.feature_importances_) == 0
+    assert model.feature_importances_[2:].sum() < 0.2

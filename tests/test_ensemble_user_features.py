@@ -8,12 +8,13 @@ import pandas as pd
 import pytest
 from sklearn.utils.class_weight import compute_sample_weight
 
-from ensemble import ConsistentForestClassifier, OTreeBagger
+from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger
 from ensemble._base import class_weight_factors
 
 ENSEMBLES = {
     "forest": lambda **kw: ConsistentForestClassifier(n_estimators=20, random_state=0, **kw),
     "otreebagger": lambda **kw: OTreeBagger(n_estimators=6, random_state=0, **kw),
+    "boosting": lambda **kw: ConsistentGradientBoostingClassifier(random_state=0, **kw),
 }
 
 

@@ -143,7 +143,9 @@ class HistTree(NamedTuple):
 
     ``left``/``right`` (-1 at leaves), ``feature``, ``bin`` (a row goes left when its
     bin is at most ``bin``), ``value`` (the raw leaf value, 0 at internal nodes);
-    ``rows[start[n]:stop[n]]`` are the training rows of node n (leaves included).
+    ``rows[start[n]:stop[n]]`` are the training rows of node n (leaves included);
+    ``gain`` is the loss decrease of every split (twice the second-order decrease
+    ``G^2/(H + l2)`` of the children minus the parent's, bounded values; 0 at leaves).
     """
 
     left: NDArray[np.int64]
@@ -154,6 +156,7 @@ class HistTree(NamedTuple):
     start: NDArray[np.int64]
     stop: NDArray[np.int64]
     rows: NDArray[np.int64]
+    gain: NDArray[np.float64]
 
 
 def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.float64], rows: NDArray[np.int64],
@@ -229,9 +232,9 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
     weight = np.ones(gradient.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     out = _grow(bins.binned, bins.n_bins, gradient, hessian, weight, rows, workspace["buffer"], workspace["hist"], ok, cst,
                 max_leaves, depth_cap, int(min_samples_leaf), float(l2_regularization))
-    left, right, feature, split_bin, value, start, stop, n_nodes = out
+    left, right, feature, split_bin, value, start, stop, split_gain, n_nodes = out
     return HistTree(left[:n_nodes], right[:n_nodes], feature[:n_nodes], split_bin[:n_nodes], value[:n_nodes],
-                    start[:n_nodes], stop[:n_nodes], rows)
+                    start[:n_nodes], stop[:n_nodes], rows, split_gain[:n_nodes])
 
 
 @_compiled
@@ -346,6 +349,7 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
     hi = np.full(n_max, np.inf)
     sums = np.zeros((n_max, 3))
     gain = np.full(n_max, -1.0)  # -1: not a candidate
+    split_gain = np.zeros(n_max)
     best = np.zeros((n_max, 2), dtype=np.int64)  # feature, bin
     child_values = np.zeros((n_max, 2))
     slot = np.full(n_max, -1, dtype=np.int64)
@@ -400,6 +404,7 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
         right[node] = rc
         feature[node] = f
         split_bin[node] = b
+        split_gain[node] = gain[node]
         gain[node] = -1.0
         start[lc] = start[node]
         stop[lc] = middle
@@ -448,4 +453,4 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
     for m in range(n_nodes):
         if left[m] == -1:
             value[m] = _leaf_value(sums[m, 0], sums[m, 1], l2, lo[m], hi[m]) + 0.0  # no -0.0
-    return left, right, feature, split_bin, value, start, stop, n_nodes
+    return left, right, feature, split_bin, value, start, stop, split_gain, n_nodes
