@@ -16,10 +16,12 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+import sklearn
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.fixes import parse_version
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 import relabel
@@ -27,6 +29,10 @@ from trees import OrdinalTreeClassifier
 from trees.utils import encode_labels, ordered_categories
 from trees.utils import resolve_monotonic_cst
 from trees.utils import check_sample_weight
+
+#: scikit-learn's trees route missing values at prediction as in training, sample
+#: weights included, from 1.8 on (earlier versions disagree on weighted fits).
+SKLEARN_ROUTES_MISSING = parse_version(sklearn.__version__) >= parse_version("1.8")
 
 __all__ = [
     "MAX_SEED",
@@ -542,10 +548,7 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
             X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=self._finite_rule())
         except ValueError as exc:
             if "contains NaN" in str(exc) and not self._supports_missing:
-                raise ValueError(
-                    f"Input X contains NaN: {type(self).__name__} does not accept missing values yet; "
-                    "ConsistentForestClassifier does (criterion='squared_error'), or fill them in first"
-                ) from None
+                raise ValueError(f"Input X contains NaN: {self._missing_hint()}") from None
             raise
         check_classification_targets(y)
         self._check_params()
@@ -623,6 +626,11 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
 
     #: Whether the estimator accepts missing values (NaN) in ``X`` (docs/design.md section 11).
     _supports_missing = False
+
+    def _missing_hint(self) -> str:
+        """What the error for NaN in ``X`` tells the user to do."""
+        return (f"{type(self).__name__} does not accept missing values yet; ConsistentForestClassifier does, "
+                "or fill them in first")
 
     def _finite_rule(self) -> bool | str:
         return "allow-nan" if self._supports_missing else True

@@ -14,6 +14,7 @@ from numbers import Integral, Real
 from typing import Any, NamedTuple
 
 import numpy as np
+import sklearn
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
@@ -22,7 +23,7 @@ from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import check_is_fitted
 
 from ensemble import _kernels
-from ensemble._base import (MAX_SEED, OrdinalEnsemble, TreeSpec, bootstrap_weights, constraint_to_check, draw_in_gaps,
+from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TreeSpec, bootstrap_weights, constraint_to_check, draw_in_gaps,
                             grow_tree, tree_feature_importances)
 from ensemble._certificates import (
     SumCertificate,
@@ -94,8 +95,16 @@ def _fit_tree(job: _TreeJob, seeds: NDArray):
     lo, hi = job.ranks.raw_gaps(np.asarray(feature)[internal], lo[internal], hi[internal])
     # A split at an infinite threshold sends present values one way and missing ones the
     # other: it stays where it is (a gap with no room), and it is no boundary in space.
+    # A finite threshold with no present training value of its node on one side
+    # separates the same rows (older scikit-learn writes such splits so); its gap is
+    # unbounded on that side, so it goes to that end: +inf (present values left) or
+    # -inf (present values right), no boundary either.
     present_only = ~np.isfinite(np.asarray(threshold)[internal])
-    lo[present_only] = hi[present_only] = np.asarray(threshold)[internal][present_only]
+    end = np.asarray(threshold, dtype=np.float64)[internal].copy()
+    end[~present_only & (hi == np.inf)] = np.inf
+    end[~present_only & (lo == -np.inf)] = -np.inf
+    present_only = ~np.isfinite(end)
+    lo[present_only] = hi[present_only] = end[present_only]
     if job.spec.criterion == "squared_error":
         lo, hi = float32_margins(lo, hi)
     moved = np.array(threshold, dtype=np.float64)
@@ -312,9 +321,18 @@ default="squared_error"
     (3,)
     """
 
-    # Every criterion's trees learn where missing values go (scikit-learn's regression
-    # trees and trees.OrdinalTreeClassifier), and the certificates route them the same way.
-    _supports_missing = True
+    @property
+    def _supports_missing(self) -> bool:
+        # Every criterion's trees learn where missing values go, and the certificates route
+        # them the same way. scikit-learn's trees before 1.8 route NaN at prediction unlike
+        # in training when given sample weights (the forest's bootstrap), so their leaf
+        # statistics would not be those of the rows that reach the leaf.
+        return self.criterion != "squared_error" or SKLEARN_ROUTES_MISSING
+
+    def _missing_hint(self) -> str:
+        return ("criterion='squared_error' needs scikit-learn >= 1.8 for missing values (older trees send NaN "
+                f"at prediction elsewhere than in training; installed: {sklearn.__version__}); upgrade "
+                "scikit-learn, use an ordinal criterion such as criterion='ogini', or fill them in first")
 
     _parameter_constraints: dict = {
         "n_estimators": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],

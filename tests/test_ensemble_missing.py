@@ -16,6 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ensemble import ConsistentForestClassifier, OTreeBagger
+from ensemble._base import SKLEARN_ROUTES_MISSING
+
+# The forest's default trees (scikit-learn's) take missing values from scikit-learn 1.8 on;
+# its ordinal criteria do with any version.
+DEFAULT = "squared_error" if SKLEARN_ROUTES_MISSING else "ogini"
+CRITERIA = ["squared_error", "ogini", "wig"] if SKLEARN_ROUTES_MISSING else ["ogini", "wig"]
 
 
 def _data(n=300, seed=0, missing=0.15):
@@ -75,7 +81,7 @@ def _monotone(grid, cst):
 def test_forest_fits_and_predicts_with_missing_values():
     """Check that NaN in fit and predict works, is routed by the trees, and the model is certified."""
     X, y = _data()
-    model = ConsistentForestClassifier(random_state=0).fit(X, y)
+    model = ConsistentForestClassifier(criterion=DEFAULT, random_state=0).fit(X, y)
     assert model.is_consistent()
     assert model.__sklearn_tags__().input_tags.allow_nan
     predicted = model.predict(np.array([[np.nan, 0.9], [np.nan, 0.1], [np.nan, np.nan]]))
@@ -86,7 +92,7 @@ def test_forest_fits_and_predicts_with_missing_values():
 
 @settings(max_examples=15)
 @given(seed=st.integers(0, 1000), missing=st.sampled_from([0.05, 0.2, 0.4]),
-       criterion=st.sampled_from(["squared_error", "ogini", "wig"]))
+       criterion=st.sampled_from(CRITERIA))
 def test_forest_with_missing_values_is_exactly_consistent_on_every_slice(seed, missing, criterion):
     """Check the certificate against the exact slice oracle, missing pattern by missing pattern."""
     X, y = _data(150, seed, missing)
@@ -107,12 +113,13 @@ def test_slice_oracle_catches_a_model_built_to_fail():
     X[rng.uniform(size=X.shape) < 0.2] = np.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        model = ConsistentForestClassifier(n_estimators=2, cut_points="half", random_state=0).fit(X, y)
+        model = ConsistentForestClassifier(n_estimators=2, cut_points="half", criterion=DEFAULT,
+                                           random_state=0).fit(X, y)
     assert not model.is_consistent()
     assert not all(_consistent(grid) for _, grid in _slices(model))
 
 
-@pytest.mark.parametrize("criterion", ["squared_error", "ogini"])
+@pytest.mark.parametrize("criterion", CRITERIA[:2])
 @pytest.mark.parametrize("method", ["basic", "isotonic"])
 def test_monotone_forest_with_missing_values_is_monotone_on_every_slice(criterion, method):
     """Check that a constrained forest fitted on data with gaps is certified and monotone on each slice."""
@@ -135,7 +142,7 @@ def test_text_column_with_missing_and_unseen_categories_become_missing():
     frame = pd.DataFrame({"x": x, "region": region})
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # a DataFrame fit warns of nothing
-        model = ConsistentForestClassifier(n_estimators=20, categorical_features=["region"],
+        model = ConsistentForestClassifier(n_estimators=20, categorical_features=["region"], criterion=DEFAULT,
                                            random_state=0).fit(frame, y)
     unseen = pd.DataFrame({"x": [0.4, 0.4], "region": ["north", None]})
     assert model.predict(unseen)[0] == model.predict(unseen)[1]  # both read as missing
@@ -159,3 +166,13 @@ def test_ordinal_criterion_forest_routes_missing_values_like_its_trees():
     assert any(m.any() for m in learnt) and any((~m).any() for m in learnt)  # both directions used
     X_nan = np.array([[np.nan, 0.9], [np.nan, 0.1]])
     assert model.predict(X_nan)[0] >= model.predict(X_nan)[1]
+
+
+@pytest.mark.skipif(SKLEARN_ROUTES_MISSING, reason="scikit-learn >= 1.8 routes missing values as in training")
+def test_old_scikit_learn_regression_trees_refuse_missing_values_naming_the_way_out():
+    """Check that before scikit-learn 1.8 the default criterion refuses NaN, naming the version and the criteria."""
+    X, y = _data()
+    model = ConsistentForestClassifier(n_estimators=5)
+    assert not model.__sklearn_tags__().input_tags.allow_nan
+    with pytest.raises(ValueError, match=r"scikit-learn >= 1.8.*criterion='ogini'"):
+        model.fit(X, y)

@@ -7,8 +7,16 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 from test_trees_classifier import make_ordinal, oracle_gain, oracle_impurity, same_partition
 
+from ensemble._base import SKLEARN_ROUTES_MISSING
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
 
+
+
+# scikit-learn's trees are the oracle of these tests; its split search and routing of
+# missing values are those implemented here from 1.8 on (1.6 and 1.7 try fewer NaN
+# splits and, with sample weights, route NaN at prediction unlike in training).
+needs_sklearn_18 = pytest.mark.skipif(not SKLEARN_ROUTES_MISSING,
+                                      reason="scikit-learn < 1.8 handles missing values in trees differently")
 
 def with_missing(X, fraction, seed):
     X = X.copy()
@@ -159,6 +167,7 @@ def _walk_until_tie(ours, ref, X, y, criterion):
     return ties, agreed
 
 
+@needs_sklearn_18
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
 @pytest.mark.parametrize("fraction", [0.05, 0.2, 0.5])
@@ -181,6 +190,7 @@ def test_splits_with_missing_values_equal_sklearn_up_to_exact_ties(criterion, se
         np.testing.assert_allclose(ours.predict_proba(X_test), ref.predict_proba(X_test), atol=1e-12)
 
 
+@needs_sklearn_18
 def test_most_cases_match_sklearn_exactly():
     """Check that without an exact tie the whole tree and its test predictions equal scikit-learn's."""
     exact = 0
