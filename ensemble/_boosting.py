@@ -246,10 +246,9 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         the validation rows (each minimising the absolute error of "class above
         k"), at least ``consistency_bound_`` apart; ``"auto"``: learned with early
         stopping, else half-way.
-    categorical_features : array-like of int, bool or str, or None, default=None
-        Features whose values are categories (indices, mask or names). The trees
-        split them on their codes, like any feature; they do not count in the
-        certificate (a valid point never lies on their thresholds).
+    {categorical_features}
+        Categorical features do not count in the certificate (a valid point
+        never lies on their thresholds).
     monotonic_cst : array-like of int, dict or None, default=None
         -1/0/+1 per feature (or a dict by name). Every tree is grown monotone
         (scikit-learn's rule), so the sum and its classes are; certified by
@@ -260,6 +259,7 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         certificate counts them together) and boosting stops, with a warning,
         when another tree would break the bound at this resolution.
     {classes}
+    {class_weight}
     {random_state}
     verbose : int, default=0
         ``verbose >= 1`` shows a progress bar over the iterations.

@@ -300,6 +300,10 @@ default="squared_error"
     threshold_multiplicity_ : ndarray of shape (n_features_in_,)
         Per feature, the largest number of trees sharing one threshold (0 for a
         feature no tree splits on, or a categorical one).
+    categorical_features_ : ndarray of int
+        The features treated as categorical (given, or found by ``"auto"``).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Mean of the trees' impurity-decrease importances, summing to 1.
 
     Notes
     -----
