@@ -629,8 +629,8 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
 
     def _missing_hint(self) -> str:
         """What the error for NaN in ``X`` tells the user to do."""
-        return (f"{type(self).__name__} does not accept missing values yet; ConsistentForestClassifier does, "
-                "or fill them in first")
+        return (f"{type(self).__name__} does not accept missing values yet; ConsistentForestClassifier and "
+                "ConsistentGradientBoostingClassifier do, or fill them in first")
 
     def _finite_rule(self) -> bool | str:
         return "allow-nan" if self._supports_missing else True

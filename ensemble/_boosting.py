@@ -50,14 +50,17 @@ def _add_leaf_values(total, rows, start, stop, left, value):
 
 
 @_compiled
-def _sum_trees(X, roots, left, right, feature, threshold, value, out):
-    """``out[i] += sum over trees of the value of the leaf row i reaches`` (global node ids)."""
+def _sum_trees(X, roots, left, right, feature, threshold, missing_left, value, out):
+    """``out[i] += sum over trees of the value of the leaf row i reaches`` (global node ids; NaN as ``missing_left``)."""
     for i in range(X.shape[0]):
         total = out[i]
         for t in range(roots.shape[0]):
             node = roots[t]
             while left[node] != -1:
-                if X[i, feature[node]] <= threshold[node]:
+                v = X[i, feature[node]]
+                if v != v:
+                    node = left[node] if missing_left[node] else right[node]
+                elif v <= threshold[node]:
                     node = left[node]
                 else:
                     node = right[node]
@@ -131,23 +134,21 @@ class _Tree:
     ``value`` holds the integer step-scaled leaf values (0 at internal nodes).
     """
 
-    def __init__(self, left, right, feature, threshold, value, n_features, gain=None):
+    def __init__(self, left, right, feature, threshold, value, n_features, gain=None, missing_left=None):
         self.children_left, self.children_right, self.feature = left, right, feature
         self.threshold, self.value, self.n_features = threshold, value, n_features
         # The loss decrease of every split (0 at leaves), times the tree's step.
         self.gain = np.zeros(left.shape[0]) if gain is None else gain
+        self.missing_go_to_left = (np.zeros(left.shape[0], dtype=np.uint8) if missing_left is None
+                                   else np.asarray(missing_left, dtype=np.uint8))
 
     @property
     def tree_(self) -> "_Tree":
         return self
 
     def nodes(self) -> tuple:
-        """``(left, right, feature, threshold, missing_left)`` for the kernels and certificates.
-
-        Boosted trees are grown without missing values: ``missing_left`` is all zero.
-        """
-        return (self.children_left, self.children_right, self.feature, self.threshold,
-                np.zeros(self.children_left.shape[0], dtype=np.uint8))
+        """``(left, right, feature, threshold, missing_left)`` for the kernels and certificates."""
+        return (self.children_left, self.children_right, self.feature, self.threshold, self.missing_go_to_left)
 
     def apply(self, X: NDArray[np.float64]) -> NDArray[np.int64]:
         """Node id of the leaf every row of validated float64 ``X`` reaches."""
@@ -204,6 +205,9 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
     bounded so that near any point F moves by less than the gap between two cut
     points. The class is the number of cut points F reaches: no two neighbouring
     points get classes two apart, whatever the dimension (docs/design.md section 10).
+    Missing values (NaN) have a bin of their own: every split sends them to the
+    side that fits better (or splits all real values from them), and the model is
+    consistent on every slice of fixed missingness (section 11).
 
     Parameters
     ----------
@@ -351,6 +355,9 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
     >>> model.is_consistent(), model.consistency_bound_ <= 1
     (True, True)
     """
+
+    # The histogram trees learn where missing values go; the certificate routes them alike.
+    _supports_missing = True
 
     _parameter_constraints: dict = {
         "loss": [StrOptions({"squared_error", "all_threshold"})],
@@ -579,6 +586,9 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         placed: dict = {}
         for n in inner:
             f, b = int(grown.feature[n]), int(grown.bin[n])
+            if b == bins.n_bins[f] - 1:
+                threshold[n] = np.inf  # all real values left, missing ones right: no boundary in space
+                continue
             if (f, b) not in placed:  # one tree reuses one threshold per gap (it counts once)
                 lo, hi = float(bins.gap_lo[f, b]), float(bins.gap_hi[f, b])
                 if self._categorical[f]:
@@ -600,7 +610,7 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         value = value.astype(np.int64)
         jump = int(np.ptp(value[leaves]))
         tree = _Tree(grown.left.copy(), grown.right.copy(), grown.feature.copy(), threshold, value, n_features,
-                     grown.gain * step)
+                     grown.gain * step, grown.missing_left.copy())
         if jump > limit:
             jump = exact_jump(tree.nodes(), value, n_features)
         budget.add(jump)
@@ -660,7 +670,7 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)[: sizes.shape[0]]
         if not self.estimators_:
             empty_i, empty_f = np.empty(0, np.int64), np.empty(0)
-            self._flat = (offsets, empty_i, empty_i, empty_i, empty_f, empty_i)
+            self._flat = (offsets, empty_i, empty_i, empty_i, empty_f, np.empty(0, np.uint8), empty_i)
             return
         shift = np.repeat(offsets, sizes)
         left = np.concatenate([t.children_left for t in self.estimators_])
@@ -668,6 +678,7 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         self._flat = (offsets, np.where(left >= 0, left + shift, -1), np.where(right >= 0, right + shift, -1),
                       np.concatenate([t.feature for t in self.estimators_]),
                       np.concatenate([t.threshold for t in self.estimators_]),
+                      np.concatenate([t.missing_go_to_left for t in self.estimators_]),
                       np.concatenate([t.value for t in self.estimators_]))
 
     def _sums(self, X: NDArray[np.float64]) -> NDArray[np.int64]:

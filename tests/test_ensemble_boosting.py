@@ -439,12 +439,12 @@ def test_bad_parameters_name_themselves(params, match):
 
 
 def test_bad_data_and_weights():
-    """Check the errors for one class, NaN, bad sample weights and a wrong number of features."""
+    """Check the errors for one class, infinity, bad sample weights and a wrong number of features."""
     X = np.random.RandomState(0).uniform(size=(40, 2))
     with pytest.raises(ValueError, match="class"):
         ConsistentGradientBoostingClassifier().fit(X, np.ones(40))
-    with pytest.raises(ValueError, match="NaN"):
-        ConsistentGradientBoostingClassifier().fit(np.where(X > 0.9, np.nan, X), np.arange(40) % 2)
+    with pytest.raises(ValueError, match="infinity"):
+        ConsistentGradientBoostingClassifier().fit(np.where(X > 0.9, np.inf, X), np.arange(40) % 2)
     with pytest.raises(ValueError, match="sample_weight"):
         ConsistentGradientBoostingClassifier().fit(X, np.arange(40) % 2, sample_weight=-np.ones(40))
     model = _fit(X, np.arange(40) % 2, max_iter=5)

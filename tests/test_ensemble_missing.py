@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ensemble import ConsistentForestClassifier, OTreeBagger
+from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger
 from ensemble._base import SKLEARN_ROUTES_MISSING
 
 # The forest's default trees (scikit-learn's) take missing values from scikit-learn 1.8 on;
@@ -176,3 +176,42 @@ def test_old_scikit_learn_regression_trees_refuse_missing_values_naming_the_way_
     assert not model.__sklearn_tags__().input_tags.allow_nan
     with pytest.raises(ValueError, match=r"scikit-learn >= 1.8.*criterion='ogini'"):
         model.fit(X, y)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 1000), missing=st.sampled_from([0.05, 0.2, 0.4]))
+def test_boosting_with_missing_values_is_certified_and_exactly_consistent_on_every_slice(seed, missing):
+    """Check certified boosting on data with gaps: certified by construction, and the slice oracle agrees."""
+    X, y = _data(300, seed, missing)
+    model = ConsistentGradientBoostingClassifier(min_samples_leaf=5, random_state=seed).fit(X, y)
+    assert model.is_consistent()
+    for pattern, grid in _slices(model):
+        assert _consistent(grid), pattern
+
+
+def test_boosting_learns_from_missingness_through_real_versus_missing_splits():
+    """Check that a feature whose gaps carry the signal gets splits of all real values against the missing ones
+    (threshold +inf), that predictions follow them, and that the model stays certified and consistent on slices."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(3000, 2))
+    gone = rng.uniform(size=3000) < 0.3
+    X[gone, 0] = np.nan
+    y = np.digitize(X[:, 1], [0.5]) + 2 * gone  # classes 0..3: missing x0 lifts the class by two
+    model = ConsistentGradientBoostingClassifier(random_state=0).fit(X, y)
+    assert model.is_consistent()
+    inner = [t.children_left >= 0 for t in model.estimators_]
+    present_only = sum(int(np.sum(np.isinf(t.threshold[m]) & (t.feature[m] == 0)))
+                       for t, m in zip(model.estimators_, inner, strict=True))
+    assert present_only > 0
+    probe = np.array([[0.3, 0.2], [np.nan, 0.2], [0.3, 0.8], [np.nan, 0.8]])
+    np.testing.assert_array_equal(model.predict(probe), [0, 2, 1, 3])
+    assert all(_consistent(grid) for _, grid in _slices(model))
+
+
+def test_monotone_boosting_with_missing_values_is_monotone_on_every_slice():
+    """Check that constrained boosting on data with gaps is certified monotone and monotone on each slice."""
+    X, y = _data(600, 5)
+    model = ConsistentGradientBoostingClassifier(monotonic_cst=[1, 1], min_samples_leaf=5, random_state=0).fit(X, y)
+    assert model.is_monotone() and model.is_consistent()
+    for pattern, grid in _slices(model):
+        assert _monotone(grid, [1, 1]), pattern

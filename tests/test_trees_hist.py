@@ -145,3 +145,56 @@ def test_sample_weight_counts_as_repeated_rows():
     np.testing.assert_array_equal(weighted.feature, repeated.feature)
     np.testing.assert_array_equal(weighted.bin, repeated.bin)
     np.testing.assert_allclose(weighted.value, repeated.value)
+
+
+def _brute_best_stump(binned, n_bins, g, h, min_leaf):
+    """Largest loss decrease over every (feature, real cut, missing side) and the real-vs-missing cut."""
+    def loss(mask):
+        G, H = g[mask].sum(), h[mask].sum()
+        return -G * G / H if H > 0 else 0.0
+
+    everything = np.ones(g.shape[0], dtype=bool)
+    best = (0.0, None)
+    for f in range(binned.shape[1]):
+        column, m = binned[:, f].astype(int), int(n_bins[f])
+        missing = column == m
+        cuts = [(b, side) for b in range(m - 1) for side in ((0, 1) if missing.any() else (0,))]
+        cuts += [(m - 1, 0)] if missing.any() else []
+        for b, side in cuts:
+            left = np.where(missing, bool(side), column <= b)
+            if left.sum() < min_leaf or (~left).sum() < min_leaf:
+                continue
+            gain = loss(everything) - loss(left) - loss(~left)
+            if gain > best[0] + 1e-9:
+                best = (gain, (f, b, side))
+    return best
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), fraction=st.sampled_from([0.0, 0.1, 0.4, 0.9]))
+def test_root_split_with_missing_values_is_the_brute_force_best(seed, fraction):
+    """Check the root split against every cut with missing values on either side (and real vs missing),
+    and that every row, missing or not, sits in the leaf its bins and the missing flags send it to."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(120, 3))
+    X[rng.uniform(size=X.shape) < fraction] = np.nan
+    g = rng.normal(size=120) + 2.0 * np.isnan(X[:, 0])  # missingness itself can be informative
+    h = rng.uniform(0.5, 2.0, size=120)
+    bins = bin_features(X, max_bins=8)
+    assert np.all(bins.binned[np.isnan(X)] == np.broadcast_to(bins.n_bins, X.shape)[np.isnan(X)])
+    stump = grow_tree(bins, g, h, np.arange(120), max_leaf_nodes=2, min_samples_leaf=5)
+    gain, where = _brute_best_stump(bins.binned, bins.n_bins, g, h, 5)
+    if where is None:
+        assert stump.left.shape[0] == 1
+        return
+    assert stump.gain[0] == pytest.approx(gain, rel=1e-9)
+    tree = grow_tree(bins, g, h, np.arange(120), max_leaf_nodes=8, min_samples_leaf=5)
+    leaf = _leaf_of_rows(tree, 120)
+    for i in range(120):
+        node = 0
+        while tree.left[node] != -1:
+            f, b = tree.feature[node], tree.bin[node]
+            code = bins.binned[i, f]
+            go_left = bool(tree.missing_left[node]) if code == bins.n_bins[f] else code <= b
+            node = tree.left[node] if go_left else tree.right[node]
+        assert node == leaf[i]

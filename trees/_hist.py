@@ -10,6 +10,13 @@ feature f, the *gap* ``[lo, hi)`` between the largest training value of bin b an
 the smallest of bin b + 1. Any threshold in that gap sends every training row to the
 side its bin sends it, so a tree grown on bins can be moved onto raw thresholds
 chosen freely inside the gaps (distinct across trees).
+
+Missing values (NaN) have a bin of their own, ``n_bins[f]``, after the real ones, as
+in scikit-learn's histogram gradient boosting: every split tries them on both sides
+(``missing_left``), and the split at the last real bin sends all real values left
+and the missing ones right (a threshold of ``+inf``). A split learnt on a node
+without missing values sends them to the child with more rows (right on a tie), as
+scikit-learn's trees do.
 """
 
 from __future__ import annotations
@@ -32,10 +39,12 @@ MIN_GAP_ULPS = 1 << 10
 class Bins(NamedTuple):
     """Binned training data and the gaps between consecutive bins.
 
-    ``binned`` (n_samples, n_features) uint8, column-major; ``n_bins`` per feature;
-    ``gap_lo[f, b]`` / ``gap_hi[f, b]`` the largest training value of bin b and the
-    smallest of bin b + 1 (b < n_bins[f] - 1); ``merged`` the features where distinct
-    values closer than :data:`MIN_GAP_ULPS` ulps were kept in one bin.
+    ``binned`` (n_samples, n_features) uint8, column-major; ``n_bins`` per feature
+    (real values; a missing value has bin ``n_bins[f]``); ``gap_lo[f, b]`` /
+    ``gap_hi[f, b]`` the largest training value of bin b and the smallest of bin
+    b + 1 (b < n_bins[f] - 1); ``merged`` the features where distinct values closer
+    than :data:`MIN_GAP_ULPS` ulps were kept in one bin; ``has_missing`` the
+    features with missing training values.
     """
 
     binned: NDArray[np.uint8]
@@ -43,6 +52,7 @@ class Bins(NamedTuple):
     gap_lo: NDArray[np.float64]
     gap_hi: NDArray[np.float64]
     merged: NDArray[np.int64]
+    has_missing: NDArray[np.bool_]
 
 
 def _bin_edges(distinct: NDArray[np.float64], counts: NDArray[np.int64], max_bins: int) -> NDArray[np.int64]:
@@ -74,9 +84,10 @@ def bin_features(X: ArrayLike, max_bins: int = 255, sample_weight: ArrayLike | N
     ----------
     X : array-like of shape (n_samples, n_features)
         Training values (the rows the trees are grown on; rows of weight 0
-        excluded by the caller). Finite float64.
+        excluded by the caller). Float64, NaN for a missing value.
     max_bins : int, default=255
-        At most this many bins per feature (2 to 256).
+        At most this many bins per feature (2 to 256; 255 for a feature with
+        missing values, whose bin is the 256th).
     sample_weight : array-like of shape (n_samples,), optional
         Row weights for the equal-count quantiles (integer weights act as
         repeated rows).
@@ -117,25 +128,30 @@ def bin_features(X: ArrayLike, max_bins: int = 255, sample_weight: ArrayLike | N
     gap_lo = np.full((n_features, max_bins), np.nan)
     gap_hi = np.full((n_features, max_bins), np.nan)
     merged = []
+    has_missing = np.isnan(X).any(axis=0)
+    weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     for f in range(n_features):
-        distinct, inverse, counts = np.unique(X[:, f], return_inverse=True, return_counts=True)
-        if sample_weight is not None:
-            counts = np.bincount(inverse.ravel(), weights=sample_weight, minlength=distinct.shape[0])
+        column = X[:, f]
+        present = ~np.isnan(column)
+        distinct, inverse, counts = np.unique(column[present], return_inverse=True, return_counts=True)
+        if weight is not None:
+            counts = np.bincount(inverse.ravel(), weights=weight[present], minlength=distinct.shape[0])
         if distinct.shape[0] < 2:
-            binned[:, f] = 0
+            binned[:, f] = np.where(present, 0, 1)
             continue
-        starts = _bin_edges(distinct, counts, int(max_bins))
+        starts = _bin_edges(distinct, counts, int(max_bins) - int(has_missing[f] and max_bins == 256))
         scale = np.maximum(np.abs(distinct[1:]), np.abs(distinct[:-1]))
         if np.any(np.diff(distinct) <= MIN_GAP_ULPS * np.spacing(scale)):
             merged.append(f)
         bin_of = np.zeros(distinct.shape[0], dtype=np.int64)
         bin_of[starts] = 1
         bin_of = np.cumsum(bin_of)
-        binned[:, f] = bin_of[inverse.ravel()]
         n_bins[f] = starts.shape[0] + 1
+        binned[present, f] = bin_of[inverse.ravel()]
+        binned[~present, f] = n_bins[f]
         gap_lo[f, : starts.shape[0]] = distinct[starts - 1]
         gap_hi[f, : starts.shape[0]] = distinct[starts]
-    return Bins(binned, n_bins, gap_lo, gap_hi, np.asarray(merged, dtype=np.int64))
+    return Bins(binned, n_bins, gap_lo, gap_hi, np.asarray(merged, dtype=np.int64), has_missing)
 
 
 class HistTree(NamedTuple):
@@ -145,7 +161,9 @@ class HistTree(NamedTuple):
     bin is at most ``bin``), ``value`` (the raw leaf value, 0 at internal nodes);
     ``rows[start[n]:stop[n]]`` are the training rows of node n (leaves included);
     ``gain`` is the loss decrease of every split (twice the second-order decrease
-    ``G^2/(H + l2)`` of the children minus the parent's, bounded values; 0 at leaves).
+    ``G^2/(H + l2)`` of the children minus the parent's, bounded values; 0 at leaves);
+    ``missing_left`` is 1 where missing values go left. A split at the last real bin
+    (``bin == n_bins[feature] - 1``) sends all real values left, missing ones right.
     """
 
     left: NDArray[np.int64]
@@ -157,6 +175,7 @@ class HistTree(NamedTuple):
     stop: NDArray[np.int64]
     rows: NDArray[np.int64]
     gain: NDArray[np.float64]
+    missing_left: NDArray[np.uint8]
 
 
 def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.float64], rows: NDArray[np.int64],
@@ -219,9 +238,9 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
         max_leaves = min(max_leaves, 1 << min(depth_cap, 30), max(rows.shape[0], 1))
     cst = np.zeros(d, dtype=np.int64) if monotonic_cst is None else np.asarray(monotonic_cst, dtype=np.int64)
     ok = np.ones(d, dtype=np.bool_) if allowed is None else np.asarray(allowed, dtype=np.bool_)
-    ok = ok & (bins.n_bins > 1)
+    ok = ok & ((bins.n_bins > 1) | bins.has_missing)
     n_slots = min(max_leaves, rows.shape[0]) + 1
-    n_bins_max = max(int(bins.n_bins.max()), 1)
+    n_bins_max = max(int(bins.n_bins.max()), 1) + 1  # the missing-value bin last
     workspace = {} if workspace is None else workspace
     key = (n_slots, d, n_bins_max)
     if workspace.get("key") != key:
@@ -232,9 +251,9 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
     weight = np.ones(gradient.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     out = _grow(bins.binned, bins.n_bins, gradient, hessian, weight, rows, workspace["buffer"], workspace["hist"], ok, cst,
                 max_leaves, depth_cap, int(min_samples_leaf), float(l2_regularization))
-    left, right, feature, split_bin, value, start, stop, split_gain, n_nodes = out
+    left, right, feature, split_bin, value, start, stop, split_gain, missing_left, n_nodes = out
     return HistTree(left[:n_nodes], right[:n_nodes], feature[:n_nodes], split_bin[:n_nodes], value[:n_nodes],
-                    start[:n_nodes], stop[:n_nodes], rows, split_gain[:n_nodes])
+                    start[:n_nodes], stop[:n_nodes], rows, split_gain[:n_nodes], missing_left[:n_nodes])
 
 
 @_compiled
@@ -265,64 +284,81 @@ def _leaf_value(g, h, l2, lo, hi):
 
 @_compiled
 def _find_split(hist, n_bins, ok, cst, g_sum, h_sum, count, lo, hi, l2, min_leaf):
-    """Best split of a node from its histogram: (gain, feature, bin, left value, right value).
+    """Best split of a node from its histogram: (gain, feature, bin, left value, right value, missing left).
 
     The gain is ``loss(parent) - loss(left) - loss(right)`` with the loss of a leaf
-    of value v being ``2 G v + (H + l2) v^2`` (v bounded), as scikit-learn's.
+    of value v being ``2 G v + (H + l2) v^2`` (v bounded), as scikit-learn's. Where
+    the node has missing values (bin ``n_bins[f]``) each real cut is tried with them
+    on either side, and the last real bin (all real values left, missing right).
     """
     best_gain = 0.0
     best_f = -1
     best_b = -1
     best_vl = 0.0
     best_vr = 0.0
+    best_ml = 0
     vp = _leaf_value(g_sum, h_sum, l2, lo, hi)
     parent = 2.0 * g_sum * vp + (h_sum + l2) * vp * vp
     tiny = 1e-12 * max(abs(parent), 1e-300)
     for f in range(hist.shape[0]):
         if not ok[f]:
             continue
+        m = n_bins[f]
+        mg = hist[f, m, 0]
+        mh = hist[f, m, 1]
+        mc = hist[f, m, 2]
+        sides = 2 if mc > 0.0 else 1
+        last = m if mc > 0.0 else m - 1
         gl = 0.0
         hl = 0.0
         cl = 0.0
-        for b in range(n_bins[f] - 1):
+        for b in range(last):
             gl += hist[f, b, 0]
             hl += hist[f, b, 1]
             cl += hist[f, b, 2]
-            if cl < min_leaf:
-                continue
-            if count - cl < min_leaf:
-                break
-            gr = g_sum - gl
-            hr = h_sum - hl
-            if hl <= 0.0 or hr <= 0.0:
-                continue
-            vl = _leaf_value(gl, hl, l2, lo, hi)
-            vr = _leaf_value(gr, hr, l2, lo, hi)
-            if (cst[f] == 1 and vl > vr) or (cst[f] == -1 and vl < vr):
-                continue
-            gain = parent - (2.0 * gl * vl + (hl + l2) * vl * vl) - (2.0 * gr * vr + (hr + l2) * vr * vr)
-            if gain > best_gain + tiny:
-                best_gain = gain
-                best_f = f
-                best_b = b
-                best_vl = vl
-                best_vr = vr
-    return best_gain, best_f, best_b, best_vl, best_vr
+            for side in range(sides if b < m - 1 else 1):
+                # side 0: missing values right (they are in the right sums); side 1: left.
+                g_left = gl + mg * side
+                h_left = hl + mh * side
+                c_left = cl + mc * side
+                if c_left < min_leaf or count - c_left < min_leaf:
+                    continue
+                g_right = g_sum - g_left
+                h_right = h_sum - h_left
+                if h_left <= 0.0 or h_right <= 0.0:
+                    continue
+                vl = _leaf_value(g_left, h_left, l2, lo, hi)
+                vr = _leaf_value(g_right, h_right, l2, lo, hi)
+                if (cst[f] == 1 and vl > vr) or (cst[f] == -1 and vl < vr):
+                    continue
+                gain = (parent - (2.0 * g_left * vl + (h_left + l2) * vl * vl)
+                        - (2.0 * g_right * vr + (h_right + l2) * vr * vr))
+                if gain > best_gain + tiny:
+                    best_gain = gain
+                    best_f = f
+                    best_b = b
+                    best_vl = vl
+                    best_vr = vr
+                    best_ml = side
+    return best_gain, best_f, best_b, best_vl, best_vr, best_ml
 
 
 @_compiled
-def _partition(binned, rows, buffer, start, stop, f, b):
-    """Stable partition of ``rows[start:stop]``: bins at most b first. Returns the split position."""
+def _partition(binned, rows, buffer, start, stop, f, b, missing_bin, missing_left):
+    """Stable partition of ``rows[start:stop]``: bins at most b first (the missing bin as
+    ``missing_left`` says). Returns the split position."""
     column = binned[:, f]
     n_left = 0
     for j in range(start, stop):
-        if column[rows[j]] <= b:
+        v = column[rows[j]]
+        if (v == missing_bin and missing_left) or (v != missing_bin and v <= b):
             n_left += 1
     a = start
     c = start + n_left
     for j in range(start, stop):
         i = rows[j]
-        if column[i] <= b:
+        v = column[i]
+        if (v == missing_bin and missing_left) or (v != missing_bin and v <= b):
             buffer[a] = i
             a += 1
         else:
@@ -350,6 +386,8 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
     sums = np.zeros((n_max, 3))
     gain = np.full(n_max, -1.0)  # -1: not a candidate
     split_gain = np.zeros(n_max)
+    missing_left = np.zeros(n_max, dtype=np.uint8)
+    best_ml = np.zeros(n_max, dtype=np.uint8)
     best = np.zeros((n_max, 2), dtype=np.int64)  # feature, bin
     child_values = np.zeros((n_max, 2))
     slot = np.full(n_max, -1, dtype=np.int64)
@@ -372,12 +410,13 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
         for c in range(n_candidates):
             node = candidates[c]
             if depth[node] < max_depth and sums[node, 2] >= 2 * min_leaf:
-                g, f, b, vl, vr = _find_split(hist[slot[node]], n_bins, ok, cst, sums[node, 0], sums[node, 1],
-                                              sums[node, 2], lo[node], hi[node], l2, min_leaf)
+                g, f, b, vl, vr, ml = _find_split(hist[slot[node]], n_bins, ok, cst, sums[node, 0], sums[node, 1],
+                                                  sums[node, 2], lo[node], hi[node], l2, min_leaf)
                 if f >= 0:
                     gain[node] = g
                     best[node, 0] = f
                     best[node, 1] = b
+                    best_ml[node] = ml
                     child_values[node, 0] = vl
                     child_values[node, 1] = vr
             if gain[node] < 0.0:
@@ -396,7 +435,15 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
             break
         f = best[node, 0]
         b = best[node, 1]
-        middle = _partition(binned, rows, buffer, start[node], stop[node], f, b)
+        h = hist[slot[node], f]
+        ml = best_ml[node]
+        if h[n_bins[f], 2] == 0.0:
+            # No missing value here: they will go to the child with more rows (right on a tie).
+            acc = 0.0
+            for bb in range(b + 1):
+                acc += h[bb, 2]
+            ml = 1 if acc > sums[node, 2] - acc else 0
+        middle = _partition(binned, rows, buffer, start[node], stop[node], f, b, n_bins[f], ml)
         lc = n_nodes
         rc = n_nodes + 1
         n_nodes += 2
@@ -405,6 +452,7 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
         feature[node] = f
         split_bin[node] = b
         split_gain[node] = gain[node]
+        missing_left[node] = ml
         gain[node] = -1.0
         start[lc] = start[node]
         stop[lc] = middle
@@ -426,11 +474,12 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
                 lo[lc] = mid
                 hi[rc] = mid
         # Sums of the children from the parent's histogram on the split feature.
-        h = hist[slot[node], f]
         for k in range(3):
             acc = 0.0
             for bb in range(b + 1):
                 acc += h[bb, k]
+            if ml:
+                acc += h[n_bins[f], k]
             sums[lc, k] = acc
             sums[rc, k] = sums[node, k] - acc
         # Histogram the child with fewer rows; the other is the parent minus it.
@@ -443,7 +492,7 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
         hs = hist[slot[small]]
         for ff in range(hl.shape[0]):
             if ok[ff]:
-                for bb in range(n_bins[ff]):
+                for bb in range(n_bins[ff] + 1):
                     for k in range(3):
                         hl[ff, bb, k] -= hs[ff, bb, k]
         n_leaves += 1
@@ -453,4 +502,4 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
     for m in range(n_nodes):
         if left[m] == -1:
             value[m] = _leaf_value(sums[m, 0], sums[m, 1], l2, lo[m], hi[m]) + 0.0  # no -0.0
-    return left, right, feature, split_bin, value, start, stop, split_gain, n_nodes
+    return left, right, feature, split_bin, value, start, stop, split_gain, missing_left, n_nodes
