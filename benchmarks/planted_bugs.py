@@ -41,18 +41,18 @@ MUTATIONS = [
              "    cst = np.asarray(monotonic_cst).copy()\n    cst[np.flatnonzero(cst)[1:]] = 0\n",
              ("tests/test_ensemble_trust.py", "tests/test_ensemble_monotone.py")),
     Mutation("per-tree jump from face contacts only (corners dropped)", "ensemble/_certificates.py",
-             "    return int(tree_jump(left, right, feature, threshold, np.ascontiguousarray(value, dtype=np.int64), "
-             "leaves,\n",
+             "    return int(tree_jump(left, right, feature, np.ascontiguousarray(threshold, dtype=np.float64), "
+             "missing, reach,\n",
              "    part = relabel.fuse([boxes], snap=False)\n"
              "    edges = relabel.adjacency_edges(part, contact='face', resolution=r if r.any() else None).edges\n"
              "    v = np.asarray(value)[part.keys[:, 0]]\n"
              "    return int(np.abs(v[edges[:, 0]] - v[edges[:, 1]]).max(initial=0))\n"
-             "    return int(tree_jump(left, right, feature, threshold, np.ascontiguousarray(value, dtype=np.int64), "
-             "leaves,\n",
+             "    return int(tree_jump(left, right, feature, np.ascontiguousarray(threshold, dtype=np.float64), "
+             "missing, reach,\n",
              ("tests/test_ensemble_trust.py", "tests/test_ensemble_forest.py")),
     Mutation("jump kernel compares with < at a window's edge", "ensemble/_certificates.py",
-             "            if lower[j, f] - resolution[f] <= t:",
-             "            if lower[j, f] - resolution[f] < t:",
+             "(present_a and lower[j, f] - resolution[f] <= t)",
+             "(present_a and lower[j, f] - resolution[f] < t)",
              ("tests/test_ensemble_trust.py",)),
     Mutation("cut-spacing comparison strict", "ensemble/_certificates.py",
              "    return int(bound) <= int(spacing)",
@@ -63,9 +63,9 @@ MUTATIONS = [
              "partition = relabel.fuse([leaf_boxes(tree)], snap=False)",
              "partition = relabel.fuse([leaf_boxes(tree)])",
              ("tests/test_ensemble_trust.py",)),
-    Mutation("monotone certificate of trees snaps thin leaves away", "ensemble/_certificates.py",
-             "NodeArrays(left, right, feature, threshold, n_features))], snap=False)\n        pairs",
-             "NodeArrays(left, right, feature, threshold, n_features))], snap=True)\n        pairs",
+    Mutation("monotone certificate of trees drops leaves thinner than 4 ulps", "ensemble/_certificates.py",
+             "            present = lower[:, f] < upper[:, f]\n",
+             "            present = upper[:, f] - lower[:, f] > 4 * np.spacing(np.abs(upper[:, f]))\n",
              ("tests/test_ensemble_trust.py",)),
     Mutation("the majority vote is registered as consistent", "ensemble/_voting.py",
              '"mode": Vote("mode", _mode, keeps_consistency=False)',
@@ -81,8 +81,8 @@ MUTATIONS = [
              ("tests/test_ensemble_forest.py",)),
     # Units and scale (issue 23 item 1).
     Mutation("trees grow on raw float32 values, not ranks", "ensemble/_thresholds.py",
-             "            out[:, f] = self._code(np.searchsorted(v, X[:, f]), v.shape[0])",
-             "            out[:, f] = X[:, f]",
+             "            out[:, f] = np.where(np.isnan(column), np.float32(np.nan), codes)",
+             "            out[:, f] = column",
              ("tests/test_ensemble_trust.py",)),
     # Votes and cut points.
     Mutation("upper instead of lower median", "ensemble/_voting.py",
@@ -104,9 +104,20 @@ MUTATIONS = [
              ("tests/test_ensemble_monotone.py", "ensemble/_voting.py")),
     # Trees and the relabelling.
     Mutation("routing sends x == threshold right", "ensemble/_kernels.py",
-             "            if X[i, feature[node]] <= threshold[node]:",
-             "            if X[i, feature[node]] < threshold[node]:",
+             "            elif v <= threshold[node]:\n                node = left[node]\n            else:\n"
+             "                node = right[node]\n        out[i] = node",
+             "            elif v < threshold[node]:\n                node = left[node]\n            else:\n"
+             "                node = right[node]\n        out[i] = node",
              ("tests/test_ensemble_forest.py", "tests/test_ensemble_trust.py")),
+    # Missing values in certified boosting.
+    Mutation("histogram split tries missing values on the right only", "trees/_hist.py",
+             "        sides = 2 if mc > 0.0 else 1\n",
+             "        sides = 1\n",
+             ("tests/test_trees_hist.py",)),
+    Mutation("boosting's prediction sends every missing value right", "ensemble/_boosting.py",
+             "                    node = left[node] if missing_left[node] else right[node]\n",
+             "                    node = right[node]\n",
+             ("tests/test_ensemble_missing.py",)),
     Mutation("class weights ignored", "ensemble/_base.py",
              "        factors = class_weight_factors(getattr(self, \"class_weight\", None), y_idx, self.classes_)",
              "        factors = None",
