@@ -182,7 +182,8 @@ model.fit(X, y)
 elapsed = time.perf_counter() - t0
 print(json.dumps({{"peak_mb": status("VmHWM") - before, "data_mb": X.nbytes / 2**20,
                   "model_mb": len(pickle.dumps(model)) / 2**20, "fit_time": elapsed,
-                  "n_iter": int(model.n_iter_)}}))
+                  "n_iter": int(model.n_iter_),
+                  "certified": bool(model.is_consistent()) if {method!r} == "cgb" else None}}))
 """
 
 
@@ -333,7 +334,8 @@ def _scaling(args) -> None:
         r = _fresh_fit(n, 20)
         per_tree[n] = r["fit_time"] / max(r["n_iter"], 1)
         budget = 3 * (r["data_mb"] + r["model_mb"])
-        print(f"  {n:>9,} rows: fit {r['fit_time']:7.1f}s, {r['n_iter']} trees, {1000 * per_tree[n]:.1f} ms/tree, "
+        print(f"  {n:>9,} rows: fit {r['fit_time']:7.1f}s, {r['n_iter']} trees, certified={r.get('certified')}, "
+              f"{1000 * per_tree[n]:.1f} ms/tree, "
               f"peak {r['peak_mb']:.0f} MB vs 3 x (data {r['data_mb']:.0f} + model {r['model_mb']:.1f} MB) = "
               f"{budget:.0f} MB -> {'met' if r['peak_mb'] <= budget else 'MISSED'}", flush=True)
         if n == 1_000_000:
