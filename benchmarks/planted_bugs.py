@@ -50,9 +50,15 @@ MUTATIONS = [
              "    return int(tree_jump(left, right, feature, np.ascontiguousarray(threshold, dtype=np.float64), "
              "missing, reach,\n",
              ("tests/test_ensemble_trust.py", "tests/test_ensemble_forest.py")),
-    Mutation("jump kernel compares with < at a window's edge", "ensemble/_certificates.py",
-             "(present_a and lower[j, f] - resolution[f] <= t)",
-             "(present_a and lower[j, f] - resolution[f] < t)",
+    # Every pair of leaves is searched from both of its leaves, so one strict comparison
+    # alone changes no jump (an equivalent mutant, measured MISSED): both sides are made strict.
+    Mutation("jump kernel compares strictly at a window's edge", "ensemble/_certificates.py",
+             "(present_a and lower[j, f] - resolution[f] <= t) or (missing_a and missing_left[node] != 0):\n"
+             "                stack[top] = left[node]\n                top += 1\n"
+             "            if (present_a and upper[j, f] + resolution[f] >= t and t < np.inf)",
+             "(present_a and lower[j, f] - resolution[f] < t) or (missing_a and missing_left[node] != 0):\n"
+             "                stack[top] = left[node]\n                top += 1\n"
+             "            if (present_a and upper[j, f] + resolution[f] > t and t < np.inf)",
              ("tests/test_ensemble_trust.py",)),
     Mutation("cut-spacing comparison strict", "ensemble/_certificates.py",
              "    return int(bound) <= int(spacing)",
