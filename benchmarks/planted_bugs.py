@@ -59,7 +59,7 @@ MUTATIONS = [
              "(present_a and lower[j, f] - resolution[f] < t) or (missing_a and missing_left[node] != 0):\n"
              "                stack[top] = left[node]\n                top += 1\n"
              "            if (present_a and upper[j, f] + resolution[f] > t and t < np.inf)",
-             ("tests/test_ensemble_trust.py",)),
+             ("tests/test_ensemble_trust.py", "tests/test_ensemble_boosting.py")),
     Mutation("cut-spacing comparison strict", "ensemble/_certificates.py",
              "    return int(bound) <= int(spacing)",
              "    return int(bound) < int(spacing)",
