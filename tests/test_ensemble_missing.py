@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger
 from ensemble._base import SKLEARN_ROUTES_MISSING
+from ensemble._voting import UNIT_BITS
 
 # The forest's default trees (scikit-learn's) take missing values from scikit-learn 1.8 on;
 # its ordinal criteria do with any version.
@@ -215,3 +216,22 @@ def test_monotone_boosting_with_missing_values_is_monotone_on_every_slice():
     assert model.is_monotone() and model.is_consistent()
     for pattern, grid in _slices(model):
         assert _monotone(grid, [1, 1]), pattern
+
+
+def test_boosting_prediction_routes_missing_values_as_each_tree_learnt():
+    """Check the compiled sum of all trees against one plain walk per tree that follows missing_go_to_left,
+    on rows missing each feature, with trees that send missing values both ways."""
+    X, y = _data(800, 7, 0.3)
+    model = ConsistentGradientBoostingClassifier(random_state=0).fit(X, y)
+    learnt = np.concatenate([t.missing_go_to_left[t.children_left >= 0] for t in model.estimators_])
+    assert learnt.any() and not learnt.all()
+    walked = np.full(X.shape[0], float(model._f0))
+    for tree in model.estimators_:
+        for i, row in enumerate(X):
+            node = 0
+            while tree.children_left[node] >= 0:
+                v = row[tree.feature[node]]
+                go_left = bool(tree.missing_go_to_left[node]) if np.isnan(v) else v <= tree.threshold[node]
+                node = tree.children_left[node] if go_left else tree.children_right[node]
+            walked[i] += tree.value[node]
+    np.testing.assert_allclose(model.predict_value(X), walked / float(1 << UNIT_BITS), rtol=0, atol=1e-9)
