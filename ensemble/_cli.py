@@ -158,6 +158,9 @@ def _options(message: str) -> str:
         message = re.sub(rf"\b{name}\b", "--" + name.replace("_", "-"), message)
     for name, option in (("monotonic_cst", "--monotone"), ("categorical_features", "--categorical")):
         message = re.sub(rf"\b{name}\b", option, message)
+    for name, option in (("ConsistentForestClassifier", "--model forest"),
+                         ("ConsistentGradientBoostingClassifier", "--model boosting")):
+        message = re.sub(rf"\b{name}\b", option, message)
     return message
 
 

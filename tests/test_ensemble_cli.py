@@ -638,4 +638,5 @@ def test_missing_cells_fit_the_forest_and_refuse_otreebagger_in_one_line(tmp_pat
     capsys.readouterr()
     assert main(["fit", str(path), "--target", "y", "-o", str(tmp_path / "o.skops")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "does not accept missing values" in err[0]
+    assert len(err) == 1 and "does not accept missing values" in err[0] and "--model forest" in err[0]
+    assert main(["fit", str(path), "--target", "y", "--model", "boosting", "-o", str(model)]) == 0
