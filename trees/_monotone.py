@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from trees._boxes import _node_boxes
 from trees._compile import compiled
+from trees._isotonic import isotonic_labels, isotonic_regression
 
 __all__ = [
     "MONOTONIC_METHODS",
@@ -237,7 +239,6 @@ def face_order(
     >>> [p.tolist() for p in face_order(left, feature, threshold, missing, np.array([-1], np.int8))]
     [[2], [1]]
     """
-    from trees._boxes import _node_boxes
 
     left = np.ascontiguousarray(children_left, dtype=np.intp)
     right = np.where(left == -1, -1, left + 1)
@@ -269,7 +270,6 @@ def project_leaf_means(tree: Any, monotonic_cst: NDArray[np.int8]) -> None:
     each leaf) of the leaves' mean class indices onto :func:`tree_leaf_order`;
     the monotone values of ``monotonic_method="isotonic"``.
     """
-    from trees._isotonic import isotonic_regression
 
     leaves, below, above = tree_leaf_order(tree, monotonic_cst)
     values = tree.mean_index[leaves]
@@ -280,7 +280,6 @@ def project_leaf_means(tree: Any, monotonic_cst: NDArray[np.int8]) -> None:
 def monotone_leaf_labels(tree: Any, monotonic_cst: NDArray[np.int8]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """``(leaf_ids, labels)``: class indices of the leaves minimising the training rows'
     weighted absolute error under :func:`tree_leaf_order` (the monotone leaf median)."""
-    from trees._isotonic import isotonic_labels
 
     leaves, below, above = tree_leaf_order(tree, monotonic_cst)
     return leaves, isotonic_labels(tree.value[leaves], below, above)
