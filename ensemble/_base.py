@@ -20,15 +20,13 @@ import sklearn
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.fixes import parse_version
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 import relabel
 from trees import OrdinalTreeClassifier
-from trees.utils import encode_labels, ordered_categories
-from trees.utils import resolve_monotonic_cst
-from trees.utils import check_sample_weight
+from trees.utils import check_sample_weight, encode_labels, ordered_categories, resolve_monotonic_cst
 
 #: scikit-learn's trees route missing values at prediction as in training, sample
 #: weights included, from 1.8 on (earlier versions disagree on weighted fits).

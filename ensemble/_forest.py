@@ -23,8 +23,8 @@ from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import check_is_fitted
 
 from ensemble import _kernels
-from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TreeSpec, bootstrap_weights, constraint_to_check, draw_in_gaps,
-                            grow_tree, tree_feature_importances)
+from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TreeSpec, bootstrap_weights,
+                            constraint_to_check, draw_in_gaps, grow_tree, tree_feature_importances)
 from ensemble._certificates import (
     SumCertificate,
     sum_certificate,

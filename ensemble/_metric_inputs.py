@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from trees.utils import check_classes, ordered_categories, warn_text_order
-from trees.utils import check_sample_weight
+from trees.utils import check_classes, check_sample_weight, ordered_categories, warn_text_order
 
 __all__: list[str] = []
 

@@ -19,8 +19,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from trees.utils import encode_labels, ordered_categories
-from trees.utils import check_sample_weight
+from trees.utils import check_sample_weight, encode_labels, ordered_categories
 
 from ._rankrules_kernels import workspace
 from ._rankrules_core import (

@@ -26,8 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import UndefinedMetricWarning
 
-from trees.utils import check_classes
-from trees.utils import check_sample_weight
+from trees.utils import check_classes, check_sample_weight
 
 from ._metric_inputs import _as_1d_labels, _default_labels, _encode, _prepare_pair
 from ._metrics_per_class import (
