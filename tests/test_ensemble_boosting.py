@@ -495,3 +495,28 @@ def test_split_gains_and_importances_equal_the_residual_sse_decrease():
     np.testing.assert_allclose(model.feature_importances_, expected / expected.sum(), rtol=1e-9)
     assert np.argmax(model.feature_importances_) == 0
     assert model.feature_importances_[2:].sum() < 0.2
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 5, 12])
+def test_fast_all_threshold_gradient_equals_the_direct_formula(n_classes):
+    """Check the one-exp-per-row gradient and hessian against the loss kernel's direct formula, extreme values
+    of F included, and the gradient against a central difference of the loss itself."""
+    rng = np.random.RandomState(n_classes)
+    n = 4000
+    F = np.rint(rng.uniform(-3, n_classes + 3, n) * (1 << UNIT_BITS)).astype(np.int64)
+    F[:4] = [-(10**9), 10**9, -(1 << 40), 1 << 40]
+    y = rng.randint(0, n_classes, n).astype(np.float64)
+    w = rng.uniform(0.5, 2.0, n)
+    g_ref, h_ref, g, h = (np.empty(n) for _ in range(4))
+    _boosting._loss_kernel(1, F, y, w, n_classes, g_ref, h_ref)
+    _boosting._all_threshold_gradient(F, y, w, n_classes, g, h)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(h, h_ref, rtol=1e-8)
+    # d loss / dF at a few rows, by a central difference of the weighted loss of that row alone.
+    empty = np.empty(0)
+    for i in range(4, 40):
+        step = 1 << 8  # 2**-12 class units
+        up, down = F[i:i + 1] + step, F[i:i + 1] - step
+        diff = (_boosting._loss_kernel(1, up, y[i:i + 1], w[i:i + 1], n_classes, empty, empty)
+                - _boosting._loss_kernel(1, down, y[i:i + 1], w[i:i + 1], n_classes, empty, empty))
+        assert diff / (2 * step / (1 << UNIT_BITS)) == pytest.approx(g[i] / w[i], rel=1e-5, abs=1e-9)

@@ -246,19 +246,30 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
     if workspace.get("key") != key:
         workspace.clear()
         workspace.update(key=key, hist=np.empty((n_slots, d, n_bins_max, 3)), buffer=np.empty(0, np.int64))
-    if workspace["buffer"].shape[0] < rows.shape[0]:
+    if workspace["buffer"].shape[0] < rows.shape[0] or "ordered" not in workspace:
         workspace["buffer"] = np.empty(rows.shape[0], dtype=np.int64)
+        workspace["ordered"] = np.empty((rows.shape[0], 3))
     weight = np.ones(gradient.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    out = _grow(bins.binned, bins.n_bins, gradient, hessian, weight, rows, workspace["buffer"], workspace["hist"], ok, cst,
-                max_leaves, depth_cap, int(min_samples_leaf), float(l2_regularization))
+    out = _grow(bins.binned, bins.n_bins, gradient, hessian, weight, rows, workspace["buffer"], workspace["ordered"],
+                workspace["hist"], ok, cst, max_leaves, depth_cap, int(min_samples_leaf), float(l2_regularization))
     left, right, feature, split_bin, value, start, stop, split_gain, missing_left, n_nodes = out
     return HistTree(left[:n_nodes], right[:n_nodes], feature[:n_nodes], split_bin[:n_nodes], value[:n_nodes],
                     start[:n_nodes], stop[:n_nodes], rows, split_gain[:n_nodes], missing_left[:n_nodes])
 
 
 @_compiled
-def _build_histogram(binned, gradient, hessian, weight, rows, start, stop, ok, hist):
-    """Sum gradient, hessian and weight per bin of every allowed feature over ``rows[start:stop]``."""
+def _build_histogram(binned, gradient, hessian, weight, rows, start, stop, ok, hist, ordered):
+    """Sum gradient, hessian and weight per bin of every allowed feature over ``rows[start:stop]``.
+
+    The node's (gradient, hessian, weight) are gathered once into ``ordered`` (as
+    scikit-learn's ordered gradients), so each feature's pass reads them in sequence.
+    """
+    n = stop - start
+    for j in range(n):
+        i = rows[start + j]
+        ordered[j, 0] = gradient[i]
+        ordered[j, 1] = hessian[i]
+        ordered[j, 2] = weight[i]
     n_features = binned.shape[1]
     for f in range(n_features):
         if not ok[f]:
@@ -266,12 +277,11 @@ def _build_histogram(binned, gradient, hessian, weight, rows, start, stop, ok, h
         h = hist[f]
         h[:, :] = 0.0
         column = binned[:, f]
-        for j in range(start, stop):
-            i = rows[j]
-            b = column[i]
-            h[b, 0] += gradient[i]
-            h[b, 1] += hessian[i]
-            h[b, 2] += weight[i]
+        for j in range(n):
+            b = column[rows[start + j]]
+            h[b, 0] += ordered[j, 0]
+            h[b, 1] += ordered[j, 1]
+            h[b, 2] += ordered[j, 2]
 
 
 @_compiled
@@ -370,7 +380,8 @@ def _partition(binned, rows, buffer, start, stop, f, b, missing_bin, missing_lef
 
 
 @_compiled
-def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst, max_leaves, max_depth, min_leaf, l2):
+def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, ordered, hist, ok, cst, max_leaves, max_depth,
+          min_leaf, l2):
     """Best-first growth; returns the node arrays (oversized) and the number of nodes."""
     n_max = 2 * max_leaves - 1 if max_leaves < rows.shape[0] else 2 * rows.shape[0] + 1
     left = np.full(n_max, -1, dtype=np.int64)
@@ -401,7 +412,7 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
         sums[0, 2] += weight[i]
     n_nodes = 1
     slot[0] = free.pop()
-    _build_histogram(binned, gradient, hessian, weight, rows, 0, stop[0], ok, hist[slot[0]])
+    _build_histogram(binned, gradient, hessian, weight, rows, 0, stop[0], ok, hist[slot[0]], ordered)
     candidates = np.zeros(2, dtype=np.int64)
     n_candidates = 1
     n_leaves = 1
@@ -487,7 +498,8 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, hist, ok, cst
         slot[large] = slot[node]
         slot[node] = -1
         slot[small] = free.pop()
-        _build_histogram(binned, gradient, hessian, weight, rows, start[small], stop[small], ok, hist[slot[small]])
+        _build_histogram(binned, gradient, hessian, weight, rows, start[small], stop[small], ok, hist[slot[small]],
+                         ordered)
         hl = hist[slot[large]]
         hs = hist[slot[small]]
         for ff in range(hl.shape[0]):
