@@ -131,7 +131,7 @@ def _all_threshold_gradient(F, y, w, n_classes, grad, hess):
 
     With ``u_k = exp(-slope (f - k - 1/2))``, ``u_(k+1) = u_k exp(slope)``; the
     probability of :func:`_loss_kernel` is ``u_k / (1 + u_k)`` for thresholds below y
-    and ``1 / (1 + u_k)`` above. Rows whose exponents could overflow take
+    and ``1 / (1 + u_k)`` above. Rows whose exponents could overflow are left to
     :func:`_loss_kernel`'s direct formula.
     """
     unit = 1.0 / (1 << 20)
@@ -153,18 +153,9 @@ def _all_threshold_gradient(F, y, w, n_classes, grad, hess):
                 h += _SLOPE * _SLOPE * u * q * q  # p (1 - p) = u / (1 + u)^2 on either side
                 u *= step
         else:
-            for k in range(n_classes - 1):
-                z = _SLOPE * (f - k - 0.5)
-                if y[i] <= k:
-                    z = -z
-                if z > 0:
-                    e = np.exp(-z)
-                    p = e / (1.0 + e)
-                else:
-                    p = 1.0 / (1.0 + np.exp(z))
-                sign = 1.0 if y[i] > k else -1.0
-                g -= sign * _SLOPE * p
-                h += _SLOPE * _SLOPE * p * (1.0 - p)
+            # Exponents that could overflow: the direct formula, one row (views, no copies).
+            _loss_kernel(1, F[i:i + 1], y[i:i + 1], w[i:i + 1], n_classes, grad[i:i + 1], hess[i:i + 1])
+            continue
         h = max(h, 1e-6)
         grad[i] = w[i] * g
         hess[i] = w[i] * h
