@@ -38,14 +38,16 @@ def _install_package_stamp() -> None:
     """Register cache locators that stamp the package's kernels with :func:`_package_stamp`.
 
     They take only functions defined in this package (other files get numba's own
-    locators) and otherwise behave as numba's in-tree and user-wide locators. On a
-    numba without these internals the kernels keep numba's per-file stamps.
+    locators) and otherwise behave as numba's locators (``NUMBA_CACHE_DIR``, in-tree,
+    user-wide, in that order). On a numba without these internals the kernels keep
+    numba's per-file stamps.
     """
     try:
         from numba.core import caching
 
         impl = caching.CacheImpl
-        bases = (caching.InTreeCacheLocator, caching.UserWideCacheLocator)
+        # numba's order: NUMBA_CACHE_DIR when set, else next to the source, else user-wide.
+        bases = (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)
         locators = impl._locator_classes
     except (ImportError, AttributeError):
         return

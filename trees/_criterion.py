@@ -10,7 +10,7 @@ bootstrap weights), and computed with ``math.log`` otherwise.
 
 :func:`candidate_gain` scores one candidate; the callers inline it with the
 criterion as a constant, so that each candidate loop is compiled for one
-criterion: a numba call per candidate that passes arrays costs reference
+criterion (chosen by the kernel tuple's class, :class:`CriterionKernel`): a numba call per candidate that passes arrays costs reference
 counting, and a loop that could take any criterion's path is not optimised as
 one that cannot (each measured four to five times the whole split search).
 """
@@ -21,6 +21,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numba.extending import overload
 from numpy.typing import NDArray
 
 from trees._compile import compiled
@@ -31,6 +32,7 @@ __all__ = [
     "CriterionTables",
     "children_counts",
     "criterion_kernel",
+    "kernel_variant",
     "node_mass",
     "candidate_gain",
     "node_mean",
@@ -45,7 +47,15 @@ _MAX_TABLE = 1 << 23
 
 
 class CriterionKernel(NamedTuple):
-    """Which criterion the compiled kernels compute (a numba-compatible tuple of scalars)."""
+    """Which criterion the compiled kernels compute (a numba-compatible tuple of scalars).
+
+    :func:`criterion_kernel` returns an instance of a subclass per variant (criterion,
+    logarithm tables or not, missing values or not; :func:`kernel_variant`), whose
+    class attributes ``CODE``, ``USE_TABLE`` and ``ANY_MISSING`` the kernels read at
+    compile time: numba types a tuple by its class, so each variant's kernels are
+    compiled on its first use only (all of them at once took 150 s), and a call from
+    Python still finds them by type, without a slow dispatch.
+    """
 
     code: int
     cumulative: bool  # counts encoded as C_1..C_{K-1}, n (see trees.criteria._encode)
@@ -63,11 +73,38 @@ class CriterionTables(NamedTuple):
     wig_weights: NDArray[np.float64]
 
 
+def _variant_class(code: int, use_table: bool, any_missing: bool) -> type:
+    name = f"CriterionKernel{code}{'T' if use_table else 'F'}{'M' if any_missing else 'R'}"
+    attributes = {"__slots__": (), "__module__": __name__, "__qualname__": name, "CODE": code,
+                  "USE_TABLE": use_table, "ANY_MISSING": any_missing}
+    return type(name, (CriterionKernel,), attributes)
+
+
+# Module-level classes, so that numba's disk cache can pickle the types of cached kernels.
+for _code in CODES.values():
+    for _table in (False, True) if _code in (ENTROPY, WIG) else (False,):
+        for _missing in (False, True):
+            _cls = _variant_class(_code, _table, _missing)
+            globals()[_cls.__name__] = _cls
+del _code, _table, _missing, _cls
+
+
+def kernel_variant(cls_or_type) -> tuple[int, bool, bool]:
+    """``(CODE, USE_TABLE, ANY_MISSING)`` of a kernel tuple's class, or of its numba type
+    (in an overload's typing)."""
+    cls = getattr(cls_or_type, "instance_class", cls_or_type)
+    if not hasattr(cls, "CODE"):
+        raise TypeError(f"trees: a criterion kernel made by criterion_kernel is expected, got {cls_or_type}")
+    return int(cls.CODE), bool(cls.USE_TABLE), bool(cls.ANY_MISSING)
+
+
 def criterion_kernel(
-    name: str, n_classes: int, wig_power: float, integer_total: float | None
+    name: str, n_classes: int, wig_power: float, integer_total: float | None, any_missing: bool = False
 ) -> tuple[CriterionKernel, CriterionTables]:
     """The kernel tuple and tables of criterion ``name``; ``integer_total`` is the total
-    weight when every weight is an integer (None otherwise), which sizes the tables."""
+    weight when every weight is an integer (None otherwise), which sizes the tables;
+    ``any_missing`` whether the training data hold a missing value. The tuple's class
+    names the variant the kernels are compiled for (see :class:`CriterionKernel`)."""
     crit: _Criterion = _CRITERIA[name]
     code = CODES[name]
     xlogx = log = np.zeros(0)
@@ -82,7 +119,9 @@ def criterion_kernel(
     weights = np.abs(np.subtract.outer(classes, classes)).astype(np.float64)
     if code == WIG and float(wig_power) != 1.0:
         weights **= float(wig_power)
-    return CriterionKernel(code, bool(crit.cumulative), bool(crit.weighted)), CriterionTables(xlogx, log, weights)
+    use_table = xlogx.shape[0] > 0
+    cls = globals()[_variant_class(code, use_table, bool(any_missing)).__name__]
+    return cls(code, bool(crit.cumulative), bool(crit.weighted)), CriterionTables(xlogx, log, weights)
 
 
 @compiled(inline=True)
@@ -262,27 +301,31 @@ def _gains_as(code, use_table, left_rows, n_rows, parent, norms, parent_mass, sc
                                 wig_weights, lv, rv)
 
 
+def _gains_for(kern, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables):
+    """:func:`_gains_as` for the variant of ``kern``'s class: compiled only for it."""
+    raise NotImplementedError("called in compiled code only")
+
+
+@overload(_gains_for)
+def _gains_for_variant(kern, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables):
+    # Chosen at typing, so that the other criteria's loops are never compiled: numba
+    # inlines (inline=True) before it prunes branches, and inlining every criterion's loop
+    # for LLVM to drop six of them took 38 s of compilation.
+    code, use_table, _ = kernel_variant(kern)
+
+    def impl(kern, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables):
+        _gains_as(code, use_table, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
+
+    return impl
+
+
 @compiled
 def split_gains(kern, tables, left_rows, n_rows, parent, present, parent_mass, scale, exact, out):
-    """:func:`candidate_gain` of ``left_rows[i]`` for ``i < n_rows``, into ``out``: one loop
-    per criterion (and way of taking logarithms), the dispatch out of the loops."""
-    code = kern.code
-    table = tables.xlogx.shape[0] > 0
-    norms = wig_norms(present, tables.wig_weights) if code == WIG else tables.log[:0]
-    if code == GINI:
-        _gains_as(GINI, False, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
-    elif code == OGINI:
-        _gains_as(OGINI, False, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
-    elif code == RANKING:
-        _gains_as(RANKING, False, left_rows, n_rows, parent, norms, parent_mass, 1.0, exact, out, tables)
-    elif code == ENTROPY and table:
-        _gains_as(ENTROPY, True, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
-    elif code == ENTROPY:
-        _gains_as(ENTROPY, False, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
-    elif table:
-        _gains_as(WIG, True, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
-    else:
-        _gains_as(WIG, False, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
+    """:func:`candidate_gain` of ``left_rows[i]`` for ``i < n_rows``, into ``out``: one loop,
+    compiled for the criterion of ``kern``'s class."""
+    norms = wig_norms(present, tables.wig_weights) if kern.code == WIG else tables.log[:0]
+    _gains_for(kern, left_rows, n_rows, parent, norms, parent_mass, 1.0 if kern.code == RANKING else scale, exact,
+               out, tables)
 
 
 @compiled(inline=True)

@@ -149,7 +149,8 @@ def grow_tree(
         exact=exact,
         block_elements=int(_BLOCK_ELEMENTS),
     )
-    kern, tables = criterion_kernel(criterion, K, float(wig_power), total_w if exact else None)
+    kern, tables = criterion_kernel(criterion, K, float(wig_power), total_w if exact else None,
+                                    any_missing=bool(np.isnan(X).any()))
     cst = np.zeros(d, dtype=np.int8)
     if monotonic_cst is not None and np.any(monotonic_cst):
         cst = np.asarray(monotonic_cst, dtype=np.int8)

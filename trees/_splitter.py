@@ -28,11 +28,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba.extending import overload
 from numpy.typing import NDArray
 
 from trees._compile import compiled
-from trees._criterion import (ENTROPY, GINI, OGINI, RANKING, WIG, candidate_gain, children_counts, node_mass,
-                              node_mean, split_gains, wig_norms)
+from trees._criterion import (RANKING, WIG, candidate_gain, children_counts, kernel_variant, node_mass, node_mean,
+                              split_gains, wig_norms)
 
 __all__ = ["GrowParams", "Level", "TrainingData", "find_splits"]
 
@@ -239,17 +240,60 @@ def scan_feature(gains, gains_left, f, data, level, stats, chosen, kern, tables,
     Each candidate is scored by :func:`trees._criterion.candidate_gain` and may be
     rejected by the monotone rule; other positions keep their value (``-inf``). A
     feature without missing values in the level takes a lean loop compiled per
-    criterion (:func:`_scan_real`); one with missing values scores its candidates
-    in batches (:func:`_scan_missing`).
+    criterion (:func:`_scan_real_as`); one with missing values scores its candidates
+    in batches (:func:`_scan_missing`), compiled only for kernels of data with
+    missing values (``kern``'s class, :class:`trees._criterion.CriterionKernel`).
     """
-    K = data.YW.shape[1]
-    batch = Batch(np.empty((_BATCH, K)), np.empty((_BATCH, K)), np.empty(_BATCH, dtype=np.intp),
-                  np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH), np.empty(K))
     if gains_left.shape[0] == 0 or not _feature_has_missing(data.XT, level.order, level.seg, f):
-        _scan_real(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of, batch)
+        _scan_real_for(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of)
     else:
+        _scan_missing_for(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of,
+                          upper_of)
+
+
+def _scan_real_for(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
+    raise NotImplementedError("called in compiled code only")
+
+
+@overload(_scan_real_for)
+def _scan_real_variant(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
+    # The loop of _scan_real_as for kern's criterion only, chosen at typing (see
+    # trees._criterion._gains_for_variant): one variant compiles in about 5 s, all seven
+    # took 36 s.
+    code, use_table, _ = kernel_variant(kern)
+
+    def impl(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
+        _scan_real_as(code, use_table, gains, f, data, level, stats, chosen, tables, params, cst, lower_of,
+                      upper_of, kern)
+
+    return impl
+
+
+def _scan_missing_for(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of,
+                      upper_of):
+    raise NotImplementedError("called in compiled code only")
+
+
+@overload(_scan_missing_for)
+def _scan_missing_variant(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of,
+                          upper_of):
+    # Kernels of data without a missing value never reach this call: the batched loop
+    # (8 s of compilation) is left out of them.
+    if not kernel_variant(kern)[2]:
+        def skip(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
+            pass
+
+        return skip
+
+    def impl(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
+        K = data.YW.shape[1]
+        batch = Batch(np.empty((_BATCH, K)), np.empty((_BATCH, K)), np.empty(_BATCH, dtype=np.intp),
+                      np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH, dtype=np.bool_), np.empty(_BATCH),
+                      np.empty(K))
         _scan_missing(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of,
                       upper_of, batch)
+
+    return impl
 
 
 @compiled
@@ -268,31 +312,6 @@ def _add_row(run, YW, row, p, start, s, encoded):
         if p == start and s > 0:
             x = x - encoded[s - 1, k]
         run[k] = x if p == 0 else run[k] + x
-
-
-@compiled
-def _scan_real(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of, batch):
-    """:func:`scan_feature` for a feature with no missing value in the level: one loop
-    compiled per criterion (the criterion a constant of :func:`_scan_real_as`)."""
-    code = kern.code
-    table = tables.xlogx.shape[0] > 0
-    if code == GINI:
-        _scan_real_as(GINI, False, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of, kern)
-    elif code == OGINI:
-        _scan_real_as(OGINI, False, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of, kern)
-    elif code == RANKING:
-        _scan_real_as(RANKING, False, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of,
-                      kern)
-    elif code == ENTROPY and table:
-        _scan_real_as(ENTROPY, True, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of,
-                      kern)
-    elif code == ENTROPY:
-        _scan_real_as(ENTROPY, False, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of,
-                      kern)
-    elif table:
-        _scan_real_as(WIG, True, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of, kern)
-    else:
-        _scan_real_as(WIG, False, gains, f, data, level, stats, chosen, tables, params, cst, lower_of, upper_of, kern)
 
 
 @compiled(inline=True)
@@ -378,24 +397,26 @@ def _scan_missing(gains, gains_left, f, data, level, stats, chosen, kern, tables
                         batch_left_ok[n_batch] = left_ok
                         n_batch += 1
                         if n_batch == _BATCH:
-                            _score(gains, gains_left, batch, n_batch, n_missing, s, f, stats, kern, tables, params,
-                                   cst, lower_of, upper_of, level.frontier)
+                            _score(gains, gains_left, batch, np.intp(n_batch), np.intp(n_missing), s, f, stats, kern,
+                                   tables, params, cst, lower_of, upper_of, level.frontier)
                             n_batch = 0
                 previous = value
             _add_row(run, YW, row, p, start, s, encoded)
             if p == last_real and n_missing > 0:
                 real_total[:] = run
         if n_batch > 0:
-            _score(gains, gains_left, batch, n_batch, n_missing, s, f, stats, kern, tables, params, cst,
-                   lower_of, upper_of, level.frontier)
+            _score(gains, gains_left, batch, np.intp(n_batch), np.intp(n_missing), s, f, stats, kern, tables,
+                   params, cst, lower_of, upper_of, level.frontier)
         if n_missing > 0 and n_missing >= msl and n_node - n_missing >= max(msl, 1):
             # Every real value left, the missing ones right.
             batch_left[0] = real_total
             batch_position[0] = last_real
             batch_right_ok[0] = True
             batch_left_ok[0] = False
-            _score(gains, gains_left, batch, 1, 0, s, f, stats, kern, tables, params, cst, lower_of, upper_of,
-                   level.frontier)
+            # The counts as np.intp, never as numba literals: each literal value would compile
+            # _score (and its criterion loop) once more.
+            _score(gains, gains_left, batch, np.intp(1), np.intp(0), s, f, stats, kern, tables, params, cst,
+                   lower_of, upper_of, level.frontier)
 
 
 @compiled
