@@ -18,7 +18,8 @@ from sklearn.utils.validation import check_is_fitted
 
 import relabel
 from relabel import TooManyRegionsError
-from ensemble._base import (MAX_SEED, OrdinalEnsemble, TreeSpec, constraint_to_check, tree_feature_importances)
+from ensemble._base import (MAX_SEED, OrdinalEnsemble, TrainingData, TreeSpec, constraint_to_check,
+                            tree_feature_importances)
 from ensemble._certificates import voters_certificate
 from ensemble._docs import fill_doc
 from ensemble._groups import FittedGroup, GroupSpace, _fit_group, _GroupJob, _in_space, _resolution_in_space, _row_hash
@@ -198,6 +199,13 @@ class OTreeBagger(OrdinalEnsemble):
         (``"midpoint"``, ``"gap"``); the smaller was kept.
     categorical_features_ : ndarray of int
         The features treated as categorical.
+    missing_features_ : ndarray of int
+        The features with a missing value (NaN) in training. Each gets a
+        categorical "is missing" column of its own in the groups' features, and
+        its missing values are filled with its training median: "missing" is a
+        category, consistency holds on every slice of a fixed missing pattern
+        (docs/design.md section 11). A value missing at prediction in another
+        feature is read as that feature's training median.
     feature_importances_ : ndarray of shape (n_features_in_,)
         Impurity-decrease importances (see the property).
 
@@ -326,7 +334,8 @@ class OTreeBagger(OrdinalEnsemble):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data; NaN and infinite values are rejected.
+            Training data; infinite values are rejected. A missing value (NaN)
+            is its own category of its feature (see the class's Notes).
         y : array-like of shape (n_samples,)
             Ordinal class labels (order: ``classes`` or sorted).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -372,7 +381,8 @@ class OTreeBagger(OrdinalEnsemble):
         >>> model.classes_
         array([1, 2, 3])
         """
-        data = self._validate_training(X, y, sample_weight)
+        given = self._validate_training(X, y, sample_weight)
+        data = self._encode_missing(given)
         rng = check_random_state(self.random_state)
         if self.relabel:
             n_groups, size = self.n_estimators // self.group_size, self.group_size
@@ -403,8 +413,60 @@ class OTreeBagger(OrdinalEnsemble):
                 np.mean([i["n_regions"] for i in self.groups_info_]),
                 np.mean([i["n_edges"] for i in self.groups_info_]),
             )
-        self._warn_if_one_class(data)
+        self._warn_if_one_class(given)
         return self
+
+    def _encode_missing(self, data: TrainingData) -> TrainingData:
+        """The training data with every missing value filled and, per feature that has one, a
+        categorical indicator column appended (the groups' features; docs/design.md section 11).
+
+        A missing value is a category of its own: not near any number, so moving between
+        it and a value is not a small move. Filling x_f with a constant c_f and adding the
+        categorical indicator ``x_f is missing`` gives exactly that: regions on either side
+        of the indicator are never in contact, and on the slice where x_f is missing the
+        groups see x_f = c_f, so the relabelled labelling is consistent (and monotone) on
+        every slice of missing patterns. c_f is the feature's median over the training
+        rows (over every feature: a value missing at prediction in a feature never missing
+        in training is read as that median, without a category of its own).
+        """
+        X = data.X
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column: filled with 0
+            fill = np.nanmedian(X, axis=0) if X.shape[0] else np.zeros(X.shape[1])
+        self._fill = np.where(np.isnan(fill), 0.0, fill)
+        missing = np.isnan(X)
+        self.missing_features_ = np.flatnonzero(missing.any(axis=0))
+        if self.missing_features_.shape[0] == 0:
+            return data
+        m = self.missing_features_.shape[0]
+        self._categorical = np.concatenate([data.categorical, np.ones(m, dtype=bool)])
+        return replace(
+            data,
+            X=self._with_indicators(X),
+            categorical=self._categorical,
+            monotonic=None if data.monotonic is None else np.concatenate([data.monotonic, np.zeros(m, np.int8)]),
+            resolution=None if data.resolution is None else np.concatenate([data.resolution, np.zeros(m)]),
+        )
+
+    def _with_indicators(self, X: NDArray) -> NDArray:
+        """``X`` in the groups' features: missing values filled, the indicators appended."""
+        missing = np.isnan(X)
+        if not missing.any() and self.missing_features_.shape[0] == 0:
+            return X
+        filled = np.where(missing, self._fill, X)
+        indicators = missing[:, self.missing_features_].astype(np.float64)
+        return np.ascontiguousarray(np.hstack([filled, indicators]))
+
+    def _padded(self, values: NDArray | None) -> NDArray | None:
+        """Per-feature ``values`` extended with zeros over the missing-value indicators."""
+        if values is None:
+            return None
+        return np.concatenate([values, np.zeros(self.missing_features_.shape[0], dtype=values.dtype)])
+
+    def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        return self._with_indicators(super()._validate_X_predict(X))
+
+    _supports_missing = True
 
     def _fit_groups(self, data, job: "_GroupJob", seeds: NDArray) -> list:
         """Fit one group per row of ``seeds`` (in parallel through joblib)."""
@@ -520,12 +582,17 @@ class OTreeBagger(OrdinalEnsemble):
         """
         check_is_fitted(self)
         d = self.n_features_in_
+        columns = d + self.missing_features_.shape[0]
         per_tree = []
         for group in self.groups_:
             for tree in group.trees:
                 z = tree_feature_importances(tree, tree.n_features_in_)
-                per_tree.append(z if group.space is None else group.space.importances(z, d))
-        return np.mean(per_tree, axis=0)
+                per_tree.append(z if group.space is None else group.space.importances(z, columns))
+        mean = np.mean(per_tree, axis=0)
+        # A missing-value indicator's importance is its feature's.
+        out = mean[:d].copy()
+        np.add.at(out, self.missing_features_, mean[d:])
+        return out
 
     def predict(self, X: ArrayLike) -> NDArray:
         """Predict the lower median (or the rounded mean, or the majority) of the voters' classes.
@@ -617,7 +684,7 @@ class OTreeBagger(OrdinalEnsemble):
         check_is_fitted(self)
         if contact not in relabel.CONTACTS:
             raise ValueError(f"contact must be one of {relabel.CONTACTS}; got {contact!r}")
-        r = None if resolution is None else relabel.check_resolution(resolution, self.n_features_in_)
+        r = None if resolution is None else self._padded(relabel.check_resolution(resolution, self.n_features_in_))
         categorical = self._categorical if self._categorical.any() else None
         checks = (
             relabel.is_consistent(
@@ -668,7 +735,7 @@ class OTreeBagger(OrdinalEnsemble):
         True
         """
         check_is_fitted(self)
-        cst = constraint_to_check(self, monotonic_cst)
+        cst = self._padded(constraint_to_check(self, monotonic_cst))
         if cst is None:
             return True
         categorical = self._categorical if self._categorical.any() else None

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger
+from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger, RankRules
 from ensemble._base import SKLEARN_ROUTES_MISSING
 from ensemble._voting import UNIT_BITS
 
@@ -150,12 +150,66 @@ def test_text_column_with_missing_and_unseen_categories_become_missing():
 
 
 def test_estimators_without_missing_support_say_so():
-    """Check that OTreeBagger refuses NaN with scikit-learn's clear message, and its tags say so."""
+    """Check that RankRules (a peer, not ours) refuses NaN with scikit-learn's clear message."""
     X, y = _data()
-    model = OTreeBagger(n_estimators=3)
-    assert not model.__sklearn_tags__().input_tags.allow_nan
     with pytest.raises(ValueError, match="Input X contains NaN"):
-        model.fit(X, y)
+        RankRules().fit(X, y)
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 1000), missing=st.sampled_from([0.05, 0.2, 0.4]),
+       thresholds=st.sampled_from(["midpoint", "gap"]))
+def test_otreebagger_with_missing_values_is_certified_and_exactly_consistent_on_every_slice(seed, missing,
+                                                                                              thresholds):
+    """Check OTreeBagger's certificate on data with gaps against the exact slice oracle."""
+    X, y = _data(150, seed, missing)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = OTreeBagger(n_estimators=12, thresholds=thresholds, random_state=seed).fit(X, y)
+    assert model.__sklearn_tags__().input_tags.allow_nan
+    assert model.is_consistent()
+    for pattern, grid in _slices(model):
+        assert _consistent(grid), pattern
+
+
+def test_otreebagger_slice_oracle_catches_unrelabelled_voters():
+    """Check the oracle has teeth on OTreeBagger: bagged trees without relabelling jump on some slice."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 2))
+    y = np.where(X[:, 0] > 0.5, 3, 0) + (X[:, 1] > 0.5)
+    X[rng.uniform(size=X.shape) < 0.2] = np.nan
+    model = OTreeBagger(n_estimators=3, relabel=False, random_state=0).fit(X, y)
+    assert not model.is_consistent()
+    assert not all(_consistent(grid) for _, grid in _slices(model))
+
+
+def test_monotone_otreebagger_with_missing_values_is_monotone_on_every_slice():
+    """Check that a constrained OTreeBagger fitted on data with gaps is certified and monotone on each slice."""
+    X, y = _data(300, 3)
+    model = OTreeBagger(n_estimators=12, monotonic_cst=[1, 1], random_state=0).fit(X, y)
+    assert model.is_monotone() and model.is_consistent()
+    for pattern, grid in _slices(model):
+        assert _monotone(grid, [1, 1]), pattern
+
+
+def test_otreebagger_learns_from_missingness_and_reads_unseen_gaps_as_the_median():
+    """Check that "missing" is a category OTreeBagger can learn, with importances in the user's features,
+    and that a value missing only at prediction is read as the feature's training median."""
+    rng = np.random.RandomState(1)
+    X = rng.uniform(size=(400, 2))
+    y = np.digitize(X[:, 1], [0.5])
+    gone = rng.uniform(size=400) < 0.3
+    X[gone, 0] = np.nan
+    y[gone] = 3  # a missing x0 says the top class
+    model = OTreeBagger(n_estimators=12, random_state=0).fit(X, y)
+    assert model.missing_features_.tolist() == [0]
+    assert model.predict(np.array([[np.nan, 0.1], [np.nan, 0.9]])).tolist() == [3, 3]
+    assert model.predict(np.array([[0.3, 0.1], [0.3, 0.9]])).tolist() == [0, 1]
+    importances = model.feature_importances_
+    assert importances.shape == (2,) and importances.sum() == pytest.approx(1.0)
+    median = np.nanmedian(X[:, 1])
+    probe = np.array([[0.2, np.nan], [0.7, np.nan]])
+    assert np.array_equal(model.predict(probe), model.predict(np.array([[0.2, median], [0.7, median]])))
 
 
 def test_ordinal_criterion_forest_routes_missing_values_like_its_trees():
