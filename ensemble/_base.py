@@ -462,8 +462,12 @@ class _TextColumns:
     are not near in any sense. A missing value (None, NaN) becomes NaN, and so does
     a category not seen in ``fit`` when the estimator accepts missing values (a
     category it knows nothing about is treated as unknown); otherwise both are
-    errors naming the column.
+    errors naming the column. ``unseen_as_missing``, when set, narrows the columns
+    whose unseen categories become NaN (OTreeBagger: those with a missing category
+    of their own); the others' are errors.
     """
+
+    unseen_as_missing: frozenset[int] | None = None
 
     def __init__(self, frame: Any = None, allowed: Any = None, feature_names: list[str] | None = None,
                  allow_missing: bool = False) -> None:
@@ -505,7 +509,8 @@ class _TextColumns:
             sorter = np.argsort(known, kind="stable")  # a Categorical's own order need not be sorted
             at = np.clip(np.searchsorted(known[sorter], column), 0, known.shape[0] - 1)
             unseen = (known[sorter][at] != column) & ~missing
-            if unseen.any() and not self.allow_missing:
+            as_missing = self.allow_missing and (self.unseen_as_missing is None or j in self.unseen_as_missing)
+            if unseen.any() and not as_missing:
                 raise ValueError(f"X column {name!r} holds the category {str(column[unseen][0])!r}, unseen in fit; "
                                  f"the known categories are {values.tolist()!r}")
             codes = sorter[at].astype(np.float64)

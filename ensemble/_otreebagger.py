@@ -205,7 +205,8 @@ class OTreeBagger(OrdinalEnsemble):
         its missing values are filled with its training median: "missing" is a
         category, consistency holds on every slice of a fixed missing pattern
         (docs/design.md section 11). A value missing at prediction in another
-        feature is read as that feature's training median.
+        feature is read as that feature's training median; a text category unseen
+        in fit is read as missing in these features and is an error in the others.
     feature_importances_ : ndarray of shape (n_features_in_,)
         Impurity-decrease importances (see the property).
 
@@ -436,6 +437,9 @@ class OTreeBagger(OrdinalEnsemble):
         self._fill = np.where(np.isnan(fill), 0.0, fill)
         missing = np.isnan(X)
         self.missing_features_ = np.flatnonzero(missing.any(axis=0))
+        # An unseen category at prediction is read as missing only where "missing" is a
+        # category of the column; elsewhere it is an error naming the column and value.
+        self._text.unseen_as_missing = frozenset(self.missing_features_.tolist())
         if self.missing_features_.shape[0] == 0:
             return data
         m = self.missing_features_.shape[0]

@@ -149,6 +149,23 @@ def test_text_column_with_missing_and_unseen_categories_become_missing():
     assert model.predict(unseen)[0] == model.predict(unseen)[1]  # both read as missing
 
 
+def test_otreebagger_reads_unseen_categories_as_missing_only_where_missing_is_a_category():
+    """Check that OTreeBagger reads an unseen text category as missing in a column with gaps in fit, and
+    refuses it, naming the column and value, in a column without."""
+    rng = np.random.RandomState(0)
+    x = rng.uniform(size=200)
+    region = np.array(["east", "west", None], dtype=object)[rng.randint(0, 3, size=200)]
+    kind = np.array(["a", "b"], dtype=object)[rng.randint(0, 2, size=200)]
+    y = np.digitize(x + (region == "east") * 0.5, [0.5, 1.0])
+    frame = pd.DataFrame({"x": x, "region": region, "kind": kind})
+    model = OTreeBagger(n_estimators=6, random_state=0).fit(frame, y)
+    assert model.missing_features_.tolist() == [1] and model.is_consistent()
+    unseen = pd.DataFrame({"x": [0.4, 0.4], "region": ["north", None], "kind": ["a", "a"]})
+    assert model.predict(unseen)[0] == model.predict(unseen)[1]
+    with pytest.raises(ValueError, match="column 'kind' holds the category 'c', unseen in fit"):
+        model.predict(pd.DataFrame({"x": [0.4], "region": ["east"], "kind": ["c"]}))
+
+
 def test_estimators_without_missing_support_say_so():
     """Check that RankRules (a peer, not ours) refuses NaN with scikit-learn's clear message."""
     X, y = _data()
