@@ -467,7 +467,7 @@ class _TextColumns:
     of their own); the others' are errors.
     """
 
-    unseen_as_missing: frozenset[int] | None = None
+    unseen_as_missing: tuple[int, ...] | None = None
 
     def __init__(self, frame: Any = None, allowed: Any = None, feature_names: list[str] | None = None,
                  allow_missing: bool = False) -> None:

@@ -439,7 +439,7 @@ class OTreeBagger(OrdinalEnsemble):
         self.missing_features_ = np.flatnonzero(missing.any(axis=0))
         # An unseen category at prediction is read as missing only where "missing" is a
         # category of the column; elsewhere it is an error naming the column and value.
-        self._text.unseen_as_missing = frozenset(self.missing_features_.tolist())
+        self._text.unseen_as_missing = tuple(self.missing_features_.tolist())
         if self.missing_features_.shape[0] == 0:
             return data
         m = self.missing_features_.shape[0]
