@@ -128,6 +128,15 @@ MUTATIONS = [
              "        factors = class_weight_factors(getattr(self, \"class_weight\", None), y_idx, self.classes_)",
              "        factors = None",
              ("tests/test_ensemble_user_features.py",)),
+    # The split search compiled per variant, and OTreeBagger's missing category.
+    Mutation("split search compiled for gini whatever the criterion", "trees/_splitter.py",
+             "    code, use_table, _ = kernel_variant(kern)\n",
+             "    code, use_table, _ = 0, False, None\n",
+             ("tests/test_trees_engines.py",)),
+    Mutation("OTreeBagger reads a missing value as the median, no category", "ensemble/_otreebagger.py",
+             "        indicators = missing[:, self.missing_features_].astype(np.float64)\n",
+             "        indicators = np.zeros((X.shape[0], self.missing_features_.shape[0]))\n",
+             ("tests/test_ensemble_missing.py",)),
 ]
 
 

@@ -222,6 +222,11 @@ def test_otreebagger_learns_from_missingness_and_reads_unseen_gaps_as_the_median
     assert model.missing_features_.tolist() == [0]
     assert model.predict(np.array([[np.nan, 0.1], [np.nan, 0.9]])).tolist() == [3, 3]
     assert model.predict(np.array([[0.3, 0.1], [0.3, 0.9]])).tolist() == [0, 1]
+    # Three classes between "missing" and a value next to the fill value: allowed only
+    # because missing is a category of its own, never near a value.
+    beside = np.nextafter(model._fill[0], np.inf)
+    assert model.predict(np.array([[beside, 0.1]])).tolist() == [0]
+    assert model.is_consistent()
     importances = model.feature_importances_
     assert importances.shape == (2,) and importances.sum() == pytest.approx(1.0)
     median = np.nanmedian(X[:, 1])
