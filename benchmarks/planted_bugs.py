@@ -137,6 +137,11 @@ MUTATIONS = [
              "        indicators = missing[:, self.missing_features_].astype(np.float64)\n",
              "        indicators = np.zeros((X.shape[0], self.missing_features_.shape[0]))\n",
              ("tests/test_ensemble_missing.py",)),
+    Mutation("RankRules lets a feature with gaps take '>=' cuts (its suffix holds the NaN)",
+             "ensemble/_rankrules_kernels.py",
+             "    row_min[1] = low_ge if ge_allowed else np.inf\n",
+             "    row_min[1] = low_ge\n",
+             ("tests/test_ensemble_missing.py",)),
 ]
 
 

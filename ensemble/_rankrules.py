@@ -293,7 +293,10 @@ class RankRules(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data; NaN and infinite values are rejected.
+            Training data; infinite values are rejected. A missing value (NaN)
+            fails every condition on its feature: a rule with a condition on a
+            feature never covers a row missing it (a feature with missing values
+            takes its ``>=`` conditions through a negated copy while rules grow).
         y : array-like of shape (n_samples,)
             Ordinal labels; their sorted unique values define the class order.
         sample_weight : array-like of shape (n_samples,) or None, default=None
@@ -338,7 +341,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         True
         """
         categories = ordered_categories(y)
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
         check_classification_targets(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         self.classes_, codes = encode_labels(y, self.classes if self.classes is not None else categories)
@@ -372,10 +375,14 @@ class RankRules(ClassifierMixin, BaseEstimator):
         n_samples, n_features = X.shape
         n_sub = min(n_samples, max(2, int(np.ceil(self.subsample * n_samples))))
 
-        # The one presort of section 3.2; every rule reuses it.
+        # The one presort of section 3.2; every rule reuses it. A missing value fails every
+        # condition on its feature. It sorts last, so a ">=" cut (a suffix) of a feature with
+        # missing values would cover them: such a feature takes "<=" conditions only, and a
+        # negated copy of it, whose "<=" is its ">=" (folded back after growth, exactly).
         X_t = np.ascontiguousarray(X.T)
-        presorted = presort(X_t, codes)
-        work = workspace(n_features, n_sub, self.technique == "gb")
+        grown, ge_allowed, gaps = _with_negated_copies(X_t)
+        presorted = presort(grown, codes)
+        work = workspace(grown.shape[0], n_sub, self.technique == "gb")
 
         pair_count = _pair_count(codes, n_classes, sample_weight)
         scores = np.zeros(n_samples)
@@ -396,7 +403,9 @@ class RankRules(ClassifierMixin, BaseEstimator):
                 presorted, in_sub, codes, a, b, n_classes, technique=self.technique,
                 beta=self.beta, tolerance=_RELATIVE_TOLERANCE,
                 weight=sample_weight if self.technique == "gb" else None, work=work,
+                ge_allowed=ge_allowed,
             )
+            rule_lower, rule_upper = _fold_copies(rule_lower, rule_upper, gaps, n_features)
             if n_conditions == 0:
                 logger.debug("iteration %d: no condition decreases the impurity", m)
                 continue
@@ -427,6 +436,11 @@ class RankRules(ClassifierMixin, BaseEstimator):
         self.thresholds_ = fit_thresholds(scores, codes, n_classes, sample_weight)
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # a missing value fails every condition on its feature
+        return tags
+
     def decision_function(self, X: ArrayLike) -> NDArray:
         """The score ``f(x) = sum_m response_m * Phi_m(x)`` (higher means a higher class).
 
@@ -448,7 +462,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         (2,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
         return _rule_scores(X, self.rule_lower_, self.rule_upper_, self.rule_response_)
 
     def predict(self, X: ArrayLike) -> NDArray:
@@ -518,6 +532,28 @@ class RankRules(ClassifierMixin, BaseEstimator):
         lines = [f"{m + 1:>4}: {rule.format(feature_names)}" for m, rule in enumerate(self.rules_)]
         lines.append("thresholds: " + ", ".join(f"{t:.6g}" for t in self.thresholds_))
         return "\n".join(lines)
+
+
+def _with_negated_copies(X_t: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+    """The attributes rules are grown on: ``X_t`` and a negated copy of every attribute with
+    missing values, which may take ``<=`` conditions only (``ge_allowed`` false); returns
+    ``(attributes, ge_allowed, attributes with missing values)``."""
+    gaps = np.flatnonzero(np.isnan(X_t).any(axis=1))
+    ge_allowed = np.concatenate([np.ones(X_t.shape[0], dtype=bool), np.zeros(gaps.size, dtype=bool)])
+    ge_allowed[gaps] = False
+    if not gaps.size:
+        return X_t, ge_allowed, gaps
+    return np.ascontiguousarray(np.vstack([X_t, -X_t[gaps]])), ge_allowed, gaps
+
+
+def _fold_copies(lower: NDArray, upper: NDArray, gaps: NDArray, n_features: int) -> tuple[NDArray, NDArray]:
+    """A rule grown by :func:`_with_negated_copies` in the features: ``-x <= s`` is ``x >= -s``
+    (negation is exact, and a missing x fails both)."""
+    if not gaps.size:
+        return lower, upper
+    lower = lower[:n_features].copy()
+    lower[gaps] = np.maximum(lower[gaps], -upper[n_features:])
+    return lower, upper[:n_features].copy()
 
 
 def _box_cover(X_t, lower, upper):

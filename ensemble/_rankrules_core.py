@@ -493,6 +493,7 @@ def grow_rule(
     tolerance: float = 1e-12,
     weight: NDArray | None = None,
     work: tuple | None = None,
+    ge_allowed: NDArray | None = None,
 ) -> tuple[NDArray, NDArray, NDArray, int]:
     """Grow one rule greedily on a subsample: add the best condition while the impurity drops.
 
@@ -523,6 +524,10 @@ def grow_rule(
         Scratch arrays from ``ensemble._rankrules_kernels.workspace`` for this
         number of features, subsample size and technique, reused across the
         rules of a fit; ``None`` allocates them.
+    ge_allowed : ndarray of bool, shape (n_features,), or None, default=None
+        Attributes that may take a ``>=`` condition (``None``: all). An attribute
+        with missing values (NaN, sorted last) may not: its ``>=`` cuts would cover
+        them. ``RankRules`` gives it a negated copy instead, whose ``<=`` is ``>=``.
 
     Returns
     -------
@@ -563,4 +568,6 @@ def grow_rule(
         np.ascontiguousarray(a, dtype=float), np.ascontiguousarray(b, dtype=float),
         np.ascontiguousarray(weight, dtype=float), int(n_classes), IMPURITIES[technique].technique,
         float(beta), need_counts, float(tolerance), work,
+        np.ones(presorted[0].shape[0], dtype=np.bool_) if ge_allowed is None
+        else np.ascontiguousarray(ge_allowed, dtype=np.bool_),
     )

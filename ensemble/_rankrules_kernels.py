@@ -195,10 +195,11 @@ def _impurity_loop(technique, w, counts, count, beta, scores):
 
 @compiled
 def _row_scores(values, codes, a, b, weight, n, outside, counts_outside, technique, beta,
-                need_counts, suffix, w, counts, scores, row_min):
+                need_counts, suffix, w, counts, scores, row_min, ge_allowed):
     """Impurity of the ``2 (n - 1)`` cuts of one row into ``scores`` (inf where no cut).
 
-    ``row_min`` gets the smallest impurity of each direction.
+    ``row_min`` gets the smallest impurity of each direction; without ``ge_allowed``
+    the ``>=`` direction has none (its suffix would hold the row's missing values).
     """
     row_sums(codes, a, b, n, outside[0], outside[1], suffix, w)
     if need_counts:
@@ -223,7 +224,7 @@ def _row_scores(values, codes, a, b, weight, n, outside, counts_outside, techniq
             scores[0, r] = np.inf
             scores[1, r] = np.inf
     row_min[0] = low_le
-    row_min[1] = low_ge
+    row_min[1] = low_ge if ge_allowed else np.inf
 
 
 @compiled
@@ -262,8 +263,10 @@ def workspace(n_features, n_sub, need_counts):
 
 @compiled
 def grow(order, sorted_values, sorted_codes, in_sub, codes, a, b, weight, n_classes, technique,
-         beta, need_counts, tolerance, work):
+         beta, need_counts, tolerance, work, ge_allowed):
     """Greedy growth of one rule on the subsample ``in_sub``; see ``_rankrules_core.grow_rule``.
+
+    ``ge_allowed[p]``: whether attribute ``p`` may take a ``>=`` condition.
 
     ``work`` is :func:`workspace` for this subsample size. Returns
     ``(lower, upper, covered, n_conditions)``.
@@ -288,7 +291,7 @@ def grow(order, sorted_values, sorted_codes, in_sub, codes, a, b, weight, n_clas
         for p in range(n_features):
             _row_scores(values[p], row_codes[p], row_a[p], row_b[p], row_w[p], n, outside,
                         counts_outside, technique, beta, need_counts, suffix, w,
-                        counts, scores, row_min[p])
+                        counts, scores, row_min[p], ge_allowed[p])
         best = row_min.min()
         if not best < current - tolerance * abs(current):
             break
@@ -298,7 +301,7 @@ def grow(order, sorted_values, sorted_codes, in_sub, codes, a, b, weight, n_clas
         p, direction = _first_candidate(row_min, limit)
         _row_scores(values[p], row_codes[p], row_a[p], row_b[p], row_w[p], n, outside,
                     counts_outside, technique, beta, need_counts, suffix, w,
-                    counts, scores, row_min[p])
+                    counts, scores, row_min[p], ge_allowed[p])
         t = 1
         while not scores[direction, t - 1] <= limit:
             t += 1

@@ -166,11 +166,47 @@ def test_otreebagger_reads_unseen_categories_as_missing_only_where_missing_is_a_
         model.predict(pd.DataFrame({"x": [0.4], "region": ["east"], "kind": ["c"]}))
 
 
-def test_estimators_without_missing_support_say_so():
-    """Check that RankRules (a peer, not ours) refuses NaN with scikit-learn's clear message."""
-    X, y = _data()
-    with pytest.raises(ValueError, match="Input X contains NaN"):
-        RankRules().fit(X, y)
+@pytest.mark.parametrize("seed", range(6))
+def test_rankrules_rules_grown_with_gaps_cover_what_their_conditions_say(seed):
+    """Check RankRules' kernel coverage against the rule's conditions evaluated with NaN failing them:
+    a ">=" cut of a feature with gaps (its suffix) must not cover the rows missing it."""
+    from ensemble._rankrules import _box_cover, _fold_copies, _with_negated_copies
+    from ensemble._rankrules_core import grow_rule, presort
+
+    rng = np.random.RandomState(seed)
+    X, y = _data(120, seed, missing=0.3)
+    X_t = np.ascontiguousarray(X.T)
+    grown, ge_allowed, gaps = _with_negated_copies(X_t)
+    assert gaps.tolist() == [0, 1] and not ge_allowed[:2].any()
+    in_sub = rng.uniform(size=120) < 0.7
+    a, b = np.exp(rng.normal(size=120)), np.exp(rng.normal(size=120))
+    lower, upper, covered, n = grow_rule(presort(grown, y), in_sub, y, a, b, 4, ge_allowed=ge_allowed)
+    lower, upper = _fold_copies(lower, upper, gaps, 2)
+    assert n > 0
+    assert np.array_equal(covered, _box_cover(X_t, lower, upper) & in_sub)
+
+
+def test_rankrules_takes_missing_values_and_scores_them_as_failing_conditions():
+    """Check RankRules with gaps: ">=" conditions still learnt on a feature with gaps, and the score is the
+    sum of the responses of the rules whose every condition holds, a NaN failing any (brute force)."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(400, 2))
+    y = np.digitize(X[:, 0], [0.33, 0.66])
+    X[rng.uniform(size=400) < 0.2, 0] = np.nan
+    model = RankRules(n_rules=60, random_state=0).fit(X, y)
+    assert model.__sklearn_tags__().input_tags.allow_nan
+    assert np.isfinite(model.rule_lower_[:, 0]).any() and np.isfinite(model.rule_upper_[:, 0]).any()
+    present = ~np.isnan(X[:, 0])
+    assert np.abs(model.predict(X[present]) - y[present]).mean() < 0.1
+    probe = np.array([[np.nan, 0.5], [0.9, np.nan], [0.1, 0.2]])
+    expected = np.zeros(3)
+    for rule in model.rules_:
+        holds = np.ones(3, dtype=bool)
+        for c in rule.conditions:
+            v = probe[:, c.feature]
+            holds &= (v >= c.threshold) if c.operator == ">=" else (v <= c.threshold)
+        expected += holds * rule.response
+    assert np.allclose(model.decision_function(probe), expected)
 
 
 @settings(max_examples=10)
