@@ -80,11 +80,13 @@ def _variant_class(code: int, use_table: bool, any_missing: bool) -> type:
     return type(name, (CriterionKernel,), attributes)
 
 
-# Module-level classes, so that numba's disk cache can pickle the types of cached kernels.
+# Every variant's class, by (code, use_table, any_missing); also module globals, so that
+# numba's disk cache can pickle the types of cached kernels.
+_VARIANTS: dict[tuple[int, bool, bool], type] = {}
 for _code in CODES.values():
     for _table in (False, True) if _code in (ENTROPY, WIG) else (False,):
         for _missing in (False, True):
-            _cls = _variant_class(_code, _table, _missing)
+            _cls = _VARIANTS[_code, _table, _missing] = _variant_class(_code, _table, _missing)
             globals()[_cls.__name__] = _cls
 del _code, _table, _missing, _cls
 
@@ -119,8 +121,7 @@ def criterion_kernel(
     weights = np.abs(np.subtract.outer(classes, classes)).astype(np.float64)
     if code == WIG and float(wig_power) != 1.0:
         weights **= float(wig_power)
-    use_table = xlogx.shape[0] > 0
-    cls = globals()[_variant_class(code, use_table, bool(any_missing)).__name__]
+    cls = _VARIANTS[code, xlogx.shape[0] > 0, bool(any_missing)]
     return cls(code, bool(crit.cumulative), bool(crit.weighted)), CriterionTables(xlogx, log, weights)
 
 
