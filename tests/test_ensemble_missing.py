@@ -106,12 +106,18 @@ def test_forest_with_missing_values_is_exactly_consistent_on_every_slice(seed, m
             assert _consistent(grid), pattern
 
 
-def test_slice_oracle_catches_a_model_built_to_fail():
-    """Check the oracle has teeth: too few trees, no certificate, and a slice that jumps two classes."""
+def _built_to_fail():
+    """Data with a three-class step along x0 and 20% gaps: too few voters cannot be consistent on it."""
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(300, 2))
     y = np.where(X[:, 0] > 0.5, 3, 0) + (X[:, 1] > 0.5)
     X[rng.uniform(size=X.shape) < 0.2] = np.nan
+    return X, y
+
+
+def test_slice_oracle_catches_a_model_built_to_fail():
+    """Check the oracle has teeth: too few trees, no certificate, and a slice that jumps two classes."""
+    X, y = _built_to_fail()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         model = ConsistentForestClassifier(n_estimators=2, cut_points="half", criterion=DEFAULT,
@@ -227,10 +233,7 @@ def test_otreebagger_with_missing_values_is_certified_and_exactly_consistent_on_
 
 def test_otreebagger_slice_oracle_catches_unrelabelled_voters():
     """Check the oracle has teeth on OTreeBagger: bagged trees without relabelling jump on some slice."""
-    rng = np.random.RandomState(0)
-    X = rng.uniform(size=(300, 2))
-    y = np.where(X[:, 0] > 0.5, 3, 0) + (X[:, 1] > 0.5)
-    X[rng.uniform(size=X.shape) < 0.2] = np.nan
+    X, y = _built_to_fail()
     model = OTreeBagger(n_estimators=3, relabel=False, random_state=0).fit(X, y)
     assert not model.is_consistent()
     assert not all(_consistent(grid) for _, grid in _slices(model))
