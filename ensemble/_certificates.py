@@ -462,7 +462,7 @@ def split_thresholds(nodes: Sequence[tuple]) -> tuple:
 
 def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], n_features: int,
                     countable: NDArray[np.bool_], spacing: int, resolution: NDArray[np.float64] | None = None, *,
-                    exact: bool = False, cache: dict | None = None) -> SumCertificate:
+                    exact: bool = False, cache: dict | None = None, ranges_only: bool = False) -> SumCertificate:
     """Oscillation certificate of a sum of trees, recomputed from the trees' geometry alone.
 
     Parameters
@@ -487,6 +487,10 @@ def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]],
         upper bound of J_t) is used while it suffices to certify.
     cache : dict, optional
         Exact jumps already computed, by tree index (kept across rounds of growth).
+    ranges_only : bool, default=False
+        Bound every tree's jump by its value range, never by the exact jump
+        between touching leaves: for functions that change only across a tree's
+        own thresholds but not only between touching leaves (monotone envelopes).
 
     Returns
     -------
@@ -523,7 +527,7 @@ def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]],
                      dtype=np.int64)
     is_exact = np.zeros(len(nodes), dtype=bool)
     cache = {} if cache is None else cache
-    if exact or not is_certified(oscillation_bound(jumps, n_boundaries), spacing):
+    if not ranges_only and (exact or not is_certified(oscillation_bound(jumps, n_boundaries), spacing)):
         while True:
             todo = np.arange(len(nodes)) if exact else np.argsort(-jumps, kind="stable")[:n_boundaries]
             todo = todo[~is_exact[todo]]

@@ -14,7 +14,7 @@ import numpy as np
 
 from relabel import compiled as _compiled
 
-__all__ = ["compiled", "missing_reach", "node_gaps", "tree_apply"]
+__all__ = ["compiled", "missing_reach", "node_gaps", "tree_apply", "tree_envelope"]
 
 #: The project's numba decorator (cached, one set of compile flags) for ensemble kernels.
 compiled = _compiled
@@ -88,3 +88,60 @@ def missing_reach(left, right, feature, missing_left, n_features):
             reach[left[node], f] = reach[node, f] and missing_left[node] != 0
             reach[right[node], f] = reach[node, f] and missing_left[node] == 0
     return reach
+
+
+@_compiled
+def tree_envelope(X, left, right, feature, threshold, missing_left, value, reach, upper):
+    """A tree's monotone envelope at every row of ``X`` (docs/design.md section 4b).
+
+    With ``upper``, the largest leaf value over the points z that equal x in
+    every feature with ``reach[f] == 0`` and lie on the lower side of x in
+    the others (``z_f <= x_f`` where ``reach[f] == 1``, ``z_f >= x_f`` where
+    ``reach[f] == -1``); without, the smallest. The envelope is monotone along
+    every feature with ``reach != 0``: a step up (``reach == 1``) only enlarges
+    the set the maximum runs over. Where x_f is missing, or at a split that
+    separates missing from present values (infinite threshold), the walk follows
+    the tree's own route. O(leaves reached) per row.
+    """
+    n = X.shape[0]
+    out = np.empty(n, dtype=value.dtype)
+    stack = np.empty(left.shape[0] + 1, dtype=np.int64)
+    for i in range(n):
+        top = 1
+        stack[0] = 0
+        best = value[0]
+        first = True
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            if left[node] == -1:
+                v = value[node]
+                if first or (v > best if upper else v < best):
+                    best = v
+                    first = False
+                continue
+            f = feature[node]
+            x = X[i, f]
+            t = threshold[node]
+            c = reach[f]
+            if x != x:
+                stack[top] = left[node] if missing_left[node] else right[node]
+                top += 1
+            elif c == 0 or not np.isfinite(t):
+                stack[top] = left[node] if x <= t else right[node]
+                top += 1
+            elif c > 0:
+                # Every present z_f <= x_f: the left side always holds some, the right one when x_f > t.
+                stack[top] = left[node]
+                top += 1
+                if x > t:
+                    stack[top] = right[node]
+                    top += 1
+            else:
+                stack[top] = right[node]
+                top += 1
+                if x <= t:
+                    stack[top] = left[node]
+                    top += 1
+        out[i] = best
+    return out

@@ -6,6 +6,10 @@ values), compared with the raw float64 thresholds. Fusing all the trees *without
 snapping* therefore gives regions on each of which ``predict`` is constant, and
 labelling each region by ``predict`` at a point inside it gives exactly the
 function the model computes, thin leaves and float slivers included.
+
+A forest read through monotone envelopes is not constant on its trees' leaves,
+only on the cells of the grid of all its thresholds (an envelope jumps only
+across its own tree's thresholds): :func:`threshold_grid` is that partition.
 """
 
 import numpy as np
@@ -27,6 +31,34 @@ def inside_points(lower, upper):
 def fused_partition(trees, spaces=None):
     """The partition of all the given trees (scikit-learn's or ours), raw thresholds, no snapping."""
     return relabel.fuse([leaf_boxes(tree) for tree in trees], snap=False)
+
+
+def threshold_grid(trees, n_features):
+    """The grid cut by every finite threshold of the given trees on every feature, raw bounds, no snapping.
+
+    Each feature is one "tree" splitting it at all the thresholds; fusing the d of
+    them gives the grid's cells as a partition.
+    """
+    boxes = []
+    for f in range(n_features):
+        cuts = np.unique(np.concatenate([
+            t.tree_.threshold[(t.tree_.children_left >= 0) & (t.tree_.feature == f)] for t in trees]))
+        cuts = cuts[np.isfinite(cuts)]
+        edges = np.concatenate([[-np.inf], cuts, [np.inf]])
+        lower = np.full((edges.shape[0] - 1, n_features), -np.inf)
+        upper = np.full((edges.shape[0] - 1, n_features), np.inf)
+        lower[:, f], upper[:, f] = edges[:-1], edges[1:]
+        boxes.append((np.arange(edges.shape[0] - 1), lower, upper))
+    return relabel.fuse(boxes, snap=False)
+
+
+def grid_consistent_and_monotone(model, monotonic_cst):
+    """Whether ``model.predict`` is consistent and follows ``monotonic_cst`` on :func:`threshold_grid`."""
+    grid = threshold_grid(model.estimators_, model.n_features_in_)
+    labels = class_ranks(model, inside_points(grid.lower, grid.upper))
+    pairs = relabel.monotone_pairs(grid, np.asarray(monotonic_cst))
+    edges = relabel.adjacency_edges(grid).edges
+    return relabel.is_monotone(pairs, labels), relabel.is_consistent(edges, labels)
 
 
 def class_ranks(model, X):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import relabel
 from ensemble import ConsistentForestClassifier, OTreeBagger
 
-from oracles import fused_partition, inside_points
+from oracles import fused_partition, grid_consistent_and_monotone, inside_points
 
 
 def _data(n=200, d=2, seed=0, direction=(1, -1)):
@@ -27,7 +27,13 @@ def _interior(lower, upper):
 
 
 def _exact_oracle(model, cst):
-    """Fuse every tree of the model, label the regions by predict, check every face pair along cst."""
+    """Fuse every tree of the model, label the regions by predict, check every face pair along cst.
+
+    A forest is checked on the grid of its thresholds instead: read through
+    monotone envelopes, its trees are constant on the grid's cells, not on their leaves.
+    """
+    if isinstance(model, ConsistentForestClassifier):
+        return all(grid_consistent_and_monotone(model, cst))
     partition = fused_partition(model.estimators_)
     points = inside_points(partition.lower, partition.upper)
     if isinstance(model, OTreeBagger):
