@@ -299,6 +299,8 @@ default="squared_error"
         Names of the features, when ``X`` has string column names.
     estimators_ : list of tree estimators
         The fitted trees, thresholds moved (each accepted by :func:`trees.leaf_boxes`).
+        Under ``monotonic_method="envelope"`` the model reads them through their
+        envelopes: a tree's own ``predict`` and :meth:`apply` give its free leaves.
     n_estimators_ : int
         The number of trees B actually grown.
     consistency_bound_ : float
