@@ -92,7 +92,7 @@ def missing_reach(left, right, feature, missing_left, n_features):
 
 @_compiled
 def tree_envelope(X, left, right, feature, threshold, missing_left, value, reach, upper):
-    """A tree's monotone envelope at every row of ``X`` (docs/design.md section 4b).
+    """A tree's monotone envelope at every row of ``X`` (docs/design.md section 9, "The rest of the model").
 
     With ``upper``, the largest leaf value over the points z that equal x in
     every feature with ``reach[f] == 0`` and lie on the lower side of x in
