@@ -704,7 +704,7 @@ def _parser() -> argparse.ArgumentParser:
                             "default) or stops the fit with an error naming a setting that fits (raise)")
         p.add_argument("--projection", choices=["auto", "pls", "none"], default="auto",
                        help="OTreeBagger groups split PLS components of the features (default auto: "
-                            "when more than 4 features can be projected)")
+                            "when the groups would split more than 4 continuous features)")
         p.add_argument("--seed", type=int, default=0, help="random seed")
         p.add_argument("--n-jobs", type=int, default=None,
                        help="parallel jobs (joblib): a count, or -1 for all processors")

@@ -137,8 +137,11 @@ class OTreeBagger(OrdinalEnsemble):
         in a kept feature) in the group's space is consistency in the features.
         Fused partitions and their contacts then stay small in any dimension.
         ``"none"``: the features themselves. ``"auto"``: ``"pls"`` when the
-        groups are relabelled and more than 4 features could be projected, else
-        ``"none"`` (bagged trees without relabelling fuse nothing, and a
+        groups are relabelled, at least 2 features can be projected and the
+        groups would otherwise split more than 4 continuous features (the
+        projectable and the constrained ones: machine10 with 3 of its 6
+        features constrained fused in 6 dimensions, 36 s a fit and test MAE
+        1.339; projected, 6 s and 1.192), else ``"none"`` (bagged trees without relabelling fuse nothing, and a
         projection only loses information: stock10, 0.234 test MAE on the
         features against 0.300 on 3 components).
     n_components : int, default=3
@@ -534,8 +537,12 @@ class OTreeBagger(OrdinalEnsemble):
         # Categorical and constrained features keep their own axes; the others may be projected.
         kept = data.categorical.copy() if monotone is None else data.categorical | (monotone != 0)
         projectable = np.flatnonzero(~kept)
+        # "auto" looks at the dimension the groups would fuse in unprojected: the projectable
+        # features plus the constrained ones, which keep their axes either way.
+        continuous = projectable.shape[0] + (0 if monotone is None
+                                             else int(np.count_nonzero(monotone[~data.categorical])))
         project = self.projection == "pls" or (self.projection == "auto" and self.relabel
-                                               and projectable.shape[0] > 4)
+                                               and projectable.shape[0] >= 2 and continuous > 4)
         if not project:
             projectable = np.empty(0, np.intp)
         return _GroupJob(

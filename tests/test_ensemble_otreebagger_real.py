@@ -141,6 +141,19 @@ def test_auto_projection_only_for_relabelled_groups():
     assert all(group.space is None for group in few.groups_)
 
 
+def test_auto_projection_counts_constrained_features_in_the_dimension():
+    """Check that constrained features, which keep their axes, count towards the 4-dimension rule."""
+    X, y = _many_features(200, 6, seed=2)
+
+    def projected(cst):
+        model = OTreeBagger(n_estimators=3, monotonic_cst=cst, random_state=0).fit(X[:, :len(cst)], y)
+        return [group.space is not None for group in model.groups_]
+
+    assert all(projected([1, 1, 1, 0, 0, 0]))  # 3 free + 3 constrained: 6 axes unprojected
+    assert not any(projected([1, 1, 0, 0]))  # 4 axes: small enough
+    assert not any(projected([1, 1, 1, 1, 0, 0][:5]))  # one free feature: nothing to project
+
+
 def test_group_space_of_one_class_is_silent_and_constant():
     """Check that a bootstrap of one class gives PLS no warning to pass on and constant components."""
     from ensemble._otreebagger import GroupSpace
