@@ -807,7 +807,11 @@ default="squared_error"
             is monotone along every line parallel to the feature, so is their
             mean, and the cut classes follow (the cut points increase), and so
             do the cumulative probabilities ``P(class >= k)`` of a constrained
-            model's :meth:`predict_proba`.
+            model's :meth:`predict_proba`. Under ``monotonic_method="envelope"``
+            the trees are read through envelopes monotone along the model's own
+            constraints by construction; only the features checked beyond them
+            (or against their direction) are checked on the leaves as above,
+            which suffices for an envelope too.
 
         Raises
         ------
