@@ -92,11 +92,12 @@ def test_envelope_forest_is_monotone_in_other_features_only_where_its_trees_are(
     """Check is_monotone on a feature outside the envelope's constraints against the grid oracle."""
     X, y = _data(150, 1)
     model = ConsistentForestClassifier(n_estimators=12, monotonic_cst=[1, 0], random_state=0).fit(X, y)
-    for cst in ([1, -1], [0, -1], [0, 1]):
+    for cst in ([1, -1], [0, -1], [0, 1], [-1, 0]):
         claimed = model.is_monotone(cst)
         monotone, _ = grid_consistent_and_monotone(model, cst)
         assert not claimed or monotone  # sound: a certified direction holds exactly
     assert model.is_monotone([1, 0])
+    assert not model.is_monotone([-1, 0])  # against its own direction: the leaves rise with x0
 
 
 @pytest.mark.parametrize("method", ["envelope", "isotonic"])
