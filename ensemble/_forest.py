@@ -259,8 +259,8 @@ default="squared_error"
         held), the other half the smallest above x
         (:func:`ensemble._kernels.tree_envelope`). A tree's values change only
         where a violation is, and only on the part of a leaf the violation
-        reaches, so the forest keeps the free forest's accuracy on monotone
-        data (``benchmarks/monotone.py``: synthetic 10 features, free 0.664,
+        reaches, so the forest loses far less accuracy on monotone data
+        (``benchmarks/monotone.py``: synthetic 10 features, free 0.664,
         envelope 0.70, isotonic 0.85); the certificate counts each tree's value
         range as its jump. ``"isotonic"``: grown free, then its leaf
         values replaced by their isotonic projection onto the order of its
