@@ -340,6 +340,10 @@ default="squared_error"
     (3,)
     """
 
+    #: The constraints the trees are read through as envelopes (int64 per feature), or None:
+    #: the trees are read by their leaves (also what a model saved before envelopes holds).
+    _envelope: NDArray[np.int64] | None = None
+
     @property
     def _supports_missing(self) -> bool:
         # Every criterion's trees learn where missing values go, and the certificates route
@@ -504,7 +508,8 @@ default="squared_error"
         self._isotonic = data.monotonic if self.monotonic_method == "isotonic" else None
         # "envelope": free trees read through their monotone envelopes (upper for even
         # trees, lower for odd ones), so their leaf values stay as grown.
-        self._envelope = data.monotonic if self.monotonic_method == "envelope" else None
+        envelope = data.monotonic is not None and self.monotonic_method == "envelope"
+        self._envelope = data.monotonic.astype(np.int64) if envelope else None
         basic = data.monotonic is not None and self.monotonic_method == "basic"
         spec = TreeSpec(self.criterion, self.max_depth, self.min_samples_leaf, self.max_features, self.n_classes_,
                         monotonic_cst=data.monotonic.astype(np.int64) if basic else None)
@@ -573,8 +578,9 @@ default="squared_error"
                 # The leaves' face contacts are final once the thresholds are: project now.
                 voter = voter._replace(value=self._project(tree, voter))
             if out_of_bag is not None:
-                values = voter.value[out_of_bag[1]]
-                if self._envelope is not None:
+                if self._envelope is None:
+                    values = voter.value[out_of_bag[1]]
+                else:
                     values = self._envelope_values(len(self.estimators_), tree, voter, job.X[out_of_bag[0]])
                 np.add.at(oob.sums, out_of_bag[0], values)
                 np.add.at(oob.counts, out_of_bag[0], 1)
@@ -584,8 +590,8 @@ default="squared_error"
     def _envelope_values(self, index: int, tree, voter: _Voter, X: NDArray[np.float64]) -> NDArray[np.int64]:
         """Tree ``index``'s monotone envelope at the rows of X: upper for even trees, lower for odd ones."""
         upper = index % 2 == 0
-        reach = np.asarray(self._envelope, dtype=np.int64)
-        return _kernels.tree_envelope(X, *tree_nodes(tree), voter.value, reach if upper else -reach, upper)
+        reach = self._envelope if upper else -self._envelope
+        return _kernels.tree_envelope(X, *tree_nodes(tree), voter.value, reach, upper)
 
     def _project(self, tree, voter: _Voter) -> NDArray[np.int64]:
         """A tree's integer leaf values, isotonic along the constraints (:func:`isotonic_leaf_values`)."""
@@ -652,7 +658,7 @@ default="squared_error"
 
     def _sums(self, X: NDArray[np.float64]) -> NDArray[np.int64]:
         total = np.zeros(X.shape[0], dtype=np.int64)
-        if getattr(self, "_envelope", None) is not None:
+        if self._envelope is not None:
             for index, (tree, voter) in enumerate(zip(self.estimators_, self._voters, strict=True)):
                 total += self._envelope_values(index, tree, voter, X)
             return total
@@ -787,7 +793,7 @@ default="squared_error"
             r[self._categorical] = 0.0
         return forest_certificate(self.estimators_, self._voters, self.n_features_in_, ~self._categorical,
                                   r, spacing=cut_spacing(self._cuts),
-                                  envelopes=getattr(self, "_envelope", None) is not None).certified
+                                  envelopes=self._envelope is not None).certified
 
     def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
         """Certify monotone constraints from the fitted trees.
@@ -832,13 +838,12 @@ default="squared_error"
         cst = constraint_to_check(self, monotonic_cst)
         if cst is None:
             return True
-        envelope = getattr(self, "_envelope", None)
-        if envelope is not None:
+        if self._envelope is not None:
             # An envelope is monotone along its own constraints by construction (a step up
             # only enlarges the set its max runs over, or shrinks its min's); along any other
             # feature it is monotone wherever the tree's leaves are (each leaf below is
             # matched by the leaf across the face, reachable from the step's end).
-            cst = np.where(np.asarray(envelope) == cst, 0, cst)
+            cst = np.where(self._envelope == cst, 0, cst)
             if not cst.any():
                 return True
         # No snapping: predict compares with the raw thresholds, thin leaves included.

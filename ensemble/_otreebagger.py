@@ -141,9 +141,10 @@ class OTreeBagger(OrdinalEnsemble):
         groups would otherwise split more than 4 continuous features (the
         projectable and the constrained ones: machine10 with 3 of its 6
         features constrained fused in 6 dimensions, 36 s a fit and test MAE
-        1.339; projected, 6 s and 1.192), else ``"none"`` (bagged trees without relabelling fuse nothing, and a
-        projection only loses information: stock10, 0.234 test MAE on the
-        features against 0.300 on 3 components).
+        1.339; projected, 6 s and 1.192), else ``"none"`` (bagged trees
+        without relabelling fuse nothing, and a projection only loses
+        information: stock10, 0.234 test MAE on the features against 0.300 on
+        3 components).
     n_components : int, default=3
         Number of PLS components of a group's space, less one for each
         feature under a monotone constraint (at least one component): a
@@ -537,10 +538,9 @@ class OTreeBagger(OrdinalEnsemble):
         # Categorical and constrained features keep their own axes; the others may be projected.
         kept = data.categorical.copy() if monotone is None else data.categorical | (monotone != 0)
         projectable = np.flatnonzero(~kept)
-        # "auto" looks at the dimension the groups would fuse in unprojected: the projectable
-        # features plus the constrained ones, which keep their axes either way.
-        continuous = projectable.shape[0] + (0 if monotone is None
-                                             else int(np.count_nonzero(monotone[~data.categorical])))
+        # "auto" looks at the dimension the groups would fuse in unprojected: every continuous
+        # feature, the constrained ones included (they keep their axes either way).
+        continuous = int(np.count_nonzero(~data.categorical))
         project = self.projection == "pls" or (self.projection == "auto" and self.relabel
                                                and projectable.shape[0] >= 2 and continuous > 4)
         if not project:
