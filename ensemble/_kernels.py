@@ -102,6 +102,35 @@ def tree_envelope(X, left, right, feature, threshold, missing_left, value, reach
     the set the maximum runs over. Where x_f is missing, or at a split that
     separates missing from present values (infinite threshold), the walk follows
     the tree's own route. O(leaves reached) per row.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, d)
+        Rows, compared with the raw thresholds as :func:`tree_apply` does.
+    left, right, feature, threshold, missing_left : ndarray
+        The tree's node arrays (:func:`ensemble._certificates.tree_nodes`).
+    value : ndarray of shape (n_nodes,)
+        Every node's value (only leaves are read).
+    reach : ndarray of int64, shape (d,)
+        -1, 0 or +1 per feature, as above.
+    upper : bool
+        The largest value below x (True) or the smallest (False).
+
+    Returns
+    -------
+    ndarray of shape (n_rows,), the dtype of ``value``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nodes = (np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]),
+    ...          np.array([0.5, -2.0, -2.0]), np.zeros(3, np.uint8))
+    >>> value = np.array([0, 3, 1])  # falls at x = 0.5: not monotone increasing
+    >>> X = np.array([[0.2], [0.8]])
+    >>> tree_envelope(X, *nodes, value, np.array([1]), True).tolist()
+    [3, 3]
+    >>> tree_envelope(X, *nodes, value, np.array([-1]), False).tolist()
+    [1, 1]
     """
     n = X.shape[0]
     out = np.empty(n, dtype=value.dtype)

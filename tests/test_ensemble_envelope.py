@@ -113,6 +113,13 @@ def test_monotone_forest_on_monotone_data_costs_little(method):
     assert mae(model) <= mae(free) + 0.02
 
 
+def test_unknown_monotonic_method_is_refused_by_name():
+    """Check that a monotonic_method outside the three is a clear error naming the parameter."""
+    X, y = _data(60, 0)
+    with pytest.raises(ValueError, match="monotonic_method"):
+        ConsistentForestClassifier(monotonic_cst=[1, -1], monotonic_method="lattice").fit(X, y)
+
+
 def test_threshold_grid_cells_hold_every_threshold():
     """Check the grid oracle's partition: one cell per pair of consecutive thresholds on every feature."""
     X, y = _data(100, 2)
