@@ -78,44 +78,28 @@ class GroupSpace:
 
     @classmethod
     def pls(cls, X: NDArray, y: NDArray, rows: NDArray, projected: NDArray, kept: NDArray,
-            n_components: int) -> "GroupSpace":
-        """Partial least squares directions of the class index on the projected features."""
-        from sklearn.cross_decomposition import PLSRegression
+            n_components: int, monotone: NDArray | None = None) -> "GroupSpace":
+        """Partial least squares directions of the class index on the projected features.
 
-        Xp = X[np.ix_(rows, projected)]
-        # A column constant on the group's rows carries nothing (and makes PLS degenerate).
-        varying = Xp.max(axis=0, initial=-np.inf) > Xp.min(axis=0, initial=np.inf)
-        projected, Xp = projected[varying], Xp[:, varying]
-        n_components = int(min(n_components, projected.shape[0], rows.shape[0] - 1))
-        if n_components < 1:
+        Projected features with a constraint in ``monotone`` are not mixed into
+        them: they form one more component of their own, the monotone index
+        (:func:`_monotone_index`), and ``n_components`` counts the free
+        directions only.
+        """
+        constrained = np.zeros(projected.shape[0], bool) if monotone is None else monotone[projected] != 0
+        parts = [_pls_directions(X, y, rows, projected[~constrained], n_components)]
+        if constrained.any():
+            index = _monotone_index(X, y, rows, projected[constrained], monotone[projected[constrained]])
+            if index is None:  # no constrained feature follows its direction here: they keep their axes
+                kept = np.concatenate([kept, projected[constrained]])
+            parts.append(index)
+        parts = [part for part in parts if part is not None]
+        if not parts:
             return cls(np.empty(0, np.intp), np.empty((0, 0)), np.empty(0), kept)
-        # Exact power-of-two scales, then centres: PLS then sees values near 1 (its
-        # variances would overflow at 1e300 and vanish at 1e-300).
-        scale = np.ldexp(1.0, np.frexp(np.max(np.abs(Xp), axis=0))[1])
-        scale[scale == 0] = 1.0
-        Xs = Xp / scale
-        center = (Xs.max(axis=0) + Xs.min(axis=0)) / 2
-        Xs -= center
-        basis = np.vstack([np.zeros(projected.shape[0]), np.eye(projected.shape[0])])
-        while True:
-            with warnings.catch_warnings():
-                # "y residual is constant": the class index is explained by fewer directions (or
-                # is one class in this bootstrap); the remaining components are constant columns
-                # on which no tree splits, so the group stays valid and the user has nothing to do.
-                warnings.filterwarnings("ignore", message="y residual is constant", category=UserWarning)
-                try:
-                    pls = PLSRegression(n_components=n_components, scale=True).fit(Xs, y[rows].astype(np.float64))
-                    # The affine map behind the public transform: its value at 0 and along each
-                    # axis (on the centred scale, where these differences lose no precision).
-                    image = pls.transform(basis)
-                except ValueError:  # fewer independent directions than components
-                    image = np.full((basis.shape[0], n_components), np.nan)
-            if np.all(np.isfinite(image)) or n_components == 1:
-                break
-            n_components -= 1
-        if not np.all(np.isfinite(image)):
-            return cls(np.empty(0, np.intp), np.empty((0, 0)), np.empty(0), kept)
-        return cls(projected, image[1:] - image[0], image[0], kept, scale, center, Xs.std(axis=0))
+        features, weights, offset, scale, center, spread = (
+            [part[i] for part in parts] for i in range(6))
+        return cls(np.concatenate(features), _block_diagonal(weights), np.concatenate(offset), kept,
+                   np.concatenate(scale), np.concatenate(center), np.concatenate(spread))
 
     @property
     def n_components(self) -> int:
@@ -144,6 +128,29 @@ class GroupSpace:
         """A per-feature array of x mapped to the axes of z (zero on the components)."""
         out = np.zeros(self.n_components + self.kept.shape[0], dtype=np.asarray(mask).dtype)
         out[self.n_components:] = np.asarray(mask)[self.kept]
+        return out
+
+    def constraints(self, monotonic_cst: NDArray) -> NDArray | None:
+        """Constraints on the axes of z under which a labelling is monotone along ``monotonic_cst`` in x.
+
+        A kept feature keeps its constraint on its own axis. A component must rise
+        (+1) or fall (-1) where every constrained feature it moves along asks so:
+        moving x_f in its direction moves z only along the components whose weight
+        on f is nonzero, each in the direction of ``sign(weight) * cst_f``, so a
+        labelling monotone along those axes is monotone along x_f. ``None`` when
+        two constrained features ask opposite directions of one component (only a
+        labelling constant along it would do; no such check is offered).
+        """
+        cst = np.asarray(monotonic_cst)
+        out = self.kept_mask(cst)
+        if self.is_identity:
+            return out
+        asked = np.sign(self.weights) * cst[self.projected][:, None]
+        for j in range(self.n_components):
+            directions = np.unique(asked[:, j][asked[:, j] != 0])
+            if directions.shape[0] > 1:
+                return None
+            out[j] = directions[0] if directions.shape[0] else 0
         return out
 
     def resolution(self, r: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -186,6 +193,90 @@ class GroupSpace:
     @property
     def _center(self) -> NDArray[np.float64]:
         return np.zeros(self.projected.shape[0]) if self.center is None else self.center
+
+
+def _scaled(X: NDArray, rows: NDArray, features: NDArray) -> tuple:
+    """Which features vary on the group's rows, and those columns on exact power-of-two scales, centred.
+
+    Power-of-two scales are exact divisions that bring every value near 1 (variances
+    would overflow at 1e300 and vanish at 1e-300); the centres are taken on that scale.
+    """
+    Xp = X[np.ix_(rows, features)]
+    # A column constant on the group's rows carries nothing (and makes PLS degenerate).
+    varying = Xp.max(axis=0, initial=-np.inf) > Xp.min(axis=0, initial=np.inf)
+    Xp = Xp[:, varying]
+    scale = np.ldexp(1.0, np.frexp(np.max(np.abs(Xp), axis=0, initial=0.0))[1])
+    scale[scale == 0] = 1.0
+    Xs = Xp / scale
+    center = (Xs.max(axis=0, initial=-np.inf) + Xs.min(axis=0, initial=np.inf)) / 2
+    return varying, Xs - center, scale, center
+
+
+def _pls_directions(X: NDArray, y: NDArray, rows: NDArray, features: NDArray, n_components: int):
+    """``(features, weights, offset, scale, center, spread)`` of PLS components, or None."""
+    from sklearn.cross_decomposition import PLSRegression
+
+    varying, Xs, scale, center = _scaled(X, rows, features)
+    features = features[varying]
+    n_components = int(min(n_components, features.shape[0], rows.shape[0] - 1))
+    if n_components < 1:
+        return None
+    basis = np.vstack([np.zeros(features.shape[0]), np.eye(features.shape[0])])
+    while True:
+        with warnings.catch_warnings():
+            # "y residual is constant": the class index is explained by fewer directions (or
+            # is one class in this bootstrap); the remaining components are constant columns
+            # on which no tree splits, so the group stays valid and the user has nothing to do.
+            warnings.filterwarnings("ignore", message="y residual is constant", category=UserWarning)
+            try:
+                pls = PLSRegression(n_components=n_components, scale=True).fit(Xs, y[rows].astype(np.float64))
+                # The affine map behind the public transform: its value at 0 and along each
+                # axis (on the centred scale, where these differences lose no precision).
+                image = pls.transform(basis)
+            except ValueError:  # fewer independent directions than components
+                image = np.full((basis.shape[0], n_components), np.nan)
+        if np.all(np.isfinite(image)) or n_components == 1:
+            break
+        n_components -= 1
+    if not np.all(np.isfinite(image)):
+        return None
+    return features, image[1:] - image[0], image[0], scale, center, Xs.std(axis=0)
+
+
+def _monotone_index(X: NDArray, y: NDArray, rows: NDArray, features: NDArray, signs: NDArray):
+    """One component of the constrained features that rises with each in its direction, or None.
+
+    Its weight on a feature is ``sign * max(0, corr(sign * x_f, class index)) / sd(x_f)``:
+    the first PLS direction of the standardised, sign-adjusted features, with the
+    features that go against their direction on these rows left out (weight 0). Every
+    weight has its feature's sign, so a labelling that rises along the component rises
+    along each constrained feature in its direction (docs/design.md section 4b): the
+    constrained features then cost the group one dimension, not one each.
+    """
+    varying, Xs, scale, center = _scaled(X, rows, features)
+    features, signs = features[varying], np.asarray(signs, dtype=np.float64)[varying]
+    if features.shape[0] == 0:
+        return None
+    sd = Xs.std(axis=0)
+    target = y[rows].astype(np.float64)
+    target = target - target.mean()
+    covariance = signs * (((Xs - Xs.mean(axis=0)) / sd).T @ target) / rows.shape[0]
+    weights = signs * np.maximum(covariance, 0.0) / sd
+    if not np.any(weights):
+        return None
+    # One standard deviation of the index per unit of total |weight| x spread.
+    weights = weights / np.sum(np.abs(weights) * sd)
+    return features, weights[:, None], np.zeros(1), scale, center, sd
+
+
+def _block_diagonal(blocks: list) -> NDArray[np.float64]:
+    """The weights of several sets of components, each on its own features (zero elsewhere)."""
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)))
+    i = j = 0
+    for b in blocks:
+        out[i: i + b.shape[0], j: j + b.shape[1]] = b
+        i, j = i + b.shape[0], j + b.shape[1]
+    return out
 
 
 @dataclass
@@ -283,7 +374,7 @@ def _group_space(X, y, weights, job) -> GroupSpace | None:
     if projected.shape[0] == 0:
         return None
     rows = np.flatnonzero(np.sum(weights, axis=0) > 0)
-    return GroupSpace.pls(X, y, rows, projected, job.kept, job.n_components)
+    return GroupSpace.pls(X, y, rows, projected, job.kept, job.n_components, monotone=job.monotonic_cst)
 
 
 def _grow(Z, y, seeds, weights, job: "_GroupJob", max_depth):
@@ -335,7 +426,7 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
     )
     monotone = None
     if job.monotonic_cst is not None:
-        monotone = relabel.monotone_pairs(partition, _in_space(space, job.monotonic_cst),
+        monotone = relabel.monotone_pairs(partition, _constraints_in_space(space, job.monotonic_cst),
                                           categorical_features=categorical)
     problem = relabel.ConsistencyProblem.from_counts(counts, edges, C1=job.C1, C2=job.C2,
                                                      monotone=monotone)
@@ -390,6 +481,11 @@ def _in_space(space: GroupSpace | None, per_feature):
     if per_feature is None or space is None:
         return per_feature
     return space.kept_mask(per_feature)
+
+
+def _constraints_in_space(space: GroupSpace | None, monotonic_cst: NDArray) -> NDArray | None:
+    """Monotone constraints in the group's coordinates (:meth:`GroupSpace.constraints`)."""
+    return monotonic_cst if space is None else space.constraints(monotonic_cst)
 
 
 def _resolution_in_space(space: GroupSpace | None, resolution):

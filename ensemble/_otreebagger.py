@@ -22,7 +22,8 @@ from ensemble._base import (MAX_SEED, OrdinalEnsemble, TrainingData, TreeSpec, c
                             tree_feature_importances)
 from ensemble._certificates import voters_certificate
 from ensemble._docs import fill_doc
-from ensemble._groups import FittedGroup, GroupSpace, _fit_group, _GroupJob, _in_space, _resolution_in_space, _row_hash
+from ensemble._groups import (FittedGroup, GroupSpace, _constraints_in_space, _fit_group, _GroupJob, _in_space,
+                              _resolution_in_space, _row_hash)
 from ensemble._parallel import run_jobs
 from ensemble._voting import DEPRECATED_VOTES, VOTES, check_vote, combine_votes, vote_counts
 from trees import CRITERIA, leaf_boxes
@@ -133,8 +134,13 @@ class OTreeBagger(OrdinalEnsemble):
         ``n_components`` partial least squares directions of the class index on
         its bootstrap rows, over the features that are neither categorical nor
         constrained, and its trees split those components plus the other
-        features unchanged. The map is linear, so consistency (and monotonicity
-        in a kept feature) in the group's space is consistency in the features.
+        features unchanged. Two or more constrained features form one more
+        component of their own, the monotone index: a combination whose weight
+        on each has the sign of its constraint (its correlation with the class
+        index on the group's rows, or 0 where that goes against the
+        constraint), relabelled to rise along it; one constrained feature keeps
+        its own axis. The map is linear, so consistency (and monotonicity) in
+        the group's space is consistency (and monotonicity) in the features.
         Fused partitions and their contacts then stay small in any dimension.
         ``"none"``: the features themselves. ``"auto"``: ``"pls"`` when the
         groups are relabelled, at least 2 features can be projected and the
@@ -146,13 +152,14 @@ class OTreeBagger(OrdinalEnsemble):
         information: stock10, 0.234 test MAE on the features against 0.300 on
         3 components).
     n_components : int, default=3
-        Number of PLS components of a group's space, less one for each
-        feature under a monotone constraint (at least one component): a
-        constrained feature keeps its own axis and takes a component's place,
-        so fused partitions stay as small as without constraints (measured
-        with 3 constrained features, 30 trees: winequality-red 27.8 s and MAE
-        0.450 with 3 components, 2.9 s and 0.445 with 1; housing10 20.9 s and
-        1.238, 2.5 s and 1.015).
+        Number of components of a group's space. Under monotone constraints
+        the constrained features (their index, or a single one's own axis)
+        take one component's place (at least one PLS component remains), so
+        fused partitions stay as small as without constraints. One axis per
+        constrained feature was measured worse (``benchmarks/monotone.py``, 3
+        constrained features: machine10 test MAE 1.192 with their 3 axes and
+        1 component, 0.88 with the index and 2; housing10 1.045 and 0.84; but
+        winequality-red 0.412 and 0.45).
     thresholds : {"auto", "midpoint", "gap"}, default="auto"
         Where a relabelled group's trees put their thresholds: half-way between
         the two training values a split separates, or drawn uniformly inside
@@ -535,16 +542,28 @@ class OTreeBagger(OrdinalEnsemble):
     def _group_job(self, data) -> _GroupJob:
         """The frozen job every group worker shares: its trees, space, contacts and solver."""
         monotone = data.monotonic
-        # Categorical and constrained features keep their own axes; the others may be projected.
+        # Categorical and constrained features keep their own axes; the others may be projected
+        # (and the constrained ones too, below, into one monotone index of their own).
         kept = data.categorical.copy() if monotone is None else data.categorical | (monotone != 0)
         projectable = np.flatnonzero(~kept)
         # "auto" looks at the dimension the groups would fuse in unprojected: every continuous
-        # feature, the constrained ones included (they keep their axes either way).
+        # feature, the constrained ones included (they take at least one axis either way).
         continuous = int(np.count_nonzero(~data.categorical))
         project = self.projection == "pls" or (self.projection == "auto" and self.relabel
                                                and projectable.shape[0] >= 2 and continuous > 4)
+        n_constrained = 0 if monotone is None else int(np.count_nonzero(monotone))
+        n_free = self.n_components
         if not project:
             projectable = np.empty(0, np.intp)
+        elif n_constrained >= 2:
+            # Two or more constrained features form one monotone index of their own
+            # (GroupSpace.pls): one axis for all of them, beside n_components - 1 free ones.
+            projectable = np.concatenate([projectable, np.flatnonzero(monotone != 0)])
+            kept = data.categorical.copy()
+            n_free = max(1, self.n_components - 1)
+        elif n_constrained == 1:
+            # A single constrained feature keeps its own axis, in a component's place.
+            n_free = max(1, self.n_components - 1)
         return _GroupJob(
             spec=TreeSpec(self.criterion, self.max_depth, self.min_samples_leaf, self.max_features,
                           self.n_classes_, leaf_label="mode" if self._vote == "mode" else "median"),
@@ -564,11 +583,11 @@ class OTreeBagger(OrdinalEnsemble):
             on_budget=self.on_budget,
             projected=projectable,
             kept=np.flatnonzero(kept) if project else np.arange(data.n_features),
-            # A constrained feature is a direction the user says the class follows: kept as
-            # its own axis, it takes a component's place, so monotone groups fuse in as few
-            # dimensions as free ones (3 PLS + 3 constrained axes fused ~10x slower, no better).
-            n_components=max(1, self.n_components - int(np.count_nonzero(monotone))) if monotone is not None
-            else self.n_components,
+            # The constrained features take one component's place, so monotone groups fuse in
+            # as few dimensions as free ones (3 PLS + 3 constrained axes fused ~10x slower, no
+            # better; one axis per constrained feature beside fewer PLS ones was less accurate
+            # than the index on 3 of 4 sets, benchmarks/monotone.py).
+            n_components=n_free,
             categorical=data.categorical if data.categorical.any() else None,
             monotonic_cst=monotone,
             resolution=data.resolution,
@@ -724,16 +743,19 @@ class OTreeBagger(OrdinalEnsemble):
         -------
         bool
             True when in every voter, for every face contact along a
-            constrained feature, the region above has a class at least as high
-            (+1; at most as high for -1) as the region below: then every voter,
-            and the median or the mean of the voters, is monotone (docs/design.md
-            section 4b). Always False for ``vote="mode"``.
+            constrained axis of the voter's space, the region above has a class
+            at least as high (+1; at most as high for -1) as the region below:
+            then every voter, and the median or the mean of the voters, is
+            monotone (docs/design.md section 4b). A feature projected into
+            components constrains each component it moves along, in the
+            direction of its weight there (:meth:`GroupSpace.constraints`).
+            Always False for ``vote="mode"``.
 
         Raises
         ------
         ValueError
-            If ``monotonic_cst`` is invalid, or constrains a feature the model
-            projected (only features kept as they are can be checked).
+            If ``monotonic_cst`` is invalid, or asks opposite directions of one
+            component the model projected features into.
 
         Examples
         --------
@@ -752,12 +774,14 @@ class OTreeBagger(OrdinalEnsemble):
         categorical = self._categorical if self._categorical.any() else None
         checks = []
         for group, partition, labels in self._voter_geometry():
-            if group.space is not None and np.any(cst[group.space.projected] != 0):
+            in_space = _constraints_in_space(group.space, cst)
+            if in_space is None:
                 raise ValueError(
-                    "monotonic_cst constrains features this model projected into PLS components; "
-                    "only features kept as they are can be checked (fit with projection='none')"
+                    "monotonic_cst asks opposite directions of one of the PLS components this model "
+                    "projected its features into; such constraints can be checked on a model fitted "
+                    "with them or with projection='none'"
                 )
-            pairs = relabel.monotone_pairs(partition, _in_space(group.space, cst),
+            pairs = relabel.monotone_pairs(partition, in_space,
                                            categorical_features=_in_space(group.space, categorical))
             checks.append(relabel.is_monotone(pairs, labels))
         return voters_certificate(checks, self._vote)

@@ -147,9 +147,105 @@ def test_otreebagger_keeps_constrained_features_out_of_the_projection():
     assert all(g.space is not None and 0 in g.space.kept and 0 not in g.space.projected for g in model.groups_)
     assert model.is_monotone() and model.is_consistent()
     assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(2)) == 0
-    with pytest.raises(ValueError, match="projected"):
-        model.is_monotone(np.r_[0, 1, np.zeros(6, int)])
+    # A feature mixed into PLS components constrains each component it moves along; the
+    # answer for one the model was not fitted with is sound: True only if no line breaks it.
+    other = np.r_[0, 1, np.zeros(6, int)]
+    if model.is_monotone(other):
+        assert _wrong_way_on_lines(model, X, other, np.random.RandomState(3)) == 0
 
+
+def _index_data(n=400, seed=0):
+    """8 features: the class rises with x0 and x2, falls with x1, and follows x3..x7 freely."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 8))
+    score = 2 * X[:, 0] - 1.5 * X[:, 1] + X[:, 2] + np.sin(6 * X[:, 3]) + X[:, 4] + rng.normal(scale=0.3, size=n)
+    return X, np.digitize(score, np.quantile(score, [0.25, 0.5, 0.75]))
+
+
+def _dominance_violations(model, X, cst, rng, n_pairs=3000):
+    """Pairs x <= x' (constrained features moved in their directions, others equal) with predict(x) > predict(x')."""
+    low = X[rng.randint(X.shape[0], size=n_pairs)].copy()
+    high = low.copy()
+    for f in np.flatnonzero(cst):
+        step = rng.uniform(0, 1.2, size=n_pairs) * (rng.uniform(size=n_pairs) < 0.7)
+        high[:, f] += cst[f] * step
+    rank = lambda Z: np.searchsorted(model.classes_, model.predict(Z))  # noqa: E731
+    return int(np.sum(rank(low) > rank(high)))
+
+
+def test_otreebagger_constrained_features_form_one_monotone_index():
+    """Check that projected groups put two or more constrained features into one component whose
+    weights have their directions, and that the model is monotone by its certificate and by probes."""
+    X, y = _index_data()
+    cst = np.array([1, -1, 1, 0, 0, 0, 0, 0])
+    model = OTreeBagger(n_estimators=9, monotonic_cst=cst, random_state=0).fit(X, y)
+    for group in model.groups_:
+        space = group.space
+        assert space is not None and not np.isin([0, 1, 2], space.kept).any()
+        on_constrained = np.isin(space.projected, [0, 1, 2])
+        # One component (the index) moves along the constrained features, in their directions;
+        # the free PLS components do not move along them at all.
+        touched = np.flatnonzero(np.any(space.weights[on_constrained] != 0, axis=0))
+        assert touched.shape[0] == 1
+        index = space.weights[on_constrained, touched[0]]
+        assert np.all(np.sign(index) * cst[space.projected[on_constrained]] >= 0) and np.any(index != 0)
+        assert not np.any(space.weights[~on_constrained, touched[0]])
+        assert space.constraints(cst)[touched[0]] == 1
+    assert model.is_monotone() and model.is_consistent()
+    rng = np.random.RandomState(7)
+    assert _wrong_way_on_lines(model, X, cst, rng) == 0
+    assert _dominance_violations(model, X, cst, rng) == 0
+    # Sound on a part of its constraints, and a model built to fail: the opposite direction of
+    # x0 is refused by the certificate and broken on the lines.
+    assert model.is_monotone(np.r_[1, np.zeros(7, int)])
+    backwards = np.r_[-1, np.zeros(7, int)]
+    assert not model.is_monotone(backwards)
+    assert _wrong_way_on_lines(model, X, backwards, rng) > 0
+    # x0 and x1 share the index with weights of opposite signs: asking both to rise is no
+    # direction of that component, and the error says so.
+    with pytest.raises(ValueError, match="opposite directions"):
+        model.is_monotone(np.r_[1, 1, np.zeros(6, int)])
+    # Still a useful model, better than the free one on the same rows.
+    free = OTreeBagger(n_estimators=9, random_state=0).fit(X, y)
+    X_test, y_test = _index_data(2000, seed=1)
+    assert np.mean(np.abs(model.predict(X_test) - y_test)) <= np.mean(np.abs(free.predict(X_test) - y_test)) + 0.02
+
+
+def test_group_space_constraints_against_brute_force():
+    """Check GroupSpace.constraints: a labelling rising along the axes it returns rises along x as cst asks."""
+    from ensemble._groups import GroupSpace
+
+    rng = np.random.RandomState(0)
+    checked = refused = 0
+    for _ in range(300):
+        d = rng.randint(2, 6)
+        n_projected = rng.randint(1, d + 1)
+        projected = rng.permutation(d)[:n_projected]
+        kept = np.setdiff1d(np.arange(d), projected)
+        n_components = rng.randint(1, 4)
+        weights = rng.normal(size=(n_projected, n_components)) * (rng.uniform(size=(n_projected, n_components)) < 0.6)
+        space = GroupSpace(projected, weights, rng.normal(size=n_components), kept)
+        cst = rng.randint(-1, 2, size=d)
+        z_cst = space.constraints(cst)
+        if z_cst is None:
+            refused += 1
+            # Some component really is asked both ways: two constrained features with weights
+            # whose signs times their directions differ.
+            asked = np.sign(weights) * cst[projected][:, None]
+            assert any(np.any(asked[:, j] > 0) and np.any(asked[:, j] < 0) for j in range(n_components))
+            continue
+        checked += 1
+        # A labelling monotone along z_cst: rising in the asked direction along every
+        # constrained axis, with a slope of either sign along the free ones (which a move
+        # along a constrained feature must then leave alone).
+        slopes = np.where(z_cst != 0, z_cst * rng.uniform(0.5, 2, size=z_cst.shape[0]),
+                          rng.choice([-1.0, 1.0], size=z_cst.shape[0]) * rng.uniform(0.5, 2, size=z_cst.shape[0]))
+        x = rng.normal(size=(50, d))
+        for f in np.flatnonzero(cst):
+            moved = x.copy()
+            moved[:, f] += cst[f] * rng.uniform(0.1, 2, size=50)
+            assert np.all(space.transform(moved) @ slopes >= space.transform(x) @ slopes - 1e-9)
+    assert checked > 100 and refused > 10
 
 def test_otreebagger_monotone_with_sample_weights_and_categorical_features():
     """Check a monotone OTreeBagger fitted with float weights and a categorical feature beside the constraint."""
