@@ -147,7 +147,7 @@ class OTreeBagger(OrdinalEnsemble):
         groups would otherwise split more than 4 continuous features (the
         projectable and the constrained ones: machine10 with 3 of its 6
         features constrained fused in 6 dimensions, 36 s a fit and test MAE
-        1.339; projected, 6 s and 1.192), else ``"none"`` (bagged trees
+        1.339; projected, 1.5 s and 0.881), else ``"none"`` (bagged trees
         without relabelling fuse nothing, and a projection only loses
         information: stock10, 0.234 test MAE on the features against 0.300 on
         3 components).
@@ -158,8 +158,8 @@ class OTreeBagger(OrdinalEnsemble):
         fused partitions stay as small as without constraints. One axis per
         constrained feature was measured worse (``benchmarks/monotone.py``, 3
         constrained features: machine10 test MAE 1.192 with their 3 axes and
-        1 component, 0.88 with the index and 2; housing10 1.045 and 0.84; but
-        winequality-red 0.412 and 0.45).
+        1 component, 0.881 with the index and 2; housing10 1.045 and 0.846;
+        but winequality-red 0.412 and 0.449).
     thresholds : {"auto", "midpoint", "gap"}, default="auto"
         Where a relabelled group's trees put their thresholds: half-way between
         the two training values a split separates, or drawn uniformly inside
