@@ -51,6 +51,17 @@ DEFAULT_MAX_EDGES = 5_000_000
 
 
 @fill_doc
+def _monotonic_space(job: "_GroupJob") -> str | None:
+    """How a group job places two or more constrained features in projected groups, if it does.
+
+    ``"index"`` (one monotone component), ``"axes"`` (each its own axis) or ``None``
+    (no projection, or fewer than two constrained features: nothing to choose).
+    """
+    if job.monotonic_cst is None or job.projected.shape[0] == 0 or np.count_nonzero(job.monotonic_cst) < 2:
+        return None
+    return "index" if np.any(job.monotonic_cst[job.projected] != 0) else "axes"
+
+
 class OTreeBagger(OrdinalEnsemble):
     """Bagged ordinal trees whose fused group partitions are relabelled to be consistent.
 
@@ -134,12 +145,12 @@ class OTreeBagger(OrdinalEnsemble):
         ``n_components`` partial least squares directions of the class index on
         its bootstrap rows, over the features that are neither categorical nor
         constrained, and its trees split those components plus the other
-        features unchanged. Two or more constrained features form one more
-        component of their own, the monotone index: a combination whose weight
-        on each has the sign of its constraint (its correlation with the class
-        index on the group's rows, or 0 where that goes against the
-        constraint), relabelled to rise along it; one constrained feature keeps
-        its own axis. The map is linear, so consistency (and monotonicity) in
+        features unchanged. Constrained features keep their own axes, or two
+        or more form one more component of their own (``monotonic_space``),
+        the monotone index: a combination whose weight on each has the sign of
+        its constraint (its correlation with the class index on the group's
+        rows, or 0 where that goes against the constraint), relabelled to rise
+        along it. The map is linear, so consistency (and monotonicity) in
         the group's space is consistency (and monotonicity) in the features.
         Fused partitions and their contacts then stay small in any dimension.
         ``"none"``: the features themselves. ``"auto"``: ``"pls"`` when the
@@ -153,13 +164,10 @@ class OTreeBagger(OrdinalEnsemble):
         3 components).
     n_components : int, default=3
         Number of components of a group's space. Under monotone constraints
-        the constrained features (their index, or a single one's own axis)
-        take one component's place (at least one PLS component remains), so
-        fused partitions stay as small as without constraints. One axis per
-        constrained feature was measured worse (``benchmarks/monotone.py``, 3
-        constrained features: machine10 test MAE 1.192 with their 3 axes and
-        1 component, 0.881 with the index and 2; housing10 1.045 and 0.846;
-        but winequality-red 0.412 and 0.449).
+        the constrained features take components' places (at least one PLS
+        component remains), so fused partitions stay as small as without
+        constraints: their monotone index one place, or each constrained axis
+        one (``monotonic_space``).
     thresholds : {"auto", "midpoint", "gap"}, default="auto"
         Where a relabelled group's trees put their thresholds: half-way between
         the two training values a split separates, or drawn uniformly inside
@@ -178,6 +186,18 @@ class OTreeBagger(OrdinalEnsemble):
         contact along the feature), so the median and the mean vote are
         monotone too; certified by :meth:`is_monotone`. A categorical feature
         cannot be constrained.
+    monotonic_space : {"auto", "index", "axes"}, default="auto"
+        Where the groups are projected (``projection``) and two or more
+        features are constrained: ``"index"`` combines them into one monotone
+        component (weights of their constraints' signs), ``"axes"`` keeps each
+        as its own axis in a component's place. The index suits data whose
+        constrained features act through one score (it fuses in fewer
+        dimensions: ``benchmarks/monotone.py``, machine10 test MAE 0.881
+        against 1.192 with axes); the axes suit interactions such as a class
+        that follows the smaller of two features (0.45 against 0.58 on such
+        data). ``"auto"`` fits 8 groups each way on three quarters of the rows
+        and keeps the one whose vote errs less on the others
+        (``monotonic_space_scores_``), as ``thresholds="auto"`` does.
     resolution : float, array-like or None, default=None
         r-consistency (docs/design.md section 4c): classes two apart are forbidden
         between any points closer than r_f along every feature f (one value for
@@ -208,6 +228,13 @@ class OTreeBagger(OrdinalEnsemble):
     threshold_scores_ : dict or None
         With ``thresholds="auto"``: the held-out MAE of 8 groups with each rule
         (``"midpoint"``, ``"gap"``); the smaller was kept.
+    monotonic_space_ : {"index", "axes"} or None
+        How the groups place their constrained features (``None`` when they
+        are not projected or fewer than two features are constrained).
+    monotonic_space_scores_ : dict or None
+        With ``monotonic_space="auto"`` where it applies: the held-out MAE of
+        8 groups each way (``"index"``, ``"axes"``, midpoint thresholds when
+        those are chosen too); the smaller was kept, the index on a tie.
     categorical_features_ : ndarray of int
         The features treated as categorical.
     missing_features_ : ndarray of int
@@ -268,6 +295,7 @@ class OTreeBagger(OrdinalEnsemble):
         "on_budget": [StrOptions({"adapt", "raise"})],
         "projection": [StrOptions({"auto", "pls", "none"})],
         "thresholds": [StrOptions({"auto", "midpoint", "gap"})],
+        "monotonic_space": [StrOptions({"auto", "index", "axes"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         **OrdinalEnsemble._parameter_constraints,
     }
@@ -300,6 +328,7 @@ class OTreeBagger(OrdinalEnsemble):
         thresholds: str = "auto",
         categorical_features: ArrayLike | str | None = "auto",
         monotonic_cst: ArrayLike | dict | None = None,
+        monotonic_space: str = "auto",
         resolution: float | ArrayLike | None = None,
         classes: ArrayLike | None = None,
         class_weight: str | dict | None = None,
@@ -332,6 +361,7 @@ class OTreeBagger(OrdinalEnsemble):
         self.thresholds = thresholds
         self.categorical_features = categorical_features
         self.monotonic_cst = monotonic_cst
+        self.monotonic_space = monotonic_space
         self.resolution = resolution
         self.classes = classes
         self.class_weight = class_weight
@@ -401,12 +431,15 @@ class OTreeBagger(OrdinalEnsemble):
         else:
             n_groups, size = self.n_estimators, 1
         seeds = rng.randint(MAX_SEED, size=(n_groups, size, 2))
-        job = self._group_job(data)
-        first: list = []
-        self.threshold_scores_ = None
+        job = self._group_job(data, index=self.monotonic_space != "axes")
+        self.monotonic_space_ = _monotonic_space(job)
+        self.monotonic_space_scores_ = self.threshold_scores_ = None
+        probes: dict = {}  # held-out scores by (space, threshold rule), each fitted once
+        if self.monotonic_space == "auto" and self.monotonic_space_ == "index":
+            job = self._choose_monotonic_space(data, job, seeds, probes)
         if job.thresholds == "auto":
-            job, first = self._choose_thresholds(data, job, seeds)
-        self.groups_ = first + self._fit_groups(data, job, seeds[len(first):])
+            job = self._choose_thresholds(data, job, seeds, probes)
+        self.groups_ = self._fit_groups(data, job, seeds)
         self.estimators_ = [tree for group in self.groups_ for tree in group.trees]
         self.groups_info_ = [group.info for group in self.groups_]
         changed = [i["adapted"] for i in self.groups_info_ if i.get("adapted")]
@@ -491,16 +524,14 @@ class OTreeBagger(OrdinalEnsemble):
         return run_jobs(jobs, n_jobs=self.n_jobs, total=seeds.shape[0], desc="OTreeBagger groups",
                         verbose=self.verbose)
 
-    def _choose_thresholds(self, data, job: "_GroupJob", seeds: NDArray) -> tuple:
-        """``thresholds="auto"``: midpoints or gap draws, whichever votes better on held-out rows.
+    def _held_out_scores(self, data, jobs: dict, seeds: NDArray, probes: dict) -> dict | None:
+        """Held-out MAE of the median vote of the first groups fitted with each job, or None.
 
         A quarter of the training rows (drawn from the group seeds) is held out; the
-        first groups are fitted both ways (same seeds) on the other rows, and the
-        median vote of each set is scored (MAE) on the held-out rows. The rule with
-        the smaller error (midpoints on a tie) fits every group on all the rows.
-        Gap draws pay where classes two apart meet between neighbouring training
-        values and the labels are not noisy (lattices such as balance-scale or
-        ESL); elsewhere they add regions and noise.
+        first groups are fitted with every job (same seeds) on the other rows, and
+        the vote of each set is scored on the held-out rows. ``jobs`` and ``probes``
+        are keyed alike (space, threshold rule): a job scored before is not refitted.
+        ``None`` when too few rows or classes would remain to train on.
         """
         n_probe = min(seeds.shape[0], _PROBE_GROUPS)
         # Rows are held out by their content (equal rows together), so that integer
@@ -508,18 +539,54 @@ class OTreeBagger(OrdinalEnsemble):
         weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight.copy()
         held = (_row_hash(data.X, data.y, int(seeds[0, 0, 0]), weight) < 0.25) & (weight > 0)
         if held.sum() < 10 or np.unique(data.y[~held & (weight > 0)]).shape[0] < 2:
-            return replace(job, thresholds="midpoint"), []
+            return None
         train = replace(data, sample_weight=np.where(held, 0.0, weight))
-        scores = {}
-        for rule in ("midpoint", "gap"):
-            groups = self._fit_groups(train, replace(job, thresholds=rule), seeds[:n_probe])
-            votes = np.column_stack([g.predict_index(data.X[held]) for g in groups])
-            predicted = VOTES[self._vote].combine(votes, self.n_classes_)
-            scores[rule] = float(np.average(np.abs(predicted - data.y[held]), weights=weight[held]))
-        chosen = "gap" if scores["gap"] < scores["midpoint"] else "midpoint"
-        self.threshold_scores_ = scores
-        logger.info("thresholds='auto': held-out MAE %s, chose %s", scores, chosen)
-        return replace(job, thresholds=chosen), []
+        for key, job in jobs.items():
+            if key not in probes:
+                groups = self._fit_groups(train, job, seeds[:n_probe])
+                votes = np.column_stack([g.predict_index(data.X[held]) for g in groups])
+                predicted = VOTES[self._vote].combine(votes, self.n_classes_)
+                probes[key] = float(np.average(np.abs(predicted - data.y[held]), weights=weight[held]))
+        return {key: probes[key] for key in jobs}
+
+    def _choose_monotonic_space(self, data, index_job: "_GroupJob", seeds: NDArray, probes: dict) -> "_GroupJob":
+        """``monotonic_space="auto"``: the constrained features' index or their own axes, by held-out error.
+
+        Scored with midpoint thresholds when those are still to be chosen (the
+        cheaper rule; the threshold choice that follows reuses that probe).
+        """
+        rule = "midpoint" if index_job.thresholds == "auto" else index_job.thresholds
+        jobs = {("index", rule): replace(index_job, thresholds=rule),
+                ("axes", rule): replace(self._group_job(data, index=False), thresholds=rule)}
+        scores = self._held_out_scores(data, jobs, seeds, probes)
+        if scores is None:
+            return index_job
+        self.monotonic_space_scores_ = {space: score for (space, _), score in scores.items()}
+        # The index on a tie: one axis for all the constraints fuses smaller groups.
+        self.monotonic_space_ = "axes" if scores[("axes", rule)] < scores[("index", rule)] else "index"
+        logger.info("monotonic_space='auto': held-out MAE %s, chose %s", self.monotonic_space_scores_,
+                    self.monotonic_space_)
+        return index_job if self.monotonic_space_ == "index" else replace(jobs[("axes", rule)],
+                                                                         thresholds=index_job.thresholds)
+
+    def _choose_thresholds(self, data, job: "_GroupJob", seeds: NDArray, probes: dict) -> "_GroupJob":
+        """``thresholds="auto"``: midpoints or gap draws, whichever votes better on held-out rows.
+
+        The first groups are fitted both ways on three quarters of the rows and
+        scored on the others (:meth:`_held_out_scores`); the rule with the smaller
+        error (midpoints on a tie) fits every group on all the rows. Gap draws pay
+        where classes two apart meet between neighbouring training values and the
+        labels are not noisy (lattices such as balance-scale or ESL); elsewhere
+        they add regions and noise.
+        """
+        jobs = {(self.monotonic_space_, rule): replace(job, thresholds=rule) for rule in ("midpoint", "gap")}
+        scores = self._held_out_scores(data, jobs, seeds, probes)
+        if scores is None:
+            return replace(job, thresholds="midpoint")
+        self.threshold_scores_ = {rule: score for (_, rule), score in scores.items()}
+        chosen = "gap" if self.threshold_scores_["gap"] < self.threshold_scores_["midpoint"] else "midpoint"
+        logger.info("thresholds='auto': held-out MAE %s, chose %s", self.threshold_scores_, chosen)
+        return replace(job, thresholds=chosen)
 
     @property
     def _vote(self) -> str:
@@ -539,8 +606,12 @@ class OTreeBagger(OrdinalEnsemble):
                 "use vote='median' or relabel=False"
             )
 
-    def _group_job(self, data) -> _GroupJob:
-        """The frozen job every group worker shares: its trees, space, contacts and solver."""
+    def _group_job(self, data, index: bool = True) -> _GroupJob:
+        """The frozen job every group worker shares: its trees, space, contacts and solver.
+
+        ``index``: two or more constrained features of projected groups form one
+        monotone index; otherwise each keeps its own axis.
+        """
         monotone = data.monotonic
         # Categorical and constrained features keep their own axes; the others may be projected
         # (and the constrained ones too, below, into one monotone index of their own).
@@ -555,15 +626,15 @@ class OTreeBagger(OrdinalEnsemble):
         n_free = self.n_components
         if not project:
             projectable = np.empty(0, np.intp)
-        elif n_constrained >= 2:
+        elif n_constrained >= 2 and index:
             # Two or more constrained features form one monotone index of their own
             # (GroupSpace.pls): one axis for all of them, beside n_components - 1 free ones.
             projectable = np.concatenate([projectable, np.flatnonzero(monotone != 0)])
             kept = data.categorical.copy()
             n_free = max(1, self.n_components - 1)
-        elif n_constrained == 1:
-            # A single constrained feature keeps its own axis, in a component's place.
-            n_free = max(1, self.n_components - 1)
+        elif n_constrained:
+            # Each constrained feature keeps its own axis, in a component's place.
+            n_free = max(1, self.n_components - n_constrained)
         return _GroupJob(
             spec=TreeSpec(self.criterion, self.max_depth, self.min_samples_leaf, self.max_features,
                           self.n_classes_, leaf_label="mode" if self._vote == "mode" else "median"),
@@ -583,10 +654,8 @@ class OTreeBagger(OrdinalEnsemble):
             on_budget=self.on_budget,
             projected=projectable,
             kept=np.flatnonzero(kept) if project else np.arange(data.n_features),
-            # The constrained features take one component's place, so monotone groups fuse in
-            # as few dimensions as free ones (3 PLS + 3 constrained axes fused ~10x slower, no
-            # better; one axis per constrained feature beside fewer PLS ones was less accurate
-            # than the index on 3 of 4 sets, benchmarks/monotone.py).
+            # The constrained features take components' places, so monotone groups fuse in as
+            # few dimensions as free ones (3 PLS + 3 constrained axes fused ~10x slower, no better).
             n_components=n_free,
             categorical=data.categorical if data.categorical.any() else None,
             monotonic_cst=monotone,

@@ -178,7 +178,7 @@ def test_otreebagger_constrained_features_form_one_monotone_index():
     weights have their directions, and that the model is monotone by its certificate and by probes."""
     X, y = _index_data()
     cst = np.array([1, -1, 1, 0, 0, 0, 0, 0])
-    model = OTreeBagger(n_estimators=9, monotonic_cst=cst, random_state=0).fit(X, y)
+    model = OTreeBagger(n_estimators=9, monotonic_cst=cst, monotonic_space="index", random_state=0).fit(X, y)
     for group in model.groups_:
         space = group.space
         assert space is not None and not np.isin([0, 1, 2], space.kept).any()
@@ -297,3 +297,53 @@ def test_free_forest_probabilities_can_go_the_wrong_way():
         at_least = np.cumsum(model.predict_proba(line)[:, ::-1], axis=1)[:, ::-1][:, 1:]
         worst = min(worst, np.diff(at_least, axis=0).min())
     assert worst < 0
+
+
+def _two_constrained(kind, n=1000, seed=0):
+    """8 features, constraints on x0 and x1: a class following their sum, or the smaller of them."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 8))
+    driver = X[:, 0] + X[:, 1] if kind == "sum" else 2 * np.minimum(X[:, 0], X[:, 1])
+    score = driver + 0.5 * np.sin(6 * X[:, 2]) + 0.5 * X[:, 3] + 0.15 * rng.normal(size=n)
+    return X, np.digitize(score, np.quantile(score, [0.2, 0.4, 0.6, 0.8]))
+
+
+@pytest.mark.parametrize("kind, expected", [("sum", "index"), ("min", "axes")])
+def test_monotonic_space_auto_keeps_the_space_that_errs_less_on_held_out_rows(kind, expected):
+    """Check monotonic_space='auto': the index where the constraints act through one score, their own axes
+    where the class follows the smaller of two; the choice is the smaller recorded held-out error, the
+    threshold choice that follows reuses its probe, and the model is certified either way."""
+    X, y = _two_constrained(kind)
+    cst = np.r_[1, 1, np.zeros(6, int)]
+    model = OTreeBagger(n_estimators=30, monotonic_cst=cst, random_state=0).fit(X, y)
+    scores = model.monotonic_space_scores_
+    assert set(scores) == {"index", "axes"}
+    assert model.monotonic_space_ == expected == min(scores, key=lambda k: (scores[k], k != "index"))
+    assert model.threshold_scores_["midpoint"] == scores[expected]
+    constrained_kept = [np.isin([0, 1], g.space.kept).all() for g in model.groups_]
+    assert all(constrained_kept) if expected == "axes" else not any(constrained_kept)
+    assert model.is_monotone() and model.is_consistent()
+    assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(0)) == 0
+    # The chosen space is the better one on fresh data too.
+    X_test, y_test = _two_constrained(kind, 3000, seed=1)
+    other = OTreeBagger(n_estimators=30, monotonic_cst=cst, random_state=0,
+                        monotonic_space="axes" if expected == "index" else "index").fit(X, y)
+    mae = lambda m: np.mean(np.abs(m.predict(X_test) - y_test))  # noqa: E731
+    assert mae(model) < mae(other)
+
+
+def test_monotonic_space_applies_only_to_two_or_more_projected_constraints():
+    """Check monotonic_space_ is None (and nothing is probed) with one constraint or unprojected groups,
+    and that 'axes' keeps every constrained feature on its own axis in a component's place."""
+    X, y = _two_constrained("sum", n=300)
+    one = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, np.zeros(7, int)], random_state=0).fit(X, y)
+    unprojected = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, 1, np.zeros(6, int)], projection="none",
+                              max_depth=3, random_state=0).fit(X, y)
+    for model in (one, unprojected):
+        assert model.monotonic_space_ is None and model.monotonic_space_scores_ is None
+    axes = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, -1, 1, np.zeros(5, int)], monotonic_space="axes",
+                       random_state=0).fit(X, y)
+    assert axes.monotonic_space_ == "axes" and axes.monotonic_space_scores_ is None
+    for group in axes.groups_:
+        assert list(group.space.kept) == [0, 1, 2] and group.space.n_components == 1
+    assert axes.is_monotone() and axes.is_consistent()

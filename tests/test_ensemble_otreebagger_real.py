@@ -168,20 +168,24 @@ def test_group_space_of_one_class_is_silent_and_constant():
     assert np.ptp(Z, axis=0).max() < 1e-9  # no direction: columns no tree can split
 
 
-@pytest.mark.parametrize("n_constrained, expected, kept", [(1, 2, [0]), (2, 3, []), (4, 3, [])])
-def test_constrained_axes_take_the_place_of_components(n_constrained, expected, kept):
-    """Check that the constrained features take one PLS component's place: a single one as its own
-    axis, two or more as one monotone index beside the 2 remaining PLS components."""
+@pytest.mark.parametrize("n_constrained, space, expected, kept", [
+    (1, "index", 2, [0]), (2, "index", 3, []), (4, "index", 3, []),
+    (1, "axes", 2, [0]), (2, "axes", 1, [0, 1]), (4, "axes", 1, [0, 1, 2, 3])])
+def test_constrained_axes_take_the_place_of_components(n_constrained, space, expected, kept):
+    """Check that the constrained features take PLS components' places: a single one as its own
+    axis, two or more as one monotone index beside the 2 remaining PLS components, or each as its
+    own axis in a component's place (at least one component stays)."""
     X, y = _many_features(240, 12, seed=2)
     cst = np.zeros(12, int)
     cst[:n_constrained] = 1  # the first five features raise the score
-    model = OTreeBagger(n_estimators=3, monotonic_cst=cst, max_depth=4, random_state=0).fit(X, y)
+    model = OTreeBagger(n_estimators=3, monotonic_cst=cst, max_depth=4, monotonic_space=space,
+                        random_state=0).fit(X, y)
     for group in model.groups_:
         assert group.space.n_components == expected
         assert list(group.space.kept) == kept
         # The index is the last component; it moves along every constrained feature (all raise
         # the score here) and along nothing else.
-        if n_constrained > 1:
+        if n_constrained > 1 and space == "index":
             on = np.isin(group.space.projected, np.arange(n_constrained))
             assert np.all(group.space.weights[on, -1] > 0) and not np.any(group.space.weights[~on, -1])
     assert model.is_monotone() and model.is_consistent()
