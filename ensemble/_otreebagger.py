@@ -50,7 +50,6 @@ DEFAULT_MAX_REGIONS = 1_000_000
 DEFAULT_MAX_EDGES = 5_000_000
 
 
-@fill_doc
 def _monotonic_space(job: "_GroupJob") -> str | None:
     """How a group job places two or more constrained features in projected groups, if it does.
 
@@ -62,6 +61,7 @@ def _monotonic_space(job: "_GroupJob") -> str | None:
     return "index" if np.any(job.monotonic_cst[job.projected] != 0) else "axes"
 
 
+@fill_doc
 class OTreeBagger(OrdinalEnsemble):
     """Bagged ordinal trees whose fused group partitions are relabelled to be consistent.
 

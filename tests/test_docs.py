@@ -122,3 +122,21 @@ def test_readme_python_snippet_runs_on_its_own(index):
     snippet = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)[index]
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(snippet, f"README.md snippet {index}", "exec"), {"__name__": "__readme__"})
+
+
+def test_public_docstrings_have_no_unfilled_shared_fragment():
+    """Check that every public class and function of the packages has its shared fragments filled in
+    (a ``{random_state}``-style placeholder left means fill_doc decorated something else)."""
+    import importlib
+    import inspect
+
+    from ensemble._docs import _SHARED
+
+    unfilled = []
+    for package in ("ensemble", "relabel", "trees"):
+        module = importlib.import_module(package)
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            doc = inspect.getdoc(obj) or ""
+            unfilled += [f"{package}.{name}: {{{key}}}" for key in _SHARED if f"{{{key}}}" in doc]
+    assert unfilled == []
