@@ -33,7 +33,8 @@ class GroupSpace:
     ``z = [offset + ((x[:, projected] / scale) - center) @ weights, x[:, kept]]``. The
     map is affine, hence continuous, so a labelling that is consistent in z is
     consistent in x (a small move of x is a small move of z), and a monotone
-    constraint on a kept feature is one on its own axis of z. ``scale`` holds powers
+    constraint in x is one on the axes of z that move with the feature, in the
+    directions of its weights (:meth:`constraints`). ``scale`` holds powers
     of two (an exact division) that bring every projected feature near 1 and
     ``center`` its centre on that scale, so the map loses no precision on features
     in any units (1e-300, 1e300, an offset of 1e9).
@@ -48,7 +49,8 @@ class GroupSpace:
     offset : ndarray of shape (n_components,)
         Constant term of every component.
     kept : ndarray of int
-        Features passed through unchanged (categorical and constrained ones).
+        Features passed through unchanged (categorical ones, and constrained
+        ones unless they form a monotone index among the components).
     scale, center : ndarray of shape (len(projected),)
         Power-of-two scale and centre of every projected feature.
     spread : ndarray of shape (len(projected),)
