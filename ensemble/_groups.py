@@ -248,12 +248,13 @@ def _pls_directions(X: NDArray, y: NDArray, rows: NDArray, features: NDArray, n_
 def _monotone_index(X: NDArray, y: NDArray, rows: NDArray, features: NDArray, signs: NDArray):
     """One component of the constrained features that rises with each in its direction, or None.
 
-    Its weight on a feature is ``sign * max(0, corr(sign * x_f, class index)) / sd(x_f)``:
-    the first PLS direction of the standardised, sign-adjusted features, with the
-    features that go against their direction on these rows left out (weight 0). Every
-    weight has its feature's sign, so a labelling that rises along the component rises
-    along each constrained feature in its direction (docs/design.md section 4b): the
-    constrained features then cost the group one dimension, not one each.
+    Its weight on a feature is ``sign * max(0, cov(sign * x_f / sd_f, class index)) / sd_f``
+    (then scaled): the first PLS direction of the standardised, sign-adjusted features,
+    with the features that go against their direction on these rows left out (weight
+    0). Every weight has its feature's sign, so a labelling that rises along the
+    component rises along each constrained feature in its direction (docs/design.md
+    section 5, "Group spaces"): the constrained features then cost the group one
+    dimension, not one each.
     """
     varying, Xs, scale, center = _scaled(X, rows, features)
     features, signs = features[varying], np.asarray(signs, dtype=np.float64)[varying]
