@@ -525,7 +525,7 @@ class OTreeBagger(OrdinalEnsemble):
                         verbose=self.verbose)
 
     def _held_out_scores(self, data, jobs: dict, seeds: NDArray, probes: dict) -> dict | None:
-        """Held-out MAE of the median vote of the first groups fitted with each job, or None.
+        """Held-out MAE of the vote of the first groups fitted with each job, or None.
 
         A quarter of the training rows (drawn from the group seeds) is held out; the
         first groups are fitted with every job (same seeds) on the other rows, and
@@ -606,7 +606,7 @@ class OTreeBagger(OrdinalEnsemble):
                 "use vote='median' or relabel=False"
             )
 
-    def _group_job(self, data, index: bool = True) -> _GroupJob:
+    def _group_job(self, data, *, index: bool) -> _GroupJob:
         """The frozen job every group worker shares: its trees, space, contacts and solver.
 
         ``index``: two or more constrained features of projected groups form one
