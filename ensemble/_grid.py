@@ -222,7 +222,8 @@ def _tree_lines(estimator: Any) -> list | None:
 
     The place to teach the walk a new tree model: OTreeBagger's groups (trees in
     the group's space, ``z = offset + x @ weights`` on the projected features and
-    the kept features as they are), and any model whose trees read the features
+    the kept features as they are), the certified forest on its monotone index
+    (``space_``, the same map), and any model whose trees read the features
     themselves: a tree (``tree_``), or trees in ``estimators_`` (the certified
     forest, scikit-learn's forests, bagging with ``estimators_features_``, and
     gradient boosting).
@@ -236,6 +237,20 @@ def _tree_lines(estimator: Any) -> list | None:
         normals[np.arange(feature.shape[0]), np.asarray(features)[feature]] = 1.0
         pieces.append((normals, threshold))
 
+    def space_lines(tree, space):
+        k = space.n_components
+        feature, threshold = _splits(tree)
+        normals = np.zeros((feature.shape[0], n))
+        offsets = threshold.copy()
+        on_component = feature < k
+        weights, offset = space.affine()
+        for r in np.nonzero(on_component)[0]:  # a component: offset + x[projected] @ weights[:, j] = t
+            normals[r, space.projected] = weights[:, feature[r]]
+            offsets[r] = threshold[r] - offset[feature[r]]
+        kept = np.nonzero(~on_component)[0]
+        normals[kept, space.kept[feature[kept] - k]] = 1.0
+        pieces.append((normals, offsets))
+
     groups = getattr(estimator, "groups_", None)
     if groups is not None and all(hasattr(g, "trees") for g in groups):
         for group in groups:
@@ -243,20 +258,13 @@ def _tree_lines(estimator: Any) -> list | None:
             for tree in group.trees:
                 if space is None:
                     axis_lines(tree, np.arange(n))
-                    continue
-                k = space.n_components
-                feature, threshold = _splits(tree)
-                normals = np.zeros((feature.shape[0], n))
-                offsets = threshold.copy()
-                on_component = feature < k
-                rows = np.nonzero(on_component)[0]
-                weights, offset = space.affine()
-                for r in rows:  # a component: offset + x[projected] @ weights[:, j] = t
-                    normals[r, space.projected] = weights[:, feature[r]]
-                    offsets[r] = threshold[r] - offset[feature[r]]
-                kept = np.nonzero(~on_component)[0]
-                normals[kept, space.kept[feature[kept] - k]] = 1.0
-                pieces.append((normals, offsets))
+                else:
+                    space_lines(tree, space)
+        return pieces
+    space = getattr(estimator, "space_", None)  # the certified forest's trees on its monotone index
+    if space is not None:
+        for tree in estimator.estimators_:
+            space_lines(tree, space)
         return pieces
     if hasattr(estimator, "tree_"):
         axis_lines(estimator, np.arange(n))

@@ -103,6 +103,24 @@ class GroupSpace:
         return cls(np.concatenate(features), _block_diagonal(weights), np.concatenate(offset), kept,
                    np.concatenate(scale), np.concatenate(center), np.concatenate(spread))
 
+    @classmethod
+    def monotone_index(cls, X: NDArray, y: NDArray, rows: NDArray, monotone: NDArray) -> "GroupSpace | None":
+        """The constrained features' monotone index as one component, every other feature kept.
+
+        ``None`` when fewer than two features are constrained or none follows its
+        direction on ``rows`` (:func:`_monotone_index`). A constrained feature
+        constant on ``rows`` is kept on its own axis.
+        """
+        constrained = np.flatnonzero(monotone)
+        if constrained.shape[0] < 2:
+            return None
+        index = _monotone_index(X, y, rows, constrained, monotone[constrained])
+        if index is None:
+            return None
+        features, weights, offset, scale, center, spread = index
+        kept = np.setdiff1d(np.arange(X.shape[1]), features)
+        return cls(features, weights, offset, kept, scale, center, spread)
+
     @property
     def n_components(self) -> int:
         return int(self.offset.shape[0])
@@ -132,16 +150,19 @@ class GroupSpace:
         out[self.n_components:] = np.asarray(mask)[self.kept]
         return out
 
-    def constraints(self, monotonic_cst: NDArray) -> NDArray | None:
+    def constraints(self, monotonic_cst: NDArray, conflict: int | None = None) -> NDArray | None:
         """Constraints on the axes of z under which a labelling is monotone along ``monotonic_cst`` in x.
 
         A kept feature keeps its constraint on its own axis. A component must rise
         (+1) or fall (-1) where every constrained feature it moves along asks so:
         moving x_f in its direction moves z only along the components whose weight
         on f is nonzero, each in the direction of ``sign(weight) * cst_f``, so a
-        labelling monotone along those axes is monotone along x_f. ``None`` when
-        two constrained features ask opposite directions of one component (only a
-        labelling constant along it would do; no such check is offered).
+        labelling monotone along those axes is monotone along x_f. When two
+        constrained features ask opposite directions of one component, only a
+        labelling constant along it will do: ``None``, or with ``conflict`` (+1
+        or -1) that direction there; a labelling monotone under both
+        ``conflict=1`` and ``conflict=-1`` is constant along those components
+        and so satisfies every constraint.
         """
         cst = np.asarray(monotonic_cst)
         out = self.kept_mask(cst)
@@ -151,7 +172,10 @@ class GroupSpace:
         for j in range(self.n_components):
             directions = np.unique(asked[:, j][asked[:, j] != 0])
             if directions.shape[0] > 1:
-                return None
+                if conflict is None:
+                    return None
+                out[j] = conflict
+                continue
             out[j] = directions[0] if directions.shape[0] else 0
         return out
 
@@ -160,6 +184,21 @@ class GroupSpace:
         out = self.kept_mask(r).astype(np.float64)
         if not self.is_identity:
             out[: self.n_components] = np.abs(self.weights).T @ (r[self.projected] / self._scale)
+        return out
+
+    def largest_per_feature(self, values: NDArray, n_features: int) -> NDArray:
+        """A per-axis array of z as one of x: a kept feature's own value, a projected one's largest component's.
+
+        The largest over the components that move along the feature (nonzero
+        weight); 0 for a feature z does not depend on.
+        """
+        values = np.asarray(values)
+        out = np.zeros(n_features, dtype=values.dtype)
+        k = self.n_components
+        out[self.kept] = values[k:]
+        for j in range(k):
+            moved = self.projected[self.weights[:, j] != 0]
+            out[moved] = np.maximum(out[moved], values[j])
         return out
 
     def affine(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

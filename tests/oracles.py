@@ -53,12 +53,27 @@ def threshold_grid(trees, n_features):
 
 
 def grid_consistent_and_monotone(model, monotonic_cst):
-    """Whether ``model.predict`` is consistent and follows ``monotonic_cst`` on :func:`threshold_grid`."""
-    grid = threshold_grid(model.estimators_, model.n_features_in_)
-    labels = class_ranks(model, inside_points(grid.lower, grid.upper))
-    pairs = relabel.monotone_pairs(grid, np.asarray(monotonic_cst))
+    """Whether ``model.predict`` is consistent and follows ``monotonic_cst`` on :func:`threshold_grid`.
+
+    A forest on a monotone index (``space_``) is a function of ``z = space_.transform(x)``:
+    its grid is cut in z and labelled by the forest's cut sum of tree values at each
+    cell's point, and the constraints are carried to z by ``GroupSpace.constraints``
+    (itself checked against a brute force in test_ensemble_monotone.py); a component
+    asked both ways must then be constant (checked rising and falling).
+    """
+    space = getattr(model, "space_", None)
+    if space is None:
+        grid = threshold_grid(model.estimators_, model.n_features_in_)
+        labels = class_ranks(model, inside_points(grid.lower, grid.upper))
+        checks = [np.asarray(monotonic_cst)]
+    else:
+        grid = threshold_grid(model.estimators_, space.n_components + space.kept.shape[0])
+        sums = model._sums(inside_points(grid.lower, grid.upper))
+        labels = np.searchsorted(model._cuts, sums, side="right")
+        checks = [space.constraints(np.asarray(monotonic_cst), conflict=sign) for sign in (1, -1)]
+    monotone = all(relabel.is_monotone(relabel.monotone_pairs(grid, cst), labels) for cst in checks)
     edges = relabel.adjacency_edges(grid).edges
-    return relabel.is_monotone(pairs, labels), relabel.is_consistent(edges, labels)
+    return monotone, relabel.is_consistent(edges, labels)
 
 
 def class_ranks(model, X):

@@ -1,0 +1,229 @@
+"""The certified forest on its constrained features' monotone index (``monotonic_space``)."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from ensemble import ConsistentForestClassifier
+from ensemble._grid import find_jumps
+from ensemble._model_file import load_model, save_model
+
+from oracles import grid_consistent_and_monotone
+
+CST = np.array([1, -1, 1, 0, 0, 0, 0, 0])
+
+
+def _index_data(n=400, seed=0):
+    """8 features: the class rises with x0 and x2, falls with x1, and follows x3..x7 freely."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 8))
+    score = 2 * X[:, 0] - 1.5 * X[:, 1] + X[:, 2] + np.sin(6 * X[:, 3]) + X[:, 4] + rng.normal(scale=0.3, size=n)
+    return X, np.digitize(score, np.quantile(score, [0.25, 0.5, 0.75]))
+
+
+def _two_constrained(kind, n=1000, seed=0):
+    """8 features, constraints on x0 and x1: a class following their sum, or the smaller of them."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 8))
+    driver = X[:, 0] + X[:, 1] if kind == "sum" else 2 * np.minimum(X[:, 0], X[:, 1])
+    score = driver + 0.5 * np.sin(6 * X[:, 2]) + 0.5 * X[:, 3] + 0.15 * rng.normal(size=n)
+    return X, np.digitize(score, np.quantile(score, [0.2, 0.4, 0.6, 0.8]))
+
+
+def _ranks(model, X):
+    return np.searchsorted(model.classes_, model.predict(X))
+
+
+def _wrong_way_on_lines(model, X, cst, rng, n_lines=30, n_steps=200):
+    """Steps along random lines parallel to constrained features where the class goes the wrong way."""
+    wrong = 0
+    for f in np.flatnonzero(cst):
+        for _ in range(n_lines):
+            line = np.repeat(X[rng.randint(X.shape[0])][None, :], n_steps, axis=0)
+            line[:, f] = np.linspace(X[:, f].min() - 0.1, X[:, f].max() + 0.1, n_steps)
+            wrong += int(np.sum(np.diff(_ranks(model, line)) * cst[f] < 0))
+    return wrong
+
+
+def _dominance_violations(model, X, cst, rng, n_pairs=3000):
+    """Pairs x <= x' (constrained features moved in their directions, others equal) predicted downwards."""
+    low = X[rng.randint(X.shape[0], size=n_pairs)].copy()
+    high = low.copy()
+    for f in np.flatnonzero(cst):
+        high[:, f] += cst[f] * rng.uniform(0, 1.2, size=n_pairs) * (rng.uniform(size=n_pairs) < 0.7)
+    return int(np.sum(_ranks(model, low) > _ranks(model, high)))
+
+
+@pytest.fixture(scope="module")
+def index_forest():
+    X, y = _index_data()
+    return X, y, ConsistentForestClassifier(n_estimators=40, monotonic_cst=CST, monotonic_space="index",
+                                            random_state=0).fit(X, y)
+
+
+def test_forest_index_combines_the_constrained_features_with_their_signs(index_forest):
+    """Check the index's structure and that the certificates, the grid oracle in z and probes in x agree."""
+    X, y, model = index_forest
+    space = model.space_
+    assert model.monotonic_space_ == "index" and model.monotonic_space_scores_ is None
+    assert list(space.projected) == [0, 1, 2] and list(space.kept) == [3, 4, 5, 6, 7]
+    assert space.n_components == 1
+    assert np.array_equal(np.sign(space.weights[:, 0]), CST[:3])
+    assert model.is_monotone() and model.is_consistent()
+    assert _wrong_way_on_lines(model, X, CST, np.random.RandomState(1)) == 0
+    assert _dominance_violations(model, X, CST, np.random.RandomState(2)) == 0
+    # Per-feature attributes speak of the features, not of the index's axes.
+    assert model.feature_importances_.shape == (8,) and np.isclose(model.feature_importances_.sum(), 1.0)
+    assert np.all(model.feature_importances_[:3] > 0)
+    assert model.threshold_multiplicity_.shape == (8,)
+    assert model.apply(X[:5]).shape == (5, model.n_estimators_)
+    # A useful model: it learned the data's direction.
+    assert np.mean(np.abs(model.predict(X) - y)) < 0.5
+
+
+def test_forest_index_cumulative_probabilities_follow_the_constraints(index_forest):
+    """Check P(class >= k) never goes the wrong way along lines parallel to each constrained feature."""
+    X, _, model = index_forest
+    rng = np.random.RandomState(4)
+    grid = np.linspace(-0.1, 1.1, 241)
+    for f in np.flatnonzero(CST):
+        for _ in range(10):
+            line = np.repeat(X[rng.randint(X.shape[0])][None, :], grid.shape[0], axis=0)
+            line[:, f] = grid
+            at_least = np.cumsum(model.predict_proba(line)[:, ::-1], axis=1)[:, ::-1][:, 1:]
+            assert (np.diff(at_least, axis=0) * CST[f]).min() >= -1e-12
+
+
+def test_forest_index_built_to_fail_is_caught(index_forest):
+    """Check a forest whose index takes x1 the wrong way round fails is_monotone, the grid oracle and the probes."""
+    X, _, model = index_forest
+    broken = ConsistentForestClassifier(**model.get_params())
+    vars(broken).update(vars(model))
+    weights = model.space_.weights.copy()
+    weights[1] = -weights[1]  # x1 now raises the index, hence the class: against its -1
+    broken.space_ = replace(model.space_, weights=weights)
+    assert model.is_monotone()
+    assert not broken.is_monotone()
+    assert _wrong_way_on_lines(broken, X, CST, np.random.RandomState(1)) > 0
+
+
+def test_forest_index_exact_grid_oracle_in_its_space():
+    """Check certificates against the exact grid of every threshold in z (index + one free feature), and the
+    same oracle on a model built to fail (x1's weight flipped)."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 3))
+    y = np.digitize(X[:, 0] - X[:, 1] + np.sin(4 * X[:, 2]) + 0.2 * rng.normal(size=300), [-0.5, 0.0, 0.5])
+    cst = np.array([1, -1, 0])
+    model = ConsistentForestClassifier(n_estimators=30, monotonic_cst=cst, monotonic_space="index",
+                                       random_state=0).fit(X, y)
+    assert model.is_monotone() and model.is_consistent()
+    assert grid_consistent_and_monotone(model, cst) == (True, True)
+    broken = ConsistentForestClassifier(**model.get_params())
+    vars(broken).update(vars(model))
+    weights = model.space_.weights.copy()
+    weights[1] = -weights[1]
+    broken.space_ = replace(model.space_, weights=weights)
+    assert not broken.is_monotone()
+    assert grid_consistent_and_monotone(broken, cst)[0] is False
+
+
+@pytest.mark.parametrize("checked, expected", [([1, -1], True), ([1, 0], True), ([0, -1], True),
+                                               ([1, 1], False), ([-1, 1], False), ([0, 1], False)])
+def test_forest_index_checks_other_constraints_exactly(checked, expected):
+    """Check is_monotone(cst) on a 2-feature index forest, including constraints that ask the index both ways
+    (only a model constant along it meets them), against line probes along each checked feature."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 2))
+    y = np.digitize(X[:, 0] - X[:, 1] + 0.1 * rng.normal(size=300), [-0.4, 0.0, 0.4])
+    model = ConsistentForestClassifier(n_estimators=30, monotonic_cst=[1, -1], monotonic_space="index",
+                                       random_state=0).fit(X, y)
+    assert model.is_monotone(checked) is expected
+    assert grid_consistent_and_monotone(model, checked)[0] is expected
+    assert (_wrong_way_on_lines(model, X, np.array(checked), np.random.RandomState(1)) == 0) is expected
+
+
+@pytest.mark.parametrize("kind, expected", [("sum", "index"), ("min", "axes")])
+def test_forest_monotonic_space_auto_keeps_the_forest_that_errs_less_out_of_bag(kind, expected):
+    """Check monotonic_space='auto': both forests grown, the smaller out-of-bag error kept (the index where the
+    constraints act through one score, the axes where the class follows the smaller of two), the kept model
+    identical to the one fitted in that space alone, and better on fresh data."""
+    X, y = _two_constrained(kind)
+    cst = np.r_[1, 1, np.zeros(6, int)]
+    model = ConsistentForestClassifier(n_estimators=40, monotonic_cst=cst, random_state=0).fit(X, y)
+    scores = model.monotonic_space_scores_
+    assert set(scores) == {"index", "axes"}
+    assert model.monotonic_space_ == expected == min(scores, key=lambda k: (scores[k], k != "index"))
+    assert (model.space_ is None) == (expected == "axes")
+    alone = {space: ConsistentForestClassifier(n_estimators=40, monotonic_cst=cst, monotonic_space=space,
+                                               random_state=0).fit(X, y) for space in ("index", "axes")}
+    X_test, y_test = _two_constrained(kind, 3000, seed=1)
+    assert np.array_equal(model.predict(X_test), alone[expected].predict(X_test))
+    assert np.array_equal(model.predict_proba(X_test), alone[expected].predict_proba(X_test))
+    assert model.n_estimators_ == alone[expected].n_estimators_
+    other = "axes" if expected == "index" else "index"
+    mae = lambda m: np.mean(np.abs(m.predict(X_test) - y_test))  # noqa: E731
+    assert mae(model) < mae(alone[other])
+    assert model.is_monotone() and model.is_consistent()
+
+
+def test_forest_monotonic_space_where_nothing_or_one_space_applies():
+    """Check one constraint gives no space, missing values in a constrained feature keep the axes, no bootstrap
+    (no out-of-bag rows) takes the index, and 'axes' grows the trees on the features."""
+    X, y = _index_data(200)
+    one = ConsistentForestClassifier(n_estimators=10, monotonic_cst=np.r_[1, np.zeros(7, int)],
+                                     random_state=0).fit(X, y)
+    assert one.monotonic_space_ is None and one.space_ is None and one.monotonic_space_scores_ is None
+    holes = X.copy()
+    holes[::7, 1] = np.nan
+    missing = ConsistentForestClassifier(n_estimators=10, criterion="ogini", monotonic_cst=CST,
+                                         random_state=0).fit(holes, y)
+    assert missing.monotonic_space_ == "axes" and missing.space_ is None and missing.is_monotone()
+    no_bag = ConsistentForestClassifier(bootstrap=False, max_features=0.5, monotonic_cst=CST,
+                                        random_state=0).fit(X, y)
+    assert no_bag.monotonic_space_ == "index" and no_bag.monotonic_space_scores_ is None
+    assert no_bag.is_monotone() and no_bag.is_consistent()
+    axes = ConsistentForestClassifier(n_estimators=10, monotonic_cst=CST, monotonic_space="axes",
+                                      random_state=0).fit(X, y)
+    assert axes.monotonic_space_ == "axes" and axes.space_ is None
+    assert _wrong_way_on_lines(axes, X, CST, np.random.RandomState(1)) == 0
+
+
+@pytest.mark.parametrize("transform", [lambda v: v * 1e-10, lambda v: v * 1e9, lambda v: v + 1e9])
+def test_forest_index_in_odd_units(transform):
+    """Check the index forest predicts the same in odd units of its constrained features, certified."""
+    X, y = _index_data()
+    odd = X.copy()
+    odd[:, :3] = transform(X[:, :3])
+    make = lambda: ConsistentForestClassifier(n_estimators=30, monotonic_cst=CST,  # noqa: E731
+                                              monotonic_space="index", random_state=0)
+    base, scaled = make().fit(X, y), make().fit(odd, y)
+    X_test, _ = _index_data(2000, seed=5)
+    odd_test = X_test.copy()
+    odd_test[:, :3] = transform(X_test[:, :3])
+    assert np.mean(base.predict(X_test) == scaled.predict(odd_test)) >= 0.99
+    assert scaled.is_monotone() and scaled.is_consistent()
+
+
+def test_forest_index_with_resolution_certifies_it():
+    """Check an index forest fitted with a resolution certifies it (mapped onto the index) and not a far larger one."""
+    X, y = _index_data(300)
+    model = ConsistentForestClassifier(monotonic_cst=CST, monotonic_space="index", resolution=1e-4,
+                                       random_state=0).fit(X, y)
+    assert not model._given_up_resolution
+    assert model.is_consistent(resolution=1e-4) and model.is_monotone()
+    assert not model.is_consistent(resolution=1e-3)
+
+
+def test_forest_index_in_2d_has_no_jump_on_the_exact_walk(tmp_path):
+    """Check the exact 2D walk (through the index's oblique boundaries) finds no jump, and a saved model
+    predicts the same once loaded."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(400, 2))
+    y = np.digitize(2 * X[:, 0] - X[:, 1] + 0.2 * rng.normal(size=400), [0.0, 0.5, 1.0])
+    model = ConsistentForestClassifier(monotonic_cst=[1, -1], monotonic_space="index", random_state=0).fit(X, y)
+    found = find_jumps(model, X, grid_resolution=60)
+    assert found.exact and found.n_jumps == 0
+    path = tmp_path / "index.skops"
+    save_model(path, model)
+    assert np.array_equal(load_model(path)["model"].predict(X), model.predict(X))
