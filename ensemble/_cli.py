@@ -592,8 +592,20 @@ def _cmd_fit(args) -> int:
         save_model(output, model, target=args.target, features=names, otreebagger=release)
     except OSError as exc:
         raise CLIError(f"cannot write the model to {output}: {exc.strerror or exc}") from exc
-    print(f"fitted {label} on {len(y)} samples; consistent: {model.is_consistent()}; saved to {output}")
+    print(f"fitted {label} on {len(y)} samples; consistent: {model.is_consistent()}{_monotone_summary(model, names)}; "
+          f"saved to {output}")
     return 0
+
+
+def _monotone_summary(model, names: list) -> str:
+    """``"; monotone: True"`` for a constrained model, naming the features a forest's index combines."""
+    if getattr(model, "monotonic_cst", None) is None:
+        return ""
+    text = f"; monotone: {model.is_monotone()}"
+    space = getattr(model, "space_", None)
+    if space is not None:
+        text += f" (trees on one monotone index of {', '.join(str(names[f]) for f in space.projected)})"
+    return text
 
 
 def _accepts_missing(model) -> bool:

@@ -453,6 +453,19 @@ def test_budget_categorical_and_verbose_options(tmp_path, capsys):
         assert len(err.splitlines()) == 1 and message in err
 
 
+def test_fit_summary_says_whether_a_constrained_model_is_monotone(tmp_path, capsys):
+    """Check fit's summary line certifies a constrained model and names the features a forest's index combines."""
+    data = _write_csv(tmp_path / "d.csv", n=200)
+    out = tmp_path / "m.skops"
+    assert main(["fit", str(data), "-o", str(out), "--model", "forest", "--monotone", "a=+1,b=-1"]) == 0
+    line = capsys.readouterr().out
+    model = load_model(out)["model"]
+    assert "monotone: True" in line and model.is_monotone()
+    assert ("monotone index of a, b" in line) == (model.space_ is not None)
+    assert main(["fit", str(data), "-o", str(out), "--model", "forest"]) == 0
+    assert "monotone" not in capsys.readouterr().out
+
+
 def test_max_depth_defaults_to_each_models_own():
     """Check that without --max-depth every model keeps its own default depth, and that it sets them all."""
     from ensemble import ConsistentForestClassifier, OTreeBagger
