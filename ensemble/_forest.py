@@ -298,8 +298,10 @@ default="squared_error"
         follows the smaller of two features. ``"auto"`` grows a forest each
         way and keeps the one whose out-of-bag predictions err less
         (``monotonic_space_scores_``), at twice the fit time; without
-        ``bootstrap`` (no out-of-bag rows) it takes the index. Constrained
-        features with missing values keep their axes.
+        ``bootstrap`` (no out-of-bag rows) it takes the index. The axes are
+        kept where no index can be formed: a constrained feature with missing
+        values, or none following its direction on the training rows (with a
+        warning when ``"index"`` was asked for).
     resolution : float, array-like or None, default=None
         r-consistency (docs/design.md section 4c): no classes two apart between points
         closer than r_f along every feature (one value for all features or one
@@ -516,11 +518,19 @@ default="squared_error"
         """
         if data.monotonic is None or np.count_nonzero(data.monotonic) < 2:
             return {None: None}
+        if self.monotonic_space == "axes":
+            return {"axes": None}
         index = None
-        if self.monotonic_space != "axes" and not np.isnan(data.X[:, data.monotonic != 0]).any():
+        missing = np.isnan(data.X[:, data.monotonic != 0]).any()
+        if not missing:
             rows = np.arange(data.n_samples) if data.sample_weight is None else np.flatnonzero(data.sample_weight > 0)
             index = GroupSpace.monotone_index(data.X, data.y, rows, data.monotonic)
-        if index is None or self.monotonic_space == "axes":
+        if index is None:
+            if self.monotonic_space == "index":
+                why = ("a constrained feature has missing values" if missing else
+                       "no constrained feature follows its direction on the training rows")
+                warnings.warn(f"monotonic_space='index' cannot form the monotone index ({why}): the trees split "
+                              "the features' own axes", UserWarning, stacklevel=3)
             return {"axes": None}
         if self.monotonic_space == "index" or not self.bootstrap:
             return {"index": index}

@@ -179,6 +179,14 @@ def test_forest_monotonic_space_where_nothing_or_one_space_applies():
     missing = ConsistentForestClassifier(n_estimators=10, criterion="ogini", monotonic_cst=CST,
                                          random_state=0).fit(holes, y)
     assert missing.monotonic_space_ == "axes" and missing.space_ is None and missing.is_monotone()
+    with pytest.warns(UserWarning, match="monotonic_space='index' cannot form the monotone index .a constrained"):
+        ConsistentForestClassifier(n_estimators=10, criterion="ogini", monotonic_cst=CST, monotonic_space="index",
+                                   random_state=0).fit(holes, y)
+    against = np.r_[-1, 1, -1, np.zeros(5, int)]  # every constrained feature against the data's direction
+    with pytest.warns(UserWarning, match="no constrained feature follows its direction"):
+        backwards = ConsistentForestClassifier(n_estimators=10, monotonic_cst=against, monotonic_space="index",
+                                               random_state=0).fit(X, y)
+    assert backwards.monotonic_space_ == "axes" and backwards.is_monotone()
     no_bag = ConsistentForestClassifier(bootstrap=False, max_features=0.5, monotonic_cst=CST,
                                         random_state=0).fit(X, y)
     assert no_bag.monotonic_space_ == "index" and no_bag.monotonic_space_scores_ is None
