@@ -295,9 +295,10 @@ default="squared_error"
         constrained features act through one score (``benchmarks/monotone.py``:
         synthetic 10 features, test MAE 0.55 against 0.70 on the axes and 0.66
         unconstrained); the axes suit interactions, such as a class that
-        follows the smaller of two features. ``"auto"`` grows a forest each
-        way and keeps the one whose out-of-bag predictions err less
-        (``monotonic_space_scores_``), at twice the fit time; without
+        follows the smaller of two features. ``"auto"`` grows the first
+        round of trees (100 under ``n_estimators="auto"``) each way and lets
+        the one whose out-of-bag predictions err less
+        (``monotonic_space_scores_``) grow on, at up to twice the fit time; without
         ``bootstrap`` (no out-of-bag rows) it takes the index. The axes are
         kept where no index can be formed: a constrained feature with missing
         values, or none following its direction on the training rows (with a
@@ -341,8 +342,8 @@ default="squared_error"
         Where the constrained features went (``None`` with fewer than two).
     monotonic_space_scores_ : dict or None
         With ``monotonic_space="auto"`` where both spaces were grown: the
-        out-of-bag MAE of each (``"index"``, ``"axes"``); the smaller was kept,
-        the index on a tie.
+        out-of-bag MAE of each after the first round of trees (``"index"``,
+        ``"axes"``); the smaller grew on, the index on a tie.
     n_estimators_ : int
         The number of trees B actually grown.
     consistency_bound_ : float
@@ -492,19 +493,23 @@ default="squared_error"
         data = self._validate_training(X, y, sample_weight)
         spaces = self._candidate_spaces(data)
         self.monotonic_space_scores_ = None
-        if len(spaces) > 1:
-            # "auto" with an index to offer: a forest in each space, the one whose out-of-bag
-            # predictions err less kept (both are certified; they differ only in accuracy).
-            fitted, scores = {}, {}
-            for name, space in spaces.items():
-                scores[name] = self._fit_in_space(data, name, space)
-                fitted[name] = dict(vars(self))
+        growths = {name: self._grow_in_space(data, name, space) for name, space in spaces.items()}
+        if len(growths) > 1:
+            # "auto" with an index to offer: the first round of trees in each space, then the
+            # space whose out-of-bag predictions err less grows on (each growth keeps its own
+            # state on the model: the kept one is put back before it resumes).
+            states, scores = {}, {}
+            for name, growth in growths.items():
+                scores[name] = next(growth)
+                states[name] = dict(vars(self))
             chosen = "axes" if scores["axes"] < scores["index"] else "index"
-            vars(self).update(fitted[chosen])
+            vars(self).update(states[chosen])
             self.monotonic_space_scores_ = scores
             logger.info("monotonic_space='auto': out-of-bag MAE %s, chose %s", scores, chosen)
         else:
-            self._fit_in_space(data, *next(iter(spaces.items())))
+            chosen = next(iter(growths))
+        for _ in growths[chosen]:  # grow until certified
+            pass
         self._warn_uncertified(*vars(self).pop("_last_fit"))  # a certificate, not a fitted attribute
         self._warn_if_one_class(data)
         return self
@@ -536,8 +541,12 @@ default="squared_error"
             return {"index": index}
         return {"axes": None, "index": index}
 
-    def _fit_in_space(self, data, name: str | None, space: GroupSpace | None) -> float:
-        """Grow and certify the forest on the coordinates of ``space`` (``name``); its out-of-bag MAE (inf without)."""
+    def _grow_in_space(self, data, name: str | None, space: GroupSpace | None):
+        """Grow and certify the forest on the coordinates of ``space`` (``name``), in rounds.
+
+        A generator: it yields the out-of-bag MAE of the first round of trees (``inf``
+        without out-of-bag rows), and when resumed grows on until the bound certifies.
+        """
         self.monotonic_space_, self.space_ = name, space
         data = _data_in_space(data, space)
         self._split_mask = data.categorical
@@ -555,6 +564,7 @@ default="squared_error"
         countable = ~data.categorical
         certify_at = data.resolution  # the resolution certified; 0 when r cannot be reached
         self._given_up_resolution = False
+        first_round = True
         while True:
             if target > len(self.estimators_):
                 self._grow(target - len(self.estimators_), rng, job, countable, oob)
@@ -571,6 +581,9 @@ default="squared_error"
                                              certify_at, spacing=wanted, cache=jumps,
                                              envelopes=self._envelope is not None)
             self._cuts, _ = self._cut_points(certificate.bound, n_trees, oob)
+            if first_round:
+                first_round = False
+                yield self._oob_error(oob, n_trees)
             if not auto or certificate.bound <= wanted:
                 break
             # Enough trees for the wanted cut spacing; new trees may raise the bound again.
@@ -589,7 +602,6 @@ default="squared_error"
         self._store_certificate(certificate)
         self._proba_scale = self._fit_proba_scale(data, oob) if data.monotonic is not None else None
         self._last_fit = (certificate, auto, cap)
-        return self._oob_error(oob, n_trees)
 
     def _oob_error(self, oob: "_OutOfBag", n_trees: int) -> float:
         """Mean absolute error of the cut out-of-bag means (weighted), ``inf`` when no row is out of bag."""
