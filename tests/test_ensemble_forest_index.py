@@ -235,3 +235,21 @@ def test_forest_index_in_2d_has_no_jump_on_the_exact_walk(tmp_path):
     path = tmp_path / "index.skops"
     save_model(path, model)
     assert np.array_equal(load_model(path)["model"].predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("method", ["envelope", "isotonic", "basic"])
+@pytest.mark.parametrize("criterion", ["squared_error", "ogini"])
+def test_forest_index_under_every_monotonic_method_and_criterion(method, criterion):
+    """Check every way of making the trees monotone works on the index (constraints, leaf counts and
+    feature counts carried to z): certificates, the exact grid oracle in z and line probes in x agree."""
+    rng = np.random.RandomState(1)
+    X = rng.uniform(size=(150, 3))
+    y = np.digitize(X[:, 0] - X[:, 1] + np.sin(4 * X[:, 2]) + 0.2 * rng.normal(size=150), [-0.5, 0.0, 0.5])
+    cst = np.array([1, -1, 0])
+    # Half-way cuts: 24 trees then certify any forest on 2 axes with 4 classes (B >= d (K - 1)).
+    model = ConsistentForestClassifier(n_estimators=24, cut_points="half", criterion=criterion, monotonic_cst=cst,
+                                       monotonic_method=method, monotonic_space="index", random_state=0).fit(X, y)
+    assert model.space_ is not None and model.is_monotone() and model.is_consistent()
+    assert grid_consistent_and_monotone(model, cst) == (True, True)
+    assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(2), n_lines=15) == 0
+    assert model.feature_importances_.shape == (3,)
