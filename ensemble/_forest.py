@@ -198,6 +198,19 @@ class _OutOfBag(NamedTuple):
     counts: NDArray[np.int64]
     sample_weight: NDArray[np.float64] | None
 
+    def means(self, n_trees: int) -> tuple:
+        """``(values, y, weight)`` of the rows out of bag at least once (and of positive weight).
+
+        ``values`` are their out-of-bag mean values on the scale of the sums
+        ``predict`` cuts (``n_trees * unit`` per class); ``weight`` is None without
+        sample weights.
+        """
+        seen = self.counts > 0
+        if self.sample_weight is not None:
+            seen &= self.sample_weight > 0
+        weight = None if self.sample_weight is None else self.sample_weight[seen]
+        return self.sums[seen] * (n_trees / self.counts[seen]), self.y[seen], weight
+
 
 @fill_doc
 class ConsistentForestClassifier(OrdinalEnsemble):
@@ -605,14 +618,10 @@ default="squared_error"
 
     def _oob_error(self, oob: "_OutOfBag", n_trees: int) -> float:
         """Mean absolute error of the cut out-of-bag means (weighted), ``inf`` when no row is out of bag."""
-        seen = oob.counts > 0
-        if oob.sample_weight is not None:
-            seen &= oob.sample_weight > 0
-        if not seen.any():
+        values, y, weight = oob.means(n_trees)
+        if values.shape[0] == 0:
             return float("inf")
-        sums = oob.sums[seen] * (n_trees / oob.counts[seen])
-        error = np.abs(np.searchsorted(self._cuts, sums, side="right") - oob.y[seen])
-        return float(np.average(error, weights=None if oob.sample_weight is None else oob.sample_weight[seen]))
+        return float(np.average(np.abs(np.searchsorted(self._cuts, values, side="right") - y), weights=weight))
 
     def _check_params(self) -> None:
         self._cut_rule = ("oob" if self.bootstrap else "half") if self.cut_points == "auto" else self.cut_points
@@ -738,14 +747,9 @@ default="squared_error"
         half = half_cut_points(self.n_classes_, scale)
         if self._cut_rule == "half":
             return half, cut_spacing(half)
-        seen = oob.counts > 0
-        if oob.sample_weight is not None:
-            seen &= oob.sample_weight > 0
-        # Out-of-bag means on the scale of the sums predict compares: B * unit per class.
-        scaled = oob.sums[seen] * (n_trees / oob.counts[seen])
-        weight = None if oob.sample_weight is None else oob.sample_weight[seen]
+        scaled, y, weight = oob.means(n_trees)
         spacing = 0 if bound is None else min(bound, scale)
-        cuts = learn_cut_points(scaled, oob.y[seen], self.n_classes_, scale, spacing=spacing, sample_weight=weight)
+        cuts = learn_cut_points(scaled, y, self.n_classes_, scale, spacing=spacing, sample_weight=weight)
         return cuts, min(max(cut_spacing(cuts), scale // 2), cut_spacing(half))
 
     def _fit_proba_scale(self, data, oob: "_OutOfBag") -> float:
@@ -755,16 +759,12 @@ default="squared_error"
         (their spread is smaller than on new data).
         """
         n_trees = len(self.estimators_)
-        seen = oob.counts > 0
-        if data.sample_weight is not None:
-            seen &= data.sample_weight > 0
-        if seen.any():
-            values = oob.sums[seen] * (n_trees / oob.counts[seen])
-        else:
-            seen = slice(None) if data.sample_weight is None else data.sample_weight > 0
-            values = self._sums(data.X[seen]).astype(np.float64)
-        weight = None if data.sample_weight is None else data.sample_weight[seen]
-        return fit_proba_scale(values, data.y[seen], self._cuts, weight, unit=float(n_trees << UNIT_BITS))
+        values, y, weight = oob.means(n_trees)
+        if values.shape[0] == 0:
+            rows = slice(None) if data.sample_weight is None else data.sample_weight > 0
+            values, y = self._sums(data.X[rows]).astype(np.float64), data.y[rows]
+            weight = None if data.sample_weight is None else data.sample_weight[rows]
+        return fit_proba_scale(values, y, self._cuts, weight, unit=float(n_trees << UNIT_BITS))
 
     def _store_certificate(self, certificate: SumCertificate) -> None:
         self.n_estimators_ = len(self.estimators_)
