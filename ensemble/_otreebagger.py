@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 from typing import Any
 
@@ -48,6 +48,21 @@ class GroupSizeWarning(UserWarning):
 # under 6 GB, so two parallel jobs fit a 24 GB machine with room to spare.
 DEFAULT_MAX_REGIONS = 1_000_000
 DEFAULT_MAX_EDGES = 5_000_000
+
+
+@dataclass
+class _HeldOut:
+    """The quarter of the training rows the ``"auto"`` choices score on, and the scores so far.
+
+    ``rows`` marks the held-out rows, ``weight`` every row's weight (1 without
+    sample weights), ``train`` the data with the held-out rows weighing 0, and
+    ``scores`` the held-out MAE of each probe fitted, by (space, threshold rule).
+    """
+
+    rows: NDArray[np.bool_]
+    weight: NDArray[np.float64]
+    train: TrainingData
+    scores: dict = field(default_factory=dict)
 
 
 def _monotonic_space(job: "_GroupJob") -> str | None:
@@ -434,11 +449,13 @@ class OTreeBagger(OrdinalEnsemble):
         job = self._group_job(data, index=self.monotonic_space != "axes")
         self.monotonic_space_ = _monotonic_space(job)
         self.monotonic_space_scores_ = self.threshold_scores_ = None
-        probes: dict = {}  # held-out scores by (space, threshold rule), each fitted once
-        if self.monotonic_space == "auto" and self.monotonic_space_ == "index":
-            job = self._choose_monotonic_space(data, job, seeds, probes)
+        choose_space = self.monotonic_space == "auto" and self.monotonic_space_ == "index"
+        # One held-out split for both choices, each probe fitted once.
+        held_out = self._held_out(data, seeds) if choose_space or job.thresholds == "auto" else None
+        if choose_space:
+            job = self._choose_monotonic_space(data, job, seeds, held_out)
         if job.thresholds == "auto":
-            job = self._choose_thresholds(data, job, seeds, probes)
+            job = self._choose_thresholds(data, job, seeds, held_out)
         self.groups_ = self._fit_groups(data, job, seeds)
         self.estimators_ = [tree for group in self.groups_ for tree in group.trees]
         self.groups_info_ = [group.info for group in self.groups_]
@@ -524,32 +541,42 @@ class OTreeBagger(OrdinalEnsemble):
         return run_jobs(jobs, n_jobs=self.n_jobs, total=seeds.shape[0], desc="OTreeBagger groups",
                         verbose=self.verbose)
 
-    def _held_out_scores(self, data, jobs: dict, seeds: NDArray, probes: dict) -> dict | None:
-        """Held-out MAE of the vote of the first groups fitted with each job, or None.
+    @staticmethod
+    def _held_out(data, seeds: NDArray) -> _HeldOut | None:
+        """A quarter of the training rows (drawn from the group seeds) held out, or None.
 
-        A quarter of the training rows (drawn from the group seeds) is held out; the
-        first groups are fitted with every job (same seeds) on the other rows, and
-        the vote of each set is scored on the held-out rows. ``jobs`` and ``probes``
-        are keyed alike (space, threshold rule): a job scored before is not refitted.
         ``None`` when too few rows or classes would remain to train on.
         """
-        n_probe = min(seeds.shape[0], _PROBE_GROUPS)
         # Rows are held out by their content (equal rows together), so that integer
         # weights still give the model of repeated rows.
         weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight.copy()
         held = (_row_hash(data.X, data.y, int(seeds[0, 0, 0]), weight) < 0.25) & (weight > 0)
         if held.sum() < 10 or np.unique(data.y[~held & (weight > 0)]).shape[0] < 2:
             return None
-        train = replace(data, sample_weight=np.where(held, 0.0, weight))
+        return _HeldOut(held, weight, replace(data, sample_weight=np.where(held, 0.0, weight)))
+
+    def _held_out_scores(self, data, jobs: dict, seeds: NDArray, held_out: _HeldOut | None) -> dict | None:
+        """Held-out MAE of the vote of the first groups fitted with each job, or None.
+
+        The first groups are fitted with every job (same seeds) on the rows
+        ``held_out`` keeps, and the vote of each set is scored on the rows it holds
+        out. ``jobs`` are keyed as ``held_out.scores`` (space, threshold rule): a job
+        scored before is not refitted. ``None`` without a held-out split.
+        """
+        if held_out is None:
+            return None
+        n_probe = min(seeds.shape[0], _PROBE_GROUPS)
+        held, weight = held_out.rows, held_out.weight
         for key, job in jobs.items():
-            if key not in probes:
-                groups = self._fit_groups(train, job, seeds[:n_probe])
+            if key not in held_out.scores:
+                groups = self._fit_groups(held_out.train, job, seeds[:n_probe])
                 votes = np.column_stack([g.predict_index(data.X[held]) for g in groups])
                 predicted = VOTES[self._vote].combine(votes, self.n_classes_)
-                probes[key] = float(np.average(np.abs(predicted - data.y[held]), weights=weight[held]))
-        return {key: probes[key] for key in jobs}
+                held_out.scores[key] = float(np.average(np.abs(predicted - data.y[held]), weights=weight[held]))
+        return {key: held_out.scores[key] for key in jobs}
 
-    def _choose_monotonic_space(self, data, index_job: "_GroupJob", seeds: NDArray, probes: dict) -> "_GroupJob":
+    def _choose_monotonic_space(self, data, index_job: "_GroupJob", seeds: NDArray,
+                                held_out: _HeldOut | None) -> "_GroupJob":
         """``monotonic_space="auto"``: the constrained features' index or their own axes, by held-out error.
 
         Scored with midpoint thresholds when those are still to be chosen (the
@@ -558,7 +585,7 @@ class OTreeBagger(OrdinalEnsemble):
         rule = "midpoint" if index_job.thresholds == "auto" else index_job.thresholds
         jobs = {("index", rule): replace(index_job, thresholds=rule),
                 ("axes", rule): replace(self._group_job(data, index=False), thresholds=rule)}
-        scores = self._held_out_scores(data, jobs, seeds, probes)
+        scores = self._held_out_scores(data, jobs, seeds, held_out)
         if scores is None:
             return index_job
         self.monotonic_space_scores_ = {space: score for (space, _), score in scores.items()}
@@ -569,7 +596,7 @@ class OTreeBagger(OrdinalEnsemble):
         return index_job if self.monotonic_space_ == "index" else replace(jobs[("axes", rule)],
                                                                          thresholds=index_job.thresholds)
 
-    def _choose_thresholds(self, data, job: "_GroupJob", seeds: NDArray, probes: dict) -> "_GroupJob":
+    def _choose_thresholds(self, data, job: "_GroupJob", seeds: NDArray, held_out: _HeldOut | None) -> "_GroupJob":
         """``thresholds="auto"``: midpoints or gap draws, whichever votes better on held-out rows.
 
         The first groups are fitted both ways on three quarters of the rows and
@@ -580,7 +607,7 @@ class OTreeBagger(OrdinalEnsemble):
         they add regions and noise.
         """
         jobs = {(self.monotonic_space_, rule): replace(job, thresholds=rule) for rule in ("midpoint", "gap")}
-        scores = self._held_out_scores(data, jobs, seeds, probes)
+        scores = self._held_out_scores(data, jobs, seeds, held_out)
         if scores is None:
             return replace(job, thresholds="midpoint")
         self.threshold_scores_ = {rule: score for (_, rule), score in scores.items()}
