@@ -10,49 +10,20 @@ from ensemble._grid import find_jumps
 from ensemble._model_file import load_model, save_model
 
 from oracles import grid_consistent_and_monotone
+from test_ensemble_monotone import _dominance_violations, _index_data, _two_constrained, _wrong_way_on_lines
 
 CST = np.array([1, -1, 1, 0, 0, 0, 0, 0])
 
 
-def _index_data(n=400, seed=0):
-    """8 features: the class rises with x0 and x2, falls with x1, and follows x3..x7 freely."""
-    rng = np.random.RandomState(seed)
-    X = rng.uniform(size=(n, 8))
-    score = 2 * X[:, 0] - 1.5 * X[:, 1] + X[:, 2] + np.sin(6 * X[:, 3]) + X[:, 4] + rng.normal(scale=0.3, size=n)
-    return X, np.digitize(score, np.quantile(score, [0.25, 0.5, 0.75]))
-
-
-def _two_constrained(kind, n=1000, seed=0):
-    """8 features, constraints on x0 and x1: a class following their sum, or the smaller of them."""
-    rng = np.random.RandomState(seed)
-    X = rng.uniform(size=(n, 8))
-    driver = X[:, 0] + X[:, 1] if kind == "sum" else 2 * np.minimum(X[:, 0], X[:, 1])
-    score = driver + 0.5 * np.sin(6 * X[:, 2]) + 0.5 * X[:, 3] + 0.15 * rng.normal(size=n)
-    return X, np.digitize(score, np.quantile(score, [0.2, 0.4, 0.6, 0.8]))
-
-
-def _ranks(model, X):
-    return np.searchsorted(model.classes_, model.predict(X))
-
-
-def _wrong_way_on_lines(model, X, cst, rng, n_lines=30, n_steps=200):
-    """Steps along random lines parallel to constrained features where the class goes the wrong way."""
-    wrong = 0
-    for f in np.flatnonzero(cst):
-        for _ in range(n_lines):
-            line = np.repeat(X[rng.randint(X.shape[0])][None, :], n_steps, axis=0)
-            line[:, f] = np.linspace(X[:, f].min() - 0.1, X[:, f].max() + 0.1, n_steps)
-            wrong += int(np.sum(np.diff(_ranks(model, line)) * cst[f] < 0))
-    return wrong
-
-
-def _dominance_violations(model, X, cst, rng, n_pairs=3000):
-    """Pairs x <= x' (constrained features moved in their directions, others equal) predicted downwards."""
-    low = X[rng.randint(X.shape[0], size=n_pairs)].copy()
-    high = low.copy()
-    for f in np.flatnonzero(cst):
-        high[:, f] += cst[f] * rng.uniform(0, 1.2, size=n_pairs) * (rng.uniform(size=n_pairs) < 0.7)
-    return int(np.sum(_ranks(model, low) > _ranks(model, high)))
+def _with_x1_flipped(model):
+    """A copy of an index forest whose index takes x1 the wrong way round: x1 raises it (and the class),
+    against its -1 constraint."""
+    broken = ConsistentForestClassifier(**model.get_params())
+    vars(broken).update(vars(model))
+    weights = model.space_.weights.copy()
+    weights[1] = -weights[1]
+    broken.space_ = replace(model.space_, weights=weights)
+    return broken
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +42,7 @@ def test_forest_index_combines_the_constrained_features_with_their_signs(index_f
     assert space.n_components == 1
     assert np.array_equal(np.sign(space.weights[:, 0]), CST[:3])
     assert model.is_monotone() and model.is_consistent()
-    assert _wrong_way_on_lines(model, X, CST, np.random.RandomState(1)) == 0
+    assert _wrong_way_on_lines(model, X, CST, np.random.RandomState(1), n_lines=30) == 0
     assert _dominance_violations(model, X, CST, np.random.RandomState(2)) == 0
     # Per-feature attributes speak of the features, not of the index's axes.
     assert model.feature_importances_.shape == (8,) and np.isclose(model.feature_importances_.sum(), 1.0)
@@ -98,14 +69,10 @@ def test_forest_index_cumulative_probabilities_follow_the_constraints(index_fore
 def test_forest_index_built_to_fail_is_caught(index_forest):
     """Check a forest whose index takes x1 the wrong way round fails is_monotone, the grid oracle and the probes."""
     X, _, model = index_forest
-    broken = ConsistentForestClassifier(**model.get_params())
-    vars(broken).update(vars(model))
-    weights = model.space_.weights.copy()
-    weights[1] = -weights[1]  # x1 now raises the index, hence the class: against its -1
-    broken.space_ = replace(model.space_, weights=weights)
+    broken = _with_x1_flipped(model)
     assert model.is_monotone()
     assert not broken.is_monotone()
-    assert _wrong_way_on_lines(broken, X, CST, np.random.RandomState(1)) > 0
+    assert _wrong_way_on_lines(broken, X, CST, np.random.RandomState(1), n_lines=30) > 0
 
 
 def test_forest_index_exact_grid_oracle_in_its_space():
@@ -119,11 +86,7 @@ def test_forest_index_exact_grid_oracle_in_its_space():
                                        random_state=0).fit(X, y)
     assert model.is_monotone() and model.is_consistent()
     assert grid_consistent_and_monotone(model, cst) == (True, True)
-    broken = ConsistentForestClassifier(**model.get_params())
-    vars(broken).update(vars(model))
-    weights = model.space_.weights.copy()
-    weights[1] = -weights[1]
-    broken.space_ = replace(model.space_, weights=weights)
+    broken = _with_x1_flipped(model)
     assert not broken.is_monotone()
     assert grid_consistent_and_monotone(broken, cst)[0] is False
 
@@ -140,7 +103,7 @@ def test_forest_index_checks_other_constraints_exactly(checked, expected):
                                        random_state=0).fit(X, y)
     assert model.is_monotone(checked) is expected
     assert grid_consistent_and_monotone(model, checked)[0] is expected
-    assert (_wrong_way_on_lines(model, X, np.array(checked), np.random.RandomState(1)) == 0) is expected
+    assert (_wrong_way_on_lines(model, X, np.array(checked), np.random.RandomState(1), n_lines=30) == 0) is expected
 
 
 @pytest.mark.parametrize("kind, expected", [("sum", "index"), ("min", "axes")])
@@ -194,7 +157,7 @@ def test_forest_monotonic_space_where_nothing_or_one_space_applies():
     axes = ConsistentForestClassifier(n_estimators=10, monotonic_cst=CST, monotonic_space="axes",
                                       random_state=0).fit(X, y)
     assert axes.monotonic_space_ == "axes" and axes.space_ is None
-    assert _wrong_way_on_lines(axes, X, CST, np.random.RandomState(1)) == 0
+    assert _wrong_way_on_lines(axes, X, CST, np.random.RandomState(1), n_lines=30) == 0
 
 
 @pytest.mark.parametrize("transform", [lambda v: v * 1e-10, lambda v: v * 1e9, lambda v: v + 1e9])
