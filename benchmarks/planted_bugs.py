@@ -141,7 +141,7 @@ MUTATIONS = [
              "for sign in (1,))\n",
              ("tests/test_ensemble_forest_index.py",)),
     Mutation("the forest's index keeps the features' resolution on its own axis", "ensemble/_forest.py",
-             "                        None if data.resolution is None else space.resolution(data.resolution))\n",
+             "                        _resolution_in_space(space, data.resolution))\n",
              "                        None if data.resolution is None else space.kept_mask(data.resolution))\n",
              ("tests/test_ensemble_forest_index.py",)),
     Mutation("cumulative probabilities with the cut order reversed", "ensemble/_voting.py",

@@ -32,7 +32,7 @@ from ensemble._certificates import (
     trees_are_monotone,
 )
 from ensemble._docs import fill_doc
-from ensemble._groups import GroupSpace
+from ensemble._groups import GroupSpace, _resolution_in_space
 from ensemble._monotone import isotonic_leaf_values
 from ensemble._thresholds import (Gaps, Ranks, float32_margins, separate_thresholds, set_thresholds,
                                   spread_thresholds, thresholds_of, warn_crowded)
@@ -60,7 +60,7 @@ def _data_in_space(data: TrainingData, space: GroupSpace | None) -> TrainingData
     monotonic = space.constraints(data.monotonic)  # one component, every weight of its feature's sign
     return TrainingData(np.ascontiguousarray(space.transform(data.X)), data.y, data.sample_weight,
                         space.kept_mask(data.categorical), monotonic.astype(np.int8),
-                        None if data.resolution is None else space.resolution(data.resolution))
+                        _resolution_in_space(space, data.resolution))
 
 
 @dataclass(frozen=True)
@@ -926,8 +926,7 @@ default="squared_error"
         if resolution is not None:
             r = relabel.check_resolution(resolution, self.n_features_in_)
             r[self._categorical] = 0.0
-            if self.space_ is not None:
-                r = self.space_.resolution(r)
+            r = _resolution_in_space(self.space_, r)
         split = self._split_categorical
         return forest_certificate(self.estimators_, self._voters, split.shape[0], ~split,
                                   r, spacing=cut_spacing(self._cuts),
