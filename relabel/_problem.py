@@ -56,6 +56,22 @@ def _check_counts(counts: ArrayLike) -> NDArray[np.float64]:
     return counts
 
 
+def _check_prior(prior: ArrayLike | None, shape: tuple, empty: NDArray[np.bool_]) -> NDArray[np.float64]:
+    if prior is None:
+        return np.zeros(shape)
+    try:
+        prior = np.asarray(prior, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("prior must be a numeric (n_regions, n_classes) array") from None
+    if prior.shape != shape:
+        raise ValueError(f"prior must have the counts' shape {shape}; got {prior.shape}")
+    if not np.all(np.isfinite(prior)) or np.any(prior < 0):
+        raise ValueError("prior must be finite and non-negative")
+    if np.any(prior[~empty] != 0):
+        raise ValueError("prior must be zero on the regions with counts (it weighs the empty regions only)")
+    return prior
+
+
 def _check_loss(loss: ArrayLike | None, n_classes: int) -> NDArray[np.float64]:
     if loss is None:
         return absolute_loss(n_classes)
@@ -163,8 +179,12 @@ class ConsistencyProblem:
     ----------
     counts : ndarray of shape (N, K)
         Class counts p_{n,i} per region.
+    prior : ndarray of shape (N, K)
+        Class weights q_{n,i} of the empty regions (zero rows elsewhere; all zero
+        without a prior).
     costs : ndarray of shape (N, K)
-        c_{n,k} = sum_i L[i, k] p_{n,i}, the cost of labelling region n with k.
+        c_{n,k} = sum_i L[i, k] (p_{n,i} + q_{n,i}), the cost of labelling region
+        n with k.
     loss : ndarray of shape (K, K)
         The V-shaped loss matrix (absolute error by default).
     edges : ndarray of shape (E, 2), intp
@@ -191,6 +211,7 @@ class ConsistencyProblem:
     """
 
     counts: NDArray[np.float64]
+    prior: NDArray[np.float64]
     costs: NDArray[np.float64]
     loss: NDArray[np.float64]
     edges: NDArray[np.intp]
@@ -211,6 +232,7 @@ class ConsistencyProblem:
         *,
         loss: ArrayLike | None = None,
         monotone: ArrayLike | None = None,
+        prior: ArrayLike | None = None,
     ) -> "ConsistencyProblem":
         """Validate the inputs and build the problem.
 
@@ -236,6 +258,14 @@ class ConsistencyProblem:
             x_{n,k} -> x_{m,k} per k; "paper": ``sum_k x_{n,k} <= sum_k x_{m,k}``;
             "tight": ``x_{n,k} <= x_{m,k}`` per k). A constant labelling satisfies them,
             so the problem stays feasible.
+        prior : array-like of shape (N, K), optional
+            Non-negative finite class weights of the empty regions (rows of
+            regions with counts must be zero): an empty region labelled k then
+            costs ``sum_i L[i, k] prior[n, i]`` besides the penalties, so it leans
+            towards the prior's weighted median where the constraints leave it
+            free (OTreeBagger: the class counts of the trees' leaves around it).
+            The region stays empty for Delta1/Delta2. ``None``: empty regions
+            cost nothing, as in the paper.
 
         Returns
         -------
@@ -263,6 +293,9 @@ class ConsistencyProblem:
         >>> q = ConsistencyProblem.from_counts([[0, 3], [2, 0]], [[0, 1]], monotone=[[0, 1]])
         >>> q.objective([1, 0]), q.objective([0, 0]), q.objective([1, 1])
         (inf, 3.0, 2.0)
+        >>> r = ConsistencyProblem.from_counts([[2, 0], [0, 0]], [[0, 1]], prior=[[0, 0], [0, 0.5]])
+        >>> r.costs.tolist(), bool(r.empty[1])
+        ([[0.0, 2.0], [0.5, 0.0]], True)
         """
         counts = _check_counts(counts)
         n_regions, n_classes = counts.shape
@@ -272,11 +305,12 @@ class ConsistencyProblem:
         scale = n_regions * (n_classes - 1)
         C1 = _check_penalty(C1, "C1", 1.0 / scale)
         C2 = _check_penalty(C2, "C2", 10.0 / (9 * scale))
-        costs = counts @ loss
         empty = counts.sum(axis=1) == 0
+        prior = _check_prior(prior, counts.shape, empty)
+        costs = (counts + prior) @ loss
         empty_ends = empty[edges[:, 0]].astype(np.int8) + empty[edges[:, 1]]
         arrays = dict(
-            counts=counts, costs=costs, loss=loss, edges=edges, empty=empty,
+            counts=counts, prior=prior, costs=costs, loss=loss, edges=edges, empty=empty,
             delta1=empty_ends == 2, delta2=empty_ends == 1, monotone=pairs,
         )
         for array in arrays.values():

@@ -114,7 +114,8 @@ def integer_scaling(problem: ConsistencyProblem) -> IntegerProblem:
     >>> scaled.scale, scaled.C1, scaled.C2, scaled.costs.tolist()
     (18, 9, 10, [[0, 36], [18, 0]])
     """
-    d_counts, counts = _rationalise(problem.counts, "counts")
+    weights = problem.counts + problem.prior  # the prior lives on empty rows: the sum is exact
+    d_counts, counts = _rationalise(weights, "counts")
     d_loss, loss = _rationalise(problem.loss, "loss")
     c1, c2 = _rational(problem.C1), _rational(problem.C2)
     base = d_counts * d_loss
@@ -133,7 +134,7 @@ def integer_scaling(problem: ConsistencyProblem) -> IntegerProblem:
     C2 = int(c2 * scale)
     # The scaling must be exact: every datum is recovered from its integer numerator.
     assert Fraction(C1, scale) == c1 and Fraction(C2, scale) == c2
-    for ints, d, original in ((counts, d_counts, problem.counts), (loss, d_loss, problem.loss)):
+    for ints, d, original in ((counts, d_counts, weights), (loss, d_loss, problem.loss)):
         if d < 2**53 and np.all(np.abs(ints) < 2**53):
             error = np.abs(ints / float(d) - original)
             assert np.all(error <= _ULPS * np.spacing(np.abs(original))), "inexact scaling"

@@ -56,17 +56,19 @@ def naive_adjacency(lower, upper):
     return np.column_stack((a, b)).reshape(-1, 2), n_touch[a, b] == 1
 
 
-def brute_force(counts, edges, C1, C2, loss=None, monotone=None):
+def brute_force(counts, edges, C1, C2, loss=None, monotone=None, prior=None):
     """Minimum of eq. (10) over all K^N labellings, computed from scratch; ``monotone``
-    pairs (n, m) exclude the labellings with label(n) > label(m)."""
+    pairs (n, m) exclude the labellings with label(n) > label(m); ``prior`` weights of the
+    empty regions cost as counts but leave them empty for the penalties."""
     counts = np.asarray(counts, dtype=float)
     n, k = counts.shape
     if loss is None:
         loss = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
-    cost = np.einsum("ni,ik->nk", counts, loss)
+    empty = counts.sum(axis=1) == 0
+    weights = counts if prior is None else counts + np.where(empty[:, None], prior, 0.0)
+    cost = np.einsum("ni,ik->nk", weights, loss)
     labellings = np.array(list(itertools.product(range(k), repeat=n)), dtype=int)
     total = cost[np.arange(n), labellings].sum(axis=1)
-    empty = counts.sum(axis=1) == 0
     for a, b in np.asarray(edges).reshape(-1, 2):
         gap = np.abs(labellings[:, a] - labellings[:, b])
         total = np.where(gap > 1, np.inf, total)
@@ -116,8 +118,9 @@ def test_naive_adjacency_quadrants():
     assert face.tolist() == [True, True, False, False, True, True]
 
 
-def objective_of(counts, edges, C1, C2, labels, loss=None, monotone=None):
-    """Eq. (10) of one labelling computed from scratch (inf when inconsistent or not monotone)."""
+def objective_of(counts, edges, C1, C2, labels, loss=None, monotone=None, prior=None):
+    """Eq. (10) of one labelling computed from scratch (inf when inconsistent or not monotone);
+    ``prior`` weights of the empty regions cost as counts."""
     counts = np.asarray(counts, dtype=float)
     k = counts.shape[1]
     if loss is None:
@@ -125,8 +128,9 @@ def objective_of(counts, edges, C1, C2, labels, loss=None, monotone=None):
     for a, b in np.asarray(monotone if monotone is not None else []).reshape(-1, 2):
         if labels[a] > labels[b]:
             return np.inf
-    total = sum(float(counts[n] @ loss[:, labels[n]]) for n in range(counts.shape[0]))
     empty = counts.sum(axis=1) == 0
+    weights = counts if prior is None else counts + np.where(empty[:, None], prior, 0.0)
+    total = sum(float(weights[n] @ loss[:, labels[n]]) for n in range(counts.shape[0]))
     for a, b in np.asarray(edges).reshape(-1, 2):
         gap = abs(int(labels[a]) - int(labels[b]))
         if gap > 1:
@@ -155,7 +159,7 @@ def check_all_solvers(problem, formulations=("paper", "tight"), brute=None, loss
         assert relabel.is_consistent(problem.edges, result.labels)
         assert relabel.is_monotone(problem.monotone, result.labels)
         own = objective_of(problem.counts, problem.edges, problem.C1, problem.C2, result.labels, loss,
-                           problem.monotone)
+                           problem.monotone, problem.prior)
         assert np.isclose(result.objective, own, rtol=1e-12, atol=1e-12)
         assert np.isclose(result.objective, reference, rtol=1e-9, atol=1e-12), (solver, formulation)
         assert result.wall_time >= 0
@@ -167,7 +171,8 @@ def check_all_solvers(problem, formulations=("paper", "tight"), brute=None, loss
     assert alternative.status == "OPTIMAL" and np.array_equal(alternative.labels, results[0].labels)
     if brute is None and problem.n_regions <= 8:
         # Every instance of at most 8 regions is also checked against enumeration.
-        brute = brute_force(problem.counts, problem.edges, problem.C1, problem.C2, problem.loss, problem.monotone)
+        brute = brute_force(problem.counts, problem.edges, problem.C1, problem.C2, problem.loss, problem.monotone,
+                            problem.prior)
     if brute is not None:
         assert np.isclose(reference, brute, rtol=1e-9, atol=1e-12)
     return reference

@@ -50,6 +50,40 @@ def test_weighted_counts_custom_loss_and_penalties(instance, forms, data):
     check_all_solvers(problem, forms, brute=expected, loss=problem.loss)
 
 
+@given(instance=tiny_problems(max_regions=7, max_classes=5), forms=FORMS, data=st.data())
+def test_prior_on_empty_regions_all_solvers_equal_brute_force(instance, forms, data):
+    """Check every solver against brute force when the empty regions carry class weights (a prior)."""
+    counts, edges = instance
+    empty = counts.sum(axis=1) == 0
+    votes = np.array(data.draw(st.lists(st.integers(0, 3), min_size=counts.size, max_size=counts.size)))
+    unit = data.draw(st.sampled_from([2.0**-9, 0.25, 3.0]))  # small, as OTreeBagger's, and large enough to decide
+    prior = np.where(empty[:, None], unit * votes.reshape(counts.shape), 0.0)
+    problem = relabel.ConsistencyProblem.from_counts(counts, edges, prior=prior)
+    np.testing.assert_array_equal(problem.empty, empty)  # the prior leaves the regions empty for the penalties
+    expected = brute_force(counts, edges, problem.C1, problem.C2, prior=prior)
+    check_all_solvers(problem, forms, brute=expected)
+
+
+def test_prior_labels_a_free_empty_region_and_is_checked():
+    """Check that an unconstrained empty region takes its prior's median, that a constrained one the nearest
+    label its neighbours allow, and that a bad prior is refused with the parameter's name."""
+    # Regions 0 (class 0) - 1 (empty) - 2 (class 2), and 3 (empty) alone; the prior asks 2 of both empty ones.
+    counts = np.array([[5, 0, 0], [0, 0, 0], [0, 0, 5], [0, 0, 0]], dtype=float)
+    prior = np.array([[0, 0, 0], [0, 0, 0.5], [0, 0, 0], [0, 0.25, 0.5]])
+    for solver in relabel.SOLVERS:
+        free = relabel.solve(relabel.ConsistencyProblem.from_counts(counts, [[0, 1], [1, 2]]), solver=solver)
+        led = relabel.solve(relabel.ConsistencyProblem.from_counts(counts, [[0, 1], [1, 2]], prior=prior),
+                            solver=solver)
+        assert list(led.labels) == [0, 1, 2, 2], solver  # region 1 is held at 1; region 3 follows its prior
+        assert list(free.labels)[:3] == [0, 1, 2]  # region 3, alone and free, costs 0 with any label
+    with pytest.raises(ValueError, match="prior must be zero on the regions with counts"):
+        relabel.ConsistencyProblem.from_counts(counts, [[0, 1]], prior=np.ones((4, 3)))
+    with pytest.raises(ValueError, match="prior must have the counts' shape"):
+        relabel.ConsistencyProblem.from_counts(counts, [[0, 1]], prior=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="prior must be finite and non-negative"):
+        relabel.ConsistencyProblem.from_counts(counts, [[0, 1]], prior=-prior)
+
+
 @given(
     n_features=st.sampled_from([2, 4]),
     n_trees=st.integers(1, 3),
