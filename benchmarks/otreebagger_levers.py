@@ -9,6 +9,8 @@ no relabelling, no projection) fitted in the same run, single-process:
 - ``contact``: closure (the paper's pointwise consistency) or face contacts;
 - ``vote``: lower median or rounded mean of the groups (the same fit, voted both ways);
 - ``counts``: region counts from the union of the bootstrap samples or from every training row;
+- ``empty``: the empty regions weighed by the counts of the leaves that hold them, or the paper's (penalties only);
+- ``thresholds``: gap draws, midpoints, or the held-out choice between them;
 - ``C``: the empty-region penalties C1 = C2 at the paper's default 1/(N(K-1)) (N regions),
   0.01 and 0.1 (in units of one training row misclassified by one class);
 - ``projection``: the features themselves, or 2, 3 or 4 PLS components per group;
@@ -74,6 +76,9 @@ LEVERS = {
     "contact": [("closure", {"contact": "closure"}), ("face", {"contact": "face"})],
     "vote": [("median", {"vote": "median"}), ("mean", {"vote": "mean"})],
     "counts": [("bootstrap", {"relabel_counts": "bootstrap"}), ("train", {"relabel_counts": "train"})],
+    "empty": [("leaves", {"empty_regions": "leaves"}), ("paper", {"empty_regions": "paper"})],
+    "thresholds": [("gap", {"thresholds": "gap"}), ("midpoint", {"thresholds": "midpoint"}),
+                   ("auto", {"thresholds": "auto"})],
     "C": [("paper", {"C1": None, "C2": None}), ("0.01", {"C1": 0.01, "C2": 0.01}), ("0.1", {"C1": 0.1, "C2": 0.1})],
     "projection": [("none", {"projection": "none"}), ("pls2", {"projection": "pls", "n_components": 2}),
                    ("pls3", {"projection": "pls", "n_components": 3}),

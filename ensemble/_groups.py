@@ -449,6 +449,32 @@ def _draw_thresholds(tree, Z_rows: NDArray[np.float64], rng: np.random.RandomSta
     tree.tree_.set_thresholds(moved)
 
 
+#: Weight of a leaf's counts in the empty regions it holds: small, so that the rows decide
+#: wherever they reach (docs/design.md section 4), and a power of two, so that the graph
+#: cut's integer scaling of unit weights stays exact.
+PRIOR_WEIGHT = 2.0**-9
+
+
+def _leaf_prior(partition, counts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Class weights of the empty regions: the counted rows of the trees' leaves that hold them.
+
+    An empty region n gets ``PRIOR_WEIGHT * sum_t counts(leaf_t(n))``, the weighted
+    class counts of the group's counted rows in each tree's leaf around it (zero
+    rows elsewhere). Linear in the weights: class weights weigh in, and weights
+    scaled by c or integer weights repeated as rows give the same labels.
+    """
+    prior = np.zeros_like(counts)
+    empty = counts.sum(axis=1) == 0
+    if not empty.any():
+        return prior
+    for keys in partition.keys.T:
+        # A leaf's counts are the sum of its regions' counts.
+        leaf = np.zeros((int(keys.max()) + 1, counts.shape[1]))
+        np.add.at(leaf, keys, counts)
+        prior[empty] += PRIOR_WEIGHT * leaf[keys[empty]]
+    return prior
+
+
 def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
     """Fuse, count, find the contacts and solve; raises TooManyRegionsError past a budget."""
     partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=job.max_regions)
@@ -461,6 +487,7 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
     rows = np.flatnonzero(count_weight)
     region = partition.locate(np.column_stack([tree.tree_.apply(Z[rows]) for tree in trees]))
     counts = relabel.region_counts(region, y[rows], n_classes, count_weight[rows], n_regions=partition.n_regions)
+    prior = _leaf_prior(partition, counts) if job.empty_regions == "leaves" else None
     categorical = _in_space(space, job.categorical)
     edges, _ = relabel.adjacency_edges(
         partition, contact=job.contact, max_edges=job.max_edges,
@@ -471,7 +498,7 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
         monotone = relabel.monotone_pairs(partition, _constraints_in_space(space, job.monotonic_cst),
                                           categorical_features=categorical)
     problem = relabel.ConsistencyProblem.from_counts(counts, edges, C1=job.C1, C2=job.C2,
-                                                     monotone=monotone)
+                                                     monotone=monotone, prior=prior)
     result = relabel.solve(
         problem,
         solver=job.solver,
@@ -501,6 +528,7 @@ class _GroupJob:
     thresholds: str
     bootstrap: bool
     relabel_counts: str
+    empty_regions: str
     contact: str
     solver: str
     formulation: str

@@ -315,7 +315,7 @@ def test_monotonic_space_auto_keeps_the_space_that_errs_less_on_held_out_rows(ki
     threshold choice that follows reuses its probe, and the model is certified either way."""
     X, y = _two_constrained(kind)
     cst = np.r_[1, 1, np.zeros(6, int)]
-    model = OTreeBagger(n_estimators=30, monotonic_cst=cst, random_state=0).fit(X, y)
+    model = OTreeBagger(n_estimators=30, monotonic_cst=cst, thresholds="auto", random_state=0).fit(X, y)
     scores = model.monotonic_space_scores_
     assert set(scores) == {"index", "axes"}
     assert model.monotonic_space_ == expected == min(scores, key=lambda k: (scores[k], k != "index"))

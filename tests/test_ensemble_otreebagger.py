@@ -335,3 +335,45 @@ def test_groups_past_a_budget_are_made_smaller_and_say_so():
         warnings.simplefilter("error", GroupSizeWarning)
         fine = OTreeBagger(n_estimators=5, group_size=5, random_state=0).fit(X, y)
     assert fine.groups_info_[0]["adapted"] is None and fine.groups_info_[0]["group_size"] == 5
+
+
+@pytest.mark.parametrize("empty_regions", ["leaves", "paper"])
+def test_group_labels_are_optimal_for_the_leaf_prior_rebuilt_independently(empty_regions):
+    """Check each group's labels against the problem rebuilt from scratch: regions fused from the trees'
+    leaf boxes, every training row counted, and each empty region's prior 2**-9 times the class counts of
+    the training rows in each tree's leaf at its centre (none for "paper"); CBC's optimum of that problem
+    equals the labels' objective, and with the prior the paper's optimum is not optimal."""
+    from test_relabel_helpers import objective_of
+    from trees import leaf_boxes
+
+    X, y = make_synthetic_i(300, random_state=3)
+    model = OTreeBagger(n_estimators=6, group_size=3, max_depth=5, relabel_counts="train",
+                        empty_regions=empty_regions, random_state=0).fit(X, y)
+    index = np.searchsorted(model.classes_, y)
+    prior_decided = []
+    for group in model.groups_:
+        partition = relabel.fuse([leaf_boxes(tree) for tree in group.trees])
+        Z = group.coordinates(X)
+        region = partition.locate(np.column_stack([tree.apply(Z) for tree in group.trees]))
+        counts = np.zeros((partition.n_regions, model.n_classes_))
+        np.add.at(counts, (region, index), 1.0)
+        empty = counts.sum(axis=1) == 0
+        prior = np.zeros_like(counts)
+        if empty_regions == "leaves":
+            lower, upper = partition.lower[empty], partition.upper[empty]
+            centre = np.where(np.isfinite(lower) & np.isfinite(upper), (lower + upper) / 2,
+                              np.where(np.isfinite(lower), lower + 1.0, upper - 1.0))
+            centre = np.where(np.isfinite(centre), centre, 0.0)
+            for tree in group.trees:
+                leaf_counts = np.zeros((tree.tree_.node_count, model.n_classes_))
+                np.add.at(leaf_counts, (tree.apply(Z), index), 1.0)
+                prior[empty] += 2.0**-9 * leaf_counts[tree.apply(centre)]
+        edges = relabel.adjacency_edges(partition).edges
+        problem = relabel.ConsistencyProblem.from_counts(counts, edges, prior=prior)
+        optimum = relabel.solve(problem, solver="cbc", formulation="tight").objective
+        ours = objective_of(counts, edges, problem.C1, problem.C2, group.labels, prior=prior)
+        assert empty.sum() > 10 and np.isclose(ours, optimum, rtol=1e-9, atol=1e-12)
+        paper = relabel.solve(relabel.ConsistencyProblem.from_counts(counts, edges), solver="cbc").labels
+        prior_decided.append(objective_of(counts, edges, problem.C1, problem.C2, paper, prior=prior) > optimum + 1e-9)
+    # With the prior, the paper's optimum is not optimal: the leaves changed labels.
+    assert any(prior_decided) == (empty_regions == "leaves")

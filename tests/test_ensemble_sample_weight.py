@@ -149,13 +149,18 @@ def test_bootstrap_counts_are_the_weighted_union_of_the_bootstrap_samples(random
         np.testing.assert_array_equal(group.counts, counts)
 
 
-def test_scaled_weights_give_the_same_model():
-    """Check that w and 3 w give the same trees and votes (counts times 3) without bootstrap."""
+@pytest.mark.parametrize("empty_regions", ["leaves", "paper"])
+def test_scaled_weights_and_penalties_give_the_same_model(empty_regions):
+    """Check that (w, C1, C2) and (3 w, 3 C1, 3 C2) give the same trees and votes (counts times 3) without
+    bootstrap: the problem is homogeneous in the weights, the leaves' prior and the penalties (the paper's
+    default penalties are in units of one row of weight 1, so scaling the weights alone moves the balance
+    between them and the prior)."""
     X, y = _data(n=60, seed=2)
     w = np.random.RandomState(2).choice([0.5, 1.0, 2.0, 1 / 3], size=X.shape[0])
-    kwargs = dict(n_estimators=4, group_size=2, bootstrap=False, max_features=1, random_state=0)
-    a = OTreeBagger(**kwargs).fit(X, y, sample_weight=w)
-    b = OTreeBagger(**kwargs).fit(X, y, sample_weight=3 * w)
+    kwargs = dict(n_estimators=4, group_size=2, bootstrap=False, max_features=1, random_state=0,
+                  empty_regions=empty_regions)
+    a = OTreeBagger(**kwargs, C1=1 / 512, C2=1 / 448).fit(X, y, sample_weight=w)
+    b = OTreeBagger(**kwargs, C1=3 / 512, C2=3 / 448).fit(X, y, sample_weight=3 * w)
     _assert_same_models(a, b, scale=3.0)
 
 
