@@ -241,9 +241,10 @@ def _summary(rows, methods) -> None:
     if ratios:
         print(f"consistent_forest fit time / RandomForestRegressor with the same trees: median {np.median(ratios):.2f}, "
               f"max {np.max(ratios):.2f} (target 2)")
-    best_peer = min((np.nanmean(mae[:, j]), m) for j, m in enumerate(methods)
-                    if m not in ("consistent_forest", "otreebagger") and not np.isnan(mae[:, j]).any())
-    if "consistent_forest" in methods:
+    peers = [(np.nanmean(mae[:, j]), m) for j, m in enumerate(methods)
+             if m not in ("consistent_forest", "otreebagger") and not np.isnan(mae[:, j]).any()]
+    if "consistent_forest" in methods and peers:  # a run of --skip may leave no peer to compare with
+        best_peer = min(peers)
         cf = np.nanmean(mae[:, methods.index("consistent_forest")])
         print(f"mean MAE: consistent_forest {cf:.4f} vs best unconstrained peer {best_peer[1]} {best_peer[0]:.4f} "
               f"({'met' if cf <= best_peer[0] else 'MISSED'})")
