@@ -206,8 +206,8 @@ class OTreeBagger(OrdinalEnsemble):
         or half-way between those values. ``"auto"`` holds out a quarter of the
         rows, fits 8 groups both ways on the others and keeps the rule whose
         vote errs less on the held-out rows (``threshold_scores_``); the model
-        is then fitted on all rows. With ``empty_regions="vote"`` the slivers
-        follow the trees' vote where no data constrain them, and gap draws
+        is then fitted on all rows. With ``empty_regions="leaves"`` the slivers
+        follow the trees' leaves where no step needs them, and gap draws
         measured best (``benchmarks/otreebagger_levers.py --levers thresholds``,
         mean test MAE over the 12 shared data sets: gap 0.607, auto 0.614,
         midpoint 0.636; auto's held-out quarter chose midpoints on ERA, ESL and
