@@ -28,6 +28,19 @@ def inside_points(lower, upper):
     return np.where(np.isfinite(upper), upper, above)
 
 
+def box_centres(lower, upper):
+    """A point well inside every half-open box ``lower < x <= upper``: the midpoint, 1 inside a finite
+    bound on an unbounded side, 0 on a line unbounded both ways.
+
+    Away from every bound, so the trees route it to the region's own leaves even when
+    the partition snapped bounds a few ulps apart (:func:`inside_points` sits on the
+    upper bound, exactly on the raw partition).
+    """
+    lo = np.where(np.isfinite(lower), lower, np.where(np.isfinite(upper), upper - 1.0, -1.0))
+    hi = np.where(np.isfinite(upper), upper, lo + 2.0)
+    return (lo + hi) / 2.0
+
+
 def fused_partition(trees, spaces=None):
     """The partition of all the given trees (scikit-learn's or ours), raw thresholds, no snapping."""
     return relabel.fuse([leaf_boxes(tree) for tree in trees], snap=False)

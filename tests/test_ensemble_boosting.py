@@ -22,6 +22,7 @@ def boosting_certificate(trees, n_features, countable, spacing, resolution=None,
                            resolution, exact=exact)
 from ensemble._certificates import threshold_multiplicity
 from ensemble.metrics import ranked_probability_score
+from oracles import box_centres
 from trees import leaf_boxes
 
 
@@ -31,18 +32,11 @@ def _fit(X, y, **params):
         return ConsistentGradientBoostingClassifier(**params).fit(X, y)
 
 
-def _interior(lower, upper):
-    """A point strictly inside every half-open box lower < x <= upper (infinite sides allowed)."""
-    lo = np.where(np.isfinite(lower), lower, np.where(np.isfinite(upper), upper - 1.0, -1.0))
-    hi = np.where(np.isfinite(upper), upper, lo + 2.0)
-    return (lo + hi) / 2.0
-
-
 def _fused_oracle(model):
     """Exact pointwise check: fuse all trees on their raw thresholds, label every region, test closure contacts."""
     d = model.n_features_in_
     partition = relabel.fuse([leaf_boxes(t, d) for t in model.estimators_], snap=False)
-    labels = np.searchsorted(model.classes_, model.predict(_interior(partition.lower, partition.upper)))
+    labels = np.searchsorted(model.classes_, model.predict(box_centres(partition.lower, partition.upper)))
     edges = relabel.adjacency_edges(partition).edges
     return relabel.is_consistent(edges, labels), partition
 
@@ -348,7 +342,7 @@ def test_monotone_constraints_are_certified_and_hold_on_lines():
         line[:, 1] = grid
         assert np.all(np.diff(model.predict_value(line)) <= 0)
     partition = relabel.fuse([leaf_boxes(t, 3) for t in model.estimators_[:6]], snap=False)
-    labels = np.searchsorted(model.classes_, model.predict(_interior(partition.lower, partition.upper)))
+    labels = np.searchsorted(model.classes_, model.predict(box_centres(partition.lower, partition.upper)))
     # The first trees' fused partition is labelled by the whole model's F only on its own regions' points: check
     # the sum of those trees instead, monotone on every face contact along feature 0.
     values = sum(t.value[np.asarray(partition.keys)[:, i]] for i, t in enumerate(model.estimators_[:6]))

@@ -20,12 +20,6 @@ def _data(n=200, d=2, seed=0, direction=(1, -1)):
     return X, np.digitize(score, np.quantile(score, [0.25, 0.5, 0.75]))
 
 
-def _interior(lower, upper):
-    lo = np.where(np.isfinite(lower), lower, np.where(np.isfinite(upper), upper - 1.0, -1.0))
-    hi = np.where(np.isfinite(upper), upper, lo + 2.0)
-    return (lo + hi) / 2.0
-
-
 def _exact_oracle(model, cst):
     """Fuse every tree of the model, label the regions by predict, check every face pair along cst.
 

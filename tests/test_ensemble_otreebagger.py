@@ -12,7 +12,7 @@ from ensemble import OTreeBagger
 from ensemble.datasets import make_synthetic_i
 from ensemble._otreebagger import TooManyRegionsError
 
-from oracles import exact_consistency
+from oracles import box_centres, exact_consistency
 
 
 def _lattice_data(n, n_features, n_classes, seed, spacing=0.05):
@@ -360,10 +360,7 @@ def test_group_labels_are_optimal_for_the_leaf_prior_rebuilt_independently(empty
         empty = counts.sum(axis=1) == 0
         prior = np.zeros_like(counts)
         if empty_regions == "leaves":
-            lower, upper = partition.lower[empty], partition.upper[empty]
-            centre = np.where(np.isfinite(lower) & np.isfinite(upper), (lower + upper) / 2,
-                              np.where(np.isfinite(lower), lower + 1.0, upper - 1.0))
-            centre = np.where(np.isfinite(centre), centre, 0.0)
+            centre = box_centres(partition.lower[empty], partition.upper[empty])
             for tree in group.trees:
                 leaf_counts = np.zeros((tree.tree_.node_count, model.n_classes_))
                 np.add.at(leaf_counts, (tree.apply(Z), index), 1.0)

@@ -56,6 +56,12 @@ def naive_adjacency(lower, upper):
     return np.column_stack((a, b)).reshape(-1, 2), n_touch[a, b] == 1
 
 
+def _with_prior(counts, prior):
+    """(the weights that cost, the empty regions): a prior adds to the empty regions only, which stay empty."""
+    empty = counts.sum(axis=1) == 0
+    return (counts if prior is None else counts + np.where(empty[:, None], prior, 0.0)), empty
+
+
 def brute_force(counts, edges, C1, C2, loss=None, monotone=None, prior=None):
     """Minimum of eq. (10) over all K^N labellings, computed from scratch; ``monotone``
     pairs (n, m) exclude the labellings with label(n) > label(m); ``prior`` weights of the
@@ -64,8 +70,7 @@ def brute_force(counts, edges, C1, C2, loss=None, monotone=None, prior=None):
     n, k = counts.shape
     if loss is None:
         loss = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
-    empty = counts.sum(axis=1) == 0
-    weights = counts if prior is None else counts + np.where(empty[:, None], prior, 0.0)
+    weights, empty = _with_prior(counts, prior)
     cost = np.einsum("ni,ik->nk", weights, loss)
     labellings = np.array(list(itertools.product(range(k), repeat=n)), dtype=int)
     total = cost[np.arange(n), labellings].sum(axis=1)
@@ -128,8 +133,7 @@ def objective_of(counts, edges, C1, C2, labels, loss=None, monotone=None, prior=
     for a, b in np.asarray(monotone if monotone is not None else []).reshape(-1, 2):
         if labels[a] > labels[b]:
             return np.inf
-    empty = counts.sum(axis=1) == 0
-    weights = counts if prior is None else counts + np.where(empty[:, None], prior, 0.0)
+    weights, empty = _with_prior(counts, prior)
     total = sum(float(weights[n] @ loss[:, labels[n]]) for n in range(counts.shape[0]))
     for a, b in np.asarray(edges).reshape(-1, 2):
         gap = abs(int(labels[a]) - int(labels[b]))
