@@ -5,7 +5,7 @@ same training and test rows as the TreeBagger baseline (Gini trees, majority vot
 no relabelling, no projection) fitted in the same run, single-process:
 
 - ``group_size``: trees fused per group, M = 1, 3, 5;
-- ``depth``: ``max_depth`` None, 8, 6;
+- ``depth``: ``max_depth`` None, 12 (the default), 8;
 - ``contact``: closure (the paper's pointwise consistency) or face contacts;
 - ``vote``: lower median or rounded mean of the groups (the same fit, voted both ways);
 - ``counts``: region counts from the union of the bootstrap samples or from every training row;
@@ -72,7 +72,7 @@ CATEGORICAL = {
 
 LEVERS = {
     "group_size": [("M=1", {"group_size": 1}), ("M=3", {"group_size": 3}), ("M=5", {"group_size": 5})],
-    "depth": [("full", {"max_depth": None}), ("8", {"max_depth": 8}), ("6", {"max_depth": 6})],
+    "depth": [("full", {"max_depth": None}), ("12", {"max_depth": 12}), ("8", {"max_depth": 8})],
     "contact": [("closure", {"contact": "closure"}), ("face", {"contact": "face"})],
     "vote": [("median", {"vote": "median"}), ("mean", {"vote": "mean"})],
     "counts": [("bootstrap", {"relabel_counts": "bootstrap"}), ("train", {"relabel_counts": "train"})],

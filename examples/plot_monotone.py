@@ -63,7 +63,7 @@ def main(argv=None) -> Path:
     X, y = make_credit(args.n_train + 2000, random_state=0)
     X_tr, y_tr, X_te, y_te = X[: args.n_train], y[: args.n_train], X[args.n_train:], y[args.n_train:]
     models = {
-        "TreeBagger": OTreeBagger(relabel=False, vote="mode", criterion="gini", random_state=0),
+        "TreeBagger": OTreeBagger(relabel=False, vote="mode", criterion="gini", max_depth=None, random_state=0),
         "OTreeBagger": OTreeBagger(random_state=0),
         "OTreeBagger, monotone": OTreeBagger(monotonic_cst=CST, random_state=0),
         "Certified forest, monotone": ConsistentForestClassifier(monotonic_cst=CST, random_state=0),

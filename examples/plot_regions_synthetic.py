@@ -48,7 +48,7 @@ def main(argv=None) -> Path:
             "syntheticII": make_synthetic_ii(1000, random_state=0)}
     B = args.n_estimators
     models = {
-        "TreeBagger": dict(relabel=False, vote="mode", criterion="gini"),
+        "TreeBagger": dict(relabel=False, vote="mode", criterion="gini", max_depth=None),
         "OTreeBagger M=1": dict(group_size=1),
         "OTreeBagger M=3": dict(group_size=3),
         "OTreeBagger M=5": dict(group_size=5),

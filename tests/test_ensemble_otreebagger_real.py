@@ -1,5 +1,6 @@
 """Tests of OTreeBagger's defaults on real and many-feature data, and of its categorical contacts."""
 
+import re
 import warnings
 from pathlib import Path
 
@@ -86,7 +87,8 @@ def test_defaults_fit_thirty_features_and_adapt_loudly():
     # Unprojected, 30 features pass a small edge budget: smaller groups, then shallower trees, all reported.
     tight = OTreeBagger(n_estimators=6, projection="none", max_edges=500, random_state=0)
     warned = _fit_recording(tight, X[:300], y[:300])
-    assert warned and all("group_size 3 -> 1; max_depth 8 ->" in info["adapted"] for info in tight.groups_info_)
+    adapted = [info["adapted"] for info in tight.groups_info_]
+    assert warned and all(re.search(r"group_size 3 -> 1; max_depth \d+ ->", a) for a in adapted)
     _check_no_silent_change(tight, warned)
     assert tight.is_consistent()
 
