@@ -107,8 +107,8 @@ class OTreeBagger(OrdinalEnsemble):
         regions follow their leaves (``empty_regions="leaves"``; with the
         paper's costs full depth was worse on car, 0.070 against 0.043). Cost:
         fits up to 4x longer than at depth 8 (abalone10 on 2 cores 3.1 s
-        -> 13 s; full depth 20 s); on synthetic data of 20 and 50 features x 20,000-100,000
-        rows the depth changes only the fit time (x3).
+        -> 13 s; full depth 20 s); on synthetic data of 20 and 50 features
+        and 20,000 to 100,000 rows the depth changes only the fit time (x3).
     min_samples_leaf : int, default=1
         Minimum number of (distinct) bootstrap rows in a leaf.
     max_features : int, float, {"sqrt", "log2"} or None, default=None
