@@ -29,12 +29,22 @@ CSV (the first ``--splits`` partitions) and on synthetic data up to 100 features
 20,000 rows (the "never stops on a size guard" check), against TreeBagger and, with
 ``--forest``, the certified forest (``ConsistentForestClassifier()``, shared data only).
 
+``--decompose`` splits OTreeBagger's gap to TreeBagger into three steps, on the
+same rows and seeds: TreeBagger -> bagged trees (``OTreeBagger(relabel=False)``: the
+default criterion, depth and median vote over 100 single trees; the features
+themselves) -> the fitted groups of ``OTreeBagger()`` voting with unconstrained labels
+(every region labelled by its own counts and leaf prior, the cheapest class, the lowest
+on ties: no consistency constraint; each group in its own space) -> ``OTreeBagger()``
+(the same groups relabelled). The second step is the price of fused groups in their
+space, the third the price of consistency.
+
 Run (each under ``nice -n 10`` on a shared machine)::
 
     python benchmarks/otreebagger_levers.py                          # the study (about 50 min on 2 busy cores)
     python benchmarks/otreebagger_levers.py --quick                  # one split, a few minutes
     python benchmarks/otreebagger_levers.py --datasets car tae --levers categorical projection
     python benchmarks/otreebagger_levers.py --defaults --forest      # every CSV and 100 x 20,000
+    python benchmarks/otreebagger_levers.py --decompose --datasets ESL LEV stock10
 """
 
 from __future__ import annotations
@@ -46,12 +56,16 @@ import time
 import warnings
 from pathlib import Path
 
+import joblib
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import make_ordinal_synthetic, shared_names, shared_splits  # noqa: E402
 
+import relabel  # noqa: E402
 from ensemble import ConsistentForestClassifier, OTreeBagger  # noqa: E402
+from ensemble._groups import _leaf_prior  # noqa: E402
+from ensemble._voting import combine_votes  # noqa: E402
 from ensemble._otreebagger import GroupSizeWarning  # noqa: E402
 from ensemble.metrics import mean_absolute_error  # noqa: E402
 
@@ -220,6 +234,57 @@ def _run_defaults(args) -> list[dict]:
     return rows
 
 
+def _unconstrained_votes(model, X) -> np.ndarray:
+    """The fitted groups' votes with every region labelled by its own costs (no consistency)."""
+    Xv = model._validate_X_predict(X)
+    loss = relabel.absolute_loss(model.n_classes_)
+    votes = []
+    for group in model.groups_:
+        prior = _leaf_prior(group.partition, group.counts) if model.empty_regions == "leaves" else 0.0
+        free = ((group.counts + prior) @ loss).argmin(axis=1)  # the lowest class on ties
+        votes.append(free[group.partition.locate(group.leaves(Xv))])
+    return np.column_stack(votes)
+
+
+def _run_decompose(args) -> list[dict]:
+    """TreeBagger -> bagged trees -> unconstrained groups -> OTreeBagger(), on the same rows."""
+    rows = []
+    for name, split, X, y, train, test in _datasets(args.datasets, args.splits, args.synthetic):
+        labels = np.arange(1, int(y.max()) + 1)
+        steps = {}
+        for variant, params in (("TreeBagger", BASELINE), ("bagged trees", {"relabel": False}), ("OTreeBagger()", {})):
+            # Threads: groups returned by worker processes drop their counts when pickled.
+            with joblib.parallel_config(backend="threading"):
+                model, _, error, _ = _fit(params, X, y, train, split, args.n_jobs)
+            if error is not None:
+                raise RuntimeError(f"{name}: {variant} failed: {error}")
+            steps[variant] = model.predict(X[test])
+        index = combine_votes(_unconstrained_votes(model, X[test]), model.n_classes_, model.vote)
+        steps["groups unconstrained"] = model.classes_[index]
+        for variant in ("TreeBagger", "bagged trees", "groups unconstrained", "OTreeBagger()"):
+            rows.append({"dataset": name, "split": split, "variant": variant,
+                         "MAE": mean_absolute_error(y[test], steps[variant], labels=labels)})
+        print(f"{name} split {split}: " + "  ".join(f"{r['variant']} {r['MAE']:.3f}" for r in rows[-4:]), flush=True)
+    return rows
+
+
+def _summary_decompose(rows) -> None:
+    names = list(dict.fromkeys(r["dataset"] for r in rows))
+    by = _mean_by(rows, lambda r: (r["variant"], r["dataset"]))
+    variants = ["TreeBagger", "bagged trees", "groups unconstrained", "OTreeBagger()"]
+    print("\n| data set | " + " | ".join(variants) + " | groups' price | consistency's price |")
+    print("|---|" + "---:|" * (len(variants) + 2))
+    means = {v: [] for v in variants}
+    for name in names:
+        mae = {v: float(np.mean([r["MAE"] for r in by[(v, name)]])) for v in variants}
+        for v in variants:
+            means[v].append(mae[v])
+        print(f"| {name} | " + " | ".join(f"{mae[v]:.3f}" for v in variants)
+              + f" | {mae['groups unconstrained'] - mae['bagged trees']:+.3f}"
+              f" | {mae['OTreeBagger()'] - mae['groups unconstrained']:+.3f} |")
+    print("| mean | " + " | ".join(f"{np.mean(means[v]):.3f}" for v in variants) + " | | |")
+
+
 def _summary_defaults(rows) -> None:
     """Mean over splits per data set: TreeBagger, OTreeBagger() and (if fitted) the forest."""
     names = list(dict.fromkeys(r["dataset"] for r in rows))
@@ -296,6 +361,8 @@ def main(argv=None) -> None:
     parser.add_argument("--synthetic-defaults", type=lambda s: tuple(int(v) for v in s.split("x")), nargs="*",
                         default=[(20, 20000), (50, 20000), (100, 20000)], help="synthetic sets of --defaults")
     parser.add_argument("--defaults", action="store_true", help="the never-stops check of OTreeBagger()")
+    parser.add_argument("--decompose", action="store_true",
+                        help="OTreeBagger's gap to TreeBagger step by step: trees, groups, consistency")
     parser.add_argument("--forest", action="store_true",
                         help="with --defaults: also the certified forest on the shared data sets")
     parser.add_argument("--slow-splits", type=int, default=1, help="partitions for the slow levers (projection none)")
@@ -311,14 +378,19 @@ def main(argv=None) -> None:
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    rows = _run_defaults(args) if args.defaults else _run_levers(args)
+    if args.decompose:
+        rows = _run_decompose(args)
+    else:
+        rows = _run_defaults(args) if args.defaults else _run_levers(args)
     keys = list(dict.fromkeys(k for r in rows for k in r))
-    path = out / ("defaults.csv" if args.defaults else "levers.csv")
+    path = out / ("decompose.csv" if args.decompose else "defaults.csv" if args.defaults else "levers.csv")
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=keys)
         writer.writeheader()
         writer.writerows(rows)
-    if args.defaults:
+    if args.decompose:
+        _summary_decompose(rows)
+    elif args.defaults:
         _summary_defaults(rows)
     else:
         _summary(rows, args)
