@@ -1,33 +1,22 @@
-"""Prototype: OTreeBagger's groups in an additive spline space instead of PLS components.
+"""OTreeBagger's groups in the additive space (``projection="additive"``) against PLS and TreeBagger.
 
 ``otreebagger_levers.py --decompose`` shows where OTreeBagger's gap to TreeBagger lies:
 in the groups' space (three PLS components of the features), not in the consistency
-constraints. This prototype measures one alternative before it becomes a
-``projection`` option. The space, fitted once on the training rows:
-
-- ``s(x) = sum_f g_f(x_f)``: a ridge regression (``RidgeCV``) of the class index on cubic
-  B-splines of every continuous feature (``SplineTransformer``, 8 knots at the
-  features' quantiles), an additive score with one smooth curve per feature;
-- the first two PLS components of the continuous features against the residual
-  class index ``y - s(x)``;
-- every categorical column (``categorical_features="auto"``: two-valued columns,
-  bool and categorical dtypes) as it is, declared categorical to the model.
-
-The map x -> z is continuous (splines and affine maps), so a labelling consistent
-in z is consistent in x: ``OTreeBagger(projection="none")`` is fitted on z and its
-``is_consistent()`` certifies the model in x (docs/design.md section 5 argues the
-same for the affine PLS map). Monotone constraints and r-consistency are not
-carried over by this prototype.
+constraints. ``projection="additive"`` gives every group an additive score of the
+continuous features as its first component (one cubic B-spline curve per feature,
+fitted once by ridge regression of the class index) and two PLS directions of what
+the score leaves; categorical columns keep their axes (docs/design.md section 5).
 
 For each shared data set (its first ``--splits`` hold-out partitions) and synthetic
 data (``make_ordinal_synthetic``, half the rows for training): test MAE and fit time
-of TreeBagger, ``OTreeBagger()`` and the prototype, with the prototype's certificate
-and an oracle for it in x (100 segments between test rows scanned in 2,000 steps: no
-step may jump two classes).
+of TreeBagger, ``OTreeBagger()`` and ``OTreeBagger(projection="additive")``, with the
+latter's certificate and an oracle for it in x (100 segments between test rows, their
+categorical columns held at the first row's values, scanned in 2,000 steps: no step
+may jump two classes).
 
 Run::
 
-    python benchmarks/additive_space.py                       # 12 sets + 20 x 20,000 (about 10 min on 2 cores)
+    python benchmarks/additive_space.py                       # 12 sets + 20 x 20,000 (about 5 min on 2 cores)
     python benchmarks/additive_space.py --datasets LEV stock10 --synthetic
 """
 
@@ -45,49 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import make_ordinal_synthetic, shared_names, shared_splits  # noqa: E402
 
 from ensemble import OTreeBagger  # noqa: E402
+from ensemble._grid import _walk_bisect  # noqa: E402
 from ensemble.metrics import mean_absolute_error  # noqa: E402
 
 # The paper's TreeBagger: full-depth Gini trees on the features, majority vote.
 BASELINE = {"relabel": False, "vote": "mode", "criterion": "gini", "projection": "none", "max_depth": None}
-
-
-class AdditiveSpace:
-    """``z = [s(x), PLS_1, PLS_2 of the residual, categorical columns]``, fitted on training rows."""
-
-    def __init__(self, categorical: np.ndarray, n_knots: int = 8, n_pls: int = 2) -> None:
-        self.categorical = np.asarray(categorical, dtype=np.intp)
-        self.n_knots, self.n_pls = n_knots, n_pls
-
-    def fit(self, X: np.ndarray, y: np.ndarray) -> "AdditiveSpace":
-        from sklearn.cross_decomposition import PLSRegression
-        from sklearn.linear_model import RidgeCV
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import SplineTransformer, StandardScaler
-
-        self.continuous = np.setdiff1d(np.arange(X.shape[1]), self.categorical)
-        self.score = self.pls = None
-        if self.continuous.shape[0] == 0:
-            return self
-        Xc, target = X[:, self.continuous], y.astype(np.float64)
-        self.score = make_pipeline(StandardScaler(), SplineTransformer(n_knots=self.n_knots, knots="quantile"),
-                                   RidgeCV(alphas=np.logspace(-3, 3, 13))).fit(Xc, target)
-        self.scaler = StandardScaler().fit(Xc)
-        n_pls = min(self.n_pls, self.continuous.shape[0])
-        self.pls = PLSRegression(n_components=n_pls, scale=False).fit(
-            self.scaler.transform(Xc), target - self.score.predict(Xc))
-        return self
-
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        parts = []
-        if self.score is not None:
-            Xc = X[:, self.continuous]
-            parts += [self.score.predict(Xc)[:, None], self.pls.transform(self.scaler.transform(Xc))]
-        return np.column_stack(parts + [X[:, self.categorical]])
-
-    @property
-    def categorical_in_z(self) -> np.ndarray:
-        k = 0 if self.score is None else 1 + self.pls.n_components
-        return np.arange(k, k + self.categorical.shape[0])
 
 
 def _datasets(names, n_splits, synthetic):
@@ -109,7 +60,7 @@ def _timed(fit):
 
 
 def _compare(X, y, train, test, seed, n_jobs) -> tuple[dict, bool]:
-    """Test MAE and fit seconds of the three models on one split; the prototype's certificate."""
+    """Test MAE and fit seconds of the three models on one split; the additive model's certificate."""
     labels = np.arange(1, int(y.max()) + 1)
     row = {}
     tb, t_tb = _timed(lambda: OTreeBagger(**BASELINE, n_jobs=n_jobs, random_state=seed).fit(X[train], y[train]))
@@ -117,34 +68,43 @@ def _compare(X, y, train, test, seed, n_jobs) -> tuple[dict, bool]:
     otb, t_otb = _timed(lambda: OTreeBagger(n_jobs=n_jobs, random_state=seed).fit(X[train], y[train]))
     row["OTreeBagger()"] = (mean_absolute_error(y[test], otb.predict(X[test]), labels=labels), t_otb)
 
-    def fit_additive():
-        # The same categorical columns as OTreeBagger() found (categorical_features="auto").
-        space = AdditiveSpace(otb.categorical_features_).fit(X[train], y[train])
-        model = OTreeBagger(projection="none", categorical_features=space.categorical_in_z,
-                            n_jobs=n_jobs, random_state=seed).fit(space.transform(X[train]), y[train])
-        return space, model
-
-    (space, model), t_add = _timed(fit_additive)
-    row["additive space"] = (mean_absolute_error(y[test], model.predict(space.transform(X[test])), labels=labels),
-                             t_add)
+    model, t_add = _timed(lambda: OTreeBagger(projection="additive", n_jobs=n_jobs,
+                                              random_state=seed).fit(X[train], y[train]))
+    row["additive space"] = (mean_absolute_error(y[test], model.predict(X[test]), labels=labels), t_add)
     certified = bool(model.is_consistent())
-    jumps = _line_jumps(lambda Xq: model.predict(space.transform(Xq)), X[test], np.random.RandomState(seed))
+    jumps = _line_jumps(model, X[test], np.random.RandomState(seed))
     if certified and jumps:
         raise SystemExit(f"the certificate holds in z but {jumps} line steps in x jump two classes")
     return row, certified
 
 
-def _line_jumps(predict, X, rng, n_lines: int = 100, n_steps: int = 2000) -> int:
-    """Steps of two classes or more along segments between random test rows, in x (an oracle).
+def _line_jumps(model, X, rng, n_lines: int = 100, n_steps: int = 2000) -> int:
+    """Jumps of two classes or more along segments between random test rows, in x (an oracle).
 
-    A fine scan can miss a thin region, so it can only refute the certificate,
-    never confirm it: it checks that consistency in z carries over to x.
+    Each scan step whose ends are two classes apart is bisected down to 1e-15 of the
+    segment (a consistent model may pass through a thin band of the class between):
+    a step left two classes apart there is a jump. The scan can miss a thin region,
+    so it can only refute the certificate: it checks that consistency in z carries
+    over to x. A change of category is not a small move (docs/design.md section 4b):
+    the segments keep their categorical columns fixed.
     """
-    a, b = X[rng.randint(len(X), size=n_lines)], X[rng.randint(len(X), size=n_lines)]
+    categorical = model.categorical_features_
+    a, b = X[rng.randint(len(X), size=n_lines)], X[rng.randint(len(X), size=n_lines)].copy()
+    b[:, categorical] = a[:, categorical]
     t = np.linspace(0.0, 1.0, n_steps)[:, None]
     points = np.concatenate([a[i] + t * (b[i] - a[i]) for i in range(n_lines)])
-    classes = predict(points).reshape(n_lines, n_steps)
-    return int(np.sum(np.abs(np.diff(classes, axis=1)) > 1))
+
+    def rank(Z):
+        # The bisection may ask for no point at all once every step is decided.
+        return np.searchsorted(model.classes_, model.predict(Z)) if Z.shape[0] else np.empty(0, np.intp)
+
+    ranks = rank(points).reshape(n_lines, n_steps)
+    line, step = np.nonzero(np.abs(np.diff(ranks, axis=1)) > 1)
+    if line.shape[0] == 0:
+        return 0
+    start, end = line * n_steps + step, line * n_steps + step + 1
+    return int(_walk_bisect(points[start], points[end], ranks[line, step], ranks[line, step + 1], rank,
+                            tol=1e-15).sum())
 
 
 def main(argv=None) -> None:
@@ -156,7 +116,7 @@ def main(argv=None) -> None:
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args(argv)
     names = shared_names() if args.datasets is None else args.datasets
-    models = ("TreeBagger", "OTreeBagger()", "additive space")
+    models = ("TreeBagger", "OTreeBagger()", "additive space")  # the last: projection="additive"
     results: dict = {}
     for name, split, X, y, train, test in _datasets(names, args.splits, args.synthetic):
         row, certified = _compare(X, y, train, test, split, args.n_jobs)

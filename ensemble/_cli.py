@@ -714,9 +714,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--on-budget", choices=["adapt", "raise"], default="adapt",
                        help="a group past --max-regions/--max-edges is made smaller with a warning (adapt, "
                             "default) or stops the fit with an error naming a setting that fits (raise)")
-        p.add_argument("--projection", choices=["auto", "pls", "none"], default="auto",
+        p.add_argument("--projection", choices=["auto", "pls", "additive", "none"], default="auto",
                        help="OTreeBagger groups split PLS components of the features (default auto: "
-                            "when the groups would split more than 4 continuous features)")
+                            "when the groups would split more than 4 continuous features), or an "
+                            "additive score of them and 2 PLS components (additive)")
         p.add_argument("--seed", type=int, default=0, help="random seed")
         p.add_argument("--n-jobs", type=int, default=None,
                        help="parallel jobs (joblib): a count, or -1 for all processors")

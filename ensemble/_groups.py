@@ -23,7 +23,125 @@ from ensemble._certificates import tree_nodes
 from ensemble._kernels import node_gaps
 from trees import leaf_boxes
 
-__all__ = ["FittedGroup", "GroupSpace"]
+__all__ = ["AdditiveScore", "FittedGroup", "GroupSpace"]
+
+
+#: Knots of an additive score's curve per feature (at its quantiles) and the ridge penalties tried.
+ADDITIVE_KNOTS = 8
+ADDITIVE_ALPHAS = np.logspace(-3, 3, 13)
+_DEGREE = 3
+
+
+@dataclass(frozen=True)
+class AdditiveScore:
+    """An additive score ``s(x) = intercept + sum_f g_f(x_f / scale_f - center_f)`` of cubic B-splines.
+
+    Every ``g_f`` is a cubic B-spline (clamped knots at the quantiles of the
+    feature on the rows it was fitted on) held constant beyond its end knots, so
+    ``s`` is continuous and Lipschitz: a group space with ``s`` as a component keeps
+    the consistency argument of the affine components (docs/design.md section 5,
+    "Group spaces"). Fitted by ridge regression of the class index on the
+    features' B-spline bases (:func:`_additive_score`).
+
+    Attributes
+    ----------
+    features : ndarray of int
+        The features the score reads.
+    scale, center : ndarray of shape (len(features),)
+        Power-of-two scale and centre of every feature (as :class:`GroupSpace`'s).
+    knots, coefs : tuple of ndarray
+        Knot vector and B-spline coefficients of every ``g_f`` (on the scaled feature).
+    intercept : float
+        Constant term.
+    spread : ndarray of shape (len(features),)
+        Standard deviation of every ``g_f`` over the fitted rows (shares the
+        score's importance among its features).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.linspace(0, 1, 200)[:, None]; y = (X[:, 0] > 0.5).astype(int)
+    >>> score = _additive_score(X, y, np.arange(200), np.array([0]), np.ones(200))
+    >>> bool(score.value(np.array([[0.0]]))[0] < score.value(np.array([[1.0]]))[0])
+    True
+    """
+
+    features: NDArray[np.intp]
+    scale: NDArray[np.float64]
+    center: NDArray[np.float64]
+    knots: tuple
+    coefs: tuple
+    intercept: float
+    spread: NDArray[np.float64]
+
+    def _curve(self, i: int):
+        from scipy.interpolate import BSpline
+
+        return BSpline(self.knots[i], self.coefs[i], _DEGREE, extrapolate=False)
+
+    def _scaled_column(self, X: NDArray[np.float64], i: int) -> NDArray[np.float64]:
+        t = self.knots[i]
+        # Constant beyond the end knots: the curve's value there, continuously.
+        return np.clip(X[:, self.features[i]] / self.scale[i] - self.center[i], t[0], t[-1])
+
+    def value(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The score of validated float64 rows (each row's value independent of the batch)."""
+        out = np.full(X.shape[0], self.intercept)
+        for i in range(self.features.shape[0]):  # a fixed order of additions
+            out += self._curve(i)(self._scaled_column(X, i))
+        return out
+
+    def _slope_coefs(self, i: int) -> NDArray[np.float64]:
+        # g' is a quadratic B-spline whose coefficients bound it (the basis is a partition of unity).
+        return self._curve(i).derivative().c[: self.coefs[i].shape[0] - 1]
+
+    def lipschitz(self) -> NDArray[np.float64]:
+        """Per feature, a bound on ``|ds / dx_f|`` in the feature's own units."""
+        return np.array([np.max(np.abs(self._slope_coefs(i)), initial=0.0) / self.scale[i]
+                         for i in range(self.features.shape[0])])
+
+    def directions(self) -> NDArray[np.int8]:
+        """Per feature: +1 if ``g_f`` never falls, -1 if it never rises, 0 if constant, 2 if unknown.
+
+        Read from the signs of the derivative's B-spline coefficients, a sufficient
+        condition: a curve called 2 may still be monotone, never the reverse.
+        """
+        out = np.zeros(self.features.shape[0], dtype=np.int8)
+        for i in range(self.features.shape[0]):
+            d = self._slope_coefs(i)
+            rising, falling = bool(np.any(d > 0)), bool(np.any(d < 0))
+            out[i] = 2 if rising and falling else 1 if rising else -1 if falling else 0
+        return out
+
+
+def _additive_score(X: NDArray, y: NDArray, rows: NDArray, features: NDArray,
+                    weight: NDArray[np.float64]) -> AdditiveScore | None:
+    """Ridge regression of the class index on cubic B-splines of ``features`` over ``rows``, or None.
+
+    The knots of a feature are its distinct quantiles at ``ADDITIVE_KNOTS`` evenly
+    spaced levels (fewer on a feature with few values), clamped at both ends; the
+    penalty is chosen among ``ADDITIVE_ALPHAS`` by generalised cross-validation.
+    """
+    from scipy.interpolate import BSpline
+    from sklearn.linear_model import RidgeCV
+
+    varying, Xs, scale, center = _scaled(X, rows, features)
+    features = features[varying]
+    if features.shape[0] == 0:
+        return None
+    knots, blocks = [], []
+    for j in range(features.shape[0]):
+        inner = np.unique(np.quantile(Xs[:, j], np.linspace(0.0, 1.0, ADDITIVE_KNOTS)))
+        t = np.concatenate([np.repeat(inner[0], _DEGREE), inner, np.repeat(inner[-1], _DEGREE)])
+        knots.append(t)
+        blocks.append(BSpline.design_matrix(Xs[:, j], t, _DEGREE).toarray())
+    design = np.hstack(blocks)
+    ridge = RidgeCV(alphas=ADDITIVE_ALPHAS).fit(design, y[rows].astype(np.float64), sample_weight=weight[rows])
+    bounds = np.cumsum([0] + [b.shape[1] for b in blocks])
+    coefs = tuple(ridge.coef_[bounds[j]: bounds[j + 1]].copy() for j in range(features.shape[0]))
+    spread = np.array([np.std(blocks[j] @ coefs[j]) for j in range(features.shape[0])])
+    return AdditiveScore(features, scale, center, tuple(knots), coefs,
+                         float(ridge.intercept_), spread)
 
 
 @dataclass(frozen=True)
@@ -57,6 +175,10 @@ class GroupSpace:
         Standard deviation of every projected feature on its scale (over the
         group's bootstrap rows): how far a component moves along each feature,
         used to share a component's importance among its features.
+    additive : AdditiveScore or None
+        With ``projection="additive"``: the first component is this score (its
+        column of ``weights`` is zero and its ``offset`` 0), a continuous but not
+        affine function of its features.
 
     Examples
     --------
@@ -73,6 +195,7 @@ class GroupSpace:
     scale: NDArray[np.float64] | None = None
     center: NDArray[np.float64] | None = None
     spread: NDArray[np.float64] | None = None
+    additive: AdditiveScore | None = None
 
     @classmethod
     def identity(cls, n_features: int) -> "GroupSpace":
@@ -102,6 +225,18 @@ class GroupSpace:
             [part[i] for part in parts] for i in range(6))
         return cls(np.concatenate(features), _block_diagonal(weights), np.concatenate(offset), kept,
                    np.concatenate(scale), np.concatenate(center), np.concatenate(spread))
+
+    @classmethod
+    def with_additive(cls, score: AdditiveScore, X: NDArray, residual: NDArray, rows: NDArray,
+                      projected: NDArray, kept: NDArray, n_pls: int) -> "GroupSpace":
+        """``score`` as the first component, then ``n_pls`` PLS directions of the ``residual`` on ``rows``."""
+        part = _pls_directions(X, residual, rows, projected, n_pls) if n_pls > 0 else None
+        if part is None:
+            empty = np.empty(0)
+            return cls(np.empty(0, np.intp), np.zeros((0, 1)), np.zeros(1), kept, empty, empty, empty, score)
+        features, weights, offset, scale, center, spread = part
+        weights = np.column_stack([np.zeros(features.shape[0]), weights])
+        return cls(features, weights, np.concatenate([[0.0], offset]), kept, scale, center, spread, score)
 
     @classmethod
     def monotone_index(cls, X: NDArray, y: NDArray, rows: NDArray, monotone: NDArray) -> "GroupSpace | None":
@@ -141,6 +276,8 @@ class GroupSpace:
             for i, f in enumerate(self.projected):
                 column += (X[:, f] / self._scale[i] - self._center[i]) * self.weights[i, j]
             Z[:, j] = column
+        if self.additive is not None:
+            Z[:, 0] = self.additive.value(X)
         Z[:, self.n_components:] = X[:, self.kept]
         return Z
 
@@ -171,6 +308,14 @@ class GroupSpace:
         asked = np.sign(self.weights) * cst[self.projected][:, None]
         for j in range(self.n_components):
             directions = np.unique(asked[:, j][asked[:, j] != 0])
+            if j == 0 and self.additive is not None:
+                curve = self.additive.directions().astype(np.int64)
+                moved = cst[self.additive.features].astype(np.int64)
+                curve, moved = curve[moved != 0], moved[moved != 0]
+                known = curve != 2
+                # A curve of unknown direction (2) may move the score either way.
+                asked_score = np.concatenate([curve[known] * moved[known], np.repeat([-1, 1], int(np.any(~known)))])
+                directions = np.unique(asked_score[asked_score != 0])
             if directions.shape[0] > 1:
                 if conflict is None:
                     return None
@@ -184,6 +329,9 @@ class GroupSpace:
         out = self.kept_mask(r).astype(np.float64)
         if not self.is_identity:
             out[: self.n_components] = np.abs(self.weights).T @ (r[self.projected] / self._scale)
+        if self.additive is not None:
+            # |s(x') - s(x)| <= sum_f Lip(g_f) |x'_f - x_f|.
+            out[0] += self.additive.lipschitz() @ r[self.additive.features]
         return out
 
     def largest_per_feature(self, values: NDArray, n_features: int) -> NDArray:
@@ -198,6 +346,8 @@ class GroupSpace:
         out[self.kept] = values[k:]
         for j in range(k):
             moved = self.projected[self.weights[:, j] != 0]
+            if j == 0 and self.additive is not None:
+                moved = self.additive.features
             out[moved] = np.maximum(out[moved], values[j])
         return out
 
@@ -206,7 +356,10 @@ class GroupSpace:
 
         The same map as :meth:`transform`, folded into one affine form (for drawing
         the boundaries; :meth:`transform` itself keeps the exact scaled form).
+        A space with an additive score is not affine: ``ValueError``.
         """
+        if self.additive is not None:
+            raise ValueError("a group space with an additive score is not affine")
         weights = self.weights / self._scale[:, None]
         return weights, self.offset - self._center @ self.weights
 
@@ -225,6 +378,11 @@ class GroupSpace:
             total = share.sum(axis=0)
             share = np.divide(share, total, out=np.zeros_like(share), where=total > 0)
             np.add.at(out, self.projected, share @ z_importances[:k])
+            if self.additive is not None:  # the score's importance, shared by how far each curve moves
+                curve = self.additive.spread
+                total = curve.sum()
+                if total > 0:
+                    np.add.at(out, self.additive.features, curve / total * z_importances[0])
         return out
 
     @property
@@ -411,11 +569,19 @@ class FittedGroup:
 
 
 def _group_space(X, y, weights, job) -> GroupSpace | None:
-    """The group's space: PLS components of the projectable features of its bootstrap rows."""
+    """The group's space: PLS components of the projectable features of its bootstrap rows.
+
+    With an additive score (``projection="additive"``) the score first, then PLS
+    directions of what it leaves of the class index.
+    """
     projected = job.projected
     if projected.shape[0] == 0:
         return None
     rows = np.flatnonzero(np.sum(weights, axis=0) > 0)
+    if job.additive is not None:
+        residual = y - job.additive.value(X)
+        return GroupSpace.with_additive(job.additive, X, residual, rows, projected, job.kept,
+                                        job.n_components - 1)
     return GroupSpace.pls(X, y, rows, projected, job.kept, job.n_components, monotone=job.monotonic_cst)
 
 
@@ -545,6 +711,8 @@ class _GroupJob:
     categorical: NDArray[np.bool_] | None
     monotonic_cst: NDArray[np.int8] | None
     resolution: NDArray[np.float64] | None
+    projection: str = "pls"
+    additive: AdditiveScore | None = None
 
 
 def _in_space(space: GroupSpace | None, per_feature):

@@ -22,7 +22,7 @@ from ensemble._base import (MAX_SEED, OrdinalEnsemble, TrainingData, TreeSpec, c
                             tree_feature_importances)
 from ensemble._certificates import voters_certificate
 from ensemble._docs import fill_doc
-from ensemble._groups import (FittedGroup, GroupSpace, _constraints_in_space, _fit_group, _GroupJob, _in_space,
+from ensemble._groups import (FittedGroup, GroupSpace, _additive_score, _constraints_in_space, _fit_group, _GroupJob, _in_space,
                               _resolution_in_space, _row_hash)
 from ensemble._parallel import run_jobs
 from ensemble._voting import DEPRECATED_VOTES, VOTES, check_vote, combine_votes, vote_counts
@@ -175,7 +175,7 @@ class OTreeBagger(OrdinalEnsemble):
         (halving their depth), until it fits, records it in ``groups_info_``
         (``"adapted"``) and warns once per fit (:class:`GroupSizeWarning`);
         ``"raise"`` raises :class:`relabel.TooManyRegionsError`.
-    projection : {"auto", "pls", "none"}, default="auto"
+    projection : {"auto", "pls", "additive", "none"}, default="auto"
         The space every group's trees split. ``"pls"``: the group fits
         ``n_components`` partial least squares directions of the class index on
         its bootstrap rows, over the features that are neither categorical nor
@@ -196,7 +196,15 @@ class OTreeBagger(OrdinalEnsemble):
         1.339; projected, 1.5 s and 0.881), else ``"none"`` (bagged trees
         without relabelling fuse nothing, and a projection only loses
         information: stock10, 0.234 test MAE on the features against 0.300 on
-        3 components).
+        3 components). ``"additive"``: the first component is an additive
+        score of the projectable features, one smooth curve per feature (cubic
+        B-splines with knots at its quantiles, fitted once on all training rows
+        by ridge regression of the class index), and the other
+        ``n_components - 1`` are PLS directions of what it leaves of the class
+        index on the group's rows; the score is continuous, so consistency in
+        the group's space is consistency in the features (docs/design.md
+        section 5). It projects whenever 2 or more features are projectable,
+        and cannot be combined with ``monotonic_cst``.
     n_components : int, default=3
         Number of components of a group's space. Under monotone constraints
         the constrained features take components' places (at least one PLS
@@ -336,7 +344,7 @@ class OTreeBagger(OrdinalEnsemble):
         "max_regions": [Interval(Integral, 1, None, closed="left")],
         "max_edges": [Interval(Integral, 0, None, closed="left")],
         "on_budget": [StrOptions({"adapt", "raise"})],
-        "projection": [StrOptions({"auto", "pls", "none"})],
+        "projection": [StrOptions({"auto", "pls", "additive", "none"})],
         "thresholds": [StrOptions({"gap", "midpoint", "auto"})],
         "monotonic_space": [StrOptions({"auto", "index", "axes"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -567,6 +575,12 @@ class OTreeBagger(OrdinalEnsemble):
         """Fit one group per row of ``seeds`` (in parallel through joblib)."""
         if seeds.shape[0] == 0:
             return []
+        if job.projection == "additive" and job.additive is None:
+            # One score for every group, fitted on the rows this fit may use (a held-out
+            # probe's zero-weight rows are left out).
+            weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
+            rows = np.flatnonzero(weight > 0)
+            job = replace(job, additive=_additive_score(data.X, data.y, rows, job.projected, weight))
         jobs = (delayed(_fit_group)(data.X, data.y, self.n_classes_, s, job, data.sample_weight) for s in seeds)
         return run_jobs(jobs, n_jobs=self.n_jobs, total=seeds.shape[0], desc="OTreeBagger groups",
                         verbose=self.verbose)
@@ -677,8 +691,12 @@ class OTreeBagger(OrdinalEnsemble):
         # "auto" looks at the dimension the groups would fuse in unprojected: every continuous
         # feature, the constrained ones included (they take at least one axis either way).
         continuous = int(np.count_nonzero(~data.categorical))
-        project = self.projection == "pls" or (self.projection == "auto" and self.relabel
-                                               and projectable.shape[0] >= 2 and continuous > 4)
+        additive = self.projection == "additive"
+        if additive and monotone is not None and np.any(monotone != 0):
+            raise ValueError("projection='additive' cannot be combined with monotonic_cst: its score's "
+                             "curves need not follow the constraints; use projection='pls' or 'auto'")
+        project = (self.projection == "pls" or (additive and projectable.shape[0] >= 2)
+                   or (self.projection == "auto" and self.relabel and projectable.shape[0] >= 2 and continuous > 4))
         n_constrained = 0 if monotone is None else int(np.count_nonzero(monotone))
         n_free = self.n_components
         if not project:
@@ -718,6 +736,7 @@ class OTreeBagger(OrdinalEnsemble):
             categorical=data.categorical if data.categorical.any() else None,
             monotonic_cst=monotone,
             resolution=data.resolution,
+            projection="additive" if additive and project else "pls",
         )
 
     def _votes(self, X: ArrayLike) -> NDArray[np.intp]:

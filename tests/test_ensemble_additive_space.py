@@ -1,0 +1,268 @@
+"""Tests of OTreeBagger's additive group space (``projection="additive"``) and its score."""
+
+import os
+import tempfile
+import warnings
+
+import numpy as np
+import pytest
+
+from ensemble import OTreeBagger, count_jumps
+from ensemble._grid import _walk_bisect
+from ensemble._groups import AdditiveScore, GroupSpace, _additive_score
+from ensemble._model_file import load_model, save_model
+
+
+def _data(n=400, d=5, seed=0, units=None):
+    """Classes 1..4 of an additive nonlinear score of the first three features, plus noise features."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, d))
+    score = np.sin(3 * X[:, 0]) + (X[:, 1] - 0.5) ** 2 * 4 + X[:, 2] + 0.2 * rng.normal(size=n)
+    y = np.searchsorted(np.quantile(score, [0.25, 0.5, 0.75]), score) + 1
+    if units is not None:
+        X = X * np.asarray(units)
+    return X, y
+
+
+def _de_boor_basis(x, t, k, i):
+    """B_{i,k}(x) by the Cox-de Boor recursion (right-closed at the last knot), an independent oracle."""
+    if k == 0:
+        last = t[i + 1] == t[-1] and t[i] < t[i + 1]
+        return float(t[i] <= x < t[i + 1] or (last and x == t[-1]))
+    out = 0.0
+    if t[i + k] > t[i]:
+        out += (x - t[i]) / (t[i + k] - t[i]) * _de_boor_basis(x, t, k - 1, i)
+    if t[i + k + 1] > t[i + 1]:
+        out += (t[i + k + 1] - x) / (t[i + k + 1] - t[i + 1]) * _de_boor_basis(x, t, k - 1, i + 1)
+    return out
+
+
+def _oracle_value(score, X):
+    """The score by the definition: intercept + sum of each curve at its clamped, scaled feature."""
+    out = np.full(X.shape[0], score.intercept)
+    for i, f in enumerate(score.features):
+        t, c = score.knots[i], score.coefs[i]
+        for r in range(X.shape[0]):
+            v = min(max(X[r, f] / score.scale[i] - score.center[i], t[0]), t[-1])
+            out[r] += sum(c[j] * _de_boor_basis(v, t, 3, j) for j in range(c.shape[0]))
+    return out
+
+
+def _line_jumps(model, X, rng, n_lines=60, n_steps=1500):
+    """Jumps of two classes along segments between random rows (can refute consistency only).
+
+    A scan step two classes apart is bisected to 1e-15 of its segment: a consistent
+    model may pass through a band of the class between thinner than a step.
+    """
+    a, b = X[rng.randint(len(X), size=n_lines)], X[rng.randint(len(X), size=n_lines)]
+    t = np.linspace(0.0, 1.0, n_steps)[:, None]
+    points = np.concatenate([a[i] + t * (b[i] - a[i]) for i in range(n_lines)])
+
+    def rank(Z):
+        # The bisection may ask for no point at all once every step is decided.
+        return np.searchsorted(model.classes_, model.predict(Z)) if Z.shape[0] else np.empty(0, np.intp)
+
+    ranks = rank(points).reshape(n_lines, n_steps)
+    line, step = np.nonzero(np.abs(np.diff(ranks, axis=1)) > 1)
+    start, end = line * n_steps + step, line * n_steps + step + 1
+    return int(_walk_bisect(points[start], points[end], ranks[line, step], ranks[line, step + 1], rank,
+                            tol=1e-15).sum())
+
+
+@pytest.mark.parametrize("units", [None, [1e-10, 1e9, 1.0, 3e5, 1e-300]])
+def test_additive_score_is_its_definition_inside_and_beyond_the_knots(units):
+    """Check the score against the Cox-de Boor recursion, in odd units and past the training range."""
+    X, y = _data(300, units=units)
+    score = _additive_score(X, y, np.arange(300), np.arange(5), np.ones(300))
+    rng = np.random.RandomState(1)
+    probe = np.vstack([X[:20], X[:5] * 3.0, X[:5] * -2.0, X[:5] * 0.0])
+    probe = probe[rng.permutation(probe.shape[0])]
+    np.testing.assert_allclose(score.value(probe), _oracle_value(score, probe), rtol=1e-9, atol=1e-9)
+
+
+def test_additive_score_skips_constant_features():
+    """Check that a constant column gets no curve and the others keep their own scales."""
+    X, y = _data(300, units=[1.0, 1e6, 1.0, 1.0, 1.0])
+    X = np.column_stack([np.full(300, 5.0), X])
+    score = _additive_score(X, y, np.arange(300), np.arange(6), np.ones(300))
+    assert score.features.tolist() == [1, 2, 3, 4, 5]
+    assert score.scale.shape == (5,) and score.scale[1] > 1e5
+    np.testing.assert_allclose(score.value(X[:30]), _oracle_value(score, X[:30]), rtol=1e-9, atol=1e-9)
+    model = OTreeBagger(n_estimators=6, projection="additive", random_state=0).fit(X, y)
+    assert model.is_consistent()
+
+
+def test_additive_score_values_do_not_depend_on_the_batch():
+    """Check that a row's score is the same float alone and within any batch."""
+    X, y = _data(300)
+    score = _additive_score(X, y, np.arange(300), np.arange(5), np.ones(300))
+    together = score.value(X)
+    alone = np.array([score.value(X[i: i + 1])[0] for i in range(0, 300, 7)])
+    assert np.array_equal(together[::7], alone)
+
+
+def test_additive_score_fits_the_class_index():
+    """Check that the fitted score follows the class index (a model that ignored y would not)."""
+    X, y = _data(600)
+    score = _additive_score(X, y, np.arange(600), np.arange(5), np.ones(600))
+    assert np.corrcoef(score.value(X), y)[0, 1] > 0.85
+    # The noise features move the score far less than the informative ones.
+    assert score.spread[3:].max() < 0.3 * score.spread[:3].min()
+
+
+def test_additive_score_lipschitz_bounds_every_move():
+    """Check |s(x + d e_f) - s(x)| <= Lip_f |d| on random moves, in odd units."""
+    X, y = _data(400, units=[1e-10, 1e9, 1.0, 1.0, 7.0])
+    score = _additive_score(X, y, np.arange(400), np.arange(5), np.ones(400))
+    bound = score.lipschitz()
+    rng = np.random.RandomState(2)
+    for f in range(5):
+        base = X[rng.randint(400, size=500)]
+        step = (rng.uniform(-0.2, 0.2, size=500) * X[:, f].std())
+        moved = base.copy()
+        moved[:, f] += step
+        change = np.abs(score.value(moved) - score.value(base))
+        assert np.all(change <= bound[f] * np.abs(step) * (1 + 1e-9) + 1e-12)
+    # Not vacuous: the steepest observed slope of the first feature is near its bound.
+    grid = np.repeat(X[:1], 20001, axis=0)
+    grid[:, 0] = np.linspace(X[:, 0].min(), X[:, 0].max(), 20001)
+    slope = np.abs(np.diff(score.value(grid))) / np.diff(grid[:, 0])
+    assert slope.max() > 0.3 * bound[0]
+
+
+def _hand_score(coefs):
+    """One curve on [0, 1] with clamped knots 0, 0.5, 1 and the given five coefficients."""
+    t = np.array([0.0, 0, 0, 0, 0.5, 1, 1, 1, 1])
+    return AdditiveScore(np.array([0]), np.array([1.0]), np.array([0.0]), (t,), (np.asarray(coefs, float),),
+                         0.0, np.array([1.0]))
+
+
+@pytest.mark.parametrize("coefs, expected", [
+    ([0, 1, 1, 2, 3], 1), ([3, 2, 2, 0, -1], -1), ([1, 1, 1, 1, 1], 0), ([0, 4, -2, 4, 0], 2),
+])
+def test_additive_score_directions_are_truthful(coefs, expected):
+    """Check the curve's stated direction, and that a stated one holds on a dense scan."""
+    score = _hand_score(coefs)
+    assert score.directions()[0] == expected
+    values = score.value(np.linspace(-0.5, 1.5, 4001)[:, None])
+    steps = np.diff(values)
+    if expected == 1:
+        assert steps.min() >= -1e-12
+    elif expected == -1:
+        assert steps.max() <= 1e-12
+    elif expected == 0:
+        assert np.abs(steps).max() <= 1e-12
+    else:  # this curve does fall somewhere and rise elsewhere
+        assert steps.min() < 0 < steps.max()
+
+
+def test_space_constraints_follow_the_curves_directions():
+    """Check GroupSpace.constraints on the score: a rising curve maps a constraint, a mixed one conflicts."""
+    rising = GroupSpace(np.empty(0, np.intp), np.zeros((0, 1)), np.zeros(1), np.array([1]),
+                        np.empty(0), np.empty(0), np.empty(0), _hand_score([0, 1, 1, 2, 3]))
+    assert rising.constraints(np.array([1, 0])).tolist() == [1, 0]
+    assert rising.constraints(np.array([-1, 1])).tolist() == [-1, 1]
+    mixed = GroupSpace(np.empty(0, np.intp), np.zeros((0, 1)), np.zeros(1), np.array([1]),
+                       np.empty(0), np.empty(0), np.empty(0), _hand_score([0, 4, -2, 4, 0]))
+    assert mixed.constraints(np.array([1, 0])) is None
+    assert mixed.constraints(np.array([1, 0]), conflict=-1).tolist() == [-1, 0]
+    assert mixed.constraints(np.array([0, 1])).tolist() == [0, 1]
+    with pytest.raises(ValueError, match="not affine"):
+        mixed.affine()
+
+
+def test_additive_otreebagger_is_certified_and_the_oracle_agrees():
+    """Check is_consistent() on an additive-space model and a line-scan oracle in the features."""
+    X, y = _data(400)
+    model = OTreeBagger(n_estimators=30, projection="additive", random_state=0).fit(X, y)
+    assert all(group.space.additive is not None for group in model.groups_)
+    assert all(group.space.n_components == 3 for group in model.groups_)
+    assert model.is_consistent()
+    assert _line_jumps(model, X, np.random.RandomState(0)) == 0
+    # The oracle can fail: the same scan finds the jumps of unrelabelled bagged trees.
+    free = OTreeBagger(n_estimators=30, projection="additive", relabel=False, vote="mode",
+                       random_state=0).fit(X, y)
+    assert _line_jumps(free, X, np.random.RandomState(0)) > 0
+
+
+def test_additive_certificate_fails_on_a_model_built_to_fail():
+    """Check that relabelled groups whose labels are then scrambled are not certified."""
+    X, y = _data(300)
+    model = OTreeBagger(n_estimators=9, projection="additive", random_state=0).fit(X, y)
+    for group in model.groups_:
+        group.labels[:] = np.where(np.arange(group.labels.shape[0]) % 2 == 0, 0, model.n_classes_ - 1)
+    assert model.is_consistent() is False
+
+
+def test_additive_space_beats_pls_on_additive_data():
+    """Check the space's purpose: on an additive nonlinear class, fresh rows err less than with PLS."""
+    X, y = _data(1200, d=8, seed=3)
+    train, test = np.arange(600), np.arange(600, 1200)
+    errors = {}
+    for projection in ("pls", "additive"):
+        model = OTreeBagger(n_estimators=30, projection=projection, random_state=0).fit(X[train], y[train])
+        errors[projection] = np.mean(np.abs(model.predict(X[test]) - y[test]))
+    assert errors["additive"] < errors["pls"] - 0.05
+
+
+def test_additive_space_is_free_of_the_features_units():
+    """Check that features in odd units give the same model (power-of-two scales, quantile knots)."""
+    X, y = _data(300)
+    units = np.array([1e-10, 1e9, 1.0, 3e5, 2.0**-30])
+    plain = OTreeBagger(n_estimators=9, projection="additive", random_state=0).fit(X, y)
+    odd = OTreeBagger(n_estimators=9, projection="additive", random_state=0).fit(X * units, y)
+    agree = np.mean(plain.predict(X) == odd.predict(X * units))
+    assert agree >= 0.99
+    assert odd.is_consistent()
+
+
+def test_additive_space_with_resolution_is_r_consistent():
+    """Check that r-consistency maps through the score's Lipschitz bound and certifies."""
+    X, y = _data(300)
+    model = OTreeBagger(n_estimators=9, projection="additive", resolution=0.05, random_state=0).fit(X, y)
+    assert model.is_consistent(resolution=0.05)
+    # Oracle: points closer than r along every feature never get classes two apart.
+    rng = np.random.RandomState(4)
+    base = rng.uniform(size=(20000, 5))
+    near = base + rng.uniform(-0.05, 0.05, size=base.shape) * 0.999
+    ranks = np.searchsorted(model.classes_, model.predict(np.vstack([base, near])))
+    assert np.abs(ranks[:20000] - ranks[20000:]).max() <= 1
+    # Not vacuous: the unconstrained bagged trees of the same space do jump within r.
+    free = OTreeBagger(n_estimators=9, projection="additive", relabel=False, vote="mode", random_state=0).fit(X, y)
+    ranks = np.searchsorted(free.classes_, free.predict(np.vstack([base, near])))
+    assert np.abs(ranks[:20000] - ranks[20000:]).max() > 1
+
+
+def test_additive_space_refuses_monotone_constraints():
+    """Check the clear error: the score's curves need not follow a constraint."""
+    X, y = _data(200)
+    with pytest.raises(ValueError, match="projection='additive' cannot be combined with monotonic_cst"):
+        OTreeBagger(n_estimators=3, projection="additive", monotonic_cst=[1, 0, 0, 0, 0]).fit(X, y)
+
+
+def test_additive_model_saves_loads_and_keeps_categorical_axes():
+    """Check a saved additive-space model predicts the same, and categorical columns keep their axes."""
+    X, y = _data(300)
+    X = np.column_stack([X, (X[:, 0] > 0.5).astype(float)])  # two-valued: categorical by default
+    model = OTreeBagger(n_estimators=9, projection="additive", random_state=0).fit(X, y)
+    space = model.groups_[0].space
+    assert space.kept.tolist() == [5] and 5 not in space.additive.features
+    importances = model.feature_importances_
+    assert importances.min() >= 0 and importances.sum() == pytest.approx(1.0)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model.skops")
+        save_model(path, model)
+        loaded = load_model(path)["model"]
+    assert np.array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.is_consistent()
+
+
+def test_additive_space_draws_its_regions_by_bisection():
+    """Check the 2D display's jump count on an additive-space model (curved boundaries, no lines)."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 2))
+    y = np.digitize(np.sin(3 * X[:, 0]) + X[:, 1] ** 2, [0.6, 1.1, 1.5]) + 1
+    model = OTreeBagger(n_estimators=9, projection="additive", random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert count_jumps(model, X, grid_resolution=60) == 0
