@@ -115,33 +115,71 @@ class AdditiveScore:
 
 
 def _additive_score(X: NDArray, y: NDArray, rows: NDArray, features: NDArray,
-                    weight: NDArray[np.float64]) -> AdditiveScore | None:
+                    weight: NDArray[np.float64], signs: NDArray | None = None) -> AdditiveScore | None:
     """Ridge regression of the class index on cubic B-splines of ``features`` over ``rows``, or None.
 
     The knots of a feature are its distinct quantiles at ``ADDITIVE_KNOTS`` evenly
     spaced levels (fewer on a feature with few values), clamped at both ends; the
     penalty is chosen among ``ADDITIVE_ALPHAS`` by generalised cross-validation.
+    A feature with a sign in ``signs`` (+1 or -1) gets a curve that only moves that
+    way: its coefficients are ``sign * cumsum`` of non-negative increments, fitted by
+    bounded least squares with the same penalty (on the increments), so
+    :meth:`AdditiveScore.directions` certifies the direction exactly.
     """
     from scipy.interpolate import BSpline
     from sklearn.linear_model import RidgeCV
 
     varying, Xs, scale, center = _scaled(X, rows, features)
     features = features[varying]
+    signs = np.zeros(features.shape[0]) if signs is None else np.asarray(signs, dtype=np.float64)[varying]
     if features.shape[0] == 0:
         return None
-    knots, blocks = [], []
+    knots, bases, blocks = [], [], []
     for j in range(features.shape[0]):
         inner = np.unique(np.quantile(Xs[:, j], np.linspace(0.0, 1.0, ADDITIVE_KNOTS)))
         t = np.concatenate([np.repeat(inner[0], _DEGREE), inner, np.repeat(inner[-1], _DEGREE)])
         knots.append(t)
-        blocks.append(BSpline.design_matrix(Xs[:, j], t, _DEGREE).toarray())
+        basis = BSpline.design_matrix(Xs[:, j], t, _DEGREE).toarray()
+        bases.append(basis)
+        # A monotone curve's coefficients are sign * (0, d_0, d_0 + d_1, ...) with d >= 0; the
+        # constant they leave out is the intercept's (the basis sums to 1).
+        blocks.append(basis if signs[j] == 0 else signs[j] * _increments(basis))
     design = np.hstack(blocks)
-    ridge = RidgeCV(alphas=ADDITIVE_ALPHAS).fit(design, y[rows].astype(np.float64), sample_weight=weight[rows])
+    target, w = y[rows].astype(np.float64), weight[rows]
+    ridge = RidgeCV(alphas=ADDITIVE_ALPHAS).fit(design, target, sample_weight=w)
+    theta, intercept = ridge.coef_, float(ridge.intercept_)
+    if np.any(signs != 0):
+        theta, intercept = _bounded_ridge(design, target, w, float(ridge.alpha_),
+                                          np.concatenate([np.full(b.shape[1], signs[j] != 0)
+                                                          for j, b in enumerate(blocks)]))
     bounds = np.cumsum([0] + [b.shape[1] for b in blocks])
-    coefs = tuple(ridge.coef_[bounds[j]: bounds[j + 1]].copy() for j in range(features.shape[0]))
-    spread = np.array([np.std(blocks[j] @ coefs[j]) for j in range(features.shape[0])])
-    return AdditiveScore(features, scale, center, tuple(knots), coefs,
-                         float(ridge.intercept_), spread)
+    coefs = []
+    for j in range(features.shape[0]):
+        part = theta[bounds[j]: bounds[j + 1]]
+        coefs.append(part.copy() if signs[j] == 0 else signs[j] * np.concatenate([[0.0], np.cumsum(part)]))
+    coefs = tuple(coefs)
+    spread = np.array([np.std(bases[j] @ coefs[j]) for j in range(features.shape[0])])
+    return AdditiveScore(features, scale, center, tuple(knots), coefs, intercept, spread)
+
+
+def _increments(basis: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The basis for a curve's increments: column i sums the basis functions after the i-th."""
+    return np.cumsum(basis[:, ::-1], axis=1)[:, ::-1][:, 1:]
+
+
+def _bounded_ridge(design, target, weight, alpha: float, nonneg: NDArray[np.bool_]):
+    """Weighted ridge regression with the ``nonneg`` coefficients kept >= 0: ``(coefficients, intercept)``."""
+    from scipy.optimize import lsq_linear
+
+    mean_x = np.average(design, axis=0, weights=weight)
+    mean_y = float(np.average(target, weights=weight))
+    root = np.sqrt(weight)[:, None]
+    A = np.vstack([root * (design - mean_x), np.sqrt(alpha) * np.eye(design.shape[1])])
+    b = np.concatenate([root[:, 0] * (target - mean_y), np.zeros(design.shape[1])])
+    lower = np.where(nonneg, 0.0, -np.inf)
+    theta = lsq_linear(A, b, bounds=(lower, np.inf)).x
+    theta[nonneg] = np.maximum(theta[nonneg], 0.0)  # the solver's tolerance may leave -1e-17
+    return theta, mean_y - float(mean_x @ theta)
 
 
 @dataclass(frozen=True)
@@ -575,7 +613,7 @@ def _group_space(X, y, weights, job) -> GroupSpace | None:
     directions of what it leaves of the class index.
     """
     projected = job.projected
-    if projected.shape[0] == 0:
+    if projected.shape[0] == 0 and job.additive is None:
         return None
     rows = np.flatnonzero(np.sum(weights, axis=0) > 0)
     if job.additive is not None:
@@ -712,6 +750,7 @@ class _GroupJob:
     monotonic_cst: NDArray[np.int8] | None
     resolution: NDArray[np.float64] | None
     projection: str = "pls"
+    score_features: NDArray[np.intp] | None = None
     additive: AdditiveScore | None = None
 
 

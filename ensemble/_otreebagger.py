@@ -71,7 +71,8 @@ def _monotonic_space(job: "_GroupJob") -> str | None:
     ``"index"`` (one monotone component), ``"axes"`` (each its own axis) or ``None``
     (no projection, or fewer than two constrained features: nothing to choose).
     """
-    if job.monotonic_cst is None or job.projected.shape[0] == 0 or np.count_nonzero(job.monotonic_cst) < 2:
+    if (job.monotonic_cst is None or job.projected.shape[0] == 0 or np.count_nonzero(job.monotonic_cst) < 2
+            or job.projection == "additive"):  # the additive score is the constrained features' index
         return None
     return "index" if np.any(job.monotonic_cst[job.projected] != 0) else "axes"
 
@@ -577,10 +578,11 @@ class OTreeBagger(OrdinalEnsemble):
             return []
         if job.projection == "additive" and job.additive is None:
             # One score for every group, fitted on the rows this fit may use (a held-out
-            # probe's zero-weight rows are left out).
+            # probe's zero-weight rows are left out); constrained features get monotone curves.
             weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
             rows = np.flatnonzero(weight > 0)
-            job = replace(job, additive=_additive_score(data.X, data.y, rows, job.projected, weight))
+            signs = None if job.monotonic_cst is None else job.monotonic_cst[job.score_features]
+            job = replace(job, additive=_additive_score(data.X, data.y, rows, job.score_features, weight, signs))
         jobs = (delayed(_fit_group)(data.X, data.y, self.n_classes_, s, job, data.sample_weight) for s in seeds)
         return run_jobs(jobs, n_jobs=self.n_jobs, total=seeds.shape[0], desc="OTreeBagger groups",
                         verbose=self.verbose)
@@ -691,12 +693,14 @@ class OTreeBagger(OrdinalEnsemble):
         # "auto" looks at the dimension the groups would fuse in unprojected: every continuous
         # feature, the constrained ones included (they take at least one axis either way).
         continuous = int(np.count_nonzero(~data.categorical))
-        additive = self.projection == "additive"
-        if additive and monotone is not None and np.any(monotone != 0):
-            raise ValueError("projection='additive' cannot be combined with monotonic_cst: its score's "
-                             "curves need not follow the constraints; use projection='pls' or 'auto'")
-        project = (self.projection == "pls" or (additive and projectable.shape[0] >= 2)
-                   or (self.projection == "auto" and self.relabel and projectable.shape[0] >= 2 and continuous > 4))
+        # "auto": the additive space from 3 continuous features (it beat both the features and
+        # PLS on the shared 4-feature sets: otreebagger_levers.py --decompose, additive_space.py);
+        # 2D data keeps the paper's own space.
+        additive = self.projection == "additive" or (self.projection == "auto" and self.relabel and continuous > 2)
+        if additive and continuous >= 2:
+            return self._additive_job(data)
+        project = self.projection == "pls" or (self.projection == "auto" and self.relabel
+                                               and projectable.shape[0] >= 2 and continuous > 4)
         n_constrained = 0 if monotone is None else int(np.count_nonzero(monotone))
         n_free = self.n_components
         if not project:
@@ -711,6 +715,31 @@ class OTreeBagger(OrdinalEnsemble):
             # Each constrained feature keeps its own axis, in a component's place.
             n_free = max(1, self.n_components - n_constrained)
         return _GroupJob(
+            **self._job_settings(data),
+            projected=projectable,
+            kept=np.flatnonzero(kept) if project else np.arange(data.n_features),
+            # The constrained features take components' places, so monotone groups fuse in as
+            # few dimensions as free ones (3 PLS + 3 constrained axes fused ~10x slower, no better).
+            n_components=n_free,
+        )
+
+    def _additive_job(self, data) -> _GroupJob:
+        """The group job of the additive space: every continuous feature in the score, PLS on the free ones.
+
+        Constrained features enter the score only, each through a curve that moves
+        its way (:func:`ensemble._groups._additive_score`), so the score is their
+        monotone index and the PLS directions never touch them.
+        """
+        monotone = data.monotonic
+        continuous = ~data.categorical
+        free = continuous if monotone is None else continuous & (monotone == 0)
+        return _GroupJob(**self._job_settings(data), projected=np.flatnonzero(free),
+                         kept=np.flatnonzero(data.categorical), n_components=self.n_components,
+                         projection="additive", score_features=np.flatnonzero(continuous))
+
+    def _job_settings(self, data) -> dict:
+        """The group job's settings that do not depend on the group space."""
+        return dict(
             spec=TreeSpec(self.criterion, self.max_depth, self.min_samples_leaf, self.max_features,
                           self.n_classes_, leaf_label="mode" if self._vote == "mode" else "median"),
             relabel=self.relabel,
@@ -728,15 +757,9 @@ class OTreeBagger(OrdinalEnsemble):
             max_regions=self.max_regions,
             max_edges=self.max_edges,
             on_budget=self.on_budget,
-            projected=projectable,
-            kept=np.flatnonzero(kept) if project else np.arange(data.n_features),
-            # The constrained features take components' places, so monotone groups fuse in as
-            # few dimensions as free ones (3 PLS + 3 constrained axes fused ~10x slower, no better).
-            n_components=n_free,
             categorical=data.categorical if data.categorical.any() else None,
-            monotonic_cst=monotone,
+            monotonic_cst=data.monotonic,
             resolution=data.resolution,
-            projection="additive" if additive and project else "pls",
         )
 
     def _votes(self, X: ArrayLike) -> NDArray[np.intp]:

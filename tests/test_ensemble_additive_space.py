@@ -233,11 +233,47 @@ def test_additive_space_with_resolution_is_r_consistent():
     assert np.abs(ranks[:20000] - ranks[20000:]).max() > 1
 
 
-def test_additive_space_refuses_monotone_constraints():
-    """Check the clear error: the score's curves need not follow a constraint."""
-    X, y = _data(200)
-    with pytest.raises(ValueError, match="projection='additive' cannot be combined with monotonic_cst"):
-        OTreeBagger(n_estimators=3, projection="additive", monotonic_cst=[1, 0, 0, 0, 0]).fit(X, y)
+def _wrong_way_steps(model, monotonic_cst, rng, n=4000):
+    """Pairs x, x + t e_f (t > 0) whose classes go against the constraint on f (an oracle)."""
+    base = rng.uniform(size=(n, len(monotonic_cst)))
+    wrong = 0
+    for f, sign in enumerate(monotonic_cst):
+        if sign == 0:
+            continue
+        moved = base.copy()
+        moved[:, f] += rng.uniform(0, 0.5, size=n)
+        ranks = np.searchsorted(model.classes_, model.predict(np.vstack([base, moved])))
+        wrong += int(np.sum(sign * (ranks[n:] - ranks[:n]) < 0))
+    return wrong
+
+
+def test_additive_space_carries_monotone_constraints():
+    """Check monotone curves for constrained features: certified, and an oracle finds no wrong-way step."""
+    X, y = _data(500)
+    cst = [0, 0, 1, 0, 0]  # the class rises with feature 2 (plus noise)
+    model = OTreeBagger(n_estimators=12, projection="additive", monotonic_cst=cst, random_state=0).fit(X, y)
+    space = model.groups_[0].space
+    assert space.additive.directions()[space.additive.features.tolist().index(2)] == 1
+    assert 2 not in space.projected  # PLS directions never touch a constrained feature
+    assert model.is_monotone() and model.is_consistent()
+    assert _wrong_way_steps(model, cst, np.random.RandomState(5)) == 0
+    # Not vacuous: the free model of the same space does go the wrong way somewhere.
+    free = OTreeBagger(n_estimators=12, projection="additive", random_state=0).fit(X, y)
+    assert _wrong_way_steps(free, cst, np.random.RandomState(5)) > 0
+    assert not free.is_monotone(monotonic_cst=cst)
+
+
+def test_additive_score_monotone_curves_follow_their_signs():
+    """Check that a constrained curve only moves its way, even against the data's direction."""
+    X, y = _data(500)
+    signs = np.array([1, -1, 0, 0, -1])  # feature 0 rises then falls in y; feature 1 is U-shaped
+    score = _additive_score(X, y, np.arange(500), np.arange(5), np.ones(500), signs)
+    assert score.directions().tolist()[:2] == [1, -1] and score.directions()[4] in (-1, 0)
+    grid = np.repeat(X[:1], 3001, axis=0)
+    for f, sign in ((0, 1), (1, -1), (4, -1)):
+        probe = grid.copy()
+        probe[:, f] = np.linspace(-0.2, 1.2, 3001)
+        assert np.all(sign * np.diff(score.value(probe)) >= -1e-12)
 
 
 def test_additive_model_saves_loads_and_keeps_categorical_axes():

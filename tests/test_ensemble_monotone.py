@@ -137,7 +137,7 @@ def test_otreebagger_keeps_constrained_features_out_of_the_projection():
     y = np.digitize(X[:, 0] * 2 + X[:, 1:].sum(axis=1) / 4 + rng.normal(scale=0.3, size=300), [0.8, 1.4, 2.0])
     cst = np.zeros(8, dtype=int)
     cst[0] = 1
-    model = OTreeBagger(n_estimators=6, monotonic_cst=cst, random_state=0).fit(X, y)
+    model = OTreeBagger(n_estimators=6, monotonic_cst=cst, projection="pls", random_state=0).fit(X, y)
     assert all(g.space is not None and 0 in g.space.kept and 0 not in g.space.projected for g in model.groups_)
     assert model.is_monotone() and model.is_consistent()
     assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(2)) == 0
@@ -172,7 +172,8 @@ def test_otreebagger_constrained_features_form_one_monotone_index():
     weights have their directions, and that the model is monotone by its certificate and by probes."""
     X, y = _index_data()
     cst = np.array([1, -1, 1, 0, 0, 0, 0, 0])
-    model = OTreeBagger(n_estimators=9, monotonic_cst=cst, monotonic_space="index", random_state=0).fit(X, y)
+    model = OTreeBagger(n_estimators=9, monotonic_cst=cst, monotonic_space="index", projection="pls",
+                        random_state=0).fit(X, y)
     for group in model.groups_:
         space = group.space
         assert space is not None and not np.isin([0, 1, 2], space.kept).any()
@@ -200,7 +201,7 @@ def test_otreebagger_constrained_features_form_one_monotone_index():
     with pytest.raises(ValueError, match="opposite directions"):
         model.is_monotone(np.r_[1, 1, np.zeros(6, int)])
     # Still a useful model, better than the free one on the same rows.
-    free = OTreeBagger(n_estimators=9, random_state=0).fit(X, y)
+    free = OTreeBagger(n_estimators=9, projection="pls", random_state=0).fit(X, y)
     X_test, y_test = _index_data(2000, seed=1)
     assert np.mean(np.abs(model.predict(X_test) - y_test)) <= np.mean(np.abs(free.predict(X_test) - y_test)) + 0.02
 
@@ -309,7 +310,8 @@ def test_monotonic_space_auto_keeps_the_space_that_errs_less_on_held_out_rows(ki
     threshold choice that follows reuses its probe, and the model is certified either way."""
     X, y = _two_constrained(kind)
     cst = np.r_[1, 1, np.zeros(6, int)]
-    model = OTreeBagger(n_estimators=30, monotonic_cst=cst, thresholds="auto", random_state=0).fit(X, y)
+    model = OTreeBagger(n_estimators=30, monotonic_cst=cst, thresholds="auto", projection="pls",
+                        random_state=0).fit(X, y)
     scores = model.monotonic_space_scores_
     assert set(scores) == {"index", "axes"}
     assert model.monotonic_space_ == expected == min(scores, key=lambda k: (scores[k], k != "index"))
@@ -320,7 +322,7 @@ def test_monotonic_space_auto_keeps_the_space_that_errs_less_on_held_out_rows(ki
     assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(0)) == 0
     # The chosen space is the better one on fresh data too.
     X_test, y_test = _two_constrained(kind, 3000, seed=1)
-    other = OTreeBagger(n_estimators=30, monotonic_cst=cst, random_state=0,
+    other = OTreeBagger(n_estimators=30, monotonic_cst=cst, random_state=0, projection="pls",
                         monotonic_space="axes" if expected == "index" else "index").fit(X, y)
     mae = lambda m: np.mean(np.abs(m.predict(X_test) - y_test))  # noqa: E731
     assert mae(model) < mae(other)
@@ -330,13 +332,16 @@ def test_monotonic_space_applies_only_to_two_or_more_projected_constraints():
     """Check monotonic_space_ is None (and nothing is probed) with one constraint or unprojected groups,
     and that 'axes' keeps every constrained feature on its own axis in a component's place."""
     X, y = _two_constrained("sum", n=300)
-    one = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, np.zeros(7, int)], random_state=0).fit(X, y)
+    one = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, np.zeros(7, int)], projection="pls",
+                      random_state=0).fit(X, y)
+    # The additive space (projection="auto") holds every constrained feature in its score.
+    additive = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, 1, np.zeros(6, int)], random_state=0).fit(X, y)
     unprojected = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, 1, np.zeros(6, int)], projection="none",
                               max_depth=3, random_state=0).fit(X, y)
-    for model in (one, unprojected):
+    for model in (one, unprojected, additive):
         assert model.monotonic_space_ is None and model.monotonic_space_scores_ is None
     axes = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, -1, 1, np.zeros(5, int)], monotonic_space="axes",
-                       random_state=0).fit(X, y)
+                       projection="pls", random_state=0).fit(X, y)
     assert axes.monotonic_space_ == "axes" and axes.monotonic_space_scores_ is None
     for group in axes.groups_:
         assert list(group.space.kept) == [0, 1, 2] and group.space.n_components == 1

@@ -129,31 +129,39 @@ def test_categorical_contacts_are_the_all_pairs_oracle_in_every_group(projection
 
 
 def test_auto_projection_only_for_relabelled_groups():
-    """Check that projection='auto' projects relabelled groups of 5+ features, never plain bagged trees."""
+    """Check that projection='auto' gives relabelled groups of 3+ continuous features the additive space,
+    2D data its own axes, and plain bagged trees no projection."""
     X, y = _many_features(200, 12, seed=1)
     relabelled = OTreeBagger(n_estimators=3, random_state=0).fit(X, y)
-    assert all(group.space is not None and group.space.n_components == relabelled.n_components
-               for group in relabelled.groups_)
+    assert all(group.space is not None and group.space.additive is not None
+               and group.space.n_components == relabelled.n_components for group in relabelled.groups_)
     bagged = OTreeBagger(n_estimators=3, relabel=False, random_state=0).fit(X, y)
     assert all(group.space is None for group in bagged.groups_)
-    # Asked for by name, the projection applies to bagged trees too.
-    asked = OTreeBagger(n_estimators=3, relabel=False, projection="pls", random_state=0).fit(X, y)
-    assert all(group.space is not None for group in asked.groups_)
-    few = OTreeBagger(n_estimators=3, random_state=0).fit(X[:, :4], y)
-    assert all(group.space is None for group in few.groups_)
+    # Asked for by name, a projection applies to bagged trees too.
+    for projection in ("pls", "additive"):
+        asked = OTreeBagger(n_estimators=3, relabel=False, projection=projection, random_state=0).fit(X, y)
+        assert all(group.space is not None for group in asked.groups_)
+    three = OTreeBagger(n_estimators=3, random_state=0).fit(X[:, :3], y)
+    assert all(group.space.additive is not None for group in three.groups_)
+    two = OTreeBagger(n_estimators=3, random_state=0).fit(X[:, :2], y)
+    assert all(group.space is None for group in two.groups_)
 
 
 def test_auto_projection_counts_constrained_features_in_the_dimension():
-    """Check that constrained features, which keep their axes, count towards the 4-dimension rule."""
+    """Check that constrained features count towards the 3-feature rule and enter the score, not PLS."""
     X, y = _many_features(200, 6, seed=2)
 
-    def projected(cst):
+    def spaces(cst):
         model = OTreeBagger(n_estimators=3, monotonic_cst=cst, random_state=0).fit(X[:, :len(cst)], y)
-        return [group.space is not None for group in model.groups_]
+        assert model.is_monotone()
+        return [group.space for group in model.groups_]
 
-    assert all(projected([1, 1, 1, 0, 0, 0]))  # 3 free + 3 constrained: 6 axes unprojected
-    assert not any(projected([1, 1, 0, 0]))  # 4 axes: small enough
-    assert not any(projected([1, 1, 1, 1, 0, 0][:5]))  # one free feature: nothing to project
+    for space in spaces([1, 1, 0]):  # 3 continuous features, two of them constrained
+        assert space.additive is not None and space.additive.features.tolist() == [0, 1, 2]
+        assert space.projected.tolist() == [2]  # PLS of the residual on the free feature only
+    assert all(space is None for space in spaces([1, 0]))  # 2D: the features themselves
+    with pytest.raises(ValueError, match="monotonic_cst"):
+        spaces([1, 1, 1, 1, 1, 2])
 
 
 def test_group_space_of_one_class_is_silent_and_constant():
@@ -181,7 +189,7 @@ def test_constrained_axes_take_the_place_of_components(n_constrained, space, exp
     cst = np.zeros(12, int)
     cst[:n_constrained] = 1  # the first five features raise the score
     model = OTreeBagger(n_estimators=3, monotonic_cst=cst, max_depth=4, monotonic_space=space,
-                        random_state=0).fit(X, y)
+                        projection="pls", random_state=0).fit(X, y)
     for group in model.groups_:
         assert group.space.n_components == expected
         assert list(group.space.kept) == kept
