@@ -247,6 +247,33 @@ def _wrong_way_steps(model, monotonic_cst, rng, n=4000):
     return wrong
 
 
+def test_bounded_ridge_reaches_the_optimum_of_another_solver():
+    """Check the bounded ridge fit against L-BFGS-B on the same objective (weights, penalty, bounds)."""
+    from scipy.optimize import minimize
+
+    from ensemble._groups import _bounded_ridge
+
+    rng = np.random.RandomState(6)
+    design = rng.normal(size=(200, 8))
+    target = design @ np.array([1.0, -2.0, 0.5, -0.5, 1.5, 0.0, -1.0, 2.0]) + rng.normal(size=200)
+    weight = rng.uniform(0.5, 2.0, size=200)
+    nonneg = np.array([True, True, False, True, False, False, True, True])
+    alpha = 3.0
+
+    def objective(theta):
+        intercept = np.average(target - design @ theta, weights=weight)
+        residual = target - intercept - design @ theta
+        return float(weight @ residual**2 + alpha * theta @ theta)
+
+    theta, intercept = _bounded_ridge(design, target, weight, alpha, nonneg)
+    assert np.all(theta[nonneg] >= 0) and np.any(theta[nonneg] < 1e-8)  # some bounds bind
+    assert intercept == pytest.approx(np.average(target - design @ theta, weights=weight))
+    other = minimize(objective, np.zeros(8), method="L-BFGS-B",
+                     bounds=[(0, None) if b else (None, None) for b in nonneg], options={"ftol": 1e-15, "gtol": 1e-10})
+    assert objective(theta) <= other.fun + 1e-6 * abs(other.fun)
+    assert objective(theta) == pytest.approx(other.fun, rel=1e-6)
+
+
 def test_additive_space_carries_monotone_constraints():
     """Check monotone curves for constrained features: certified, and an oracle finds no wrong-way step."""
     X, y = _data(500)
