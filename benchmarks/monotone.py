@@ -99,7 +99,7 @@ def _wrong_way(model, X, cst, rng, n_lines=30, n_steps=100):
 
 def _count(breaks: np.ndarray) -> str:
     if np.isnan(breaks).all():
-        return "n/a (PLS)"
+        return "n/a (projected)"
     return f"{int(np.nansum(breaks))} of {int(np.sum(~np.isnan(breaks)))}"
 
 
@@ -132,9 +132,9 @@ def main(argv=None) -> None:
                 try:
                     breaks = not free.is_monotone(cst)
                 except ValueError:
-                    # A free OTreeBagger mixed the constrained features into PLS components with
-                    # weights of both signs (no direction of a component to check): the line
-                    # probes still measure it.
+                    # A free OTreeBagger mixed the constrained features into a component that moves
+                    # both ways along them (PLS weights of both signs, or additive curves that rise
+                    # and fall): no direction of a component to check; the line probes still measure it.
                     breaks = np.nan
                 rows.append((out["free"][2], out["mono"][2], out["free"][1], out["mono"][1],
                              breaks, _wrong_way(free, X[test], cst, np.random.RandomState(0)),
