@@ -77,7 +77,9 @@ class AdditiveScore:
     def _curve(self, i: int):
         from scipy.interpolate import BSpline
 
-        return BSpline(self.knots[i], self.coefs[i], _DEGREE, extrapolate=False)
+        # Copies: older scipy evaluates only writable arrays, and a model loaded
+        # from a read-only memory map holds read-only ones.
+        return BSpline(np.array(self.knots[i]), np.array(self.coefs[i]), _DEGREE, extrapolate=False)
 
     def _scaled_column(self, X: NDArray[np.float64], i: int) -> NDArray[np.float64]:
         t = self.knots[i]

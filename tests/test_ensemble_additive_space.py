@@ -101,6 +101,18 @@ def test_additive_score_values_do_not_depend_on_the_batch():
     assert np.array_equal(together[::7], alone)
 
 
+def test_additive_score_reads_read_only_arrays():
+    """Check a score whose arrays are read-only (a model loaded from a memory map) evaluates the same."""
+    X, y = _data(300)
+    score = _additive_score(X, y, np.arange(300), np.arange(5), np.ones(300))
+    expected = score.value(X)
+    for array in (*score.knots, *score.coefs):
+        array.flags.writeable = False
+    X.flags.writeable = False
+    assert np.array_equal(score.value(X), expected)
+    assert np.all(np.isfinite(score.lipschitz()))
+
+
 def test_additive_score_fits_the_class_index():
     """Check that the fitted score follows the class index (a model that ignored y would not)."""
     X, y = _data(600)
