@@ -502,7 +502,11 @@ class OTreeBagger(OrdinalEnsemble):
             warnings.warn(
                 f"{len(changed)} of {n_groups} groups passed max_regions={self.max_regions} or "
                 f"max_edges={self.max_edges} and were made smaller (e.g. {changed[0]}); see groups_info_. "
-                "A smaller group_size or max_depth, or projection='pls', avoids this",
+                "A smaller group_size or max_depth avoids this"
+                # Only the raw features can be traded for a smaller space: every projection
+                # already fuses in n_components axes plus the categorical ones.
+                + (", as does projection='auto'"
+                   if self.projection == "none" and np.count_nonzero(~data.categorical) > 2 else ""),
                 GroupSizeWarning,
                 stacklevel=3,
             )

@@ -330,6 +330,13 @@ def test_groups_past_a_budget_are_made_smaller_and_say_so():
     assert "group_size 2 -> 1" in info["adapted"] and "max_depth" in info["adapted"]
     assert info["n_regions"] <= 20 and tiny.groups_[0].trees[0].get_depth() == info["max_depth"]
     assert tiny.is_consistent()
+    # The advice names a smaller space only where one exists: raw features past two.
+    with pytest.warns(GroupSizeWarning) as record:
+        OTreeBagger(n_estimators=2, group_size=2, max_regions=20, projection="none", random_state=0).fit(X, y)
+    assert "projection='auto'" in str(record[0].message)
+    with pytest.warns(GroupSizeWarning) as record:
+        OTreeBagger(n_estimators=2, group_size=2, max_regions=20, random_state=0).fit(X, y)
+    assert "projection" not in str(record[0].message)
     # A budget that holds changes nothing and warns nothing.
     with warnings.catch_warnings():
         warnings.simplefilter("error", GroupSizeWarning)
