@@ -1,4 +1,4 @@
-"""OTreeBagger's groups in the additive space (``projection="additive"``) against PLS and TreeBagger.
+"""OTreeBagger's groups in the additive space: PLS or interaction axes beside the score, against TreeBagger.
 
 ``otreebagger_levers.py --decompose`` shows where OTreeBagger's gap to TreeBagger lies:
 in the groups' space (three PLS components of the features), not in the consistency
@@ -7,17 +7,24 @@ continuous features as its first component (one cubic B-spline curve per feature
 fitted once by ridge regression of the class index) and two PLS directions of what
 the score leaves; categorical columns keep their axes (docs/design.md section 5).
 
-For each shared data set (its first ``--splits`` hold-out partitions) and synthetic
-data (``make_ordinal_synthetic``, half the rows for training): test MAE and fit time
-of TreeBagger, ``OTreeBagger()`` and ``OTreeBagger(projection="additive")``, with the
-latter's certificate and an oracle for it in x (100 segments between test rows, their
-categorical columns held at the first row's values, scanned in 2,000 steps: no step
-may jump two classes).
+What the score leaves is interaction between features, which PLS directions (linear)
+cannot see: ``residual_axes="features"`` puts instead the features a regression tree of
+the residual uses most on their own axes, and ``residual_axes="auto"`` (the default)
+chooses between the two on held-out rows.
+
+For each shared data set (its first ``--splits`` hold-out partitions), synthetic data
+(``make_ordinal_synthetic``, half the rows for training) and interaction data
+(``--interaction``: 4 classes of a function of two of the features, the others noise;
+1,000 training and 1,000 test rows): test MAE and fit time of TreeBagger, the additive
+space with each kind of residual axes, and ``OTreeBagger()`` with the choice it made,
+with the default's certificate and an oracle for it in x (100 segments between test
+rows, their categorical columns held at the first row's values, scanned in 2,000 steps:
+no step may jump two classes).
 
 Run::
 
-    python benchmarks/additive_space.py                       # 12 sets + 20 x 20,000 (about 5 min on 2 cores)
-    python benchmarks/additive_space.py --datasets LEV stock10 --synthetic
+    python benchmarks/additive_space.py                       # 12 sets, 20 x 20,000, interactions (about 10 min on 2 cores)
+    python benchmarks/additive_space.py --datasets none --interaction xor product
 """
 
 from __future__ import annotations
@@ -41,7 +48,28 @@ from ensemble.metrics import mean_absolute_error  # noqa: E402
 BASELINE = {"relabel": False, "vote": "mode", "criterion": "gini", "projection": "none", "max_depth": None}
 
 
-def _datasets(names, n_splits, synthetic):
+def interaction_data(kind: str, n_samples: int = 2000, n_features: int = 5, seed: int = 0):
+    """Classes 1..4 of a function of x_0 and x_1 that no sum of curves of single features follows."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n_samples, n_features))
+    a, b = X[:, 0] - 0.5, X[:, 1] - 0.5
+    if kind == "xor":  # classes 1 and 3 (two apart) on a chequer of four squares
+        y = 1 + 2 * ((a > 0) ^ (b > 0))
+    elif kind == "checker":
+        y = 1 + (np.floor(3 * X[:, 0]) + np.floor(3 * X[:, 1])) % 4
+    elif kind == "product":
+        y = 1 + np.digitize(a * b, [-0.05, 0.0, 0.05])
+    elif kind == "radial":
+        y = 1 + np.digitize(np.hypot(a, b), [0.15, 0.3, 0.45])
+    else:
+        raise ValueError(f"unknown interaction {kind!r}")
+    return X, y.astype(np.int64)
+
+
+INTERACTIONS = ("xor", "checker", "product", "radial")
+
+
+def _datasets(names, n_splits, synthetic, interactions):
     for name in names:
         for split, X, y, train, test in shared_splits(name, n_splits):
             yield name, split, X, y, train, test
@@ -49,6 +77,10 @@ def _datasets(names, n_splits, synthetic):
         X, y = make_ordinal_synthetic(n_samples, n_features, random_state=0)
         half = n_samples // 2
         yield f"synthetic-{n_features}x{n_samples}", 0, X, y, np.arange(half), np.arange(half, n_samples)
+    for kind in interactions:
+        for n_features in (5, 20):
+            X, y = interaction_data(kind, 2000, n_features)
+            yield f"{kind}-{n_features}", 0, X, y, np.arange(1000), np.arange(1000, 2000)
 
 
 def _timed(fit):
@@ -59,23 +91,22 @@ def _timed(fit):
     return out, time.perf_counter() - t0
 
 
-def _compare(X, y, train, test, seed, n_jobs) -> tuple[dict, bool]:
-    """Test MAE and fit seconds of the three models on one split; the additive model's certificate."""
+def _compare(X, y, train, test, seed, n_jobs) -> tuple[dict, bool, str]:
+    """Test MAE and fit seconds of the models on one split; the default's certificate and choice."""
     labels = np.arange(1, int(y.max()) + 1)
     row = {}
-    tb, t_tb = _timed(lambda: OTreeBagger(**BASELINE, n_jobs=n_jobs, random_state=seed).fit(X[train], y[train]))
-    row["TreeBagger"] = (mean_absolute_error(y[test], tb.predict(X[test]), labels=labels), t_tb)
-    otb, t_otb = _timed(lambda: OTreeBagger(n_jobs=n_jobs, random_state=seed).fit(X[train], y[train]))
-    row["OTreeBagger()"] = (mean_absolute_error(y[test], otb.predict(X[test]), labels=labels), t_otb)
-
-    model, t_add = _timed(lambda: OTreeBagger(projection="additive", n_jobs=n_jobs,
-                                              random_state=seed).fit(X[train], y[train]))
-    row["additive space"] = (mean_absolute_error(y[test], model.predict(X[test]), labels=labels), t_add)
+    fits = {"TreeBagger": BASELINE, "additive + PLS": {"projection": "additive", "residual_axes": "pls"},
+            "additive + features": {"projection": "additive", "residual_axes": "features"},
+            "OTreeBagger()": {}}
+    for label, params in fits.items():
+        model, seconds = _timed(lambda p=params: OTreeBagger(**p, n_jobs=n_jobs, random_state=seed)
+                                .fit(X[train], y[train]))
+        row[label] = (mean_absolute_error(y[test], model.predict(X[test]), labels=labels), seconds)
     certified = bool(model.is_consistent())
     jumps = _line_jumps(model, X[test], np.random.RandomState(seed))
     if certified and jumps:
         raise SystemExit(f"the certificate holds in z but {jumps} line steps in x jump two classes")
-    return row, certified
+    return row, certified, str(model.residual_axes_)
 
 
 def _line_jumps(model, X, rng, n_lines: int = 100, n_steps: int = 2000) -> int:
@@ -109,37 +140,40 @@ def _line_jumps(model, X, rng, n_lines: int = 100, n_steps: int = 2000) -> int:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="*", default=None, help="shared CSV names (default: all)")
+    parser.add_argument("--datasets", nargs="*", default=None,
+                        help="shared CSV names (default: all; 'none' for none)")
     parser.add_argument("--splits", type=int, default=3)
     parser.add_argument("--synthetic", type=lambda s: tuple(int(v) for v in s.split("x")), nargs="*",
                         default=[(20, 20000)], help="FEATURESxROWS, half for training")
+    parser.add_argument("--interaction", nargs="*", default=list(INTERACTIONS), choices=INTERACTIONS,
+                        help="interaction data, in 5 and 20 features")
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args(argv)
-    names = shared_names() if args.datasets is None else args.datasets
-    models = ("TreeBagger", "OTreeBagger()", "additive space")  # the last: projection="additive"
+    names = shared_names() if args.datasets is None else [n for n in args.datasets if n != "none"]
+    models = ("TreeBagger", "additive + PLS", "additive + features", "OTreeBagger()")
     results: dict = {}
-    for name, split, X, y, train, test in _datasets(names, args.splits, args.synthetic):
-        row, certified = _compare(X, y, train, test, split, args.n_jobs)
-        results.setdefault(name, []).append(row)
+    for name, split, X, y, train, test in _datasets(names, args.splits, args.synthetic, args.interaction):
+        row, certified, chosen = _compare(X, y, train, test, split, args.n_jobs)
+        results.setdefault(name, []).append((row, chosen))
         print(f"{name} split {split}: " + "  ".join(f"{m} {row[m][0]:.3f} ({row[m][1]:.1f}s)" for m in models)
-              + f"  certified={certified}", flush=True)
+              + f"  chose {chosen}  certified={certified}", flush=True)
         if not certified:
-            raise SystemExit(f"{name}: the additive-space model is not certified")
-    print("\n| data set | " + " | ".join(models) + " | fit s (additive) |")
-    print("|---|" + "---:|" * (len(models) + 1))
-    means = {m: [] for m in models}
+            raise SystemExit(f"{name}: OTreeBagger() is not certified")
+    print("\n| data set | " + " | ".join(models) + " | residual axes chosen | fit s (default) |")
+    print("|---|" + "---:|" * len(models) + "---|---:|")
+    means: dict = {m: [] for m in models}
     for name, rows in results.items():
-        mae = {m: float(np.mean([r[m][0] for r in rows])) for m in models}
-        shared = not name.startswith("synthetic")
-        for m in models:
-            if shared:
+        mae = {m: float(np.mean([r[m][0] for r, _ in rows])) for m in models}
+        if name in names:
+            for m in models:
                 means[m].append(mae[m])
+        chosen = ", ".join(c for _, c in rows)
         print(f"| {name} | " + " | ".join(f"{mae[m]:.3f}" for m in models)
-              + f" | {np.mean([r['additive space'][1] for r in rows]):.1f} |")
+              + f" | {chosen} | {np.mean([r['OTreeBagger()'][1] for r, _ in rows]):.1f} |")
     if means["TreeBagger"]:
-        print("| mean (shared sets) | " + " | ".join(f"{np.mean(means[m]):.3f}" for m in models) + " | |")
-        wins = sum(a < t for a, t in zip(means["additive space"], means["TreeBagger"], strict=True))
-        print(f"\nadditive space better than TreeBagger on {wins} of {len(means['TreeBagger'])} shared sets")
+        print("| mean (shared sets) | " + " | ".join(f"{np.mean(means[m]):.3f}" for m in models) + " | | |")
+        wins = sum(a < t for a, t in zip(means["OTreeBagger()"], means["TreeBagger"], strict=True))
+        print(f"\nOTreeBagger() better than TreeBagger on {wins} of {len(means['TreeBagger'])} shared sets")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,11 @@ __all__ = ["AdditiveScore", "FittedGroup", "GroupSpace"]
 ADDITIVE_KNOTS = 8
 ADDITIVE_ALPHAS = np.logspace(-3, 3, 13)
 _DEGREE = 3
+# The regression tree that finds a group's interaction axes (residual_axes="features"):
+# deep enough to reach a pair's second split under a first split on noise (an exact XOR
+# gives no gain at the root), leaves large enough not to chase single rows.
+_RESIDUAL_DEPTH = 6
+_RESIDUAL_LEAF = 5
 
 
 @dataclass(frozen=True)
@@ -617,12 +622,41 @@ def _group_space(X, y, weights, job) -> GroupSpace | None:
     projected = job.projected
     if projected.shape[0] == 0 and job.additive is None:
         return None
-    rows = np.flatnonzero(np.sum(weights, axis=0) > 0)
+    weight = np.sum(weights, axis=0)
+    rows = np.flatnonzero(weight > 0)
     if job.additive is not None:
         residual = y - job.additive.value(X)
+        if job.residual_axes == "features":
+            axes = _residual_features(X, residual, rows, weight, projected, job.n_components - 1)
+            return GroupSpace.with_additive(job.additive, X, residual, rows, projected,
+                                            np.concatenate([job.kept, axes]), 0)
         return GroupSpace.with_additive(job.additive, X, residual, rows, projected, job.kept,
                                         job.n_components - 1)
     return GroupSpace.pls(X, y, rows, projected, job.kept, job.n_components, monotone=job.monotonic_cst)
+
+
+def _residual_features(X: NDArray, residual: NDArray, rows: NDArray, weight: NDArray,
+                       candidates: NDArray, n_axes: int) -> NDArray[np.intp]:
+    """The (at most) ``n_axes`` candidate features a regression tree of ``residual`` uses most.
+
+    What the additive score leaves is interaction between features (a class that
+    follows the sign of ``x_0 * x_1`` leaves all of it): no direction of it is
+    linear, so PLS finds none, but a greedy tree finds the features it needs.
+    Features the tree never splits are not taken, so fewer axes may come back.
+    Sorted; the same rows and weights give the same features.
+    """
+    from sklearn.tree import DecisionTreeRegressor
+
+    if n_axes <= 0 or candidates.shape[0] == 0 or rows.shape[0] < 2:
+        return np.empty(0, np.intp)
+    tree = DecisionTreeRegressor(max_depth=_RESIDUAL_DEPTH, min_samples_leaf=_RESIDUAL_LEAF, random_state=0)
+    # Dense ranks, not values: a tree's splits only see order, and scikit-learn's float32
+    # copy would overflow past 3.4e38 and merge close values of features in odd units.
+    ranks = np.column_stack([np.unique(X[rows, f], return_inverse=True)[1].reshape(-1) for f in candidates])
+    tree.fit(ranks.astype(np.float64), residual[rows], sample_weight=weight[rows])
+    importance = tree.feature_importances_
+    order = np.argsort(-importance, kind="stable")[:n_axes]
+    return np.sort(candidates[order[importance[order] > 0]]).astype(np.intp)
 
 
 def _grow(Z, y, seeds, weights, job: "_GroupJob", max_depth):
@@ -754,6 +788,7 @@ class _GroupJob:
     projection: str = "pls"
     score_features: NDArray[np.intp] | None = None
     additive: AdditiveScore | None = None
+    residual_axes: str = "pls"
 
 
 def _in_space(space: GroupSpace | None, per_feature):

@@ -204,6 +204,19 @@ class OTreeBagger(OrdinalEnsemble):
         0.836, stock10 0.366 -> 0.297), worse on ERA (1.268 -> 1.285) and tae
         (0.447 -> 0.465); synthetic data of 20 to 100 features and 20,000 rows
         0.93-1.03 -> 0.31-0.34 at the same fit time.
+    residual_axes : {"auto", "pls", "features"}, default="auto"
+        In the additive space, what the ``n_components - 1`` axes beside the
+        score are: ``"pls"``, PLS directions of what the score leaves of the
+        class index (linear, so blind to interactions: a class that follows
+        the sign of ``x_0 * x_1`` leaves no linear trace), or ``"features"``,
+        the features a regression tree of that residual on the group's rows
+        uses most, on their own axes (trees split them as the paper's groups
+        split raw features, so interactions between them are learnt).
+        ``"auto"`` fits 8 groups each way on three quarters of the rows and
+        keeps the one whose vote errs less on the others
+        (``residual_axes_scores_``; PLS on a tie), as ``thresholds="auto"``
+        does. Measured in ``benchmarks/additive_space.py`` (interaction data
+        and the 12 shared data sets).
     n_components : int, default=3
         Number of components of a group's space (the additive score counts as
         one). Under monotone constraints with ``projection="pls"`` the
@@ -278,6 +291,11 @@ class OTreeBagger(OrdinalEnsemble):
     threshold_scores_ : dict or None
         With ``thresholds="auto"``: the held-out MAE of 8 groups with each rule
         (``"midpoint"``, ``"gap"``); the smaller was kept.
+    residual_axes_ : {"pls", "features"} or None
+        The axes beside the additive score (``None`` outside the additive space).
+    residual_axes_scores_ : dict or None
+        With ``residual_axes="auto"`` in the additive space: the held-out MAE
+        of 8 groups each way (``"pls"``, ``"features"``); the smaller was kept.
     monotonic_space_ : {"index", "axes"} or None
         How the groups place their constrained features (``None`` when they
         are not projected or fewer than two features are constrained).
@@ -345,6 +363,7 @@ class OTreeBagger(OrdinalEnsemble):
         "max_edges": [Interval(Integral, 0, None, closed="left")],
         "on_budget": [StrOptions({"adapt", "raise"})],
         "projection": [StrOptions({"auto", "pls", "additive", "none"})],
+        "residual_axes": [StrOptions({"auto", "pls", "features"})],
         "thresholds": [StrOptions({"gap", "midpoint", "auto"})],
         "monotonic_space": [StrOptions({"auto", "index", "axes"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -377,6 +396,7 @@ class OTreeBagger(OrdinalEnsemble):
         on_budget: str = "adapt",
         projection: str = "auto",
         n_components: int = 3,
+        residual_axes: str = "auto",
         thresholds: str = "gap",
         categorical_features: ArrayLike | str | None = "auto",
         monotonic_cst: ArrayLike | dict | None = None,
@@ -411,6 +431,7 @@ class OTreeBagger(OrdinalEnsemble):
         self.on_budget = on_budget
         self.projection = projection
         self.n_components = n_components
+        self.residual_axes = residual_axes
         self.thresholds = thresholds
         self.categorical_features = categorical_features
         self.monotonic_cst = monotonic_cst
@@ -486,12 +507,17 @@ class OTreeBagger(OrdinalEnsemble):
         seeds = rng.randint(MAX_SEED, size=(n_groups, size, 2))
         job = self._group_job(data, index=self.monotonic_space != "axes")
         self.monotonic_space_ = _monotonic_space(job)
-        self.monotonic_space_scores_ = self.threshold_scores_ = None
+        self.monotonic_space_scores_ = self.threshold_scores_ = self.residual_axes_scores_ = None
+        self.residual_axes_ = job.residual_axes if job.projection == "additive" else None
         choose_space = self.monotonic_space == "auto" and self.monotonic_space_ == "index"
-        # One held-out split for both choices, each probe fitted once.
-        held_out = self._held_out(data, seeds) if choose_space or job.thresholds == "auto" else None
+        choose_axes = self.residual_axes_ == "auto"
+        # One held-out split for every choice, each probe fitted once.
+        held_out = (self._held_out(data, seeds) if choose_space or choose_axes or job.thresholds == "auto"
+                    else None)
         if choose_space:
             job = self._choose_monotonic_space(data, job, seeds, held_out)
+        if choose_axes:
+            job = self._choose_residual_axes(data, job, seeds, held_out)
         if job.thresholds == "auto":
             job = self._choose_thresholds(data, job, seeds, held_out)
         self.groups_ = self._fit_groups(data, job, seeds)
@@ -645,6 +671,26 @@ class OTreeBagger(OrdinalEnsemble):
         return index_job if self.monotonic_space_ == "index" else replace(jobs[("axes", rule)],
                                                                          thresholds=index_job.thresholds)
 
+    def _choose_residual_axes(self, data, job: "_GroupJob", seeds: NDArray,
+                              held_out: _HeldOut | None) -> "_GroupJob":
+        """``residual_axes="auto"``: PLS directions or interaction features beside the score, by held-out error.
+
+        Scored as :meth:`_choose_monotonic_space` scores its two spaces; PLS on
+        a tie (the additive space's measured default).
+        """
+        rule = "midpoint" if job.thresholds == "auto" else job.thresholds
+        jobs = {(f"additive {axes}", rule): replace(job, residual_axes=axes, thresholds=rule)
+                for axes in ("pls", "features")}
+        scores = self._held_out_scores(data, jobs, seeds, held_out)
+        if scores is None:
+            self.residual_axes_ = "pls"
+        else:
+            self.residual_axes_scores_ = {key.split()[1]: score for (key, _), score in scores.items()}
+            self.residual_axes_ = min(("pls", "features"), key=self.residual_axes_scores_.__getitem__)
+            logger.info("residual_axes='auto': held-out MAE %s, chose %s", self.residual_axes_scores_,
+                        self.residual_axes_)
+        return replace(job, residual_axes=self.residual_axes_)
+
     def _choose_thresholds(self, data, job: "_GroupJob", seeds: NDArray, held_out: _HeldOut | None) -> "_GroupJob":
         """``thresholds="auto"``: midpoints or gap draws, whichever votes better on held-out rows.
 
@@ -655,7 +701,9 @@ class OTreeBagger(OrdinalEnsemble):
         labels are not noisy (lattices such as balance-scale or ESL); elsewhere
         they add regions and noise.
         """
-        jobs = {(self.monotonic_space_, rule): replace(job, thresholds=rule) for rule in ("midpoint", "gap")}
+        # Keyed as the space probes are, so the midpoint probe of the chosen space is reused.
+        space = self.monotonic_space_ if self.residual_axes_ is None else f"additive {self.residual_axes_}"
+        jobs = {(space, rule): replace(job, thresholds=rule) for rule in ("midpoint", "gap")}
         scores = self._held_out_scores(data, jobs, seeds, held_out)
         if scores is None:
             return replace(job, thresholds="midpoint")
@@ -736,9 +784,14 @@ class OTreeBagger(OrdinalEnsemble):
         monotone = data.monotonic
         continuous = ~data.categorical
         free = continuous if monotone is None else continuous & (monotone == 0)
-        return _GroupJob(**self._job_settings(data), projected=np.flatnonzero(free),
+        projected = np.flatnonzero(free)
+        axes = self.residual_axes
+        if self.n_components < 2 or projected.shape[0] == 0:
+            axes = "pls"  # no axis beside the score: nothing to choose
+        return _GroupJob(**self._job_settings(data), projected=projected,
                          kept=np.flatnonzero(data.categorical), n_components=self.n_components,
-                         projection="additive", score_features=np.flatnonzero(continuous))
+                         projection="additive", score_features=np.flatnonzero(continuous),
+                         residual_axes=axes)
 
     def _job_settings(self, data) -> dict:
         """The group job's settings that do not depend on the group space."""

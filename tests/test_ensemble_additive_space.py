@@ -9,7 +9,7 @@ import pytest
 
 from ensemble import OTreeBagger, count_jumps
 from ensemble._grid import _walk_bisect
-from ensemble._groups import AdditiveScore, GroupSpace, _additive_score
+from ensemble._groups import AdditiveScore, GroupSpace, _additive_score, _residual_features
 from ensemble._model_file import load_model, save_model
 
 
@@ -319,7 +319,7 @@ def test_additive_model_saves_loads_and_keeps_categorical_axes():
     """Check a saved additive-space model predicts the same, and categorical columns keep their axes."""
     X, y = _data(300)
     X = np.column_stack([X, (X[:, 0] > 0.5).astype(float)])  # two-valued: categorical by default
-    model = OTreeBagger(n_estimators=9, projection="additive", random_state=0).fit(X, y)
+    model = OTreeBagger(n_estimators=9, projection="additive", residual_axes="pls", random_state=0).fit(X, y)
     space = model.groups_[0].space
     assert space.kept.tolist() == [5] and 5 not in space.additive.features
     importances = model.feature_importances_
@@ -341,3 +341,71 @@ def test_additive_space_draws_its_regions_by_bisection():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert count_jumps(model, X, grid_resolution=60) == 0
+
+
+def _interaction(n=1200, d=5, seed=0):
+    """Classes 1..4 of the product of the first two centred features: no additive score follows it."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, d))
+    return X, 1 + np.digitize((X[:, 0] - 0.5) * (X[:, 1] - 0.5), [-0.05, 0.0, 0.05])
+
+
+def test_residual_features_are_those_the_interaction_needs():
+    """Check the residual tree's axes: the interacting pair, only among the candidates, none on a flat residual."""
+    X, y = _interaction()
+    rows, weight = np.arange(X.shape[0]), np.ones(X.shape[0])
+    residual = y - y.mean()
+    assert _residual_features(X, residual, rows, weight, np.arange(5), 2).tolist() == [0, 1]
+    assert _residual_features(X, residual, rows, weight, np.array([1, 2, 3]), 2)[0] == 1
+    assert _residual_features(X, residual, rows, weight, np.arange(5), 1).shape == (1,)
+    assert _residual_features(X, np.zeros(X.shape[0]), rows, weight, np.arange(5), 2).shape == (0,)
+    # Rows of weight 0 are not the group's: a residual only they carry is not seen.
+    outside = np.where(X[:, 3] > 0.5, 5.0, 0.0)
+    assert 3 in _residual_features(X, outside, rows, weight, np.arange(5), 2)
+    assert 3 not in _residual_features(X, outside, rows[X[:, 3] <= 0.5], weight, np.arange(5), 2)
+
+
+def test_auto_residual_axes_learn_an_interaction_that_pls_cannot():
+    """Check residual_axes="auto" on interaction data: chooses the features, learns, certified, oracle agrees."""
+    X, y = _interaction()
+    train, test = np.arange(600), np.arange(600, 1200)
+    model = OTreeBagger(n_estimators=30, random_state=0).fit(X[train], y[train])
+    scores = model.residual_axes_scores_
+    assert set(scores) == {"pls", "features"} and model.residual_axes_ == min(scores, key=scores.get)
+    assert model.residual_axes_ == "features"
+    kept = [set(group.space.kept.tolist()) for group in model.groups_]
+    assert sum(k == {0, 1} for k in kept) >= 0.8 * len(kept)
+    error = np.abs(model.predict(X[test]) - y[test]).mean()
+    pls = OTreeBagger(n_estimators=30, residual_axes="pls", random_state=0).fit(X[train], y[train])
+    assert pls.residual_axes_ == "pls" and pls.residual_axes_scores_ is None
+    assert error < 0.2 < 0.4 < np.abs(pls.predict(X[test]) - y[test]).mean()
+    assert model.is_consistent()
+    assert _line_jumps(model, X[test], np.random.RandomState(1)) == 0
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model.skops")
+        save_model(path, model)
+        loaded = load_model(path)["model"]
+    assert np.array_equal(loaded.predict(X), model.predict(X)) and loaded.is_consistent()
+
+
+def test_residual_axes_never_hold_a_constrained_feature():
+    """Check monotone constraints with interaction axes: certified, and the wrong-way oracle finds nothing."""
+    X, y = _interaction(900)
+    y = np.minimum(y + (X[:, 2] > 0.5), 4)  # rises with feature 2 too
+    cst = [0, 0, 1, 0, 0]
+    model = OTreeBagger(n_estimators=12, residual_axes="features", monotonic_cst=cst, random_state=0).fit(X, y)
+    assert all(2 not in group.space.kept for group in model.groups_)
+    assert model.is_monotone() and model.is_consistent()
+    assert _wrong_way_steps(model, cst, np.random.RandomState(5)) == 0
+
+
+def test_residual_axes_tie_keeps_pls(monkeypatch):
+    """Check that equal held-out errors keep PLS, and that the choice is recorded."""
+    X, y = _data(300)
+    monkeypatch.setattr(OTreeBagger, "_held_out_scores",
+                        lambda self, data, jobs, seeds, held_out: {key: 0.5 for key in jobs})
+    model = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+    assert model.residual_axes_scores_ == {"pls": 0.5, "features": 0.5} and model.residual_axes_ == "pls"
+    assert all(group.space.n_components == 3 for group in model.groups_)
+    raw = OTreeBagger(n_estimators=6, projection="none", random_state=0).fit(X, y)
+    assert raw.residual_axes_ is None and raw.residual_axes_scores_ is None

@@ -133,8 +133,12 @@ def test_auto_projection_only_for_relabelled_groups():
     2D data its own axes, and plain bagged trees no projection."""
     X, y = _many_features(200, 12, seed=1)
     relabelled = OTreeBagger(n_estimators=3, random_state=0).fit(X, y)
+    # Beside the score: n_components - 1 PLS directions, or at most as many interaction axes.
+    width = 1 + (relabelled.n_components - 1 if relabelled.residual_axes_ == "pls" else 0)
     assert all(group.space is not None and group.space.additive is not None
-               and group.space.n_components == relabelled.n_components for group in relabelled.groups_)
+               and group.space.n_components == width
+               and group.space.n_components + group.space.kept.shape[0] <= relabelled.n_components
+               for group in relabelled.groups_)
     bagged = OTreeBagger(n_estimators=3, relabel=False, random_state=0).fit(X, y)
     assert all(group.space is None for group in bagged.groups_)
     # Asked for by name, a projection applies to bagged trees too.
