@@ -184,7 +184,8 @@ class OTreeBagger(OrdinalEnsemble):
         constrained feature's curve only moves in its constraint's direction),
         and the other ``n_components - 1`` are PLS directions of what the score
         leaves of the class index on the group's rows, over the free
-        continuous features; categorical features keep their own axes. The
+        continuous features, or the features that carry what it leaves
+        (``residual_axes``); categorical features keep their own axes. The
         score is continuous and every constrained curve monotone, so
         consistency (and monotonicity, the score rising along it) in the
         group's space is consistency (and monotonicity) in the features
