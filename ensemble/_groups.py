@@ -35,6 +35,9 @@ _DEGREE = 3
 # gives no gain at the root), leaves large enough not to chase single rows.
 _RESIDUAL_DEPTH = 6
 _RESIDUAL_LEAF = 5
+# Rows it reads at most (evenly spaced among the group's): a depth-6 tree's few splits
+# are found as well on 4,096 rows, and on 50,000 x 50 the full fit doubled the groups' time.
+_RESIDUAL_ROWS = 4096
 
 
 @dataclass(frozen=True)
@@ -649,6 +652,8 @@ def _residual_features(X: NDArray, residual: NDArray, rows: NDArray, weight: NDA
 
     if n_axes <= 0 or candidates.shape[0] == 0 or rows.shape[0] < 2:
         return np.empty(0, np.intp)
+    if rows.shape[0] > _RESIDUAL_ROWS:
+        rows = rows[np.linspace(0, rows.shape[0] - 1, _RESIDUAL_ROWS).astype(np.intp)]
     tree = DecisionTreeRegressor(max_depth=_RESIDUAL_DEPTH, min_samples_leaf=_RESIDUAL_LEAF, random_state=0)
     # Dense ranks, not values: a tree's splits only see order, and scikit-learn's float32
     # copy would overflow past 3.4e38 and merge close values of features in odd units.

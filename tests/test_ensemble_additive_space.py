@@ -409,3 +409,18 @@ def test_residual_axes_tie_keeps_pls(monkeypatch):
     assert all(group.space.n_components == 3 for group in model.groups_)
     raw = OTreeBagger(n_estimators=6, projection="none", random_state=0).fit(X, y)
     assert raw.residual_axes_ is None and raw.residual_axes_scores_ is None
+
+
+def test_residual_features_on_a_subsample_of_many_rows(monkeypatch):
+    """Check that past the row cap the residual tree reads evenly spaced rows and still finds the pair."""
+    import ensemble._groups as groups
+
+    X, y = _interaction(3000)
+    rows, weight = np.arange(3000), np.ones(3000)
+    monkeypatch.setattr(groups, "_RESIDUAL_ROWS", 600)
+    assert _residual_features(X, y - y.mean(), rows, weight, np.arange(5), 2).tolist() == [0, 1]
+    # Only the capped rows are read: a residual living on the others is not seen.
+    unseen = np.ones(3000, bool)
+    unseen[np.linspace(0, 2999, 600).astype(np.intp)] = False
+    hidden = np.where(unseen & (X[:, 4] > 0.5), 5.0, 0.0)
+    assert _residual_features(X, hidden, rows, weight, np.arange(5), 2).shape == (0,)
