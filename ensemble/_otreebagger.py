@@ -65,6 +65,11 @@ class _HeldOut:
     scores: dict = field(default_factory=dict)
 
 
+def _additive_space_key(residual_axes: str) -> str:
+    # The held-out probes' cache key of an additive space (beside monotonic_space_'s names).
+    return f"additive {residual_axes}"
+
+
 def _monotonic_space(job: "_GroupJob") -> str | None:
     """How a group job places two or more constrained features in projected groups, if it does.
 
@@ -680,13 +685,13 @@ class OTreeBagger(OrdinalEnsemble):
         a tie (the additive space's measured default).
         """
         rule = "midpoint" if job.thresholds == "auto" else job.thresholds
-        jobs = {(f"additive {axes}", rule): replace(job, residual_axes=axes, thresholds=rule)
-                for axes in ("pls", "features")}
+        keys = {axes: (_additive_space_key(axes), rule) for axes in ("pls", "features")}
+        jobs = {keys[axes]: replace(job, residual_axes=axes, thresholds=rule) for axes in keys}
         scores = self._held_out_scores(data, jobs, seeds, held_out)
         if scores is None:
             self.residual_axes_ = "pls"
         else:
-            self.residual_axes_scores_ = {key.split()[1]: score for (key, _), score in scores.items()}
+            self.residual_axes_scores_ = {axes: scores[key] for axes, key in keys.items()}
             self.residual_axes_ = min(("pls", "features"), key=self.residual_axes_scores_.__getitem__)
             logger.info("residual_axes='auto': held-out MAE %s, chose %s", self.residual_axes_scores_,
                         self.residual_axes_)
@@ -703,7 +708,7 @@ class OTreeBagger(OrdinalEnsemble):
         they add regions and noise.
         """
         # Keyed as the space probes are, so the midpoint probe of the chosen space is reused.
-        space = self.monotonic_space_ if self.residual_axes_ is None else f"additive {self.residual_axes_}"
+        space = self.monotonic_space_ if self.residual_axes_ is None else _additive_space_key(self.residual_axes_)
         jobs = {(space, rule): replace(job, thresholds=rule) for rule in ("midpoint", "gap")}
         scores = self._held_out_scores(data, jobs, seeds, held_out)
         if scores is None:
