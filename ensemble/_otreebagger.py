@@ -656,26 +656,38 @@ class OTreeBagger(OrdinalEnsemble):
                 held_out.scores[key] = float(np.average(np.abs(predicted - data.y[held]), weights=weight[held]))
         return {key: held_out.scores[key] for key in jobs}
 
+    def _held_out_choice(self, name: str, candidates: dict, preferred: str, data, seeds: NDArray,
+                         held_out: _HeldOut | None) -> tuple[str, dict | None]:
+        """The candidate whose first groups vote best on the held-out rows, and every candidate's score.
+
+        ``candidates`` maps each name to its probe key (as :meth:`_held_out_scores`
+        keys them) and its job. ``preferred`` is kept unless another errs strictly
+        less, and without a held-out split (scores ``None``): every ``"auto"``
+        choice prefers the cheaper or measured default on a tie.
+        """
+        scores = self._held_out_scores(data, dict(candidates.values()), seeds, held_out)
+        if scores is None:
+            return preferred, None
+        by_name = {candidate: scores[key] for candidate, (key, _) in candidates.items()}
+        chosen = min(by_name, key=lambda candidate: (by_name[candidate], candidate != preferred))
+        logger.info("%s='auto': held-out MAE %s, chose %s", name, by_name, chosen)
+        return chosen, by_name
+
     def _choose_monotonic_space(self, data, index_job: "_GroupJob", seeds: NDArray,
                                 held_out: _HeldOut | None) -> "_GroupJob":
         """``monotonic_space="auto"``: the constrained features' index or their own axes, by held-out error.
 
         Scored with midpoint thresholds when those are still to be chosen (the
-        cheaper rule; the threshold choice that follows reuses that probe).
+        cheaper rule; the threshold choice that follows reuses that probe). The
+        index on a tie: one axis for all the constraints fuses smaller groups.
         """
         rule = "midpoint" if index_job.thresholds == "auto" else index_job.thresholds
-        jobs = {("index", rule): replace(index_job, thresholds=rule),
-                ("axes", rule): replace(self._group_job(data, index=False), thresholds=rule)}
-        scores = self._held_out_scores(data, jobs, seeds, held_out)
-        if scores is None:
-            return index_job
-        self.monotonic_space_scores_ = {space: score for (space, _), score in scores.items()}
-        # The index on a tie: one axis for all the constraints fuses smaller groups.
-        self.monotonic_space_ = "axes" if scores[("axes", rule)] < scores[("index", rule)] else "index"
-        logger.info("monotonic_space='auto': held-out MAE %s, chose %s", self.monotonic_space_scores_,
-                    self.monotonic_space_)
-        return index_job if self.monotonic_space_ == "index" else replace(jobs[("axes", rule)],
-                                                                         thresholds=index_job.thresholds)
+        axes_job = self._group_job(data, index=False)
+        candidates = {"index": (("index", rule), replace(index_job, thresholds=rule)),
+                      "axes": (("axes", rule), replace(axes_job, thresholds=rule))}
+        self.monotonic_space_, self.monotonic_space_scores_ = self._held_out_choice(
+            "monotonic_space", candidates, "index", data, seeds, held_out)
+        return index_job if self.monotonic_space_ == "index" else axes_job
 
     def _choose_residual_axes(self, data, job: "_GroupJob", seeds: NDArray,
                               held_out: _HeldOut | None) -> "_GroupJob":
@@ -685,16 +697,10 @@ class OTreeBagger(OrdinalEnsemble):
         a tie (the additive space's measured default).
         """
         rule = "midpoint" if job.thresholds == "auto" else job.thresholds
-        keys = {axes: (_additive_space_key(axes), rule) for axes in ("pls", "features")}
-        jobs = {keys[axes]: replace(job, residual_axes=axes, thresholds=rule) for axes in keys}
-        scores = self._held_out_scores(data, jobs, seeds, held_out)
-        if scores is None:
-            self.residual_axes_ = "pls"
-        else:
-            self.residual_axes_scores_ = {axes: scores[key] for axes, key in keys.items()}
-            self.residual_axes_ = min(("pls", "features"), key=self.residual_axes_scores_.__getitem__)
-            logger.info("residual_axes='auto': held-out MAE %s, chose %s", self.residual_axes_scores_,
-                        self.residual_axes_)
+        candidates = {axes: ((_additive_space_key(axes), rule), replace(job, residual_axes=axes, thresholds=rule))
+                      for axes in ("pls", "features")}
+        self.residual_axes_, self.residual_axes_scores_ = self._held_out_choice(
+            "residual_axes", candidates, "pls", data, seeds, held_out)
         return replace(job, residual_axes=self.residual_axes_)
 
     def _choose_thresholds(self, data, job: "_GroupJob", seeds: NDArray, held_out: _HeldOut | None) -> "_GroupJob":
@@ -709,13 +715,9 @@ class OTreeBagger(OrdinalEnsemble):
         """
         # Keyed as the space probes are, so the midpoint probe of the chosen space is reused.
         space = self.monotonic_space_ if self.residual_axes_ is None else _additive_space_key(self.residual_axes_)
-        jobs = {(space, rule): replace(job, thresholds=rule) for rule in ("midpoint", "gap")}
-        scores = self._held_out_scores(data, jobs, seeds, held_out)
-        if scores is None:
-            return replace(job, thresholds="midpoint")
-        self.threshold_scores_ = {rule: score for (_, rule), score in scores.items()}
-        chosen = "gap" if self.threshold_scores_["gap"] < self.threshold_scores_["midpoint"] else "midpoint"
-        logger.info("thresholds='auto': held-out MAE %s, chose %s", self.threshold_scores_, chosen)
+        candidates = {rule: ((space, rule), replace(job, thresholds=rule)) for rule in ("midpoint", "gap")}
+        chosen, self.threshold_scores_ = self._held_out_choice("thresholds", candidates, "midpoint", data, seeds,
+                                                               held_out)
         return replace(job, thresholds=chosen)
 
     @property
