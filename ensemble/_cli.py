@@ -71,7 +71,8 @@ def _build_otreebagger(args: argparse.Namespace):
     from ensemble import OTreeBagger
 
     return OTreeBagger(group_size=args.group_size, max_regions=args.max_regions, max_edges=args.max_edges,
-                       on_budget=args.on_budget, projection=args.projection, **_common(args), **_features(args))
+                       on_budget=args.on_budget, projection=args.projection, residual_axes=args.residual_axes,
+                       **_common(args), **_features(args))
 
 
 def _build_forest(args: argparse.Namespace):
@@ -154,7 +155,8 @@ def _fit(model, X, y, args=None):
 
 def _options(message: str) -> str:
     """A library message with its parameter names spelled as this command line's options."""
-    for name in ("group_size", "max_depth", "max_regions", "max_edges", "on_budget", "projection"):
+    for name in ("group_size", "max_depth", "max_regions", "max_edges", "on_budget", "projection",
+                 "residual_axes"):
         message = re.sub(rf"\b{name}\b", "--" + name.replace("_", "-"), message)
     for name, option in (("monotonic_cst", "--monotone"), ("categorical_features", "--categorical")):
         message = re.sub(rf"\b{name}\b", option, message)
@@ -706,7 +708,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--n-estimators", type=int, default=n_estimators, help="bootstrap trees B")
         p.add_argument("--group-size", type=int, default=3, help="trees per fused group M")
         p.add_argument("--max-depth", type=int, default=None, help="depth of every tree (default: each model's own, "
-                       "8 for OTreeBagger, full for the others)")
+                       "12 for OTreeBagger, full for the others)")
         p.add_argument("--max-regions", type=int, default=1_000_000,
                        help="largest fused partition per group (default 1,000,000)")
         p.add_argument("--max-edges", type=int, default=5_000_000,
@@ -715,9 +717,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="a group past --max-regions/--max-edges is made smaller with a warning (adapt, "
                             "default) or stops the fit with an error naming a setting that fits (raise)")
         p.add_argument("--projection", choices=["auto", "pls", "additive", "none"], default="auto",
-                       help="OTreeBagger groups split PLS components of the features (default auto: "
-                            "when the groups would split more than 4 continuous features), or an "
-                            "additive score of them and 2 PLS components (additive)")
+                       help="the space OTreeBagger's groups split: an additive score of the continuous "
+                            "features and --residual-axes beside it (additive), PLS components of the "
+                            "features (pls) or the features themselves (none); default auto: additive "
+                            "from 3 continuous features, else none")
+        p.add_argument("--residual-axes", choices=["auto", "pls", "features"], default="auto",
+                       help="beside OTreeBagger's additive score: PLS directions of what it leaves (pls) "
+                            "or the features a regression tree of that uses most (features); default "
+                            "auto: the one that errs less on a held-out quarter")
         p.add_argument("--seed", type=int, default=0, help="random seed")
         p.add_argument("--n-jobs", type=int, default=None,
                        help="parallel jobs (joblib): a count, or -1 for all processors")

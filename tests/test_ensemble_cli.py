@@ -453,6 +453,24 @@ def test_budget_categorical_and_verbose_options(tmp_path, capsys):
         assert len(err.splitlines()) == 1 and message in err
 
 
+def test_projection_and_residual_axes_options_reach_the_model(tmp_path, capsys):
+    """Check that --projection and --residual-axes reach OTreeBagger, and a bad choice is one line, exit 2."""
+    data = _write_csv(tmp_path / "d.csv", n=120)
+    out = tmp_path / "m.skops"
+    assert main(["fit", str(data), "-o", str(out), "--n-estimators", "6", "--projection", "additive",
+                 "--residual-axes", "features"]) == 0
+    model = load_model(out)["model"]
+    assert model.projection == "additive" and model.residual_axes == model.residual_axes_ == "features"
+    # The class follows the product of the two features, an interaction: beside the score, the residual
+    # tree puts features on axes of their own (with PLS there would be none).
+    assert all(group.space.additive is not None and group.space.kept.shape[0] >= 1 for group in model.groups_)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", str(data), "-o", str(out), "--residual-axes", "trees"])
+    assert stop.value.code == 2
+    assert "--residual-axes: invalid choice: 'trees'" in _one_error_line(capsys)
+
+
 def test_fit_summary_says_whether_a_constrained_model_is_monotone(tmp_path, capsys):
     """Check fit's summary line certifies a constrained model and names the features a forest's index combines."""
     data = _write_csv(tmp_path / "d.csv", n=200)
