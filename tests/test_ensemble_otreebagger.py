@@ -381,3 +381,31 @@ def test_group_labels_are_optimal_for_the_leaf_prior_rebuilt_independently(empty
         prior_decided.append(objective_of(counts, edges, problem.C1, problem.C2, paper, prior=prior) > optimum + 1e-9)
     # With the prior, the paper's optimum is not optimal: the leaves changed labels.
     assert any(prior_decided) == (empty_regions == "leaves")
+
+
+def test_held_out_weight_is_a_quarter_of_every_set_of_equal_rows():
+    """Check that the "auto" probes hold out part of each set of equal rows, as a test split draws them.
+
+    Holding out every copy of a row together scored the probes on unseen points only
+    (on ESL, twice the error of a random quarter of rows). An independent count: a set
+    of 8 equal rows holds out exactly 2 of them (floor(8/4 + u)), singletons a quarter
+    on average, and a row of weight 8 holds out what its 8 copies hold out.
+    """
+    from ensemble._otreebagger import _held_fraction
+
+    rng = np.random.RandomState(0)
+    X = np.vstack([np.tile([[0.5, 7.0]], (8, 1)), rng.uniform(size=(4000, 2))])
+    y = np.concatenate([np.full(8, 2), rng.randint(0, 3, 4000)])
+    weight = np.ones(X.shape[0])
+    held = _held_fraction(X, y, 11, weight) * weight
+    assert held[:8].sum() == pytest.approx(2.0)
+    assert np.all((held[8:] == 0) | (held[8:] == 1))
+    assert abs(held[8:].mean() - 0.25) < 0.03
+    # The same set as one row of weight 8: the same held-out weight, the rest unchanged.
+    Xw, yw, w = X[7:], y[7:], np.concatenate([[8.0], np.ones(4000)])
+    held_w = _held_fraction(Xw, yw, 11, w) * w
+    assert held_w[0] == pytest.approx(2.0) and np.array_equal(held_w[1:], held[8:])
+    # Units never matter (ranks), and a weight under 1 holds out all of it or none.
+    assert np.array_equal(_held_fraction(X * 1e-10, y, 11, weight), _held_fraction(X, y, 11, weight))
+    light = np.full(X.shape[0], 0.3)
+    assert set(np.unique(_held_fraction(X[8:], y[8:], 11, light[8:]))) <= {0.0, 1.0}
