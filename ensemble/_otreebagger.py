@@ -81,8 +81,8 @@ def _held_fraction(X: NDArray, y: NDArray, seed: int, weight: NDArray) -> NDArra
     weight, so integer weights still give the model of repeated rows.
     """
     u = _row_hash(X, y, seed, weight)
-    _, inverse = np.unique(u, return_inverse=True)
-    total = np.maximum(np.bincount(inverse.ravel(), weights=weight)[inverse.ravel()], 1.0)
+    inverse = np.unique(u, return_inverse=True)[1].ravel()
+    total = np.maximum(np.bincount(inverse, weights=weight)[inverse], 1.0)
     return np.minimum(np.floor(total / 4 + u), total) / total
 
 
@@ -650,12 +650,11 @@ class OTreeBagger(OrdinalEnsemble):
         ``None`` when too few rows or classes would remain to train on.
         """
         weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
-        fraction = _held_fraction(data.X, data.y, int(seeds[0, 0, 0]), weight)
-        held = (fraction > 0) & (weight > 0)
-        kept = weight * (1.0 - fraction)
+        held_weight = weight * _held_fraction(data.X, data.y, int(seeds[0, 0, 0]), weight)
+        held, kept = held_weight > 0, weight - held_weight
         if held.sum() < 10 or np.unique(data.y[kept > 0]).shape[0] < 2:
             return None
-        return _HeldOut(held, weight * fraction, replace(data, sample_weight=kept))
+        return _HeldOut(held, held_weight, replace(data, sample_weight=kept))
 
     def _held_out_scores(self, data, jobs: dict, seeds: NDArray, held_out: _HeldOut | None) -> dict | None:
         """Held-out MAE of the vote of the first groups fitted with each job, or None.
