@@ -40,6 +40,10 @@ def pytest_configure(config):
         seed = os.environ.get("HYPOTHESIS_SEED") or str(secrets.randbelow(2**32))
         config.option.hypothesis_seed = seed
     config.stash[_SEED_KEY] = str(seed)
+    # pytest-xdist's workers are subprocesses that inherit the environment but not the
+    # options parsed here: without this each worker would draw its own seed, and the
+    # one printed would not reproduce a failure.
+    os.environ["HYPOTHESIS_SEED"] = str(seed)
 
 
 def _seed_line(config):
