@@ -312,8 +312,12 @@ class GroupSpace:
     def is_identity(self) -> bool:
         return self.n_components == 0
 
-    def transform(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Coordinates of validated float64 rows in this space."""
+    def transform(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """Coordinates of validated float64 rows in this space.
+
+        ``score``: the additive score of these rows, if already computed
+        (``self.additive.value(X)``; each row's value does not depend on the batch).
+        """
         if self.is_identity:
             return X if self.kept.shape[0] == X.shape[1] else np.ascontiguousarray(X[:, self.kept])
         Z = np.empty((X.shape[0], self.n_components + self.kept.shape[0]))
@@ -325,7 +329,7 @@ class GroupSpace:
                 column += (X[:, f] / self._scale[i] - self._center[i]) * self.weights[i, j]
             Z[:, j] = column
         if self.additive is not None:
-            Z[:, 0] = self.additive.value(X)
+            Z[:, 0] = self.additive.value(X) if score is None else score
         Z[:, self.n_components:] = X[:, self.kept]
         return Z
 
@@ -616,11 +620,12 @@ class FittedGroup:
         return self.labels[self.partition.locate(self.leaves(X))]
 
 
-def _group_space(X, y, weights, job) -> GroupSpace | None:
+def _group_space(X, y, weights, job, score=None) -> GroupSpace | None:
     """The group's space: PLS components of the projectable features of its bootstrap rows.
 
     With an additive score (``projection="additive"``) the score first, then PLS
-    directions of what it leaves of the class index.
+    directions of what it leaves of the class index (``score``: its value on X, if
+    already computed).
     """
     projected = job.projected
     if projected.shape[0] == 0 and job.additive is None:
@@ -628,7 +633,7 @@ def _group_space(X, y, weights, job) -> GroupSpace | None:
     weight = np.sum(weights, axis=0)
     rows = np.flatnonzero(weight > 0)
     if job.additive is not None:
-        residual = y - job.additive.value(X)
+        residual = y - (job.additive.value(X) if score is None else score)
         if job.residual_axes == "features":
             axes = _residual_features(X, residual, rows, weight, projected, job.n_components - 1)
             return GroupSpace.with_additive(job.additive, X, residual, rows, projected,
@@ -834,9 +839,11 @@ def _row_hash(X: NDArray[np.float64], y: NDArray, seed: int, weight: NDArray[np.
     return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
 
 
-def _fit_group(X, y, n_classes, seeds, job, sample_weight=None) -> FittedGroup:
+def _fit_group(X, y, n_classes, seeds, job, sample_weight=None, score=None) -> FittedGroup:
     """Grow, fuse, count and relabel one group. Module level so that joblib can pickle it.
 
+    ``score``: ``job.additive``'s value on X, computed once for every group of a fit
+    (on 100,000 x 50 data, evaluating its 50 splines took a fifth of each group's time).
     A group whose partition or contact graph would pass ``max_regions`` or
     ``max_edges`` is made smaller (with ``on_budget="adapt"``): first fewer trees
     (halving the group), then shallower trees (halving the depth), until it fits;
@@ -847,8 +854,8 @@ def _fit_group(X, y, n_classes, seeds, job, sample_weight=None) -> FittedGroup:
         w = bootstrap_weights(X.shape[0], bootstrap_seed, job.bootstrap, sample_weight)
         # Bootstrap multiplicity times the user's weight: zero-weight rows never reach a tree.
         weights.append(w if sample_weight is None else w * sample_weight)
-    space = _group_space(X, y, weights, job)
-    Z = X if space is None else space.transform(X)
+    space = _group_space(X, y, weights, job, score)
+    Z = X if space is None else space.transform(X, score)
     depth = job.spec.max_depth
     trees = _grow(Z, y, seeds, weights, job, depth)
     if not job.relabel:

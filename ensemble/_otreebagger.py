@@ -56,14 +56,16 @@ class _HeldOut:
 
     ``rows`` marks the rows that hold out some of their weight, ``weight`` the
     weight every row holds out (:func:`_held_fraction`), ``train`` the data with
-    the weight it keeps, and ``scores`` the held-out MAE of each probe fitted,
-    by (space, threshold rule).
+    the weight it keeps, ``scores`` the held-out MAE of each probe fitted,
+    by (space, threshold rule), and ``scores_fitted`` the additive scores fitted
+    on ``train``, shared by the probes that use the same one.
     """
 
     rows: NDArray[np.bool_]
     weight: NDArray[np.float64]
     train: TrainingData
     scores: dict = field(default_factory=dict)
+    scores_fitted: dict = field(default_factory=dict)
 
 
 def _held_fraction(X: NDArray, y: NDArray, seed: int, weight: NDArray) -> NDArray[np.float64]:
@@ -239,7 +241,7 @@ class OTreeBagger(OrdinalEnsemble):
         the features a regression tree of that residual on the group's rows
         uses most, on their own axes (trees split them as the paper's groups
         split raw features, so interactions between them are learnt).
-        ``"auto"`` fits 8 groups each way on three quarters of the rows and
+        ``"auto"`` fits 8 groups each way on about three quarters of the rows and
         keeps the one whose vote errs less on the others
         (``residual_axes_scores_``; PLS on a tie), as ``thresholds="auto"``
         does. Measured in ``benchmarks/additive_space.py`` (interaction data
@@ -285,7 +287,7 @@ class OTreeBagger(OrdinalEnsemble):
         dimensions: ``benchmarks/monotone.py``, machine10 test MAE 0.881
         against 1.192 with axes); the axes suit interactions such as a class
         that follows the smaller of two features (0.45 against 0.58 on such
-        data). ``"auto"`` fits 8 groups each way on three quarters of the rows
+        data). ``"auto"`` fits 8 groups each way on about three quarters of the rows
         and keeps the one whose vote errs less on the others
         (``monotonic_space_scores_``), as ``thresholds="auto"`` does.
     resolution : float, array-like or None, default=None
@@ -628,18 +630,28 @@ class OTreeBagger(OrdinalEnsemble):
 
     _supports_missing = True
 
-    def _fit_groups(self, data, job: "_GroupJob", seeds: NDArray) -> list:
-        """Fit one group per row of ``seeds`` (in parallel through joblib)."""
+    def _fit_groups(self, data, job: "_GroupJob", seeds: NDArray, fitted: dict | None = None) -> list:
+        """Fit one group per row of ``seeds`` (in parallel through joblib).
+
+        ``fitted``: additive scores already fitted on ``data``, by their features and
+        signs; a new one is added (the probes of two spaces share one score).
+        """
         if seeds.shape[0] == 0:
             return []
         if job.projection == "additive" and job.additive is None:
             # One score for every group, fitted on the rows this fit may use (a held-out
             # probe's zero-weight rows are left out); constrained features get monotone curves.
-            weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
-            rows = np.flatnonzero(weight > 0)
             signs = None if job.monotonic_cst is None else job.monotonic_cst[job.score_features]
-            job = replace(job, additive=_additive_score(data.X, data.y, rows, job.score_features, weight, signs))
-        jobs = (delayed(_fit_group)(data.X, data.y, self.n_classes_, s, job, data.sample_weight) for s in seeds)
+            key = (job.score_features.tobytes(), None if signs is None else np.asarray(signs).tobytes())
+            fitted = {} if fitted is None else fitted
+            if key not in fitted:
+                weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
+                fitted[key] = _additive_score(data.X, data.y, np.flatnonzero(weight > 0), job.score_features,
+                                              weight, signs)
+            job = replace(job, additive=fitted[key])
+        score = None if job.additive is None else job.additive.value(data.X)
+        jobs = (delayed(_fit_group)(data.X, data.y, self.n_classes_, s, job, data.sample_weight, score)
+                for s in seeds)
         return run_jobs(jobs, n_jobs=self.n_jobs, total=seeds.shape[0], desc="OTreeBagger groups",
                         verbose=self.verbose)
 
@@ -670,7 +682,7 @@ class OTreeBagger(OrdinalEnsemble):
         held, weight = held_out.rows, held_out.weight
         for key, job in jobs.items():
             if key not in held_out.scores:
-                groups = self._fit_groups(held_out.train, job, seeds[:n_probe])
+                groups = self._fit_groups(held_out.train, job, seeds[:n_probe], held_out.scores_fitted)
                 votes = np.column_stack([g.predict_index(data.X[held]) for g in groups])
                 predicted = VOTES[self._vote].combine(votes, self.n_classes_)
                 held_out.scores[key] = float(np.average(np.abs(predicted - data.y[held]), weights=weight[held]))
@@ -726,7 +738,7 @@ class OTreeBagger(OrdinalEnsemble):
     def _choose_thresholds(self, data, job: "_GroupJob", seeds: NDArray, held_out: _HeldOut | None) -> "_GroupJob":
         """``thresholds="auto"``: midpoints or gap draws, whichever votes better on held-out rows.
 
-        The first groups are fitted both ways on three quarters of the rows and
+        The first groups are fitted both ways on about three quarters of the rows and
         scored on the others (:meth:`_held_out_scores`); the rule with the smaller
         error (midpoints on a tie) fits every group on all the rows. Gap draws pay
         where classes two apart meet between neighbouring training values and the
