@@ -620,12 +620,11 @@ class FittedGroup:
         return self.labels[self.partition.locate(self.leaves(X))]
 
 
-def _group_space(X, y, weights, job, score=None) -> GroupSpace | None:
+def _group_space(X, y, weights, job, score) -> GroupSpace | None:
     """The group's space: PLS components of the projectable features of its bootstrap rows.
 
     With an additive score (``projection="additive"``) the score first, then PLS
-    directions of what it leaves of the class index (``score``: its value on X, if
-    already computed).
+    directions of what it leaves of the class index (``score``: its value on X).
     """
     projected = job.projected
     if projected.shape[0] == 0 and job.additive is None:
@@ -633,7 +632,7 @@ def _group_space(X, y, weights, job, score=None) -> GroupSpace | None:
     weight = np.sum(weights, axis=0)
     rows = np.flatnonzero(weight > 0)
     if job.additive is not None:
-        residual = y - (job.additive.value(X) if score is None else score)
+        residual = y - score
         if job.residual_axes == "features":
             axes = _residual_features(X, residual, rows, weight, projected, job.n_components - 1)
             return GroupSpace.with_additive(job.additive, X, residual, rows, projected,
@@ -854,6 +853,8 @@ def _fit_group(X, y, n_classes, seeds, job, sample_weight=None, score=None) -> F
         w = bootstrap_weights(X.shape[0], bootstrap_seed, job.bootstrap, sample_weight)
         # Bootstrap multiplicity times the user's weight: zero-weight rows never reach a tree.
         weights.append(w if sample_weight is None else w * sample_weight)
+    if score is None and job.additive is not None:
+        score = job.additive.value(X)
     space = _group_space(X, y, weights, job, score)
     Z = X if space is None else space.transform(X, score)
     depth = job.spec.max_depth

@@ -57,7 +57,7 @@ class _HeldOut:
     ``rows`` marks the rows that hold out some of their weight, ``weight`` the
     weight every row holds out (:func:`_held_fraction`), ``train`` the data with
     the weight it keeps, ``scores`` the held-out MAE of each probe fitted,
-    by (space, threshold rule), and ``scores_fitted`` the additive scores fitted
+    by (space, threshold rule), and ``additive_scores`` the additive scores fitted
     on ``train``, shared by the probes that use the same one.
     """
 
@@ -65,7 +65,7 @@ class _HeldOut:
     weight: NDArray[np.float64]
     train: TrainingData
     scores: dict = field(default_factory=dict)
-    scores_fitted: dict = field(default_factory=dict)
+    additive_scores: dict = field(default_factory=dict)
 
 
 def _held_fraction(X: NDArray, y: NDArray, seed: int, weight: NDArray) -> NDArray[np.float64]:
@@ -630,10 +630,10 @@ class OTreeBagger(OrdinalEnsemble):
 
     _supports_missing = True
 
-    def _fit_groups(self, data, job: "_GroupJob", seeds: NDArray, fitted: dict | None = None) -> list:
+    def _fit_groups(self, data, job: "_GroupJob", seeds: NDArray, additive_scores: dict | None = None) -> list:
         """Fit one group per row of ``seeds`` (in parallel through joblib).
 
-        ``fitted``: additive scores already fitted on ``data``, by their features and
+        ``additive_scores``: additive scores already fitted on ``data``, by their features and
         signs; a new one is added (the probes of two spaces share one score).
         """
         if seeds.shape[0] == 0:
@@ -643,7 +643,7 @@ class OTreeBagger(OrdinalEnsemble):
             # probe's zero-weight rows are left out); constrained features get monotone curves.
             signs = None if job.monotonic_cst is None else job.monotonic_cst[job.score_features]
             key = (job.score_features.tobytes(), None if signs is None else np.asarray(signs).tobytes())
-            fitted = {} if fitted is None else fitted
+            fitted = {} if additive_scores is None else additive_scores
             if key not in fitted:
                 weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
                 fitted[key] = _additive_score(data.X, data.y, np.flatnonzero(weight > 0), job.score_features,
@@ -682,7 +682,7 @@ class OTreeBagger(OrdinalEnsemble):
         held, weight = held_out.rows, held_out.weight
         for key, job in jobs.items():
             if key not in held_out.scores:
-                groups = self._fit_groups(held_out.train, job, seeds[:n_probe], held_out.scores_fitted)
+                groups = self._fit_groups(held_out.train, job, seeds[:n_probe], held_out.additive_scores)
                 votes = np.column_stack([g.predict_index(data.X[held]) for g in groups])
                 predicted = VOTES[self._vote].combine(votes, self.n_classes_)
                 held_out.scores[key] = float(np.average(np.abs(predicted - data.y[held]), weights=weight[held]))
