@@ -72,7 +72,7 @@ def _build_otreebagger(args: argparse.Namespace):
 
     return OTreeBagger(group_size=args.group_size, max_regions=args.max_regions, max_edges=args.max_edges,
                        on_budget=args.on_budget, projection=args.projection, residual_axes=args.residual_axes,
-                       **_common(args), **_features(args))
+                       score_model=args.score_model, **_common(args), **_features(args))
 
 
 def _build_forest(args: argparse.Namespace):
@@ -156,7 +156,7 @@ def _fit(model, X, y, args=None):
 def _options(message: str) -> str:
     """A library message with its parameter names spelled as this command line's options."""
     for name in ("group_size", "max_depth", "max_regions", "max_edges", "on_budget", "projection",
-                 "residual_axes"):
+                 "residual_axes", "score_model"):
         message = re.sub(rf"\b{name}\b", "--" + name.replace("_", "-"), message)
     for name, option in (("monotonic_cst", "--monotone"), ("categorical_features", "--categorical")):
         message = re.sub(rf"\b{name}\b", option, message)
@@ -721,6 +721,10 @@ def _parser() -> argparse.ArgumentParser:
                             "features and --residual-axes beside it (additive), PLS components of the "
                             "features (pls) or the features themselves (none); default auto: additive "
                             "from 3 continuous features, else none")
+        p.add_argument("--score-model", choices=["auto", "additive", "kernel"], default="auto",
+                       help="OTreeBagger's additive-space score: one curve per feature (additive) or kernel "
+                            "ridge regression on up to 500 rows, which follows interactions (kernel); default "
+                            "auto: the one that errs less on a held-out quarter (additive under --monotone)")
         p.add_argument("--residual-axes", choices=["auto", "pls", "features"], default="auto",
                        help="beside OTreeBagger's additive score: PLS directions of what it leaves (pls) "
                             "or the features a regression tree of that uses most (features); default "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,6 +22,9 @@ from ensemble._base import TreeSpec, bootstrap_weights, draw_in_gaps, grow_tree
 from ensemble._certificates import tree_nodes
 from ensemble._kernels import node_gaps
 from trees import leaf_boxes
+
+if TYPE_CHECKING:
+    from ensemble._kernel_score import KernelScore
 
 __all__ = ["AdditiveScore", "FittedGroup", "GroupSpace"]
 
@@ -223,10 +226,11 @@ class GroupSpace:
         Standard deviation of every projected feature on its scale (over the
         group's bootstrap rows): how far a component moves along each feature,
         used to share a component's importance among its features.
-    additive : AdditiveScore or None
+    additive : AdditiveScore, KernelScore or None
         With ``projection="additive"``: the first component is this score (its
         column of ``weights`` is zero and its ``offset`` 0), a continuous but not
-        affine function of its features.
+        affine function of its features (``score_model``: additive curves or
+        a kernel ridge score, :class:`ensemble._kernel_score.KernelScore`).
 
     Examples
     --------
@@ -796,8 +800,9 @@ class _GroupJob:
     resolution: NDArray[np.float64] | None
     projection: str = "pls"
     score_features: NDArray[np.intp] | None = None
-    additive: AdditiveScore | None = None
+    additive: AdditiveScore | KernelScore | None = None
     residual_axes: str = "pls"
+    score_model: str = "additive"
 
 
 def _in_space(space: GroupSpace | None, per_feature):

@@ -35,12 +35,14 @@ def trusted_types() -> tuple[str, ...]:
     from ensemble._boosting import ConsistentGradientBoostingClassifier, _Tree
     from ensemble._forest import ConsistentForestClassifier, _Voter
     from ensemble._groups import AdditiveScore, FittedGroup, GroupSpace
+    from ensemble._kernel_score import KernelScore
     from ensemble._otreebagger import OTreeBagger
     from relabel import FusedPartition
     from trees import OrdinalTree, OrdinalTreeClassifier
 
-    classes = (OTreeBagger, FittedGroup, GroupSpace, AdditiveScore, FusedPartition, ConsistentForestClassifier, _Voter,
-               ConsistentGradientBoostingClassifier, _Tree, _TextColumns, OrdinalTreeClassifier, OrdinalTree)
+    classes = (OTreeBagger, FittedGroup, GroupSpace, AdditiveScore, KernelScore, FusedPartition,
+               ConsistentForestClassifier, _Voter, ConsistentGradientBoostingClassifier, _Tree,
+               _TextColumns, OrdinalTreeClassifier, OrdinalTree)
     # scikit-learn's tree structure (the forest's squared-error trees), which skops rebuilds
     # through its own loader for it, not through pickle.
     return tuple(f"{c.__module__}.{c.__qualname__}" for c in classes) + ("sklearn.tree._tree.Tree",)

@@ -24,6 +24,7 @@ from ensemble._certificates import voters_certificate
 from ensemble._docs import fill_doc
 from ensemble._groups import (FittedGroup, GroupSpace, _additive_score, _constraints_in_space, _fit_group, _GroupJob, _in_space,
                               _resolution_in_space, _row_hash)
+from ensemble._kernel_score import kernel_score
 from ensemble._parallel import run_jobs
 from ensemble._voting import DEPRECATED_VOTES, VOTES, check_vote, combine_votes, vote_counts
 from trees import CRITERIA, leaf_boxes
@@ -88,9 +89,9 @@ def _held_fraction(X: NDArray, y: NDArray, seed: int, weight: NDArray) -> NDArra
     return np.minimum(np.floor(total / 4 + u), total) / total
 
 
-def _additive_space_key(residual_axes: str) -> str:
+def _additive_space_key(score_model: str, residual_axes: str) -> str:
     # The held-out probes' cache key of an additive space (beside monotonic_space_'s names).
-    return f"additive {residual_axes}"
+    return f"{score_model} {residual_axes}"
 
 
 def _monotonic_space(job: "_GroupJob") -> str | None:
@@ -233,6 +234,20 @@ class OTreeBagger(OrdinalEnsemble):
         0.836, stock10 0.366 -> 0.297), worse on ERA (1.268 -> 1.285) and tae
         (0.447 -> 0.465); synthetic data of 20 to 100 features and 20,000 rows
         0.93-1.03 -> 0.31-0.34 at the same fit time.
+    score_model : {"auto", "additive", "kernel"}, default="auto"
+        In the additive space, how the first component scores the continuous
+        features: ``"additive"``, one curve per feature (above), or
+        ``"kernel"``, kernel ridge regression of the class index on Gaussian
+        kernels centred on up to 500 training rows (standardised features,
+        width ``1 / n_features``), which follows interactions between
+        features too and is as smooth, so consistency in the group's space is
+        still consistency in the features. Its curves have no certified
+        direction: under monotone constraints the score is additive
+        (``"kernel"`` is then an error). ``"auto"`` fits 8 groups with each
+        score on about three quarters of the rows and keeps the one whose vote
+        errs less on the others (``score_model_scores_``; additive on a tie),
+        as ``thresholds="auto"`` does. Measured in
+        ``benchmarks/additive_space.py``.
     residual_axes : {"auto", "pls", "features"}, default="auto"
         In the additive space, what the ``n_components - 1`` axes beside the
         score are: ``"pls"``, PLS directions of what the score leaves of the
@@ -320,6 +335,13 @@ class OTreeBagger(OrdinalEnsemble):
     threshold_scores_ : dict or None
         With ``thresholds="auto"``: the held-out MAE of 8 groups with each rule
         (``"midpoint"``, ``"gap"``); the smaller was kept.
+    score_model_ : {"additive", "kernel"} or None
+        The first component's score in the additive space (``None`` outside it).
+    score_model_scores_ : dict or None
+        With ``score_model="auto"`` in the additive space without monotone
+        constraints: the held-out MAE of 8 groups with each score
+        (``"additive"``, ``"kernel"``; PLS axes beside it and midpoint
+        thresholds when those are chosen too); the smaller was kept.
     residual_axes_ : {"pls", "features"} or None
         The axes beside the additive score (``None`` outside the additive space).
     residual_axes_scores_ : dict or None
@@ -393,6 +415,7 @@ class OTreeBagger(OrdinalEnsemble):
         "on_budget": [StrOptions({"adapt", "raise"})],
         "projection": [StrOptions({"auto", "pls", "additive", "none"})],
         "residual_axes": [StrOptions({"auto", "pls", "features"})],
+        "score_model": [StrOptions({"auto", "additive", "kernel"})],
         "thresholds": [StrOptions({"gap", "midpoint", "auto"})],
         "monotonic_space": [StrOptions({"auto", "index", "axes"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -426,6 +449,7 @@ class OTreeBagger(OrdinalEnsemble):
         projection: str = "auto",
         n_components: int = 3,
         residual_axes: str = "auto",
+        score_model: str = "auto",
         thresholds: str = "gap",
         categorical_features: ArrayLike | str | None = "auto",
         monotonic_cst: ArrayLike | dict | None = None,
@@ -461,6 +485,7 @@ class OTreeBagger(OrdinalEnsemble):
         self.projection = projection
         self.n_components = n_components
         self.residual_axes = residual_axes
+        self.score_model = score_model
         self.thresholds = thresholds
         self.categorical_features = categorical_features
         self.monotonic_cst = monotonic_cst
@@ -537,14 +562,19 @@ class OTreeBagger(OrdinalEnsemble):
         job = self._group_job(data, index=self.monotonic_space != "axes")
         self.monotonic_space_ = _monotonic_space(job)
         self.monotonic_space_scores_ = self.threshold_scores_ = self.residual_axes_scores_ = None
+        self.score_model_scores_ = None
         self.residual_axes_ = job.residual_axes if job.projection == "additive" else None
+        self.score_model_ = job.score_model if job.projection == "additive" else None
         choose_space = self.monotonic_space == "auto" and self.monotonic_space_ == "index"
+        choose_score = self.score_model_ == "auto"
         choose_axes = self.residual_axes_ == "auto"
         # One held-out split for every choice, each probe fitted once.
-        held_out = (self._held_out(data, seeds) if choose_space or choose_axes or job.thresholds == "auto"
-                    else None)
+        held_out = (self._held_out(data, seeds)
+                    if choose_space or choose_score or choose_axes or job.thresholds == "auto" else None)
         if choose_space:
             job = self._choose_monotonic_space(data, job, seeds, held_out)
+        if choose_score:
+            job = self._choose_score_model(data, job, seeds, held_out)
         if choose_axes:
             job = self._choose_residual_axes(data, job, seeds, held_out)
         if job.thresholds == "auto":
@@ -633,7 +663,7 @@ class OTreeBagger(OrdinalEnsemble):
     def _fit_groups(self, data, job: "_GroupJob", seeds: NDArray, additive_scores: dict | None = None) -> list:
         """Fit one group per row of ``seeds`` (in parallel through joblib).
 
-        ``additive_scores``: additive scores already fitted on ``data``, by their features and
+        ``additive_scores``: scores already fitted on ``data``, by their model, features and
         signs; a new one is added (the probes of two spaces share one score).
         """
         if seeds.shape[0] == 0:
@@ -642,12 +672,19 @@ class OTreeBagger(OrdinalEnsemble):
             # One score for every group, fitted on the rows this fit may use (a held-out
             # probe's zero-weight rows are left out); constrained features get monotone curves.
             signs = None if job.monotonic_cst is None else job.monotonic_cst[job.score_features]
-            key = (job.score_features.tobytes(), None if signs is None else np.asarray(signs).tobytes())
+            key = (job.score_model, job.score_features.tobytes(),
+                   None if signs is None else np.asarray(signs).tobytes())
             fitted = {} if additive_scores is None else additive_scores
             if key not in fitted:
                 weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
-                fitted[key] = _additive_score(data.X, data.y, np.flatnonzero(weight > 0), job.score_features,
-                                              weight, signs)
+                rows = np.flatnonzero(weight > 0)
+                if job.score_model == "kernel":
+                    # Landmarks drawn from the first group's seed: every fit with this
+                    # random_state (and each of its probes) draws the same ones.
+                    fitted[key] = kernel_score(data.X, data.y, rows, job.score_features, weight,
+                                               seed=int(seeds[0, 0, 1]))
+                else:
+                    fitted[key] = _additive_score(data.X, data.y, rows, job.score_features, weight, signs)
             job = replace(job, additive=fitted[key])
         score = None if job.additive is None else job.additive.value(data.X)
         jobs = (delayed(_fit_group)(data.X, data.y, self.n_classes_, s, job, data.sample_weight, score)
@@ -721,6 +758,24 @@ class OTreeBagger(OrdinalEnsemble):
             "monotonic_space", candidates, "index", data, seeds, held_out)
         return index_job if self.monotonic_space_ == "index" else axes_job
 
+    def _choose_score_model(self, data, job: "_GroupJob", seeds: NDArray,
+                            held_out: _HeldOut | None) -> "_GroupJob":
+        """``score_model="auto"``: the additive or the kernel score, by held-out error.
+
+        Scored as :meth:`_choose_monotonic_space` scores its two spaces, with PLS
+        axes beside the score when those are still to be chosen (the measured
+        default; the axes choice that follows reuses that probe). The additive
+        score on a tie.
+        """
+        rule = "midpoint" if job.thresholds == "auto" else job.thresholds
+        axes = "pls" if job.residual_axes == "auto" else job.residual_axes
+        candidates = {model: ((_additive_space_key(model, axes), rule),
+                              replace(job, score_model=model, residual_axes=axes, thresholds=rule))
+                      for model in ("additive", "kernel")}
+        self.score_model_, self.score_model_scores_ = self._held_out_choice(
+            "score_model", candidates, "additive", data, seeds, held_out)
+        return replace(job, score_model=self.score_model_)
+
     def _choose_residual_axes(self, data, job: "_GroupJob", seeds: NDArray,
                               held_out: _HeldOut | None) -> "_GroupJob":
         """``residual_axes="auto"``: PLS directions or interaction features beside the score, by held-out error.
@@ -729,7 +784,8 @@ class OTreeBagger(OrdinalEnsemble):
         a tie (the additive space's measured default).
         """
         rule = "midpoint" if job.thresholds == "auto" else job.thresholds
-        candidates = {axes: ((_additive_space_key(axes), rule), replace(job, residual_axes=axes, thresholds=rule))
+        candidates = {axes: ((_additive_space_key(job.score_model, axes), rule),
+                             replace(job, residual_axes=axes, thresholds=rule))
                       for axes in ("pls", "features")}
         self.residual_axes_, self.residual_axes_scores_ = self._held_out_choice(
             "residual_axes", candidates, "pls", data, seeds, held_out)
@@ -746,7 +802,8 @@ class OTreeBagger(OrdinalEnsemble):
         they add regions and noise.
         """
         # Keyed as the space probes are, so the midpoint probe of the chosen space is reused.
-        space = self.monotonic_space_ if self.residual_axes_ is None else _additive_space_key(self.residual_axes_)
+        space = (self.monotonic_space_ if self.residual_axes_ is None
+                 else _additive_space_key(self.score_model_, self.residual_axes_))
         candidates = {rule: ((space, rule), replace(job, thresholds=rule)) for rule in ("midpoint", "gap")}
         chosen, self.threshold_scores_ = self._held_out_choice("thresholds", candidates, "midpoint", data, seeds,
                                                                held_out)
@@ -828,10 +885,17 @@ class OTreeBagger(OrdinalEnsemble):
         axes = self.residual_axes
         if self.n_components < 2 or projected.shape[0] == 0:
             axes = "pls"  # no axis beside the score: nothing to choose
+        model = self.score_model
+        constrained = monotone is not None and bool(np.any(monotone[continuous] != 0))
+        if constrained:
+            if model == "kernel":
+                raise ValueError("score_model='kernel' cannot follow monotonic_cst: a kernel score has no "
+                                 "certified direction; use score_model='additive' or 'auto'")
+            model = "additive"  # its constrained curves are the constrained features' monotone index
         return _GroupJob(**self._job_settings(data), projected=projected,
                          kept=np.flatnonzero(data.categorical), n_components=self.n_components,
                          projection="additive", score_features=np.flatnonzero(continuous),
-                         residual_axes=axes)
+                         residual_axes=axes, score_model=model)
 
     def _job_settings(self, data) -> dict:
         """The group job's settings that do not depend on the group space."""

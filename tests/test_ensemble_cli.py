@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from ensemble._cli import main
+from ensemble._kernel_score import KernelScore
 from ensemble._base import SKLEARN_ROUTES_MISSING
 from ensemble._model_file import load_model, save_model
 
@@ -469,6 +470,17 @@ def test_projection_and_residual_axes_options_reach_the_model(tmp_path, capsys):
         main(["fit", str(data), "-o", str(out), "--residual-axes", "trees"])
     assert stop.value.code == 2
     assert "--residual-axes: invalid choice: 'trees'" in _one_error_line(capsys)
+    assert main(["fit", str(data), "-o", str(out), "--n-estimators", "6", "--projection", "additive",
+                 "--score-model", "kernel"]) == 0
+    model = load_model(out)["model"]
+    assert model.score_model == model.score_model_ == "kernel"
+    assert all(isinstance(group.space.additive, KernelScore) for group in model.groups_)
+    # A kernel score has no certified direction: refused under --monotone, one line naming the options.
+    capsys.readouterr()
+    assert main(["fit", str(data), "-o", str(out), "--n-estimators", "3", "--projection", "additive",
+                 "--score-model", "kernel", "--monotone", "a=+1"]) == 2
+    err = _one_error_line(capsys)
+    assert "--score-model='kernel' cannot follow --monotone" in err
 
 
 def test_fit_summary_says_whether_a_constrained_model_is_monotone(tmp_path, capsys):
