@@ -98,8 +98,9 @@ def _compare(X, y, train, test, seed, n_jobs) -> tuple[dict, bool, str]:
     """Test MAE and fit seconds of the models on one split; the default's certificate and choice."""
     labels = np.arange(1, int(y.max()) + 1)
     row = {}
-    fits = {"TreeBagger": BASELINE, "additive + PLS": {"projection": "additive", "residual_axes": "pls"},
-            "additive + features": {"projection": "additive", "residual_axes": "features"},
+    additive = {"projection": "additive", "score_model": "additive"}
+    fits = {"TreeBagger": BASELINE, "additive + PLS": {**additive, "residual_axes": "pls"},
+            "additive + features": {**additive, "residual_axes": "features"},
             "kernel + PLS": {"projection": "additive", "score_model": "kernel", "residual_axes": "pls"},
             "OTreeBagger()": {}}
     for label, params in fits.items():

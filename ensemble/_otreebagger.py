@@ -244,10 +244,11 @@ class OTreeBagger(OrdinalEnsemble):
         still consistency in the features. Its curves have no certified
         direction: under monotone constraints the score is additive
         (``"kernel"`` is then an error). ``"auto"`` fits 8 groups with each
-        score on about three quarters of the rows and keeps the one whose vote
-        errs less on the others (``score_model_scores_``; additive on a tie),
-        as ``thresholds="auto"`` does. Measured in
-        ``benchmarks/additive_space.py``.
+        score (and, with ``residual_axes="auto"``, each kind of axes beside
+        it: the two choices are made together) on about three quarters of the
+        rows and keeps the one whose vote errs less on the others
+        (``score_model_scores_``; additive on a tie), as ``thresholds="auto"``
+        does. Measured in ``benchmarks/additive_space.py``.
     residual_axes : {"auto", "pls", "features"}, default="auto"
         In the additive space, what the ``n_components - 1`` axes beside the
         score are: ``"pls"``, PLS directions of what the score leaves of the
@@ -259,7 +260,7 @@ class OTreeBagger(OrdinalEnsemble):
         ``"auto"`` fits 8 groups each way on about three quarters of the rows and
         keeps the one whose vote errs less on the others
         (``residual_axes_scores_``; PLS on a tie), as ``thresholds="auto"``
-        does. Measured in ``benchmarks/additive_space.py`` (interaction data
+        does, together with ``score_model="auto"``. Measured in ``benchmarks/additive_space.py`` (interaction data
         and the 12 shared data sets).
     n_components : int, default=3
         Number of components of a group's space (the additive score counts as
@@ -340,13 +341,14 @@ class OTreeBagger(OrdinalEnsemble):
     score_model_scores_ : dict or None
         With ``score_model="auto"`` in the additive space without monotone
         constraints: the held-out MAE of 8 groups with each score
-        (``"additive"``, ``"kernel"``; PLS axes beside it and midpoint
-        thresholds when those are chosen too); the smaller was kept.
+        (``"additive"``, ``"kernel"``), with the axes chosen beside it
+        (midpoint thresholds when those are chosen too); the smaller was kept.
     residual_axes_ : {"pls", "features"} or None
         The axes beside the additive score (``None`` outside the additive space).
     residual_axes_scores_ : dict or None
         With ``residual_axes="auto"`` in the additive space: the held-out MAE
-        of 8 groups each way (``"pls"``, ``"features"``); the smaller was kept.
+        of 8 groups each way (``"pls"``, ``"features"``), with the score chosen
+        beside them; the smaller was kept.
     monotonic_space_ : {"index", "axes"} or None
         How the groups place their constrained features (``None`` when they
         are not projected or fewer than two features are constrained).
@@ -573,10 +575,8 @@ class OTreeBagger(OrdinalEnsemble):
                     if choose_space or choose_score or choose_axes or job.thresholds == "auto" else None)
         if choose_space:
             job = self._choose_monotonic_space(data, job, seeds, held_out)
-        if choose_score:
-            job = self._choose_score_model(data, job, seeds, held_out)
-        if choose_axes:
-            job = self._choose_residual_axes(data, job, seeds, held_out)
+        if choose_score or choose_axes:
+            job = self._choose_score_space(data, job, seeds, held_out)
         if job.thresholds == "auto":
             job = self._choose_thresholds(data, job, seeds, held_out)
         self.groups_ = self._fit_groups(data, job, seeds)
@@ -725,8 +725,8 @@ class OTreeBagger(OrdinalEnsemble):
                 held_out.scores[key] = float(np.average(np.abs(predicted - data.y[held]), weights=weight[held]))
         return {key: held_out.scores[key] for key in jobs}
 
-    def _held_out_choice(self, name: str, candidates: dict, preferred: str, data, seeds: NDArray,
-                         held_out: _HeldOut | None) -> tuple[str, dict | None]:
+    def _held_out_choice(self, name: str, candidates: dict, preferred: Any, data, seeds: NDArray,
+                         held_out: _HeldOut | None) -> tuple[Any, dict | None]:
         """The candidate whose first groups vote best on the held-out rows, and every candidate's score.
 
         ``candidates`` maps each name to its probe key (as :meth:`_held_out_scores`
@@ -758,38 +758,34 @@ class OTreeBagger(OrdinalEnsemble):
             "monotonic_space", candidates, "index", data, seeds, held_out)
         return index_job if self.monotonic_space_ == "index" else axes_job
 
-    def _choose_score_model(self, data, job: "_GroupJob", seeds: NDArray,
+    def _choose_score_space(self, data, job: "_GroupJob", seeds: NDArray,
                             held_out: _HeldOut | None) -> "_GroupJob":
-        """``score_model="auto"``: the additive or the kernel score, by held-out error.
+        """``score_model`` and ``residual_axes`` left to ``"auto"``: the pair whose first groups err least.
 
-        Scored as :meth:`_choose_monotonic_space` scores its two spaces, with PLS
-        axes beside the score when those are still to be chosen (the measured
-        default; the axes choice that follows reuses that probe). The additive
-        score on a tie.
+        Every pair of a score and the axes beside it that is left open is scored as
+        :meth:`_choose_monotonic_space` scores its two spaces, jointly: the two
+        choices interact (on a chequer of x_0 and x_1, the additive score with
+        the features beside it erred 0.000 on fresh rows and the kernel score
+        with PLS 0.140, though the kernel score beat the additive one with PLS
+        beside both, 0.140 against 0.452). The additive score with PLS on a tie
+        (the measured default). ``score_model_scores_`` holds each score's error
+        with the chosen axes, ``residual_axes_scores_`` each axes' with the
+        chosen score.
         """
         rule = "midpoint" if job.thresholds == "auto" else job.thresholds
-        axes = "pls" if job.residual_axes == "auto" else job.residual_axes
-        candidates = {model: ((_additive_space_key(model, axes), rule),
-                              replace(job, score_model=model, residual_axes=axes, thresholds=rule))
-                      for model in ("additive", "kernel")}
-        self.score_model_, self.score_model_scores_ = self._held_out_choice(
-            "score_model", candidates, "additive", data, seeds, held_out)
-        return replace(job, score_model=self.score_model_)
-
-    def _choose_residual_axes(self, data, job: "_GroupJob", seeds: NDArray,
-                              held_out: _HeldOut | None) -> "_GroupJob":
-        """``residual_axes="auto"``: PLS directions or interaction features beside the score, by held-out error.
-
-        Scored as :meth:`_choose_monotonic_space` scores its two spaces; PLS on
-        a tie (the additive space's measured default).
-        """
-        rule = "midpoint" if job.thresholds == "auto" else job.thresholds
-        candidates = {axes: ((_additive_space_key(job.score_model, axes), rule),
-                             replace(job, residual_axes=axes, thresholds=rule))
-                      for axes in ("pls", "features")}
-        self.residual_axes_, self.residual_axes_scores_ = self._held_out_choice(
-            "residual_axes", candidates, "pls", data, seeds, held_out)
-        return replace(job, residual_axes=self.residual_axes_)
+        models = ("additive", "kernel") if job.score_model == "auto" else (job.score_model,)
+        axes = ("pls", "features") if job.residual_axes == "auto" else (job.residual_axes,)
+        candidates = {(model, axis): ((_additive_space_key(model, axis), rule),
+                                      replace(job, score_model=model, residual_axes=axis, thresholds=rule))
+                      for model in models for axis in axes}
+        (model, axis), scores = self._held_out_choice("score_model, residual_axes", candidates,
+                                                      (models[0], axes[0]), data, seeds, held_out)
+        self.score_model_, self.residual_axes_ = model, axis
+        if scores is not None and len(models) > 1:
+            self.score_model_scores_ = {m: scores[(m, axis)] for m in models}
+        if scores is not None and len(axes) > 1:
+            self.residual_axes_scores_ = {a: scores[(model, a)] for a in axes}
+        return replace(job, score_model=model, residual_axes=axis)
 
     def _choose_thresholds(self, data, job: "_GroupJob", seeds: NDArray, held_out: _HeldOut | None) -> "_GroupJob":
         """``thresholds="auto"``: midpoints or gap draws, whichever votes better on held-out rows.

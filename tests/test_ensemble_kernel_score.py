@@ -162,15 +162,22 @@ def test_kernel_space_with_resolution_is_r_consistent():
 def test_auto_score_model_chooses_by_held_out_error_and_keeps_additive_on_a_tie(monkeypatch):
     """Check score_model="auto": the held-out scores decide; equal scores keep the additive score."""
     X, y = _product(600)
-    model = OTreeBagger(n_estimators=12, random_state=0).fit(X, y)
+    # With PLS beside it, only a score that holds the product itself can follow it.
+    model = OTreeBagger(n_estimators=12, residual_axes="pls", random_state=0).fit(X, y)
     scores = model.score_model_scores_
     assert set(scores) == {"additive", "kernel"} and model.score_model_ == min(scores, key=scores.get)
-    assert model.score_model_ == "kernel"  # the product: the additive score cannot follow it
+    assert model.score_model_ == "kernel" and model.residual_axes_scores_ is None
     assert all(isinstance(group.space.additive, KernelScore) for group in model.groups_)
+    # Both left open: the pair is chosen jointly, and each dict holds the other choice's row.
+    both = OTreeBagger(n_estimators=12, random_state=0).fit(X, y)
+    chosen = both.score_model_scores_[both.score_model_]
+    assert chosen == both.residual_axes_scores_[both.residual_axes_]
+    assert chosen == min(*both.score_model_scores_.values(), *both.residual_axes_scores_.values())
     monkeypatch.setattr(OTreeBagger, "_held_out_scores",
                         lambda self, data, jobs, seeds, held_out: {key: 0.5 for key in jobs})
     tie = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
     assert tie.score_model_scores_ == {"additive": 0.5, "kernel": 0.5} and tie.score_model_ == "additive"
+    assert tie.residual_axes_scores_ == {"pls": 0.5, "features": 0.5} and tie.residual_axes_ == "pls"
     raw = OTreeBagger(n_estimators=6, projection="none", random_state=0).fit(X, y)
     assert raw.score_model_ is None and raw.score_model_scores_ is None
 
