@@ -214,3 +214,24 @@ def test_kernel_space_is_free_of_the_features_units():
     odd = OTreeBagger(n_estimators=9, score_model="kernel", random_state=0).fit(X * UNITS, y)
     assert np.mean(plain.predict(X) == odd.predict(X * UNITS)) >= 0.97
     assert odd.is_consistent()
+
+
+def test_kernel_score_past_the_row_cap_reads_evenly_spaced_rows(monkeypatch):
+    """Check the cap: the regression reads only the capped rows, and the score still follows the class."""
+    import ensemble._kernel_score as module
+
+    X, y = _product(3000)
+    monkeypatch.setattr(module, "_KERNEL_ROWS", 600)
+    read = np.linspace(0, 2999, 600).astype(np.intp)
+    score = kernel_score(X, y, np.arange(3000), np.arange(5), np.ones(3000))
+    assert np.corrcoef(score.value(X), y)[0, 1] > 0.85
+    # Labels changed on the rows it does not read change nothing; on a read row they do.
+    unread = np.setdiff1d(np.arange(3000), read)
+    moved = y.copy()
+    moved[unread] = 1
+    again = kernel_score(X, moved, np.arange(3000), np.arange(5), np.ones(3000))
+    assert np.array_equal(again.coefs, score.coefs)
+    moved = y.copy()
+    moved[read[:50]] = 5
+    assert not np.array_equal(kernel_score(X, moved, np.arange(3000), np.arange(5), np.ones(3000)).coefs,
+                              score.coefs)
