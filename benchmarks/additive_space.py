@@ -26,7 +26,7 @@ no step may jump two classes).
 
 Run::
 
-    python benchmarks/additive_space.py                       # 12 sets, 20 x 20,000, interactions (about 15 min on 2 cores)
+    python benchmarks/additive_space.py                       # 12 sets, 20 x 20,000, interactions (about 20 min on 2 cores)
     python benchmarks/additive_space.py --datasets none --interaction xor product
 """
 
