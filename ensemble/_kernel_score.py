@@ -54,6 +54,23 @@ def _kernel_sum(Xt, landmarks, coefs, gamma, intercept):
     return out
 
 
+def _gaussians(T: NDArray[np.float64], landmarks: NDArray[np.float64], gamma: float) -> NDArray[np.float64]:
+    """``exp(-gamma |t - l|^2)`` for every row of ``T`` and every landmark.
+
+    Through a BLAS product: for fitting and slopes only, never for :meth:`KernelScore.value`
+    (whose rows must not depend on their batch).
+    """
+    sq = (T * T).sum(axis=1)[:, None] - 2.0 * T @ landmarks.T + (landmarks ** 2).sum(axis=1)
+    return np.exp(-gamma * np.maximum(sq, 0.0))
+
+
+def _slopes(T: NDArray[np.float64], landmarks: NDArray[np.float64], coefs: NDArray[np.float64],
+            gamma: float) -> NDArray[np.float64]:
+    """``ds/dt_f`` at every row of standardised ``T``: ``sum_i c_i k_i (-2 gamma) (t_f - l_if)``."""
+    K = _gaussians(T, landmarks, gamma) * coefs
+    return -2.0 * gamma * (T * K.sum(axis=1)[:, None] - K @ landmarks)
+
+
 @dataclass(frozen=True)
 class KernelScore:
     """A score ``s(x) = intercept + sum_i c_i exp(-gamma |t(x) - l_i|^2)`` of standardised features.
@@ -121,12 +138,8 @@ class KernelScore:
 
     def gradient(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """``ds/dx_f`` at every row (shape ``(n_rows, len(features))``), in the features' own units."""
-        T = self.standardised(X)
-        # exp(-gamma |t - l|^2) for every row and landmark, then the chain rule through t.
-        sq = (T * T).sum(axis=1)[:, None] - 2.0 * T @ self.landmarks.T + (self.landmarks ** 2).sum(axis=1)
-        K = np.exp(-self.gamma * np.maximum(sq, 0.0)) * self.coefs
-        dt = -2.0 * self.gamma * (T * K.sum(axis=1)[:, None] - K @ self.landmarks)
-        return dt / (self.scale * self.std)
+        # The chain rule through t: dt_f / dx_f = 1 / (scale_f * std_f).
+        return _slopes(self.standardised(X), self.landmarks, self.coefs, self.gamma) / (self.scale * self.std)
 
     def lipschitz(self) -> NDArray[np.float64]:
         """Per feature, a bound on ``|ds / dx_f|`` in the feature's own units."""
@@ -178,20 +191,15 @@ def kernel_score(X: NDArray, y: NDArray, rows: NDArray, features: NDArray, weigh
     pick = rng.choice(distinct.shape[0], size=min(KERNEL_LANDMARKS, distinct.shape[0]), replace=False)
     landmarks = np.ascontiguousarray(distinct[np.sort(pick)])
 
-    def kernels(A):
-        sq = (A * A).sum(axis=1)[:, None] - 2.0 * A @ landmarks.T + (landmarks ** 2).sum(axis=1)
-        return np.exp(-gamma * np.maximum(sq, 0.0))
-
-    eigenvalues, vectors = np.linalg.eigh(kernels(landmarks))
+    eigenvalues, vectors = np.linalg.eigh(_gaussians(landmarks, landmarks, gamma))
     keep = eigenvalues > _RCOND * eigenvalues[-1]
     whiten = vectors[:, keep] / np.sqrt(eigenvalues[keep])
-    design = kernels(T) @ whiten
+    design = _gaussians(T, landmarks, gamma) @ whiten
     ridge = RidgeCV(alphas=KERNEL_ALPHAS).fit(design, y[rows[read]].astype(np.float64),
                                               sample_weight=weight[rows[read]])
     coefs = whiten @ ridge.coef_
-    fitted = (features, scale, center, mean, std, landmarks, coefs, gamma, float(ridge.intercept_),
-              float(ridge.alpha_))
-    share = rows[np.linspace(0, rows.shape[0] - 1, min(_SHARE_ROWS, rows.shape[0])).astype(np.intp)]
-    spread = np.mean(np.abs(KernelScore(*fitted, np.zeros(features.shape[0])).gradient(X[share])), axis=0)
-    # Per standard deviation of each feature: the features' units do not weigh in.
-    return KernelScore(*fitted, spread * scale * std)
+    # Slopes per standard deviation of each feature (in t): the features' units do not weigh in.
+    share = np.linspace(0, rows.shape[0] - 1, min(_SHARE_ROWS, rows.shape[0])).astype(np.intp)
+    spread = np.mean(np.abs(_slopes((Xs[share] - mean) / std, landmarks, coefs, gamma)), axis=0)
+    return KernelScore(features, scale, center, mean, std, landmarks, coefs, gamma, float(ridge.intercept_),
+                       float(ridge.alpha_), spread)

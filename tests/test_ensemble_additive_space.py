@@ -48,6 +48,14 @@ def _oracle_value(score, X):
     return out
 
 
+def _reloaded(model):
+    """``model`` written to a model file and read back (the command line's skops archive)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model.skops")
+        save_model(path, model)
+        return load_model(path)["model"]
+
+
 def _line_jumps(model, X, rng, n_lines=60, n_steps=1500):
     """Jumps of two classes along segments between random rows (can refute consistency only).
 
@@ -324,10 +332,7 @@ def test_additive_model_saves_loads_and_keeps_categorical_axes():
     assert space.kept.tolist() == [5] and 5 not in space.additive.features
     importances = model.feature_importances_
     assert importances.min() >= 0 and importances.sum() == pytest.approx(1.0)
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "model.skops")
-        save_model(path, model)
-        loaded = load_model(path)["model"]
+    loaded = _reloaded(model)
     assert np.array_equal(loaded.predict(X), model.predict(X))
     assert loaded.is_consistent()
 
@@ -383,10 +388,7 @@ def test_auto_residual_axes_learn_an_interaction_that_pls_cannot():
     assert error < 0.2 < 0.4 < np.abs(pls.predict(X[test]) - y[test]).mean()
     assert model.is_consistent()
     assert _line_jumps(model, X[test], np.random.RandomState(1)) == 0
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "model.skops")
-        save_model(path, model)
-        loaded = load_model(path)["model"]
+    loaded = _reloaded(model)
     assert np.array_equal(loaded.predict(X), model.predict(X)) and loaded.is_consistent()
 
 

@@ -1,17 +1,13 @@
 """Tests of the kernel score of OTreeBagger's score space (``score_model="kernel"``)."""
 
-import os
-import tempfile
-
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
 from ensemble import OTreeBagger
 from ensemble._kernel_score import KernelScore, kernel_score
-from ensemble._model_file import load_model, save_model
 
-from test_ensemble_additive_space import _line_jumps, _wrong_way_steps
+from test_ensemble_additive_space import _line_jumps, _reloaded, _wrong_way_steps
 
 UNITS = np.array([1e-10, 1e9, 1.0, 3e5, 7.0])
 
@@ -200,10 +196,7 @@ def test_kernel_model_saves_loads_and_predicts_the_same():
     """Check the model file: a kernel-score model loads as a trusted type and predicts the same."""
     X, y = _product(300, units=UNITS)
     model = OTreeBagger(n_estimators=6, score_model="kernel", random_state=0).fit(X, y)
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "model.skops")
-        save_model(path, model)
-        loaded = load_model(path)["model"]
+    loaded = _reloaded(model)
     assert np.array_equal(loaded.predict(X), model.predict(X)) and loaded.is_consistent()
 
 
