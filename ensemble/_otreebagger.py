@@ -663,11 +663,13 @@ class OTreeBagger(OrdinalEnsemble):
     def _fit_groups(self, data, job: "_GroupJob", seeds: NDArray, additive_scores: dict | None = None) -> list:
         """Fit one group per row of ``seeds`` (in parallel through joblib).
 
-        ``additive_scores``: scores already fitted on ``data``, by their model, features and
-        signs; a new one is added (the probes of two spaces share one score).
+        ``additive_scores``: scores already fitted on ``data`` and their values on it, by
+        their model, features and signs; a new one is added (the probes of two spaces
+        share one score and its values).
         """
         if seeds.shape[0] == 0:
             return []
+        score = None if job.additive is None else job.additive.value(data.X)
         if job.projection == "additive" and job.additive is None:
             # One score for every group, fitted on the rows this fit may use (a held-out
             # probe's zero-weight rows are left out); constrained features get monotone curves.
@@ -681,12 +683,13 @@ class OTreeBagger(OrdinalEnsemble):
                 if job.score_model == "kernel":
                     # Landmarks drawn from the first group's seed: every fit with this
                     # random_state (and each of its probes) draws the same ones.
-                    fitted[key] = kernel_score(data.X, data.y, rows, job.score_features, weight,
-                                               seed=int(seeds[0, 0, 1]))
+                    fitted_score = kernel_score(data.X, data.y, rows, job.score_features, weight,
+                                                seed=int(seeds[0, 0, 1]))
                 else:
-                    fitted[key] = _additive_score(data.X, data.y, rows, job.score_features, weight, signs)
-            job = replace(job, additive=fitted[key])
-        score = None if job.additive is None else job.additive.value(data.X)
+                    fitted_score = _additive_score(data.X, data.y, rows, job.score_features, weight, signs)
+                fitted[key] = fitted_score, None if fitted_score is None else fitted_score.value(data.X)
+            fitted_score, score = fitted[key]
+            job = replace(job, additive=fitted_score)
         jobs = (delayed(_fit_group)(data.X, data.y, self.n_classes_, s, job, data.sample_weight, score)
                 for s in seeds)
         return run_jobs(jobs, n_jobs=self.n_jobs, total=seeds.shape[0], desc="OTreeBagger groups",
