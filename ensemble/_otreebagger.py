@@ -31,8 +31,10 @@ from trees import CRITERIA, leaf_boxes
 
 logger = logging.getLogger(__name__)
 
-#: Groups fitted both ways to choose ``thresholds="auto"``.
+#: Groups each ``"auto"`` candidate fits, shared out among the held-out folds.
 _PROBE_GROUPS = 8
+#: Held-out rows the ``"auto"`` choices want: smaller data is split into up to 4 folds.
+_PROBE_ROWS = 2000
 
 __all__ = ["FittedGroup", "GroupSizeWarning", "GroupSpace", "OTreeBagger", "TooManyRegionsError"]
 
@@ -52,25 +54,37 @@ DEFAULT_MAX_EDGES = 5_000_000
 
 
 @dataclass
-class _HeldOut:
-    """The held-out part of the training rows the ``"auto"`` choices score on, and the scores so far.
+class _Fold:
+    """One held-out part of the training rows the ``"auto"`` choices score on.
 
     ``rows`` marks the rows that hold out some of their weight, ``weight`` the
     weight every row holds out (:func:`_held_fraction`), ``train`` the data with
-    the weight it keeps, ``scores`` the held-out MAE of each probe fitted,
-    by (space, threshold rule), and ``additive_scores`` the additive scores fitted
-    on ``train``, shared by the probes that use the same one.
+    the weight it keeps and ``additive_scores`` the additive scores fitted on
+    ``train``, shared by the probes that use the same one.
     """
 
     rows: NDArray[np.bool_]
     weight: NDArray[np.float64]
     train: TrainingData
-    scores: dict = field(default_factory=dict)
     additive_scores: dict = field(default_factory=dict)
 
 
-def _held_fraction(X: NDArray, y: NDArray, seed: int, weight: NDArray) -> NDArray[np.float64]:
-    """The fraction of each row's weight the ``"auto"`` probes hold out: about a quarter of every set of equal rows.
+@dataclass
+class _HeldOut:
+    """The folds the ``"auto"`` choices score on, the groups each fits, and the scores so far.
+
+    ``scores`` holds the held-out MAE of each probe fitted, over every fold, by
+    (space, threshold rule).
+    """
+
+    folds: list[_Fold]
+    n_groups: int
+    scores: dict = field(default_factory=dict)
+
+
+def _held_fraction(X: NDArray, y: NDArray, seed: int, weight: NDArray, fold: int = 0) -> NDArray[np.float64]:
+    """The fraction of each row's weight fold ``fold`` (0-3) of the ``"auto"`` probes holds out: about a
+    quarter of every set of equal rows.
 
     The held-out rows must be drawn as test rows are: where a data set repeats
     rows (lattices: 60% of ESL's rows have a twin), a test row often has its twin
@@ -81,12 +95,15 @@ def _held_fraction(X: NDArray, y: NDArray, seed: int, weight: NDArray) -> NDArra
     ``floor(W/4 + u)`` of it (u the set's hash, uniform in [0, 1); W under 1
     counts as 1, and at most all of it), shared by its rows in proportion to
     their weights. The fraction depends only on a row's values and the set's total
-    weight, so integer weights still give the model of repeated rows.
+    weight, so integer weights still give the model of repeated rows. Fold j holds
+    out ``floor((j+1) W/4 + u) - floor(j W/4 + u)`` (each term at most W): the
+    four folds share out every set of integer weight, fold 0 as above.
     """
     u = _row_hash(X, y, seed, weight)
     inverse = np.unique(u, return_inverse=True)[1].ravel()
     total = np.maximum(np.bincount(inverse, weights=weight)[inverse], 1.0)
-    return np.minimum(np.floor(total / 4 + u), total) / total
+    upto = [np.minimum(np.floor(total * j / 4 + u), total) for j in (fold, fold + 1)]
+    return (upto[1] - upto[0]) / total
 
 
 def _additive_space_key(score_model: str, residual_axes: str) -> str:
@@ -243,12 +260,11 @@ class OTreeBagger(OrdinalEnsemble):
         features too and is as smooth, so consistency in the group's space is
         still consistency in the features. Its curves have no certified
         direction: under monotone constraints the score is additive
-        (``"kernel"`` is then an error). ``"auto"`` fits 8 groups with each
-        score (and, with ``residual_axes="auto"``, each kind of axes beside
-        it: the two choices are made together) on about three quarters of the
-        rows and keeps the one whose vote errs less on the others
-        (``score_model_scores_``; additive on a tie), as ``thresholds="auto"``
-        does. Measured in ``benchmarks/additive_space.py``.
+        (``"kernel"`` is then an error). ``"auto"`` scores each score (and,
+        with ``residual_axes="auto"``, each kind of axes beside it: the two
+        choices are made together) on held-out rows as ``thresholds="auto"``
+        does and keeps the one that errs less (``score_model_scores_``;
+        additive on a tie). Measured in ``benchmarks/additive_space.py``.
     residual_axes : {"auto", "pls", "features"}, default="auto"
         In the additive space, what the ``n_components - 1`` axes beside the
         score are: ``"pls"``, PLS directions of what the score leaves of the
@@ -257,10 +273,9 @@ class OTreeBagger(OrdinalEnsemble):
         the features a regression tree of that residual on the group's rows
         uses most, on their own axes (trees split them as the paper's groups
         split raw features, so interactions between them are learnt).
-        ``"auto"`` fits 8 groups each way on about three quarters of the rows and
-        keeps the one whose vote errs less on the others
-        (``residual_axes_scores_``; PLS on a tie), as ``thresholds="auto"``
-        does, together with ``score_model="auto"``. Measured in ``benchmarks/additive_space.py`` (interaction data
+        ``"auto"`` scores each way on held-out rows as ``thresholds="auto"``
+        does, together with ``score_model="auto"``, and keeps the one that
+        errs less (``residual_axes_scores_``; PLS on a tie). Measured in ``benchmarks/additive_space.py`` (interaction data
         and the 12 shared data sets).
     n_components : int, default=3
         Number of components of a group's space (the additive score counts as
@@ -277,8 +292,10 @@ class OTreeBagger(OrdinalEnsemble):
         relabelling may give an intermediate class (docs/design.md section 5),
         or half-way between those values. ``"auto"`` holds out a quarter of the
         rows, fits 8 groups both ways on the others and keeps the rule whose
-        vote errs less on the held-out rows (``threshold_scores_``); the model
-        is then fitted on all rows. With ``empty_regions="leaves"`` the slivers
+        vote errs less on the held-out rows (``threshold_scores_``); below
+        8,000 rows up to four quarters are held out in turn (2 groups each with
+        four) so that about 2,000 rows, or all of them, are scored. The model is then
+        fitted on all rows. With ``empty_regions="leaves"`` the slivers
         follow the trees' leaves where no step needs them, and gap draws
         measured best (``benchmarks/otreebagger_levers.py --levers thresholds``,
         mean test MAE over the 12 shared data sets at depth 8: gap 0.607, auto 0.614,
@@ -303,9 +320,9 @@ class OTreeBagger(OrdinalEnsemble):
         dimensions: ``benchmarks/monotone.py``, machine10 test MAE 0.881
         against 1.192 with axes); the axes suit interactions such as a class
         that follows the smaller of two features (0.45 against 0.58 on such
-        data). ``"auto"`` fits 8 groups each way on about three quarters of the rows
-        and keeps the one whose vote errs less on the others
-        (``monotonic_space_scores_``), as ``thresholds="auto"`` does.
+        data). ``"auto"`` scores each way on held-out rows as
+        ``thresholds="auto"`` does and keeps the one that errs less
+        (``monotonic_space_scores_``).
     resolution : float, array-like or None, default=None
         r-consistency (docs/design.md section 4c): classes two apart are forbidden
         between any points closer than r_f along every feature f (one value for
@@ -339,27 +356,27 @@ class OTreeBagger(OrdinalEnsemble):
         Per group: ``n_regions``, ``n_edges``, ``n_empty``, ``objective``,
         ``status``, ``solver`` and ``solve_time`` (seconds).
     threshold_scores_ : dict or None
-        With ``thresholds="auto"``: the held-out MAE of 8 groups with each rule
+        With ``thresholds="auto"``: the held-out MAE of the probe groups with each rule
         (``"midpoint"``, ``"gap"``); the smaller was kept.
     score_model_ : {"additive", "kernel"} or None
         The first component's score in the additive space (``None`` outside it).
     score_model_scores_ : dict or None
         With ``score_model="auto"`` in the additive space without monotone
-        constraints: the held-out MAE of 8 groups with each score
+        constraints: the held-out MAE of the probe groups with each score
         (``"additive"``, ``"kernel"``), with the axes chosen beside it
         (midpoint thresholds when those are chosen too); the smaller was kept.
     residual_axes_ : {"pls", "features"} or None
         The axes beside the additive score (``None`` outside the additive space).
     residual_axes_scores_ : dict or None
         With ``residual_axes="auto"`` in the additive space: the held-out MAE
-        of 8 groups each way (``"pls"``, ``"features"``), with the score chosen
+        of the probe groups each way (``"pls"``, ``"features"``), with the score chosen
         beside them; the smaller was kept.
     monotonic_space_ : {"index", "axes"} or None
         How the groups place their constrained features (``None`` when they
         are not projected or fewer than two features are constrained).
     monotonic_space_scores_ : dict or None
         With ``monotonic_space="auto"`` where it applies: the held-out MAE of
-        8 groups each way (``"index"``, ``"axes"``, midpoint thresholds when
+        the probe groups each way (``"index"``, ``"axes"``, midpoint thresholds when
         those are chosen too); the smaller was kept, the index on a tie.
     categorical_features_ : ndarray of int
         The features treated as categorical.
@@ -704,35 +721,53 @@ class OTreeBagger(OrdinalEnsemble):
 
     @staticmethod
     def _held_out(data, seeds: NDArray) -> _HeldOut | None:
-        """About a quarter of the training weight (drawn from the group seeds) held out, or None.
+        """Folds of about a quarter of the training weight each (drawn from the group seeds), or None.
 
-        ``None`` when too few rows or classes would remain to train on.
+        One fold where it holds out ``_PROBE_ROWS`` rows or more; smaller data is
+        split into up to 4 (every row held out once with 4), which share out the
+        ``_PROBE_GROUPS`` probe groups (2 each with 4 folds, so the probes cost
+        what one fold's do): on one quarter of a few hundred rows the choices follow its
+        noise (ESL, 366 training rows: the quarter chose the additive score, test
+        MAE 0.328; four folds the kernel score, 0.270). A fold that would leave
+        fewer than 10 rows held out or one class to train on is dropped; ``None``
+        when every fold is.
         """
         weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
-        held_weight = weight * _held_fraction(data.X, data.y, int(seeds[0, 0, 0]), weight)
-        held, kept = held_weight > 0, weight - held_weight
-        if held.sum() < 10 or np.unique(data.y[kept > 0]).shape[0] < 2:
+        n_folds = min(4, -(-4 * _PROBE_ROWS // max(np.count_nonzero(weight > 0), 1)))
+        folds = []
+        for fold in range(n_folds):
+            held_weight = weight * _held_fraction(data.X, data.y, int(seeds[0, 0, 0]), weight, fold)
+            held, kept = held_weight > 0, weight - held_weight
+            if held.sum() >= 10 and np.unique(data.y[kept > 0]).shape[0] >= 2:
+                folds.append(_Fold(held, held_weight, replace(data, sample_weight=kept)))
+        if not folds:
             return None
-        return _HeldOut(held, held_weight, replace(data, sample_weight=kept))
+        return _HeldOut(folds, _PROBE_GROUPS // n_folds)
 
     def _held_out_scores(self, data, jobs: dict, seeds: NDArray, held_out: _HeldOut | None) -> dict | None:
         """Held-out MAE of the vote of the first groups fitted with each job, or None.
 
-        The first groups are fitted with every job (same seeds) on the rows
-        ``held_out`` keeps, and the vote of each set is scored on the rows it holds
-        out. ``jobs`` are keyed as ``held_out.scores`` (space, threshold rule): a job
-        scored before is not refitted. ``None`` without a held-out split.
+        On each fold of ``held_out`` the first groups are fitted with every job
+        (same seeds) on the rows the fold keeps, and the vote of each set is
+        scored on the rows it holds out; the error is the mean over every fold's
+        held-out weight. ``jobs`` are keyed as ``held_out.scores`` (space,
+        threshold rule): a job scored before is not refitted. ``None`` without a
+        held-out split.
         """
         if held_out is None:
             return None
-        n_probe = min(seeds.shape[0], _PROBE_GROUPS)
-        held, weight = held_out.rows, held_out.weight
+        n_probe = min(seeds.shape[0], held_out.n_groups)
         for key, job in jobs.items():
             if key not in held_out.scores:
-                groups = self._fit_groups(held_out.train, job, seeds[:n_probe], held_out.additive_scores)
-                votes = np.column_stack([g.predict_index(data.X[held]) for g in groups])
-                predicted = VOTES[self._vote].combine(votes, self.n_classes_)
-                held_out.scores[key] = float(np.average(np.abs(predicted - data.y[held]), weights=weight[held]))
+                error = weight_sum = 0.0
+                for fold in held_out.folds:
+                    held = fold.rows
+                    groups = self._fit_groups(fold.train, job, seeds[:n_probe], fold.additive_scores)
+                    votes = np.column_stack([g.predict_index(data.X[held]) for g in groups])
+                    predicted = VOTES[self._vote].combine(votes, self.n_classes_)
+                    error += float(np.dot(np.abs(predicted - data.y[held]), fold.weight[held]))
+                    weight_sum += float(fold.weight[held].sum())
+                held_out.scores[key] = error / weight_sum
         return {key: held_out.scores[key] for key in jobs}
 
     def _held_out_choice(self, name: str, candidates: dict, preferred: Any, data, seeds: NDArray,

@@ -194,7 +194,7 @@ def test_space_constraints_follow_the_curves_directions():
 def test_additive_otreebagger_is_certified_and_the_oracle_agrees():
     """Check is_consistent() on an additive-space model and a line-scan oracle in the features."""
     X, y = _data(400)
-    model = OTreeBagger(n_estimators=30, projection="additive", random_state=0).fit(X, y)
+    model = OTreeBagger(n_estimators=30, projection="additive", residual_axes="pls", random_state=0).fit(X, y)
     assert all(group.space.additive is not None for group in model.groups_)
     assert all(group.space.n_components == 3 for group in model.groups_)
     assert model.is_consistent()

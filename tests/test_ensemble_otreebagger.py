@@ -411,6 +411,66 @@ def test_held_out_weight_is_a_quarter_of_every_set_of_equal_rows():
     assert set(np.unique(_held_fraction(X[8:], y[8:], 11, light[8:]))) <= {0.0, 1.0}
 
 
+def test_held_out_folds_share_out_every_set_of_equal_rows():
+    """Check that the four probe folds hold out every row's weight once, a quarter each.
+
+    Fold j holds out floor((j+1) W/4 + u) - floor(j W/4 + u) of a set of equal rows
+    of total weight W: summed over the folds, W (an integer). Counted independently:
+    a set of 7 equal rows holds out 1 or 2 rows in each fold, 7 in all; each singleton
+    is held out by exactly one fold; a row of weight 5 holds out 5 over the folds.
+    """
+    from ensemble._otreebagger import _held_fraction
+
+    rng = np.random.RandomState(1)
+    X = np.vstack([np.tile([[0.25, 3.0]], (7, 1)), rng.uniform(size=(3000, 2))])
+    y = np.concatenate([np.full(7, 1), rng.randint(0, 3, 3000)])
+    weight = np.concatenate([np.ones(3007 - 1), [5.0]])
+    held = np.array([_held_fraction(X, y, 5, weight, fold) * weight for fold in range(4)])
+    assert np.allclose(held.sum(axis=0), weight)
+    assert set(np.round(held[:, :7].sum(axis=1), 9).tolist()) <= {1.0, 2.0}
+    assert held[:, :7].sum() == pytest.approx(7.0)
+    assert np.all((held[:, 7:-1] == 0) | (held[:, 7:-1] == 1))
+    assert np.all(np.count_nonzero(held[:, 7:-1], axis=0) == 1)
+    assert held[:, -1].sum() == pytest.approx(5.0)
+    assert np.all(np.abs(held[:, 7:-1].mean(axis=1) - 0.25) < 0.03)
+    assert np.array_equal(held[0], _held_fraction(X, y, 5, weight) * weight)
+
+
+@pytest.mark.parametrize("n_samples, n_folds, n_groups", [(400, 4, 2), (3000, 3, 2), (9000, 1, 8)])
+def test_auto_choices_score_small_data_on_several_folds(monkeypatch, n_samples, n_folds, n_groups):
+    """Check the number of held-out folds, and each probe's score against refitted models.
+
+    Below 8,000 rows the "auto" choices hold out up to four disjoint quarters in
+    turn (sharing out the 8 probe groups), above it one quarter (8 groups). The score of the
+    midpoint rule is recomputed independently: for each fold a public fit with the
+    weight the fold keeps and the same seeds (the first groups of a fit draw the same
+    seeds whatever its number of groups), scored on the rows it holds out, weighted
+    by the weight held out, pooled over the folds.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(n_samples, 2))
+    y = np.digitize(X[:, 0] + X[:, 1] + 0.3 * rng.normal(size=n_samples), [0.7, 1.3])
+    seen = []
+    held_out = OTreeBagger._held_out
+    monkeypatch.setattr(OTreeBagger, "_held_out",
+                        staticmethod(lambda data, seeds: seen.append(held_out(data, seeds)) or seen[-1]))
+    params = dict(n_estimators=3 * n_groups, group_size=3, projection="none", max_depth=4, random_state=0)
+    model = OTreeBagger(thresholds="auto", **params).fit(X, y)
+    (probe,) = seen
+    assert len(probe.folds) == n_folds and probe.n_groups == n_groups
+    rows = np.array([fold.rows for fold in probe.folds])
+    assert np.all(rows.sum(axis=0) <= 1)  # disjoint folds
+    if n_folds == 4:
+        assert np.all(rows.sum(axis=0) == 1)
+    error = weight = 0.0
+    for fold in probe.folds:
+        refit = OTreeBagger(thresholds="midpoint", **params).fit(X, y, sample_weight=fold.train.sample_weight)
+        error += np.dot(np.abs(refit.predict(X[fold.rows]) - y[fold.rows]), fold.weight[fold.rows])
+        weight += fold.weight[fold.rows].sum()
+    assert model.threshold_scores_["midpoint"] == pytest.approx(error / weight, abs=1e-12)
+    assert model.is_consistent()
+
+
 def test_every_feature_categorical_makes_every_tree_its_own_group():
     """Check that with no continuous feature each tree is a group, and one continuous feature restores groups.
 
