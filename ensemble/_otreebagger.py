@@ -31,8 +31,9 @@ from trees import CRITERIA, leaf_boxes
 
 logger = logging.getLogger(__name__)
 
-#: Groups each ``"auto"`` candidate fits, shared out among the held-out folds.
+#: Groups each ``"auto"`` candidate fits on one held-out fold, and at least on each of several.
 _PROBE_GROUPS = 8
+_FOLD_GROUPS = 4
 #: Held-out rows the ``"auto"`` choices want: smaller data is split into up to 4 folds.
 _PROBE_ROWS = 2000
 
@@ -293,8 +294,8 @@ class OTreeBagger(OrdinalEnsemble):
         or half-way between those values. ``"auto"`` holds out a quarter of the
         rows, fits 8 groups both ways on the others and keeps the rule whose
         vote errs less on the held-out rows (``threshold_scores_``); below
-        8,000 rows up to four quarters are held out in turn (2 groups each with
-        four) so that about 2,000 rows, or all of them, are scored. The model is then
+        8,000 rows up to four quarters are held out in turn (4 groups each) so
+        that about 2,000 rows, or all of them, are scored. The model is then
         fitted on all rows. With ``empty_regions="leaves"`` the slivers
         follow the trees' leaves where no step needs them, and gap draws
         measured best (``benchmarks/otreebagger_levers.py --levers thresholds``,
@@ -724,11 +725,12 @@ class OTreeBagger(OrdinalEnsemble):
         """Folds of about a quarter of the training weight each (drawn from the group seeds), or None.
 
         One fold where it holds out ``_PROBE_ROWS`` rows or more; smaller data is
-        split into up to 4 (every row held out once with 4), which share out the
-        ``_PROBE_GROUPS`` probe groups (2 each with 4 folds, so the probes cost
-        what one fold's do): on one quarter of a few hundred rows the choices follow its
-        noise (ESL, 366 training rows: the quarter chose the additive score, test
-        MAE 0.328; four folds the kernel score, 0.270). A fold that would leave
+        split into up to 4 (every row held out once with 4), each fitting 4 probe
+        groups: on one quarter of a few hundred rows the choices follow its noise
+        (ESL, 366 training rows: the quarter chose the additive score, test MAE
+        0.328; four folds the kernel score, 0.270), and a vote of 2 groups
+        misjudges the ensemble's (with the 8 groups shared out, 2 a fold, XOR data
+        of 5 features chose the kernel score, 0.136 against 0.000). A fold that would leave
         fewer than 10 rows held out or one class to train on is dropped; ``None``
         when every fold is.
         """
@@ -742,7 +744,7 @@ class OTreeBagger(OrdinalEnsemble):
                 folds.append(_Fold(held, held_weight, replace(data, sample_weight=kept)))
         if not folds:
             return None
-        return _HeldOut(folds, _PROBE_GROUPS // n_folds)
+        return _HeldOut(folds, _PROBE_GROUPS if n_folds == 1 else _FOLD_GROUPS)
 
     def _held_out_scores(self, data, jobs: dict, seeds: NDArray, held_out: _HeldOut | None) -> dict | None:
         """Held-out MAE of the vote of the first groups fitted with each job, or None.

@@ -436,12 +436,12 @@ def test_held_out_folds_share_out_every_set_of_equal_rows():
     assert np.array_equal(held[0], _held_fraction(X, y, 5, weight) * weight)
 
 
-@pytest.mark.parametrize("n_samples, n_folds, n_groups", [(400, 4, 2), (3000, 3, 2), (9000, 1, 8)])
+@pytest.mark.parametrize("n_samples, n_folds, n_groups", [(400, 4, 4), (3000, 3, 4), (9000, 1, 8)])
 def test_auto_choices_score_small_data_on_several_folds(monkeypatch, n_samples, n_folds, n_groups):
     """Check the number of held-out folds, and each probe's score against refitted models.
 
     Below 8,000 rows the "auto" choices hold out up to four disjoint quarters in
-    turn (sharing out the 8 probe groups), above it one quarter (8 groups). The score of the
+    turn (4 probe groups each), above it one quarter (8 groups). The score of the
     midpoint rule is recomputed independently: for each fold a public fit with the
     weight the fold keeps and the same seeds (the first groups of a fit draw the same
     seeds whatever its number of groups), scored on the rows it holds out, weighted
