@@ -732,10 +732,16 @@ class OTreeBagger(OrdinalEnsemble):
         misjudges the ensemble's (with the 8 groups shared out, 2 a fold, XOR data
         of 5 features chose the kernel score, 0.136 against 0.000). A fold that would leave
         fewer than 10 rows held out or one class to train on is dropped; ``None``
-        when every fold is.
+        when every fold is. The folds fit at most twice the probe groups one
+        quarter would (a fit of 4 groups, 12 trees, takes 2 folds).
         """
         weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
-        n_folds = min(4, -(-4 * _PROBE_ROWS // max(np.count_nonzero(weight > 0), 1)))
+        n_groups = seeds.shape[0]
+        by_rows = -(-4 * _PROBE_ROWS // max(np.count_nonzero(weight > 0), 1))
+        # The folds fit at most twice the groups one quarter would: a small ensemble's
+        # probes stay in proportion to its own fit.
+        by_cost = 2 * min(n_groups, _PROBE_GROUPS) // min(n_groups, _FOLD_GROUPS)
+        n_folds = max(1, min(4, by_rows, by_cost))
         folds = []
         for fold in range(n_folds):
             held_weight = weight * _held_fraction(data.X, data.y, int(seeds[0, 0, 0]), weight, fold)

@@ -194,7 +194,8 @@ def test_space_constraints_follow_the_curves_directions():
 def test_additive_otreebagger_is_certified_and_the_oracle_agrees():
     """Check is_consistent() on an additive-space model and a line-scan oracle in the features."""
     X, y = _data(400)
-    model = OTreeBagger(n_estimators=30, projection="additive", residual_axes="pls", random_state=0).fit(X, y)
+    model = OTreeBagger(n_estimators=30, projection="additive", score_model="additive", residual_axes="pls",
+                        random_state=0).fit(X, y)
     assert all(group.space.additive is not None for group in model.groups_)
     assert all(group.space.n_components == 3 for group in model.groups_)
     assert model.is_consistent()
@@ -220,7 +221,9 @@ def test_additive_space_beats_pls_on_additive_data():
     train, test = np.arange(600), np.arange(600, 1200)
     errors = {}
     for projection in ("pls", "additive"):
-        model = OTreeBagger(n_estimators=30, projection=projection, random_state=0).fit(X[train], y[train])
+        # The additive score with PLS beside it: the space alone, no held-out choice.
+        model = OTreeBagger(n_estimators=30, projection=projection, score_model="additive", residual_axes="pls",
+                            random_state=0).fit(X[train], y[train])
         errors[projection] = np.mean(np.abs(model.predict(X[test]) - y[test]))
     assert errors["additive"] < errors["pls"] - 0.05
 

@@ -118,7 +118,8 @@ def test_kernel_otreebagger_is_certified_and_the_oracle_agrees():
     """Check is_consistent() on a kernel-score model and the line-scan oracle in the features."""
     X, y = _product(800)
     train, test = np.arange(500), np.arange(500, 800)
-    model = OTreeBagger(n_estimators=30, score_model="kernel", random_state=0).fit(X[train], y[train])
+    model = OTreeBagger(n_estimators=30, score_model="kernel", residual_axes="pls", random_state=0).fit(X[train],
+                                                                                                      y[train])
     assert model.score_model_ == "kernel" and model.score_model_scores_ is None
     assert all(isinstance(group.space.additive, KernelScore) for group in model.groups_)
     assert model.is_consistent()

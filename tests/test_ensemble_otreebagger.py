@@ -436,16 +436,18 @@ def test_held_out_folds_share_out_every_set_of_equal_rows():
     assert np.array_equal(held[0], _held_fraction(X, y, 5, weight) * weight)
 
 
-@pytest.mark.parametrize("n_samples, n_folds, n_groups", [(400, 4, 4), (3000, 3, 4), (9000, 1, 8)])
-def test_auto_choices_score_small_data_on_several_folds(monkeypatch, n_samples, n_folds, n_groups):
+@pytest.mark.parametrize("n_samples, n_estimators, n_folds, n_probe",
+                         [(400, 24, 4, 4), (3000, 24, 3, 4), (9000, 24, 1, 8), (400, 6, 2, 2), (400, 12, 2, 4)])
+def test_auto_choices_score_small_data_on_several_folds(monkeypatch, n_samples, n_estimators, n_folds, n_probe):
     """Check the number of held-out folds, and each probe's score against refitted models.
 
     Below 8,000 rows the "auto" choices hold out up to four disjoint quarters in
-    turn (4 probe groups each), above it one quarter (8 groups). The score of the
-    midpoint rule is recomputed independently: for each fold a public fit with the
-    weight the fold keeps and the same seeds (the first groups of a fit draw the same
-    seeds whatever its number of groups), scored on the rows it holds out, weighted
-    by the weight held out, pooled over the folds.
+    turn (4 probe groups each), above it one quarter (8 groups); the folds fit at
+    most twice the groups one quarter would (at most 8, at most the fit's). The
+    score of the midpoint rule is recomputed independently: for each fold a public
+    fit with the weight the fold keeps and the same seeds (the first groups of a fit
+    draw the same seeds whatever its number of groups), scored on the rows it holds
+    out, weighted by the weight held out, pooled over the folds.
     """
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(n_samples, 2))
@@ -454,17 +456,18 @@ def test_auto_choices_score_small_data_on_several_folds(monkeypatch, n_samples, 
     held_out = OTreeBagger._held_out
     monkeypatch.setattr(OTreeBagger, "_held_out",
                         staticmethod(lambda data, seeds: seen.append(held_out(data, seeds)) or seen[-1]))
-    params = dict(n_estimators=3 * n_groups, group_size=3, projection="none", max_depth=4, random_state=0)
+    params = dict(n_estimators=n_estimators, group_size=3, projection="none", max_depth=4, random_state=0)
     model = OTreeBagger(thresholds="auto", **params).fit(X, y)
     (probe,) = seen
-    assert len(probe.folds) == n_folds and probe.n_groups == n_groups
+    assert len(probe.folds) == n_folds and min(probe.n_groups, n_estimators // 3) == n_probe
     rows = np.array([fold.rows for fold in probe.folds])
     assert np.all(rows.sum(axis=0) <= 1)  # disjoint folds
     if n_folds == 4:
         assert np.all(rows.sum(axis=0) == 1)
     error = weight = 0.0
     for fold in probe.folds:
-        refit = OTreeBagger(thresholds="midpoint", **params).fit(X, y, sample_weight=fold.train.sample_weight)
+        refit = OTreeBagger(thresholds="midpoint", **{**params, "n_estimators": 3 * n_probe}).fit(
+            X, y, sample_weight=fold.train.sample_weight)
         error += np.dot(np.abs(refit.predict(X[fold.rows]) - y[fold.rows]), fold.weight[fold.rows])
         weight += fold.weight[fold.rows].sum()
     assert model.threshold_scores_["midpoint"] == pytest.approx(error / weight, abs=1e-12)
