@@ -769,12 +769,12 @@ class OTreeBagger(OrdinalEnsemble):
             if key not in held_out.scores:
                 error = weight_sum = 0.0
                 for fold in held_out.folds:
-                    held = fold.rows
+                    X_held, y_held, w_held = data.X[fold.rows], data.y[fold.rows], fold.weight[fold.rows]
                     groups = self._fit_groups(fold.train, job, seeds[:n_probe], fold.additive_scores)
-                    votes = np.column_stack([g.predict_index(data.X[held]) for g in groups])
+                    votes = np.column_stack([g.predict_index(X_held) for g in groups])
                     predicted = VOTES[self._vote].combine(votes, self.n_classes_)
-                    error += float(np.dot(np.abs(predicted - data.y[held]), fold.weight[held]))
-                    weight_sum += float(fold.weight[held].sum())
+                    error += float(np.dot(np.abs(predicted - y_held), w_held))
+                    weight_sum += float(w_held.sum())
                 held_out.scores[key] = error / weight_sum
         return {key: held_out.scores[key] for key in jobs}
 
