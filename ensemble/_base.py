@@ -220,7 +220,10 @@ def constraint_to_check(estimator: Any, monotonic_cst: Any) -> NDArray[np.int8] 
         cst = estimator._monotonic
     else:
         names = getattr(estimator, "feature_names_in_", None)
-        cst = monotonic_array(monotonic_cst, estimator.n_features_in_, names, estimator._categorical)
+        # Only the user's features: a model may append columns of its own to its categorical mask
+        # (OTreeBagger's missing-value indicators), which no constraint names.
+        categorical = estimator._categorical[: estimator.n_features_in_]
+        cst = monotonic_array(monotonic_cst, estimator.n_features_in_, names, categorical)
     return cst if cst is not None and np.any(cst) else None
 
 

@@ -248,6 +248,21 @@ def test_monotone_otreebagger_with_missing_values_is_monotone_on_every_slice():
         assert _monotone(grid, [1, 1]), pattern
 
 
+def test_otreebagger_with_missing_values_checks_constraints_given_in_the_users_features():
+    """Check that ``is_monotone(cst)`` of a model fitted with gaps takes one entry per user feature (its
+    missing-value indicator columns are its own) and answers as the slices do: certify, or refute."""
+    X, y = _data(300, 3)
+    model = OTreeBagger(n_estimators=12, monotonic_cst=[1, 1], random_state=0).fit(X, y)
+    assert model.missing_features_.tolist() == [0, 1]
+    grids = [grid for _, grid in _slices(model)]
+    for cst in ([1, 0], [0, 1], [1, 1]):
+        assert model.is_monotone(cst)
+        assert all(_monotone(grid, cst) for grid in grids)
+    for cst in ([-1, 0], [0, -1]):
+        assert not model.is_monotone(cst)
+        assert not all(_monotone(grid, cst) for grid in grids)
+
+
 def test_otreebagger_learns_from_missingness_and_reads_unseen_gaps_as_the_median():
     """Check that "missing" is a category OTreeBagger can learn, with importances in the user's features,
     and that a value missing only at prediction is read as the feature's training median."""
