@@ -86,8 +86,9 @@ class Ranks:
             column = X[:, f]
             v = np.unique(column[~np.isnan(column)])  # a missing value is no rank: it stays NaN
             code = cls._code(np.arange(v.shape[0]), v.shape[0])
-            last = np.concatenate((code[1:] != code[:-1], [True]))
-            first = np.concatenate(([True], code[1:] != code[:-1]))
+            # A column missing in every row has no values and no codes: no tree can split it.
+            last = np.concatenate((code[1:] != code[:-1], [True]))[: v.shape[0]]
+            first = np.concatenate(([True], code[1:] != code[:-1]))[: v.shape[0]]
             values.append(v)
             hi.append(v[first])  # smallest raw value of every code
             lo.append(v[last])   # largest raw value of every code

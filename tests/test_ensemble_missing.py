@@ -263,6 +263,43 @@ def test_otreebagger_with_missing_values_checks_constraints_given_in_the_users_f
         assert not all(_monotone(grid, cst) for grid in grids)
 
 
+@pytest.mark.parametrize("model", [ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger])
+def test_a_column_missing_in_every_row_is_never_split_and_changes_no_prediction(model):
+    """Check that a feature with no value at all fits with each model's defaults (it used to be an
+    IndexError in the forest's ranks) and carries no information: the model is certified, learns
+    from the other columns, and predicts the same whatever that column holds at prediction."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(80, 3))
+    y = np.digitize(X[:, 0], [0.3, 0.7])
+    X[:, 1] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fitted = model(random_state=0).fit(X, y)
+    assert fitted.is_consistent()
+    predicted = fitted.predict(X)
+    assert np.mean(predicted == y) > 0.9
+    for filled in (rng.uniform(size=80), np.full(80, -1e6), np.full(80, 1e6)):
+        Z = X.copy()
+        Z[:, 1] = filled
+        np.testing.assert_array_equal(fitted.predict(Z), predicted)
+
+
+def test_cli_fits_a_csv_with_an_empty_column(tmp_path, capsys):
+    """Check that ``otreebagger fit`` on a CSV whose column is empty in every row fits and saves (it
+    printed a traceback)."""
+    from ensemble._cli import main
+
+    rng = np.random.RandomState(0)
+    data = tmp_path / "empty.csv"
+    rows = ["a,b,y"] + [f"{float(x)!r},,{int(x > 0.5)}" for x in rng.uniform(size=40)]
+    data.write_text("\n".join(rows) + "\n")
+    for name in ("forest", "boosting", "otreebagger"):
+        out = tmp_path / f"{name}.skops"
+        assert main(["fit", str(data), "--model", name, "-o", str(out), "--n-estimators", "6"]) == 0
+        assert out.exists()
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_otreebagger_learns_from_missingness_and_reads_unseen_gaps_as_the_median():
     """Check that "missing" is a category OTreeBagger can learn, with importances in the user's features,
     and that a value missing only at prediction is read as the feature's training median."""
