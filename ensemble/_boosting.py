@@ -279,8 +279,9 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         (measured in the Notes). ``True``: the hold-out at any size; ``False``:
         ``max_iter`` trees, half-way cut points.
     validation_fraction : float, default=0.1
-        Share of the rows held out (stratified) for early stopping, the learned
-        cut points and the probability scale.
+        Share of the rows held out (stratified, unless a class or the hold-out
+        is too small for that) for early stopping, the learned cut points and
+        the probability scale.
     n_iter_no_change : int, default=20
         Patience of early stopping.
     tol : float, default=1e-7
@@ -518,11 +519,23 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         return "off"
 
     def _split(self, rows, y_idx, rng) -> tuple[NDArray, NDArray]:
-        """Stratified hold-out of ``validation_fraction`` of the rows."""
+        """Stratified hold-out of ``validation_fraction`` of the rows.
+
+        Unstratified where the data are too few for a stratified split: a class
+        with one row, or a hold-out (or the rest) with fewer rows than classes
+        (12 rows of 3 classes hold out 2 at 0.1).
+        """
         from sklearn.model_selection import train_test_split
 
+        n_val = int(np.ceil(self.validation_fraction * rows.shape[0]))
+        if n_val >= rows.shape[0]:
+            raise ValueError(f"validation_fraction={self.validation_fraction} holds out every one of the "
+                             f"{rows.shape[0]} rows of positive weight, leaving none to fit with "
+                             "early_stopping=True; use a smaller validation_fraction or early_stopping=False")
         counts = np.bincount(y_idx[rows])
-        stratify = y_idx[rows] if counts[counts > 0].min() >= 2 else None
+        present = int(np.count_nonzero(counts))
+        stratified = counts[counts > 0].min() >= 2 and min(n_val, rows.shape[0] - n_val) >= present
+        stratify = y_idx[rows] if stratified else None
         fit_rows, val_rows = train_test_split(rows, test_size=self.validation_fraction, stratify=stratify,
                                               random_state=rng.randint(MAX_SEED))
         return np.sort(fit_rows), np.sort(val_rows)

@@ -514,3 +514,19 @@ def test_fast_all_threshold_gradient_equals_the_direct_formula(n_classes):
         diff = (_boosting._loss_kernel(1, up, y[i:i + 1], w[i:i + 1], n_classes, empty, empty)
                 - _boosting._loss_kernel(1, down, y[i:i + 1], w[i:i + 1], n_classes, empty, empty))
         assert diff / (2 * step / (1 << UNIT_BITS)) == pytest.approx(g[i] / w[i], rel=1e-5, abs=1e-9)
+
+
+def test_early_stopping_on_tiny_data_holds_out_rows_without_stratifying():
+    """Check that early stopping on 12 rows of 3 classes (a hold-out of 2 rows, fewer than the classes)
+    fits on an unstratified hold-out instead of raising scikit-learn's "test_size = 2 should be greater
+    or equal to the number of classes", and that holding out every row is an error naming the parameter."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(12, 2))
+    y = np.digitize(X[:, 0], [0.33, 0.66])
+    assert np.bincount(y).min() >= 2  # the classes could be stratified; the 2-row hold-out cannot
+    model = ConsistentGradientBoostingClassifier(early_stopping=True, min_samples_leaf=1, random_state=0).fit(X, y)
+    assert model.do_early_stopping_ and len(model.validation_score_) == model.n_iter_ + 1
+    assert model.is_consistent()
+    assert set(model.predict(X)) <= set(model.classes_)
+    with pytest.raises(ValueError, match="validation_fraction=0.95 holds out every one of the 12 rows"):
+        ConsistentGradientBoostingClassifier(early_stopping=True, validation_fraction=0.95).fit(X, y)
