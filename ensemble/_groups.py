@@ -272,6 +272,10 @@ class GroupSpace:
             parts.append(index)
         parts = [part for part in parts if part is not None]
         if not parts:
+            # No direction at all (every projected feature constant on these rows, as on a
+            # tiny bootstrap): the features keep their own axes, so the trees still have
+            # every feature to split, and the space is never empty.
+            kept = np.union1d(kept, projected).astype(np.intp)
             return cls(np.empty(0, np.intp), np.empty((0, 0)), np.empty(0), kept)
         features, weights, offset, scale, center, spread = (
             [part[i] for part in parts] for i in range(6))

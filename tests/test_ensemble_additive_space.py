@@ -431,3 +431,37 @@ def test_residual_features_on_a_subsample_of_many_rows(monkeypatch):
     unseen[np.linspace(0, 2999, 600).astype(np.intp)] = False
     hidden = np.where(unseen & (X[:, 4] > 0.5), 5.0, 0.0)
     assert _residual_features(X, hidden, rows, weight, np.arange(5), 2).shape == (0,)
+
+
+def test_pls_space_of_constant_features_keeps_their_axes():
+    """Check that a group space whose projected features are all constant on its rows (no PLS
+    direction) keeps them on their own axes instead of leaving the trees no feature at all."""
+    X = np.full((8, 3), 5.0)
+    y = np.arange(8) % 2
+    space = GroupSpace.pls(X, y, np.arange(8), np.array([0, 1]), np.array([2]), 2)
+    assert space.is_identity and space.kept.tolist() == [0, 1, 2]
+    assert space.transform(X).shape == (8, 3)
+
+
+@pytest.mark.parametrize("kind", ["constant", "constant and integer", "integer", "float"])
+@pytest.mark.parametrize("projection", ["additive", "auto"])
+@pytest.mark.parametrize("n, d", [(6, 2), (8, 2), (12, 3), (20, 1), (20, 3)])
+def test_tiny_fits_in_every_space_fit_and_are_certified(kind, projection, n, d):
+    """Check tiny fits (6-20 rows, 1-3 features, two classes): constant columns gave the additive and
+    PLS spaces no axis, so a tree grown on zero features crashed or fusing raised "boxes_list[0] must
+    have at least one feature"."""
+    rng = np.random.RandomState(n + d)
+    X = rng.uniform(size=(n, d))
+    if kind != "float":
+        X = rng.randint(0, 4, size=(n, d)).astype(np.float64)
+    if kind.startswith("constant"):
+        X[:, : d if kind == "constant" else max(d - 1, 1)] = 5.0
+    y = np.arange(n) % 2
+    for params in ({}, {"min_samples_leaf": 5}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            model = OTreeBagger(n_estimators=6, projection=projection, random_state=0, **params).fit(X, y)
+        assert model.is_consistent()
+        assert set(model.predict(X)) <= {0, 1}
+        for group in model.groups_:
+            assert group.space is None or group.space.transform(X).shape[1] > 0
