@@ -125,6 +125,12 @@ def _names_to_indices(values: Any, feature_names: NDArray | None, parameter: str
     return [known[str(v)] for v in values]
 
 
+def _is_zero_one(column: NDArray[np.float64]) -> bool:
+    """Whether a column's present values are 0 and 1, both of them (a 0/1 indicator)."""
+    present = column[~np.isnan(column)]
+    return bool(np.any(present == 0.0) and np.any(present == 1.0) and np.all((present == 0.0) | (present == 1.0)))
+
+
 def categorical_mask(
     categorical_features: ArrayLike | None, n_features: int, feature_names: NDArray | None = None
 ) -> NDArray[np.bool_]:
@@ -591,8 +597,10 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
             mask[list(self._text.columns)] = True
             mask |= self._bool_columns  # a per-column mask, or one flag for a boolean array
             for f in np.flatnonzero(~mask):
-                # Two distinct values (one-hot, yes/no): no user moves "a little" between them.
-                mask[f] = np.unique(X[:, f]).shape[0] == 2
+                # A 0/1 column (one-hot, yes/no; missing values aside): no user moves "a little"
+                # between its values. Other two-valued numbers (ages 30 and 40) are measurements,
+                # continuous unless declared: a value between them is a point like any other.
+                mask[f] = _is_zero_one(X[:, f])
             if monotonic is not None:
                 mask &= np.asarray(monotonic) == 0  # a constrained feature is ordered, by the user's word
             return mask

@@ -32,9 +32,11 @@ _SHARED = {
         (scikit-learn's convention). Moving from one category to another is not
         a small move, so consistency promises nothing across a split of such a
         feature (docs/design.md section 4b). ``"auto"``: columns of bool or
-        pandas categorical/text dtype, and numeric columns with exactly two
-        distinct values in ``fit`` (one-hot, yes/no; a value between the two is
-        then not covered by the guarantee); constrained features never.
+        pandas categorical/text dtype, and numeric 0/1 columns (values 0 and 1
+        in ``fit``, missing values aside: one-hot, yes/no; a value between the
+        two is then not covered by the guarantee); constrained features never.
+        Other numeric columns, two-valued ones included (ages 30 and 40), are
+        continuous unless declared.
         ``None``: every numeric column is continuous (text columns are then an
         error). Text
         columns of a DataFrame must be categorical: they are encoded as the

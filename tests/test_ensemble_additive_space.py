@@ -329,7 +329,7 @@ def test_additive_score_monotone_curves_follow_their_signs():
 def test_additive_model_saves_loads_and_keeps_categorical_axes():
     """Check a saved additive-space model predicts the same, and categorical columns keep their axes."""
     X, y = _data(300)
-    X = np.column_stack([X, (X[:, 0] > 0.5).astype(float)])  # two-valued: categorical by default
+    X = np.column_stack([X, (X[:, 0] > 0.5).astype(float)])  # a 0/1 column: categorical by default
     model = OTreeBagger(n_estimators=9, projection="additive", residual_axes="pls", random_state=0).fit(X, y)
     space = model.groups_[0].space
     assert space.kept.tolist() == [5] and 5 not in space.additive.features

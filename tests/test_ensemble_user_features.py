@@ -104,17 +104,43 @@ def test_unseen_category_is_an_error_naming_the_column_and_value():
         model.predict(other)
 
 
-def test_auto_categorical_finds_two_valued_and_bool_columns():
-    """Check that "auto" declares two-valued numeric and bool columns categorical, constrained ones never."""
+def test_auto_categorical_finds_zero_one_and_bool_columns():
+    """Check that "auto" declares 0/1 numeric and bool columns categorical, constrained ones never, and
+    leaves other two-valued numeric columns (ages 30 and 40) continuous."""
     X, y = _data()
     frame = pd.DataFrame({"x": X[:, 0], "onehot": (X[:, 1] > 0.5).astype(float), "flag": X[:, 2] > 0.3})
     model = _quiet_fit(ConsistentForestClassifier(n_estimators=10, categorical_features="auto"), frame, y)
     assert model.categorical_features_.tolist() == [1, 2]
+    ages = frame.assign(age=np.where(X[:, 1] > 0.5, 40.0, 30.0), gappy=np.where(X[:, 0] > 0.9, np.nan,
+                                                                                  (X[:, 2] > 0.5) * 1.0))
+    for name in sorted(ENSEMBLES):
+        with_ages = _quiet_fit(ENSEMBLES[name](categorical_features="auto"), ages, y)
+        assert with_ages.categorical_features_.tolist() == [1, 2, 4], name  # a 0/1 column with gaps is 0/1
     constrained = _quiet_fit(ConsistentForestClassifier(n_estimators=10, categorical_features="auto",
                                                         monotonic_cst=[1, 1, 0]), frame, y)
     assert constrained.categorical_features_.tolist() == [2]
     none = _quiet_fit(ConsistentForestClassifier(n_estimators=10, categorical_features=None), frame, y)
     assert none.categorical_features_.tolist() == []
+
+
+def test_two_valued_measurement_is_continuous_so_boosting_moves_one_class_at_a_time_between_its_values():
+    """Check that a column of ages 30 and 40 is continuous under "auto": the certified boosting is then
+    consistent between the two values (declared categorical it predicted class 0 at 35.0 and class 4 at
+    the next float), and declaring it categorical is still the user's choice."""
+    rng = np.random.RandomState(0)
+    age = np.where(rng.uniform(size=200) < 0.5, 30.0, 40.0)
+    X = np.column_stack([age, rng.uniform(size=200)])
+    y = np.where(age == 40.0, 4, 0)
+    y[:10] = [1, 2, 3, 1, 2, 3, 1, 2, 3, 2]
+    model = ConsistentGradientBoostingClassifier(random_state=0).fit(X, y)
+    assert model.categorical_features_.tolist() == []
+    assert model.is_consistent()
+    ages = np.concatenate([[30.0, 35.0, np.nextafter(35.0, np.inf)], np.linspace(30.0, 40.0, 201)])
+    classes = model.predict(np.column_stack([ages, np.full(ages.shape[0], 0.5)]))
+    assert abs(int(classes[1]) - int(classes[2])) <= 1
+    assert np.abs(np.diff(classes[3:])).max() <= 1  # one class at a time from 30 to 40
+    declared = ConsistentGradientBoostingClassifier(categorical_features=[0], random_state=0).fit(X, y)
+    assert declared.categorical_features_.tolist() == [0]
 
 
 @pytest.mark.parametrize("name", sorted(ENSEMBLES))
