@@ -725,6 +725,22 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         self.threshold_multiplicity_ = final.multiplicity
         self._certified = self.n_classes_ == 2 or final.certified
 
+    def __getstate__(self) -> dict:
+        # The flat copy of the trees is derived: a saved model keeps the trees only, which
+        # the certificates read, and prediction walks a copy rebuilt from them on load.
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ may return __dict__ itself
+        state.pop("_flat", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        # Rebuilt from the trees whatever the file held: a file with a flat copy of its own
+        # (saved by an earlier version, or edited) would otherwise predict from other trees
+        # than the ones is_consistent() certifies.
+        self.__dict__.pop("_flat", None)
+        if "estimators_" in self.__dict__:
+            self._build_predictor()
+
     def _build_predictor(self) -> None:
         """All trees' nodes in flat arrays (global node ids) for one compiled walk."""
         sizes = np.array([t.children_left.shape[0] for t in self.estimators_], dtype=np.int64)

@@ -530,3 +530,40 @@ def test_early_stopping_on_tiny_data_holds_out_rows_without_stratifying():
     assert set(model.predict(X)) <= set(model.classes_)
     with pytest.raises(ValueError, match="validation_fraction=0.95 holds out every one of the 12 rows"):
         ConsistentGradientBoostingClassifier(early_stopping=True, validation_fraction=0.95).fit(X, y)
+
+
+def _sums_of_the_trees(model, X):
+    """F(x) summed tree by tree from the fitted trees, independent of the compiled flat copy."""
+    total = np.full(X.shape[0], model._f0, dtype=np.int64)
+    for tree in model.estimators_:
+        total += tree.value[tree.apply(X)]
+    return total
+
+
+def test_model_file_predicts_from_its_trees_not_from_an_edited_flat_copy(tmp_path, monkeypatch):
+    """Check that a saved model whose flat copy of the trees (what predict walks) was edited in the file
+    predicts from its trees (what is_consistent() certifies) once loaded: the copy is rebuilt on load."""
+    from ensemble._model_file import load_model, save_model
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 2))
+    y = np.digitize(X.sum(axis=1) + rng.normal(0, 0.1, 300), [0.7, 1.0, 1.3])
+    model = _fit(X, y, max_iter=60, early_stopping=False, random_state=0)
+    expected = model.predict(X)
+    assert np.unique(expected).shape[0] > 2
+    # A file holding an edited flat copy, as the state of an earlier version held one: every leaf value zero.
+    edited = model.__getstate__()
+    flat = list(model._flat)
+    flat[-1] = np.zeros_like(flat[-1])
+    edited["_flat"] = tuple(flat)
+    monkeypatch.setattr(ConsistentGradientBoostingClassifier, "__getstate__", lambda self: edited)
+    save_model(tmp_path / "edited.skops", model)
+    monkeypatch.undo()
+    loaded = load_model(tmp_path / "edited.skops")["model"]
+    assert loaded.is_consistent()
+    np.testing.assert_array_equal(loaded._sums(X), _sums_of_the_trees(loaded, X))
+    np.testing.assert_array_equal(loaded.predict(X), expected)
+    # And a model saved now keeps no flat copy at all; it loads predicting the same.
+    assert "_flat" not in model.__getstate__() and hasattr(model, "_flat")  # the model itself keeps its copy
+    save_model(tmp_path / "plain.skops", model)
+    np.testing.assert_array_equal(load_model(tmp_path / "plain.skops")["model"].predict(X), expected)
