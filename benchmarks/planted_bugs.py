@@ -60,6 +60,29 @@ MUTATIONS = [
              "                stack[top] = left[node]\n                top += 1\n"
              "            if (present_a and upper[j, f] + resolution[f] > t and t < np.inf)",
              ("tests/test_ensemble_trust.py", "tests/test_ensemble_boosting.py")),
+    # Hand-built trees whose exact jump tests/test_ensemble_certificate_contacts.py computes
+    # independently, slice by slice of missing features.
+    Mutation("jump kernel compares strictly at a window's edge (hand-built corner and end point)",
+             "ensemble/_certificates.py",
+             "(present_a and lower[j, f] - resolution[f] <= t) or (missing_a and missing_left[node] != 0):\n"
+             "                stack[top] = left[node]\n                top += 1\n"
+             "            if (present_a and upper[j, f] + resolution[f] >= t and t < np.inf)",
+             "(present_a and lower[j, f] - resolution[f] < t) or (missing_a and missing_left[node] != 0):\n"
+             "                stack[top] = left[node]\n                top += 1\n"
+             "            if (present_a and upper[j, f] + resolution[f] > t and t < np.inf)",
+             ("tests/test_ensemble_certificate_contacts.py",)),
+    Mutation("jump kernel ignores leaves that meet only inside a missing-value slice", "ensemble/_certificates.py",
+             "            missing_a = reach[leaves[j], f]\n",
+             "            missing_a = False\n",
+             ("tests/test_ensemble_certificate_contacts.py",)),
+    Mutation("monotone pairs ignore leaves that meet only inside a missing-value slice", "ensemble/_certificates.py",
+             "            meet = overlap | (reach[a] & reach[b])\n",
+             "            meet = overlap.copy()\n",
+             ("tests/test_ensemble_certificate_contacts.py",)),
+    Mutation("the kernel score's Lipschitz bound halved", "ensemble/_kernel_score.py",
+             "        return peak / (self.scale * self.std)\n",
+             "        return 0.5 * peak / (self.scale * self.std)\n",
+             ("tests/test_ensemble_certificate_contacts.py",)),
     Mutation("cut-spacing comparison strict", "ensemble/_certificates.py",
              "    return int(bound) <= int(spacing)",
              "    return int(bound) < int(spacing)",
