@@ -64,7 +64,9 @@ def test_fit_with_string_classes_keeps_their_order(tmp_path, capsys):
 def test_evaluate_prints_a_table_for_every_model(tmp_path, capsys):
     """Check that evaluate cross-validates the three models and prints MAE, AMAE, QWK, RPS and one-off accuracy."""
     data = _write_csv(tmp_path / "d.csv", n=90)
-    assert main(["evaluate", str(data), "--folds", "3", "--n-estimators", "6", "--quiet"]) == 0
+    # --n-estimators is refused with boosting (which stops early): every model that takes it.
+    assert main(["evaluate", str(data), "--folds", "3", "--n-estimators", "6", "--quiet",
+                 "--model", "otreebagger", "forest", "treebagger", "bagged"]) == 0
     out = capsys.readouterr().out
     assert "3-fold CV" in out
     for name in ("OTreeBagger", "Certified forest", "TreeBagger", "Bagged ordinal trees"):
@@ -88,7 +90,7 @@ def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monk
 
     figures = []
     monkeypatch.setattr(pyplot.Figure, "savefig", _recording(pyplot.Figure.savefig, figures))
-    assert main(["demo", "--n-estimators", "12", "--output", str(tmp_path)]) == 0
+    assert main(["demo", "--output", str(tmp_path), "--max-depth", "6"]) == 0
     captured = capsys.readouterr()
     out = captured.out
     assert "syntheticI: 100 training / 900 test points" in out  # the default: data where trees jump
@@ -145,7 +147,7 @@ def test_demo_times_the_fits_after_the_compile(monkeypatch, tmp_path, capsys):
     # Only the command line's own clock: the solvers time themselves with the same function.
     clock = SimpleNamespace(perf_counter=lambda: (events.append("clock"), time.perf_counter())[1])
     monkeypatch.setattr(_cli, "time", clock)
-    assert main(["demo", "--n-estimators", "3", "--output", "", "--quiet"]) == 0
+    assert main(["demo", "--max-depth", "3", "--output", "", "--quiet"]) == 0
     assert events[0] == "warm-up" and events.count("clock") == 2 * len(_cli.MODELS)
 
 
@@ -383,13 +385,15 @@ def test_evaluate_says_when_it_lowers_the_folds(tmp_path, capsys):
     data = _write_csv(tmp_path / "d.csv", n=90)
     counts = np.unique([r[2] for r in list(csv.reader(open(data)))[1:]], return_counts=True)[1]
     smallest = int(counts.min())
-    assert main(["evaluate", str(data), "--folds", "5000", "--n-estimators", "3", "--quiet"]) == 0
+    assert main(["evaluate", str(data), "--folds", "5000", "--n-estimators", "3", "--quiet",
+                 "--model", "otreebagger"]) == 0
     captured = capsys.readouterr()
     warning = captured.err.strip().splitlines()
     assert len(warning) == 1
     assert warning[0].startswith("otreebagger evaluate: warning: --folds 5000 lowered to ")
     assert f"lowered to {smallest}:" in warning[0] and f"{smallest}-fold CV" in captured.out
-    assert main(["evaluate", str(data), "--folds", "2", "--n-estimators", "3", "--quiet"]) == 0
+    assert main(["evaluate", str(data), "--folds", "2", "--n-estimators", "3", "--quiet",
+                 "--model", "otreebagger"]) == 0
     assert capsys.readouterr().err == ""
 
 
@@ -406,7 +410,8 @@ def test_registry_entry_is_a_new_model_for_fit_and_evaluate(tmp_path, capsys, mo
                  "--group-size", "1"]) == 0
     assert "fitted single-tree groups (B=2)" in capsys.readouterr().out
     assert load_model(tmp_path / "m.skops")["model"].group_size == 1
-    assert main(["evaluate", str(data), "--folds", "2", "--n-estimators", "3", "--quiet"]) == 0
+    assert main(["evaluate", str(data), "--folds", "2", "--n-estimators", "3", "--quiet", "--model", "single",
+                 "otreebagger"]) == 0
     assert "single-tree groups (B=3)" in capsys.readouterr().out
 
 
@@ -509,15 +514,21 @@ def test_max_depth_defaults_to_each_models_own():
     assert {entry.build(args).max_depth for entry in MODELS.values()} == {5}
 
 
-def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path, capsys):
+def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path, capsys, monkeypatch):
     """Check --model forest in fit, and that evaluate still compares the forest when OTreeBagger stops."""
+    from ensemble import OTreeBagger
+    from ensemble import _cli
+
     data = _write_csv(tmp_path / "d.csv", n=90)
     model = tmp_path / "forest.skops"
     assert main(["fit", str(data), "--model", "forest", "-o", str(model)]) == 0
     assert "fitted Certified forest (auto B)" in capsys.readouterr().out
     assert type(load_model(model)["model"]).__name__ == "ConsistentForestClassifier"
-    code = main(["evaluate", str(data), "--folds", "3", "--n-estimators", "6", "--max-regions", "1", "--quiet",
-                 "--model", "otreebagger", "forest"])
+    # --max-regions is OTreeBagger's only (refused beside the forest): here OTreeBagger's own budget is 1.
+    entry = _cli.ModelEntry("OTreeBagger (M={group_size})",
+                            lambda args: OTreeBagger(max_regions=1, on_budget="raise", n_estimators=6))
+    monkeypatch.setitem(_cli.MODELS, "otreebagger", entry)
+    code = main(["evaluate", str(data), "--folds", "3", "--quiet", "--model", "otreebagger", "forest"])
     out = capsys.readouterr().out
     assert code == 0
     assert "OTreeBagger (M=3) could not run: " in out and "--max-regions" in out
@@ -689,3 +700,185 @@ def test_missing_cells_fit_every_model(tmp_path, capsys):
     assert main(["predict", str(model), str(path), "-o", str(out)]) == 0
     assert len(out.read_text().splitlines()) == 121
     assert main(["fit", str(path), "--target", "y", "--model", "boosting", "-o", str(model)]) == 0
+
+
+# --------------------------------------------------------------------------- the Python defaults
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+_PYTHON_MODELS = {
+    # What each --model is in Python: its estimator with the defaults, and these fixed parameters.
+    "otreebagger": ("OTreeBagger", {}),
+    "forest": ("ConsistentForestClassifier", {}),
+    "treebagger": ("OTreeBagger", dict(relabel=False, vote="mode", criterion="gini", projection="none",
+                                       max_depth=None)),
+    "bagged": ("OTreeBagger", dict(relabel=False, projection="none", max_depth=None)),
+    "boosting": ("ConsistentGradientBoostingClassifier", {}),
+}
+
+
+def _shared_sample(name, tmp_path, n=200):
+    """The first ``n`` rows of a shuffled shared data set, written as a CSV file (the CLI's and Python's input)."""
+    source = SHARED / f"{name}.csv"
+    if not source.is_file():
+        pytest.skip(f"shared data set {name} not found under {SHARED}")
+    rows = list(csv.reader(open(source)))
+    body = rows[1:]
+    order = np.random.RandomState(0).permutation(len(body))[:n]
+    path = tmp_path / f"{name}.csv"
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh).writerows([rows[0]] + [body[i] for i in sorted(order)])
+    return path
+
+
+@pytest.mark.parametrize("data", ["tae", "car", "LEV"])
+def test_cli_models_equal_the_python_estimators_with_their_defaults(tmp_path, capsys, data):
+    """Check that fit + predict give the predictions of the Python estimator with its own defaults (only the
+    seed and number of trees the command passes), for every model: the command line passes only what is given,
+    so car's one-hot columns are categorical for both ("auto")."""
+    import warnings
+
+    import ensemble
+    from ensemble._cli import MODELS
+    from ensemble.datasets import load_ordinal_csv
+
+    assert set(_PYTHON_MODELS) == set(MODELS)
+    path = _shared_sample(data, tmp_path)
+    X, y = load_ordinal_csv(path, target="y")
+    for name, (cls, fixed) in _PYTHON_MODELS.items():
+        trees = [] if name == "boosting" else ["--n-estimators", "6"]
+        model_path, out = tmp_path / f"{name}.skops", tmp_path / f"{name}.csv"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # 6 trees of the forest may be uncertified: it warns, both ways
+            assert main(["fit", str(path), "--model", name, "-o", str(model_path), "--seed", "0", *trees]) == 0
+            assert main(["predict", str(model_path), str(path), "-o", str(out)]) == 0
+            params = dict(fixed, random_state=0, **({} if name == "boosting" else {"n_estimators": 6}))
+            python = getattr(ensemble, cls)(**params).fit(X, y)
+        assert load_model(model_path)["model"].get_params() == python.get_params(), name
+        cli = [int(r[0]) for r in list(csv.reader(open(out)))[1:]]
+        assert cli == python.predict(X).tolist(), name
+    capsys.readouterr()
+
+
+def test_car_one_hot_columns_are_categorical_by_default(tmp_path, capsys):
+    """Check that without --categorical the command line keeps the estimators' "auto": car's 21 one-hot
+    columns are categorical (the fix of the front-door issue: it used to pass None, fusing them as continuous)."""
+    path = _shared_sample("car", tmp_path, n=150)
+    model_path = tmp_path / "m.skops"
+    assert main(["fit", str(path), "-o", str(model_path), "--n-estimators", "3"]) == 0
+    model = load_model(model_path)["model"]
+    assert model.categorical_features == "auto" and model._categorical.all() and model._categorical.shape == (21,)
+
+
+# --------------------------------------------------------------------------- options a model does not take
+
+
+@pytest.mark.parametrize("argv, option, takers", [
+    (["fit", "--model", "forest", "--group-size", "2"], "--group-size", "OTreeBagger only"),
+    (["fit", "--model", "boosting", "--n-estimators", "10"], "--n-estimators",
+     "otreebagger, forest, treebagger and bagged"),
+    (["fit", "--model", "boosting", "--n-jobs", "2"], "--n-jobs", "otreebagger, forest, treebagger and bagged"),
+    (["fit", "--model", "treebagger", "--monotone", "a=+1"], "--monotone", "otreebagger, forest and boosting"),
+    (["fit", "--model", "bagged", "--monotone", "a=+1"], "--monotone", "otreebagger, forest and boosting"),
+    *[(["fit", "--model", model, flag, value], flag, "OTreeBagger only")
+      for model in ("treebagger", "forest")
+      for flag, value in (("--max-regions", "10"), ("--max-edges", "10"), ("--on-budget", "raise"),
+                          ("--projection", "pls"), ("--score-model", "kernel"), ("--residual-axes", "pls"))],
+    (["evaluate", "--n-estimators", "6"], "--n-estimators", "otreebagger, forest, treebagger and bagged"),
+    (["demo", "--group-size", "2", "--model", "otreebagger", "bagged"], "--group-size", "OTreeBagger only"),
+])
+def test_an_option_a_model_does_not_take_is_refused_in_one_line(files, capsys, argv, option, takers):
+    """Check that an option given with a model that ignores it is one stderr line naming the option and the
+    models it applies to, exit status 2, no traceback (and before any data is read)."""
+    command, rest = argv[0], argv[1:]
+    data = [] if command == "demo" else [str(files["data"])]
+    output = ["-o", str(files["tmp"] / "never.skops")] if command == "fit" else []
+    assert main([command, *data, *rest, *output]) == 2
+    line = _one_error_line(capsys)
+    assert re.match(rf"otreebagger {command}: error: {re.escape(option)} applies to {re.escape(takers)}, not to ",
+                    line), line
+    assert not (files["tmp"] / "never.skops").exists()
+
+
+@pytest.mark.parametrize("name, extra", [
+    ("forest", ["--n-estimators", "7"]), ("forest", ["--monotone", "a=+1"]), ("boosting", ["--monotone", "a=+1"]),
+    ("treebagger", ["--n-jobs", "1", "--max-depth", "3"]), ("otreebagger", ["--group-size", "2", "--n-estimators", "4"]),
+])
+def test_an_option_a_model_takes_reaches_it(tmp_path, capsys, name, extra):
+    """Check that options are honoured by the models that take them (the forest's --n-estimators among them)."""
+    import warnings
+
+    data = _write_csv(tmp_path / "d.csv", n=120)
+    out = tmp_path / "m.skops"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["fit", str(data), "--model", name, "-o", str(out), *extra]) == 0
+    params = load_model(out)["model"].get_params()
+    expected = {"--n-estimators": "n_estimators", "--monotone": "monotonic_cst", "--n-jobs": "n_jobs",
+                "--max-depth": "max_depth", "--group-size": "group_size"}
+    for flag, value in zip(extra[::2], extra[1::2], strict=True):
+        got = params[expected[flag]]
+        assert got == ([1, 0] if flag == "--monotone" else int(value)), (flag, got)
+    if extra[:2] == ["--n-estimators", "7"]:
+        assert load_model(out)["model"].n_estimators_ == 7
+
+
+def test_help_marks_the_options_of_some_models_only(capsys):
+    """Check that --help says in words which models an option applies to."""
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for flag in ("--group-size", "--max-regions", "--max-edges", "--on-budget", "--projection", "--score-model",
+                 "--residual-axes"):
+        assert re.search(rf"{flag} \S+ [^-]*\(OTreeBagger only\)", text), flag
+    assert "income=+1,debt=-1 (otreebagger, forest and boosting)" in text
+    assert "number of trees B (otreebagger, forest, treebagger and bagged)" in text
+
+
+def _text_csv(path, n=120, seed=0):
+    """Two numeric features and a text category column 'colour' that moves the class."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 2))
+    colour = rng.choice(["red", "green", "blue"], size=n)
+    y = np.digitize(X.sum(axis=1) + (colour == "red"), [0.8, 1.6]) + 1
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["a", "colour", "b", "y"])
+        writer.writerows([[repr(float(a)), c, repr(float(b)), int(t)] for (a, b), c, t in zip(X, colour, y, strict=True)])
+    return path
+
+
+@pytest.mark.parametrize("declare", [[], ["--categorical", "colour"]], ids=["auto", "declared"])
+@pytest.mark.parametrize("name", ["otreebagger", "forest", "boosting"])
+def test_text_feature_columns_are_encoded_as_the_python_api_does(tmp_path, capsys, name, declare):
+    """Check that a text column is accepted (by default, as "auto" does, or declared with --categorical), that
+    predict reads it as text, and that the predictions are the Python estimator's on a DataFrame."""
+    import warnings
+
+    import pandas as pd
+
+    import ensemble
+
+    path = _text_csv(tmp_path / "t.csv")
+    model_path, out = tmp_path / "m.skops", tmp_path / "p.csv"
+    trees = [] if name == "boosting" else ["--n-estimators", "6"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["fit", str(path), "--model", name, "-o", str(model_path), *trees, *declare]) == 0
+        assert main(["predict", str(model_path), str(path), "-o", str(out)]) == 0
+        frame = pd.read_csv(path)
+        cls = _PYTHON_MODELS[name][0]
+        params = dict(random_state=0, **({} if name == "boosting" else {"n_estimators": 6}))
+        if declare:
+            params["categorical_features"] = [1]
+        python = getattr(ensemble, cls)(**params).fit(frame[["a", "colour", "b"]], frame["y"])
+    assert [int(r[0]) for r in list(csv.reader(open(out)))[1:]] == python.predict(frame[["a", "colour", "b"]]).tolist()
+    assert list(load_model(model_path)["model"].feature_names_in_) == ["a", "colour", "b"]
+
+
+def test_a_number_column_with_a_word_is_still_an_error_unless_declared(files, capsys):
+    """Check that a column of numbers with one word in it (a typo) stays a one-line error, and is a text
+    category column when --categorical names it."""
+    bad = str(files["bad"])
+    assert main(["fit", bad, "-o", str(files["tmp"] / "t.skops"), "--n-estimators", "3"]) == 2
+    assert "is not numeric: line 5 holds 'high'" in _one_error_line(capsys)
+    assert main(["fit", bad, "-o", str(files["tmp"] / "t.skops"), "--n-estimators", "3", "--categorical", "a"]) == 0
