@@ -419,10 +419,10 @@ def _resolve_features(args: argparse.Namespace, names: list[str]) -> None:
 
 def _load_model(path: str, unsafe_pickle: bool = False):
     """The saved dictionary and its fitted model (a skops archive; a pickle only if allowed)."""
-    from ensemble._model_file import ModelFileError, load_model
+    from ensemble._model_file import ModelFileError, load_model_file
 
     try:
-        saved = load_model(path, unsafe_pickle=unsafe_pickle)
+        saved = load_model_file(path, unsafe_pickle=unsafe_pickle)
     except ModelFileError as exc:
         raise CLIError(str(exc)) from exc
     model = saved["model"]
@@ -644,17 +644,23 @@ def _cmd_fit(args) -> int:
     X, y, classes, names = _load(args)
     from importlib.metadata import PackageNotFoundError, version
 
-    from ensemble._model_file import save_model
+    from ensemble._model_file import save_model_file
 
     label, model = _build(args.model, args, classes)
     _fit(model, X, y, args)
+    if getattr(model, "feature_names_in_", None) is None:
+        import numpy as np
+
+        # The CSV file's columns, as a fit on a DataFrame of them would have kept: ensemble.load_model then
+        # gives a model that predicts on a DataFrame of these columns without a warning.
+        model.feature_names_in_ = np.asarray(names, dtype=object)
     try:
         release = version("otreebagger")
     except PackageNotFoundError:  # run from a source tree that is not installed
         release = "unknown"
     _open_output(output, "model", "wb").close()  # the folders, and a clear line if the file cannot be made
     try:
-        save_model(output, model, target=args.target, features=names, otreebagger=release)
+        save_model_file(output, model, target=args.target, features=names, otreebagger=release)
     except OSError as exc:
         raise CLIError(f"cannot write the model to {output}: {exc.strerror or exc}") from exc
     print(f"fitted {label} on {len(y)} samples; consistent: {model.is_consistent()}{_monotone_summary(model, names)}; "

@@ -18,7 +18,7 @@ import pytest
 from ensemble._cli import main
 from ensemble._kernel_score import KernelScore
 from ensemble._base import SKLEARN_ROUTES_MISSING
-from ensemble._model_file import load_model, save_model
+from ensemble._model_file import load_model_file, save_model_file
 
 
 def _write_csv(path, n=80, seed=0, target="y", labels=None, bad_feature=False):
@@ -318,7 +318,7 @@ def test_predict_matches_columns_by_name(tmp_path, capsys):
         # Target first, features in the other order.
         csv.writer(fh).writerows([[r[2], r[1], r[0]] for r in rows])
     assert main(["predict", str(model_path), str(swapped), "-o", str(tmp_path / "p.csv")]) == 0
-    model = load_model(model_path)["model"]
+    model = load_model_file(model_path)["model"]
     X = np.array([[float(r[0]), float(r[1])] for r in rows[1:]])
     expected = [str(p) for p in model.predict(X).tolist()]
     assert _predictions(tmp_path / "p.csv") == expected
@@ -335,7 +335,7 @@ def test_predict_by_position_for_models_without_names(tmp_path, capsys):
     X = np.array([[float(r[0]), float(r[1])] for r in rows[1:]])
     y = np.array([int(r[2]) for r in rows[1:]])
     model = OTreeBagger(n_estimators=3, random_state=0).fit(X, y)
-    save_model(tmp_path / "old.skops", model, target="y")
+    save_model_file(tmp_path / "old.skops", model, target="y")
     renamed = tmp_path / "renamed.csv"
     renamed.write_text("u,v\n" + "\n".join(f"{a!r},{b!r}" for a, b in X.tolist()) + "\n")
     assert main(["predict", str(tmp_path / "old.skops"), str(renamed), "-o", str(tmp_path / "p.csv")]) == 0
@@ -355,7 +355,7 @@ def test_predict_uses_the_names_of_a_model_fitted_on_a_frame(tmp_path, capsys):
     frame = pd.DataFrame(rng.uniform(size=(60, 2)), columns=["age", "income"])
     y = (frame["age"] + 2 * frame["income"] > 1.5).astype(int) + 1
     model = OTreeBagger(n_estimators=3, random_state=0).fit(frame, y)
-    save_model(tmp_path / "frame.skops", model, target="y")
+    save_model_file(tmp_path / "frame.skops", model, target="y")
     frame[["income", "age"]].to_csv(tmp_path / "new.csv", index=False)
     assert main(["predict", str(tmp_path / "frame.skops"), str(tmp_path / "new.csv"), "-o",
                  str(tmp_path / "p.csv")]) == 0
@@ -409,7 +409,7 @@ def test_registry_entry_is_a_new_model_for_fit_and_evaluate(tmp_path, capsys, mo
     assert main(["fit", str(data), "--model", "single", "-o", str(tmp_path / "m.skops"), "--n-estimators", "2",
                  "--group-size", "1"]) == 0
     assert "fitted single-tree groups (B=2)" in capsys.readouterr().out
-    assert load_model(tmp_path / "m.skops")["model"].group_size == 1
+    assert load_model_file(tmp_path / "m.skops")["model"].group_size == 1
     assert main(["evaluate", str(data), "--folds", "2", "--n-estimators", "3", "--quiet", "--model", "single",
                  "otreebagger"]) == 0
     assert "single-tree groups (B=3)" in capsys.readouterr().out
@@ -448,7 +448,7 @@ def test_budget_categorical_and_verbose_options(tmp_path, capsys):
                  "--monotone", "a=+1", "--max-edges", "100000", "--verbose"]) == 0
     captured = capsys.readouterr()
     assert "OTreeBagger groups" in captured.err
-    model = load_model(out)["model"]
+    model = load_model_file(out)["model"]
     assert model.categorical_features == [1] and model.monotonic_cst == [1, 0] and model.max_edges == 100000
     assert model.is_monotone()
     for bad, message in ((["--categorical", "zz"], "--categorical: 'zz' is not a feature column"),
@@ -465,7 +465,7 @@ def test_projection_and_residual_axes_options_reach_the_model(tmp_path, capsys):
     out = tmp_path / "m.skops"
     assert main(["fit", str(data), "-o", str(out), "--n-estimators", "6", "--projection", "additive",
                  "--residual-axes", "features"]) == 0
-    model = load_model(out)["model"]
+    model = load_model_file(out)["model"]
     assert model.projection == "additive" and model.residual_axes == model.residual_axes_ == "features"
     # The class follows the product of the two features, an interaction: beside the score, the residual
     # tree puts features on axes of their own (with PLS there would be none).
@@ -477,7 +477,7 @@ def test_projection_and_residual_axes_options_reach_the_model(tmp_path, capsys):
     assert "--residual-axes: invalid choice: 'trees'" in _one_error_line(capsys)
     assert main(["fit", str(data), "-o", str(out), "--n-estimators", "6", "--projection", "additive",
                  "--score-model", "kernel"]) == 0
-    model = load_model(out)["model"]
+    model = load_model_file(out)["model"]
     assert model.score_model == model.score_model_ == "kernel"
     assert all(isinstance(group.space.additive, KernelScore) for group in model.groups_)
     # A kernel score has no certified direction: refused under --monotone, one line naming the options.
@@ -494,7 +494,7 @@ def test_fit_summary_says_whether_a_constrained_model_is_monotone(tmp_path, caps
     out = tmp_path / "m.skops"
     assert main(["fit", str(data), "-o", str(out), "--model", "forest", "--monotone", "a=+1,b=-1"]) == 0
     line = capsys.readouterr().out
-    model = load_model(out)["model"]
+    model = load_model_file(out)["model"]
     assert "monotone: True" in line and model.is_monotone()
     assert ("monotone index of a, b" in line) == (model.space_ is not None)
     assert main(["fit", str(data), "-o", str(out), "--model", "forest"]) == 0
@@ -523,7 +523,7 @@ def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path,
     model = tmp_path / "forest.skops"
     assert main(["fit", str(data), "--model", "forest", "-o", str(model)]) == 0
     assert "fitted Certified forest (auto B)" in capsys.readouterr().out
-    assert type(load_model(model)["model"]).__name__ == "ConsistentForestClassifier"
+    assert type(load_model_file(model)["model"]).__name__ == "ConsistentForestClassifier"
     # --max-regions is OTreeBagger's only (refused beside the forest): here OTreeBagger's own budget is 1.
     entry = _cli.ModelEntry("OTreeBagger (M={group_size})",
                             lambda args: OTreeBagger(max_regions=1, on_budget="raise", n_estimators=6))
@@ -556,7 +556,7 @@ def test_predict_writes_probabilities_and_kept_columns_and_ignores_unused_ones(t
     assert err == ["otreebagger predict: note: ignoring the columns the model does not use: 'comment'"]
     written = list(csv.reader(open(out)))
     assert written[0] == ["id", "prediction", "proba_poor", "proba_fair", "proba_good"]
-    model = load_model(model_path)["model"]
+    model = load_model_file(model_path)["model"]
     X = np.array([[float(r[0]), float(r[1])] for r in rows[1:]])
     assert [r[0] for r in written[1:]] == [f"c{i}" for i in range(60)]
     assert [r[1] for r in written[1:]] == model.predict(X).tolist()
@@ -596,9 +596,9 @@ def test_every_registered_model_round_trips_through_its_file(tmp_path, name, ext
         warnings.simplefilter("ignore")  # options a baseline ignores may warn
         model.fit(X, y)
     path = tmp_path / "m.skops"
-    save_model(path, model, target="y", features=["a", "b"])
+    save_model_file(path, model, target="y", features=["a", "b"])
     assert set(sio.get_untrusted_types(file=path)) <= set(trusted_types())
-    loaded = load_model(path)
+    loaded = load_model_file(path)
     assert loaded["target"] == "y" and loaded["features"] == ["a", "b"]
     back = loaded["model"]
     assert type(back) is type(model) and back is not model
@@ -612,7 +612,7 @@ def test_a_pickle_is_loaded_only_with_the_unsafe_flag(tmp_path, capsys):
     """Check that a pickled model (an older version's file) is refused without --unsafe-pickle and used with it."""
     data = _write_csv(tmp_path / "d.csv")
     assert main(["fit", str(data), "-o", str(tmp_path / "m.skops"), "--n-estimators", "3"]) == 0
-    saved = load_model(tmp_path / "m.skops")
+    saved = load_model_file(tmp_path / "m.skops")
     joblib.dump(saved, tmp_path / "old.joblib")
     argv = ["predict", str(tmp_path / "old.joblib"), str(data), "-o", str(tmp_path / "p.csv")]
     capsys.readouterr()
@@ -753,7 +753,7 @@ def test_cli_models_equal_the_python_estimators_with_their_defaults(tmp_path, ca
             assert main(["predict", str(model_path), str(path), "-o", str(out)]) == 0
             params = dict(fixed, random_state=0, **({} if name == "boosting" else {"n_estimators": 6}))
             python = getattr(ensemble, cls)(**params).fit(X, y)
-        assert load_model(model_path)["model"].get_params() == python.get_params(), name
+        assert load_model_file(model_path)["model"].get_params() == python.get_params(), name
         cli = [int(r[0]) for r in list(csv.reader(open(out)))[1:]]
         assert cli == python.predict(X).tolist(), name
     capsys.readouterr()
@@ -765,7 +765,7 @@ def test_car_one_hot_columns_are_categorical_by_default(tmp_path, capsys):
     path = _shared_sample("car", tmp_path, n=150)
     model_path = tmp_path / "m.skops"
     assert main(["fit", str(path), "-o", str(model_path), "--n-estimators", "3"]) == 0
-    model = load_model(model_path)["model"]
+    model = load_model_file(model_path)["model"]
     assert model.categorical_features == "auto" and model._categorical.all() and model._categorical.shape == (21,)
 
 
@@ -812,14 +812,14 @@ def test_an_option_a_model_takes_reaches_it(tmp_path, capsys, name, extra):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert main(["fit", str(data), "--model", name, "-o", str(out), *extra]) == 0
-    params = load_model(out)["model"].get_params()
+    params = load_model_file(out)["model"].get_params()
     expected = {"--n-estimators": "n_estimators", "--monotone": "monotonic_cst", "--n-jobs": "n_jobs",
                 "--max-depth": "max_depth", "--group-size": "group_size"}
     for flag, value in zip(extra[::2], extra[1::2], strict=True):
         got = params[expected[flag]]
         assert got == ([1, 0] if flag == "--monotone" else int(value)), (flag, got)
     if extra[:2] == ["--n-estimators", "7"]:
-        assert load_model(out)["model"].n_estimators_ == 7
+        assert load_model_file(out)["model"].n_estimators_ == 7
 
 
 def test_help_marks_the_options_of_some_models_only(capsys):
@@ -872,7 +872,7 @@ def test_text_feature_columns_are_encoded_as_the_python_api_does(tmp_path, capsy
             params["categorical_features"] = [1]
         python = getattr(ensemble, cls)(**params).fit(frame[["a", "colour", "b"]], frame["y"])
     assert [int(r[0]) for r in list(csv.reader(open(out)))[1:]] == python.predict(frame[["a", "colour", "b"]]).tolist()
-    assert list(load_model(model_path)["model"].feature_names_in_) == ["a", "colour", "b"]
+    assert list(load_model_file(model_path)["model"].feature_names_in_) == ["a", "colour", "b"]
 
 
 def test_a_number_column_with_a_word_is_still_an_error_unless_declared(files, capsys):
