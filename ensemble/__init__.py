@@ -1,4 +1,4 @@
-"""Ensembles of consistent ordinal trees: OTreeBagger, baselines, RankRules, metrics and data.
+"""Ensembles of consistent ordinal trees: OTreeBagger, baselines, RankRules, metrics, data and model files.
 
 The names below are imported lazily so that ``import ensemble`` stays cheap and
 a submodule's optional dependency (matplotlib for plots) is only needed when used.
@@ -16,6 +16,9 @@ _LAZY = {
     "count_jumps": "ensemble._display",
     "RegionDisplay": "ensemble._display",
     "PartitionDisplay": "ensemble._display",
+    "save_model": "ensemble._model_file",
+    "load_model": "ensemble._model_file",
+    "ModelFileError": "ensemble._model_file",
     "metrics": "ensemble.metrics",
     "datasets": "ensemble.datasets",
 }

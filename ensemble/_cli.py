@@ -44,83 +44,140 @@ def _warn(args: argparse.Namespace, message: str) -> None:
 class ModelEntry:
     """How the command line names and builds one kind of model.
 
-    ``label`` is a format string over the parsed options (e.g. ``"{group_size}"``);
-    ``build`` takes the parsed options and returns an unfitted estimator with a
-    ``classes`` parameter, ``predict``, ``predict_proba`` and ``is_consistent``.
+    ``label`` is a format string over the built model's parameters (e.g.
+    ``"{group_size}"``); ``build`` takes the parsed options and returns an unfitted
+    estimator with a ``classes`` parameter, ``predict``, ``predict_proba`` and
+    ``is_consistent``. ``options`` names the model options (see :data:`OPTIONS`) the
+    model takes; any other one given with it is refused in one line. ``None``: the
+    entry's ``build`` takes them all.
     """
 
     label: str
     build: Callable[[argparse.Namespace], Any]
+    options: frozenset[str] | None = None
 
 
-def _common(args: argparse.Namespace) -> dict:
-    common = dict(n_estimators=args.n_estimators, random_state=args.seed, n_jobs=args.n_jobs,
-                  verbose=int(getattr(args, "verbose", False)))
-    if args.max_depth is not None:
-        common["max_depth"] = args.max_depth  # else each model keeps its own default depth
-    return common
+#: The model options: the ``argparse`` destination, its flag and the estimator parameter it sets.
+#: Only the options the user gave are passed: otherwise the estimator's own default applies.
+OPTIONS: dict[str, tuple[str, str]] = {
+    "n_estimators": ("--n-estimators", "n_estimators"),
+    "group_size": ("--group-size", "group_size"),
+    "max_depth": ("--max-depth", "max_depth"),
+    "max_regions": ("--max-regions", "max_regions"),
+    "max_edges": ("--max-edges", "max_edges"),
+    "on_budget": ("--on-budget", "on_budget"),
+    "projection": ("--projection", "projection"),
+    "score_model": ("--score-model", "score_model"),
+    "residual_axes": ("--residual-axes", "residual_axes"),
+    "seed": ("--seed", "random_state"),
+    "n_jobs": ("--n-jobs", "n_jobs"),
+    "verbose": ("--verbose", "verbose"),
+    "categorical": ("--categorical", "categorical_features"),
+    "monotone": ("--monotone", "monotonic_cst"),
+}
+_EVERY = frozenset({"max_depth", "seed", "verbose", "categorical"})
+_OTREEBAGGER_ONLY = frozenset({"group_size", "max_regions", "max_edges", "on_budget", "projection", "score_model",
+                               "residual_axes"})
+_BAGGED = _EVERY | {"n_estimators", "n_jobs"}
 
 
-def _features(args: argparse.Namespace) -> dict:
-    """The feature options every model understands (resolved to indices by ``_resolve_features``)."""
-    return dict(categorical_features=getattr(args, "categorical_features", None),
-                monotonic_cst=getattr(args, "monotonic_cst", None))
+def _given(args: argparse.Namespace, options: frozenset[str]) -> dict:
+    """The estimator parameters of the ``options`` the user gave (the others keep the estimator's defaults)."""
+    resolved = {"categorical": getattr(args, "categorical_features", None),
+                "monotone": getattr(args, "monotonic_cst", None)}
+    params = {}
+    for dest in sorted(options):
+        value = resolved[dest] if dest in resolved else getattr(args, dest, None)
+        if dest == "verbose":
+            value = int(value) if value else None
+        if value is not None:
+            params[OPTIONS[dest][1]] = value
+    return params
 
 
-def _build_otreebagger(args: argparse.Namespace):
+def _builder(factory: Callable[[], Any], options: frozenset[str], **fixed: Any) -> Callable:
+    """A ``build`` that makes ``factory()``'s estimator with the ``fixed`` parameters and the options given."""
+
+    def build(args: argparse.Namespace):
+        return factory()(**{**fixed, **_given(args, options)})
+
+    return build
+
+
+def _otreebagger():
     from ensemble import OTreeBagger
 
-    return OTreeBagger(group_size=args.group_size, max_regions=args.max_regions, max_edges=args.max_edges,
-                       on_budget=args.on_budget, projection=args.projection, residual_axes=args.residual_axes,
-                       score_model=args.score_model, **_common(args), **_features(args))
+    return OTreeBagger
 
 
-def _build_forest(args: argparse.Namespace):
+def _forest():
     from ensemble import ConsistentForestClassifier
 
-    # The forest chooses its own number of trees: the smallest B >= 100 it can certify.
-    common = {k: v for k, v in _common(args).items() if k != "n_estimators"}
-    features = _features(args)
-    if features["monotonic_cst"] is None:
-        del features["monotonic_cst"]  # the forest's monotone trees come with issue 13's wiring
-    return ConsistentForestClassifier(**common, **features)
+    return ConsistentForestClassifier
 
 
-def _build_boosting(args: argparse.Namespace):
+def _boosting():
     from ensemble import ConsistentGradientBoostingClassifier
 
-    # Boosting chooses its own number of trees (early stopping, cross-validated below 10,000 rows)
-    # and keeps its own tree size; it runs in one process.
-    features = {k: v for k, v in _features(args).items() if v is not None}
-    depth = {} if args.max_depth is None else {"max_depth": args.max_depth}
-    return ConsistentGradientBoostingClassifier(random_state=args.seed, verbose=int(getattr(args, "verbose", False)),
-                                                **depth, **features)
+    return ConsistentGradientBoostingClassifier
 
 
-def _build_treebagger(args: argparse.Namespace):
-    from ensemble import OTreeBagger
-
-    # The paper's baselines grow full trees unless --max-depth says otherwise.
-    return OTreeBagger(relabel=False, vote="mode", criterion="gini", projection="none",
-                       **{"max_depth": None, **_common(args)})
-
-
-def _build_bagged(args: argparse.Namespace):
-    from ensemble import OTreeBagger
-
-    return OTreeBagger(relabel=False, projection="none", **{"max_depth": None, **_common(args)})
-
+_OPTIONS_OF = {
+    "otreebagger": _BAGGED | _OTREEBAGGER_ONLY | {"monotone"},
+    # The forest chooses its own number of trees unless --n-estimators says (the smallest B >= 100 it certifies).
+    "forest": _BAGGED | {"monotone"},
+    # The paper's baselines: OTreeBagger without relabelling, full trees unless --max-depth says otherwise.
+    "treebagger": _BAGGED,
+    "bagged": _BAGGED,
+    # Boosting chooses its number of trees by early stopping and runs in one process.
+    "boosting": _EVERY | {"monotone"},
+}
 
 # The one place that lists the models: ``fit --model NAME`` builds one of them,
 # ``demo`` and ``evaluate`` compare them all (or those given with --model), in this
-# order; ``demo`` draws the first three.
+# order; ``demo`` draws the first three. Each is its estimator with its defaults, the
+# fixed parameters below, and the options given.
 MODELS: dict[str, ModelEntry] = {
-    "otreebagger": ModelEntry("OTreeBagger (M={group_size})", _build_otreebagger),
-    "forest": ModelEntry("Certified forest (auto B)", _build_forest),
-    "treebagger": ModelEntry("TreeBagger (gini, majority)", _build_treebagger),
-    "bagged": ModelEntry("Bagged ordinal trees (median)", _build_bagged),
-    "boosting": ModelEntry("Certified boosting", _build_boosting),
+    "otreebagger": ModelEntry("OTreeBagger (M={group_size})", _builder(_otreebagger, _OPTIONS_OF["otreebagger"]),
+                              _OPTIONS_OF["otreebagger"]),
+    "forest": ModelEntry("Certified forest (auto B)", _builder(_forest, _OPTIONS_OF["forest"]), _OPTIONS_OF["forest"]),
+    "treebagger": ModelEntry("TreeBagger (gini, majority)",
+                             _builder(_otreebagger, _OPTIONS_OF["treebagger"], relabel=False, vote="mode",
+                                      criterion="gini", projection="none", max_depth=None),
+                             _OPTIONS_OF["treebagger"]),
+    "bagged": ModelEntry("Bagged ordinal trees (median)",
+                         _builder(_otreebagger, _OPTIONS_OF["bagged"], relabel=False, projection="none",
+                                  max_depth=None),
+                         _OPTIONS_OF["bagged"]),
+    "boosting": ModelEntry("Certified boosting", _builder(_boosting, _OPTIONS_OF["boosting"]),
+                           _OPTIONS_OF["boosting"]),
 }
+
+
+def _takers(dest: str) -> list[str]:
+    """The registered models that take the option ``dest``."""
+    return [name for name, entry in MODELS.items() if entry.options is None or dest in entry.options]
+
+
+def _in_words(names: Sequence[str]) -> str:
+    """``["a", "b", "c"]`` as ``"a, b and c"``; OTreeBagger alone as ``"OTreeBagger only"``."""
+    if list(names) == ["otreebagger"]:
+        return "OTreeBagger only"
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _check_applicable(args: argparse.Namespace) -> None:
+    """Refuse, in one line, an option given with a model that does not take it."""
+    chosen = [args.model] if isinstance(args.model, str) else list(args.model)
+    for dest, (flag, _) in OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value is None or value is False or dest == "seed":
+            continue
+        refused = [m for m in chosen if MODELS[m].options is not None and dest not in MODELS[m].options]
+        if refused:
+            several = "" if isinstance(args.model, str) else "; choose the models with --model"
+            raise CLIError(f"{flag} applies to {_in_words(_takers(dest))}, not to {_in_words(refused)}{several}")
 
 
 def _build(name: str, args: argparse.Namespace, classes: Any = None):
@@ -129,7 +186,7 @@ def _build(name: str, args: argparse.Namespace, classes: Any = None):
     model = entry.build(args)
     if classes is not None:
         model.set_params(classes=classes)
-    return entry.label.format(**vars(args)), model
+    return entry.label.format(**model.get_params()), model
 
 
 def _fit(model, X, y, args=None):
@@ -305,11 +362,14 @@ def _load(args: argparse.Namespace):
     from ensemble.datasets import load_ordinal_csv
 
     order = None if args.classes is None else [c.strip() for c in args.classes.split(",")]
+    # A column of words is a text category column, as a DataFrame's would be for the estimators, which
+    # encode it; a column of numbers with a word in it stays an error unless --categorical names it.
+    declared = [t.strip() for t in (getattr(args, "categorical", None) or "").split(",") if t.strip()]
     with _CSVErrors(args.data):
         # Empty cells (or NA, NaN, ?) are missing values: the models that accept them route
         # them, the others say so in one line.
         X, y, names = load_ordinal_csv(args.data, target=args.target, classes=order,
-                                       return_feature_names=True, missing=True)
+                                       return_feature_names=True, missing=True, text_features=declared or True)
     present = np.unique(y)
     if present.shape[0] < 2:
         raise CLIError(
@@ -359,10 +419,10 @@ def _resolve_features(args: argparse.Namespace, names: list[str]) -> None:
 
 def _load_model(path: str, unsafe_pickle: bool = False):
     """The saved dictionary and its fitted model (a skops archive; a pickle only if allowed)."""
-    from ensemble._model_file import ModelFileError, load_model
+    from ensemble._model_file import ModelFileError, load_model_file
 
     try:
-        saved = load_model(path, unsafe_pickle=unsafe_pickle)
+        saved = load_model_file(path, unsafe_pickle=unsafe_pickle)
     except ModelFileError as exc:
         raise CLIError(str(exc)) from exc
     model = saved["model"]
@@ -436,10 +496,8 @@ def _cmd_demo(args) -> int:
     except ValueError as exc:  # too few points on one side for one of each class
         raise CLIError(f"--train-size {args.train_size}: {_one_line(exc)}") from exc
     classes = np.unique(y)
-    print(
-        f"syntheticI: {len(y_train)} training / {len(y_test)} test points, "
-        f"K={len(classes)}, B={args.n_estimators}"
-    )
+    trees = "" if args.n_estimators is None else f", B={args.n_estimators}"
+    print(f"syntheticI: {len(y_train)} training / {len(y_test)} test points, K={len(classes)}{trees}")
     rows, fitted = {}, {}
     steps = len(args.model) + 2 + (args.output is not None)
     with tqdm(total=steps, desc="loading the graph cut", disable=args.quiet, file=sys.stderr) as bar:
@@ -514,8 +572,8 @@ def _plot_demo(fitted: dict, X, y, output: Path, args) -> tuple[Path, dict]:
     labels = [f"class {disp.classes[r]}" for r in ranks]
     fig.legend(handles + list(marks.values()), labels + list(marks), title="training points (by class) and marks",
                loc="outside lower center", ncol=len(labels) + len(marks), fontsize=9, title_fontsize=9)
-    fig.suptitle(f"otreebagger demo: predicted classes on syntheticI ({len(y)} training points, "
-                 f"{args.n_estimators} trees per model)")
+    trees = "each model's own number of trees" if args.n_estimators is None else f"{args.n_estimators} trees per model"
+    fig.suptitle(f"otreebagger demo: predicted classes on syntheticI ({len(y)} training points, {trees})")
     path = output / "demo_regions.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -554,14 +612,14 @@ def _cmd_evaluate(args) -> int:
                     bar.update(1)
                     continue
                 try:
-                    _fit(model, X[train], y[train], args)
+                    _fit(model, _rows(X, train), y[train], args)
                 except TooManyRegionsError as exc:
                     # A model that cannot run on these data is reported; the others still compare.
                     failed[label] = _options(_one_line(exc))
                     results.pop(label, None)
                     bar.update(1)
                     continue
-                results.setdefault(label, []).append(_scores(model, X[test], y[test], order))
+                results.setdefault(label, []).append(_scores(model, _rows(X, test), y[test], order))
                 bar.update(1)
     columns = ["MAE", "AMAE", "QWK", "RPS", "1-off acc"]
     rows = {
@@ -576,22 +634,33 @@ def _cmd_evaluate(args) -> int:
     return 0
 
 
+def _rows(X, index):
+    """Rows ``index`` of an array or (with text columns) a DataFrame."""
+    return X.iloc[index] if hasattr(X, "iloc") else X[index]
+
+
 def _cmd_fit(args) -> int:
     output = _check_output(args.output, "model")
     X, y, classes, names = _load(args)
     from importlib.metadata import PackageNotFoundError, version
 
-    from ensemble._model_file import save_model
+    from ensemble._model_file import save_model_file
 
     label, model = _build(args.model, args, classes)
     _fit(model, X, y, args)
+    if getattr(model, "feature_names_in_", None) is None:
+        import numpy as np
+
+        # The CSV file's columns, as a fit on a DataFrame of them would have kept: ensemble.load_model then
+        # gives a model that predicts on a DataFrame of these columns without a warning.
+        model.feature_names_in_ = np.asarray(names, dtype=object)
     try:
         release = version("otreebagger")
     except PackageNotFoundError:  # run from a source tree that is not installed
         release = "unknown"
     _open_output(output, "model", "wb").close()  # the folders, and a clear line if the file cannot be made
     try:
-        save_model(output, model, target=args.target, features=names, otreebagger=release)
+        save_model_file(output, model, target=args.target, features=names, otreebagger=release)
     except OSError as exc:
         raise CLIError(f"cannot write the model to {output}: {exc.strerror or exc}") from exc
     print(f"fitted {label} on {len(y)} samples; consistent: {model.is_consistent()}{_monotone_summary(model, names)}; "
@@ -624,7 +693,7 @@ def _cmd_predict(args) -> int:
     saved, model = _load_model(args.model, args.unsafe_pickle)
     import numpy as np
 
-    from ensemble.datasets import _parse_numeric_column, _read_table
+    from ensemble.datasets import _parse_numeric_column, _read_table, _text_column
 
     with _CSVErrors(args.data):
         header, rows, lines = _read_table(Path(args.data), ",")
@@ -643,11 +712,19 @@ def _cmd_predict(args) -> int:
         print(f"otreebagger predict: note: ignoring the columns the model does not use: "
               f"{', '.join(map(repr, ignored))}", file=sys.stderr)
     cells = list(zip(*rows, strict=True))
-    X = np.empty((len(rows), len(used)))
+    # The columns the model encodes as text categories are read as text, the others as numbers.
+    text = set(getattr(getattr(model, "_text", None), "columns", {}))
+    columns = []
     with _CSVErrors(args.data):
         for out, j in enumerate(used):
-            X[:, out] = _parse_numeric_column(list(cells[j]), header[j], lines, Path(args.data),
-                                              missing=_accepts_missing(model))
+            read = _text_column if out in text else _parse_numeric_column
+            columns.append(read(list(cells[j]), header[j], lines, Path(args.data), _accepts_missing(model)))
+    if text:
+        import pandas as pd
+
+        X = pd.DataFrame(dict(zip(model.feature_names_in_, columns, strict=True)), columns=model.feature_names_in_)
+    else:
+        X = np.column_stack(columns)
     try:
         with warnings.catch_warnings():
             # The columns were matched by name above; the array itself carries none.
@@ -704,34 +781,46 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def model_options(p, n_estimators=100):
-        p.add_argument("--n-estimators", type=int, default=n_estimators, help="bootstrap trees B")
-        p.add_argument("--group-size", type=int, default=3, help="trees per fused group M")
-        p.add_argument("--max-depth", type=int, default=None, help="depth of every tree (default: each model's own, "
-                       "12 for OTreeBagger, full for the others)")
-        p.add_argument("--max-regions", type=int, default=1_000_000,
-                       help="largest fused partition per group (default 1,000,000)")
-        p.add_argument("--max-edges", type=int, default=5_000_000,
-                       help="largest region adjacency graph per group (default 5,000,000)")
-        p.add_argument("--on-budget", choices=["adapt", "raise"], default="adapt",
-                       help="a group past --max-regions/--max-edges is made smaller with a warning (adapt, "
-                            "default) or stops the fit with an error naming a setting that fits (raise)")
-        p.add_argument("--projection", choices=["auto", "pls", "additive", "none"], default="auto",
-                       help="the space OTreeBagger's groups split: an additive score of the continuous "
-                            "features and --residual-axes beside it (additive), PLS components of the "
+    def applies(dest: str) -> str:
+        return f"({_in_words(_takers(dest))})"
+
+    def model_options(p):
+        # No defaults here: an option not given leaves the estimator's own default (its docstring says it).
+        p.add_argument("--n-estimators", type=int, default=None, metavar="B",
+                       help=f"number of trees B {applies('n_estimators')}; default: each model's own (100 for "
+                            "OTreeBagger and its baselines, the smallest B >= 100 the forest certifies); "
+                            "boosting chooses its number of trees by early stopping")
+        p.add_argument("--group-size", type=int, default=None, metavar="M",
+                       help=f"trees per fused group M {applies('group_size')}; default 3")
+        p.add_argument("--max-depth", type=int, default=None, help="depth of every tree (every model); default: "
+                       "each model's own, 12 for OTreeBagger, full for the others")
+        p.add_argument("--max-regions", type=int, default=None,
+                       help=f"largest fused partition per group {applies('max_regions')}; default 1,000,000")
+        p.add_argument("--max-edges", type=int, default=None,
+                       help=f"largest region adjacency graph per group {applies('max_edges')}; default 5,000,000")
+        p.add_argument("--on-budget", choices=["adapt", "raise"], default=None,
+                       help=f"{applies('on_budget')} a group past --max-regions/--max-edges is made smaller with "
+                            "a warning (adapt, default) or stops the fit with an error naming a setting that "
+                            "fits (raise)")
+        p.add_argument("--projection", choices=["auto", "pls", "additive", "none"], default=None,
+                       help=f"{applies('projection')} the space the groups split: an additive score of the "
+                            "continuous features and --residual-axes beside it (additive), PLS components of the "
                             "features (pls) or the features themselves (none); default auto: additive "
                             "from 3 continuous features, else none")
-        p.add_argument("--score-model", choices=["auto", "additive", "kernel"], default="auto",
-                       help="OTreeBagger's additive-space score: one curve per feature (additive) or kernel "
-                            "ridge regression on up to 500 rows, which follows interactions (kernel); default "
-                            "auto: the one that errs less on a held-out quarter (additive under --monotone)")
-        p.add_argument("--residual-axes", choices=["auto", "pls", "features"], default="auto",
-                       help="beside OTreeBagger's additive score: PLS directions of what it leaves (pls) "
-                            "or the features a regression tree of that uses most (features); default "
-                            "auto: the one that errs less on a held-out quarter")
-        p.add_argument("--seed", type=int, default=0, help="random seed")
+        p.add_argument("--score-model", choices=["auto", "additive", "kernel"], default=None,
+                       help=f"{applies('score_model')} the additive space's score: one curve per feature "
+                            "(additive) or kernel ridge regression on up to 500 rows, which follows interactions "
+                            "(kernel); default auto: the one that errs less on a held-out quarter (additive "
+                            "under --monotone)")
+        p.add_argument("--residual-axes", choices=["auto", "pls", "features"], default=None,
+                       help=f"{applies('residual_axes')} beside the additive score: PLS directions of what it "
+                            "leaves (pls) or the features a regression tree of that uses most (features); "
+                            "default auto: the one that errs less on a held-out quarter")
+        p.add_argument("--seed", type=int, default=0,
+                       help="random seed (every model); default 0, so that a command repeats its result")
         p.add_argument("--n-jobs", type=int, default=None,
-                       help="parallel jobs (joblib): a count, or -1 for all processors")
+                       help=f"parallel jobs (joblib): a count, or -1 for all processors {applies('n_jobs')}; "
+                            "default: one")
 
     def data_options(p):
         p.add_argument("data", help="CSV file with a header row")
@@ -740,10 +829,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="class order, lowest first, e.g. poor,fair,good (text classes are otherwise "
                             "ordered alphabetically, with a warning)")
         p.add_argument("--categorical", default=None, metavar="COLUMNS",
-                       help="comma-separated categorical feature columns (names or 0-based indices): "
-                            "moving between categories is not a small move")
+                       help="comma-separated categorical feature columns (names or 0-based indices; every "
+                            "model): moving between categories is not a small move. Default: as the "
+                            "estimators' categorical_features='auto', columns of text and columns of two "
+                            "values. A column of words is read as text categories; a column of numbers "
+                            "with words in it, only when named here")
         p.add_argument("--monotone", default=None, metavar="NAME=+1,...",
-                       help="monotone constraints, e.g. income=+1,debt=-1 (OTreeBagger)")
+                       help=f"monotone constraints, e.g. income=+1,debt=-1 {applies('monotone')}")
 
     names = ", ".join(MODELS)
     demo = sub.add_parser("demo", help="fit on built-in synthetic data and compare with TreeBagger")
@@ -758,7 +850,7 @@ def _parser() -> argparse.ArgumentParser:
 
     evaluate = sub.add_parser("evaluate", help="cross-validated comparison on a CSV file")
     data_options(evaluate)
-    model_options(evaluate, n_estimators=30)
+    model_options(evaluate)
     evaluate.add_argument("--folds", type=int, default=5,
                           help="number of folds, at least 2 (default 5; fewer if a class is smaller)")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -770,8 +862,13 @@ def _parser() -> argparse.ArgumentParser:
     data_options(fit)
     model_options(fit)
     fit.add_argument("--model", choices=list(MODELS), default="otreebagger",
-                     help=f"which model, among {names} (default otreebagger)")
-    fit.add_argument("--verbose", action="store_true", help="show a progress bar while fitting")
+                     help=f"which model, among {names} (default otreebagger): otreebagger is OTreeBagger(), "
+                          "forest ConsistentForestClassifier(), boosting ConsistentGradientBoostingClassifier(), "
+                          "treebagger OTreeBagger(relabel=False, vote='mode', criterion='gini', "
+                          "projection='none', max_depth=None) and bagged OTreeBagger(relabel=False, "
+                          "projection='none', max_depth=None), each with its Python defaults but for the "
+                          "options given; an option a model does not take is refused")
+    fit.add_argument("--verbose", action="store_true", help="show a progress bar while fitting (every model)")
     fit.add_argument("-o", "--output", required=True,
                      help="where to save the model: a skops file (e.g. model.skops), which predict loads "
                           "without running code from it; missing folders are created")
@@ -804,7 +901,9 @@ def _check_args(args) -> None:
         raise CLIError(f"--folds must be at least 2 (one part to fit, one to test), got {folds}")
     if getattr(args, "n_jobs", None) == 0:
         raise CLIError("--n-jobs must be a number of jobs (1, 2, ...) or -1 for all processors, got 0")
-    if getattr(args, "group_size", None) and args.group_size > args.n_estimators:
+    if args.command != "predict":
+        _check_applicable(args)
+    if getattr(args, "group_size", None) and (getattr(args, "n_estimators", None) or args.group_size) < args.group_size:
         raise CLIError(f"--group-size ({args.group_size}) must not exceed --n-estimators ({args.n_estimators})")
     train_size = getattr(args, "train_size", None)
     if train_size is not None and not 0 < train_size < 1:

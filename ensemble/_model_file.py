@@ -1,6 +1,8 @@
-"""Model files of the command line: skops archives that load without running code from the file.
+"""Model files: skops archives that load without running code from the file.
 
-``otreebagger fit -o`` writes a :mod:`skops.io` archive (a zip of a JSON schema and
+:func:`save_model` and :func:`load_model` (public as ``ensemble.save_model`` and
+``ensemble.load_model``) write and read the files ``otreebagger fit -o`` writes and
+``otreebagger predict`` reads: a :mod:`skops.io` archive (a zip of a JSON schema and
 numpy arrays). Loading it builds only the types it is allowed to: those skops trusts
 by default (builtins, numpy arrays, scikit-learn types it knows) and the project's
 own, listed in :func:`trusted_types`. A file that names any other type (a tampered or
@@ -15,9 +17,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ModelFileError", "load_model", "save_model", "trusted_types"]
+__all__ = ["ModelFileError", "load_model", "load_model_file", "save_model", "save_model_file", "trusted_types"]
 
-#: Format tag and version of the payload ``save_model`` writes.
+#: Format tag and version of the payload ``save_model_file`` writes.
 FORMAT = "otreebagger-model"
 FORMAT_VERSION = 1
 
@@ -52,7 +54,114 @@ class ModelFileError(ValueError):
     """A model file that cannot be loaded: missing, foreign, tampered, or a pickle not allowed."""
 
 
-def save_model(path: str | Path, model: Any, **fields: Any) -> None:
+def save_model(model: Any, path: str | Path) -> None:
+    """Save a fitted model of this package to a file that :func:`load_model` and ``otreebagger predict`` read.
+
+    The file is a :mod:`skops.io` archive, the format ``otreebagger fit -o`` writes:
+    loading it builds only trusted types and runs no code from the file (unlike a
+    pickle). The model's feature names (``feature_names_in_``, when fitted on a
+    DataFrame) are kept, so the loaded model predicts on a DataFrame as the saved
+    one did, and ``otreebagger predict`` matches the CSV columns by name.
+
+    Parameters
+    ----------
+    model : fitted estimator
+        A fitted :class:`~ensemble.OTreeBagger`, :class:`~ensemble.ConsistentForestClassifier`,
+        :class:`~ensemble.ConsistentGradientBoostingClassifier` or
+        :class:`trees.OrdinalTreeClassifier`.
+    path : str or Path
+        The file to write (``.skops`` by convention); missing folders are created.
+
+    Raises
+    ------
+    ValueError
+        If ``model`` is not fitted, or holds types a model file may not hold
+        (classes beyond this package's models and those skops trusts, e.g.
+        :class:`~ensemble.RankRules`); nothing is left at ``path`` then.
+
+    See Also
+    --------
+    load_model : read it back.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ensemble import OTreeBagger, load_model, save_model
+    >>> X, y = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [1, 2, 2, 3]
+    >>> model = OTreeBagger(n_estimators=1, group_size=1, bootstrap=False).fit(X, y)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.skops"
+    >>> save_model(model, path)
+    >>> load_model(path).predict(X).tolist() == model.predict(X).tolist()
+    True
+    """
+    import skops.io as sio
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    path = Path(path)
+    try:
+        check_is_fitted(model)
+    except (NotFittedError, TypeError) as exc:
+        raise ValueError(f"save_model needs a fitted model of this package: {exc}") from exc
+    fields: dict[str, Any] = {}
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None:
+        fields["features"] = [str(n) for n in names]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_model_file(path, model, **fields)
+    untrusted = sorted(set(sio.get_untrusted_types(file=path)) - set(trusted_types()))
+    if untrusted:
+        path.unlink()
+        raise ValueError(f"save_model cannot save a {type(model).__name__}: a model file may not hold "
+                         f"{', '.join(untrusted)} (only the models of this package)")
+
+
+def load_model(path: str | Path) -> Any:
+    """Load a model saved by :func:`save_model` or by ``otreebagger fit -o``.
+
+    Only the types of this package's models and those skops trusts are built;
+    a file naming any other type is refused before anything in it is built.
+
+    Parameters
+    ----------
+    path : str or Path
+        A skops archive written by :func:`save_model` or ``otreebagger fit``.
+
+    Returns
+    -------
+    model : fitted estimator
+        The model, with its ``feature_names_in_`` when it had them (a model
+        written by ``otreebagger fit`` has the CSV file's feature columns).
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no file at ``path``.
+    ModelFileError
+        (a ``ValueError``) If ``path`` is a folder, not a model file (not a skops
+        archive, or an archive of something else), or names untrusted types. The
+        message is one line. Pickles are not read (``otreebagger predict
+        --unsafe-pickle`` reads those of older versions).
+
+    See Also
+    --------
+    save_model : write one.
+
+    Examples
+    --------
+    >>> from ensemble import load_model
+    >>> load_model("no-such-model.skops")
+    Traceback (most recent call last):
+        ...
+    FileNotFoundError: model file not found: no-such-model.skops
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"model file not found: {path}")
+    return load_model_file(path)["model"]
+
+
+def save_model_file(path: str | Path, model: Any, **fields: Any) -> None:
     """Write ``model`` and the ``fields`` (target name, feature names, ...) as a skops archive.
 
     Parameters
@@ -68,12 +177,12 @@ def save_model(path: str | Path, model: Any, **fields: Any) -> None:
     --------
     >>> import tempfile, pathlib
     >>> from ensemble import OTreeBagger
-    >>> from ensemble._model_file import load_model, save_model
+    >>> from ensemble._model_file import load_model_file, save_model_file
     >>> X, y = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [1, 2, 2, 3]
     >>> model = OTreeBagger(n_estimators=1, group_size=1, bootstrap=False).fit(X, y)
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.skops"
-    >>> save_model(path, model, target="y")
-    >>> saved = load_model(path)
+    >>> save_model_file(path, model, target="y")
+    >>> saved = load_model_file(path)
     >>> saved["target"], saved["model"].predict(X).tolist() == model.predict(X).tolist()
     ('y', True)
     """
@@ -83,13 +192,13 @@ def save_model(path: str | Path, model: Any, **fields: Any) -> None:
     sio.dump(payload, path, compression=zipfile.ZIP_DEFLATED)
 
 
-def load_model(path: str | Path, *, unsafe_pickle: bool = False) -> dict:
-    """Read a file written by :func:`save_model`: the dictionary of the model and its fields.
+def load_model_file(path: str | Path, *, unsafe_pickle: bool = False) -> dict:
+    """Read a file written by :func:`save_model_file`: the dictionary of the model and its fields.
 
     Parameters
     ----------
     path : str or Path
-        A skops archive written by :func:`save_model`, or (with ``unsafe_pickle``)
+        A skops archive written by :func:`save_model_file`, or (with ``unsafe_pickle``)
         a joblib pickle of such a dictionary.
     unsafe_pickle : bool, default=False
         Also read a pickle. Loading a pickle runs whatever code it names: only for

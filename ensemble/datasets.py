@@ -292,17 +292,61 @@ def _read_table(path: Path, delimiter: str) -> tuple[list[str], list[list[str]],
 
 def _parse_features(
     header: list[str], rows: list[list[str]], lines: list[int], path: Path, skip: int | None,
-    missing: bool = False,
-) -> tuple[NDArray[np.float64], list[str]]:
-    """The numeric matrix of every column but ``skip`` (the target), and those columns' names."""
+    missing: bool = False, text: Any = False,
+) -> tuple[Any, list[str]]:
+    """The feature matrix of every column but ``skip`` (the target), and those columns' names.
+
+    ``text`` (see :func:`load_ordinal_csv`'s ``text_features``): False, True, or the
+    names of columns kept as text besides the columns of words. With a column kept as text, the matrix is a pandas
+    DataFrame (float64 columns and object columns of strings, None for a missing cell).
+    """
     keep = [j for j in range(len(header)) if j != skip]
     if not keep:
         raise ValueError(f"CSV file {path} has no feature column besides {header[skip]!r}")
     columns = list(zip(*rows, strict=True))
-    X = np.empty((len(rows), len(keep)), dtype=np.float64)
-    for j_out, j in enumerate(keep):
-        X[:, j_out] = _parse_numeric_column(list(columns[j]), header[j], lines, path, missing)
-    return X, [header[j] for j in keep]
+    names = [header[j] for j in keep]
+    declared = set() if isinstance(text, bool) else {str(t) for t in text}
+    parsed = []
+    for j in keep:
+        cells = list(columns[j])
+        if header[j] in declared or (text is not False and _all_text(cells, missing)):
+            parsed.append(_text_column(cells, header[j], lines, path, missing))
+        else:
+            parsed.append(_parse_numeric_column(cells, header[j], lines, path, missing))
+    if not any(column.dtype == object for column in parsed):
+        return np.column_stack(parsed) if parsed else np.empty((len(rows), 0)), names
+    import pandas as pd
+
+    return pd.DataFrame(dict(zip(names, parsed, strict=True)), columns=names), names
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _all_text(cells: list[str], missing: bool) -> bool:
+    """Whether no present cell of a column is a number (a column of text categories, not a typo)."""
+    present = [c for c in cells if not (missing and c.strip().lower() in _MISSING_CELLS) and c.strip()]
+    return bool(present) and not any(_is_number(c) for c in present)
+
+
+def _text_column(cells: list[str], name: str, lines: list[int], path: Path, missing: bool) -> NDArray[np.object_]:
+    """A text column as stripped strings; a missing cell is None (an error without ``missing``)."""
+    out = np.empty(len(cells), dtype=object)
+    for i, (cell, line) in enumerate(zip(cells, lines, strict=True)):
+        value = cell.strip()
+        if value == "" or (missing and value.lower() in _MISSING_CELLS):
+            if not missing:
+                raise ValueError(f"feature column {name!r} of {path} has a missing value at line {line}; "
+                                 "missing values are not supported")
+            out[i] = None
+        else:
+            out[i] = value
+    return out
 
 
 def _load_features_csv(
@@ -418,6 +462,7 @@ def load_ordinal_csv(
     return_feature_names: bool = False,
     delimiter: str = ",",
     missing: bool = False,
+    text_features: bool | Sequence[str] = False,
 ) -> tuple[NDArray[np.float64], NDArray[Any]] | tuple[
     NDArray[np.float64], NDArray[Any], NDArray[np.object_]
 ]:
@@ -443,11 +488,20 @@ def load_ordinal_csv(
         Read an empty feature cell, ``NA``, ``NaN``, ``null`` or ``?`` as a
         missing value (NaN), for the estimators that accept them; by default
         they are an error naming the column and line.
+    text_features : bool or sequence of str, default=False
+        Feature columns kept as text instead of numbers: ``True`` keeps every
+        column none of whose cells is a number (a column of numbers with one
+        word in it stays an error: a typo, not categories); a list of column
+        names keeps those whatever they hold, besides. Give such ``X`` to an estimator
+        with ``categorical_features="auto"`` (the default) or listing those
+        columns: it encodes their values as categories.
 
     Returns
     -------
-    X : ndarray of shape (n_samples, n_features), dtype float64
-        The features, in file order.
+    X : ndarray of shape (n_samples, n_features), dtype float64, or DataFrame
+        The features, in file order; a pandas DataFrame (pandas needed) when a
+        column is kept as text, its text columns of strings (a missing value
+        as pandas stores it: None or NaN).
     y : ndarray of shape (n_samples,)
         The target as in the file: int64 when every value is an integral number,
         float64 for other numbers, strings otherwise (or members of ``classes``).
@@ -490,7 +544,7 @@ def load_ordinal_csv(
             f"target column {target!r} not found in {path}; the columns are {header}"
         )
     t = header.index(target)
-    X, feature_names = _parse_features(header, rows, lines, path, skip=t, missing=missing)
+    X, feature_names = _parse_features(header, rows, lines, path, skip=t, missing=missing, text=text_features)
     raw_target = [row[t] for row in rows]
     if classes is None:
         y = _parse_target(raw_target, lines, target, path)

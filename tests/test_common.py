@@ -20,7 +20,16 @@ ESTIMATORS = [
 # Every entry needs a real reason: a check that cannot apply to the estimator,
 # never one that is inconvenient.
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
-    "OrdinalTreeClassifier": {},
+    "OrdinalTreeClassifier": {
+        "check_class_weight_classifiers": (
+            "the check expects class_weight={0: 1000, ...} to make class 0 win most of the test points of "
+            "noisy blobs; a tree grown to single-row leaves keeps each pure leaf's class whatever the "
+            "weights. scikit-learn's DecisionTreeClassifier passes only because the check sets its "
+            "min_weight_fraction_leaf=0.01, a parameter this tree does not have (without it, its own tree "
+            "predicts class 0 on 44% and 32% of the points, as this one on 40% and 42%); that class_weight "
+            "equals scikit-learn's weights is tested in tests/test_trees_classifier.py"
+        ),
+    },
     "OTreeBagger": {
         "check_classifiers_train": (
             "the prediction is the lower median of the groups' classes (consistent by Theorem 1; it "

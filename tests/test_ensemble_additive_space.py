@@ -10,7 +10,7 @@ import pytest
 from ensemble import OTreeBagger, count_jumps
 from ensemble._grid import _walk_bisect
 from ensemble._groups import AdditiveScore, GroupSpace, _additive_score, _residual_features
-from ensemble._model_file import load_model, save_model
+from ensemble._model_file import load_model_file, save_model_file
 
 
 def _data(n=400, d=5, seed=0, units=None):
@@ -52,8 +52,8 @@ def _reloaded(model):
     """``model`` written to a model file and read back (the command line's skops archive)."""
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "model.skops")
-        save_model(path, model)
-        return load_model(path)["model"]
+        save_model_file(path, model)
+        return load_model_file(path)["model"]
 
 
 def _line_jumps(model, X, rng, n_lines=60, n_steps=1500):

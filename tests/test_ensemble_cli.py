@@ -18,7 +18,7 @@ import pytest
 from ensemble._cli import main
 from ensemble._kernel_score import KernelScore
 from ensemble._base import SKLEARN_ROUTES_MISSING
-from ensemble._model_file import load_model, save_model
+from ensemble._model_file import load_model_file, save_model_file
 
 
 def _write_csv(path, n=80, seed=0, target="y", labels=None, bad_feature=False):
@@ -64,7 +64,9 @@ def test_fit_with_string_classes_keeps_their_order(tmp_path, capsys):
 def test_evaluate_prints_a_table_for_every_model(tmp_path, capsys):
     """Check that evaluate cross-validates the three models and prints MAE, AMAE, QWK, RPS and one-off accuracy."""
     data = _write_csv(tmp_path / "d.csv", n=90)
-    assert main(["evaluate", str(data), "--folds", "3", "--n-estimators", "6", "--quiet"]) == 0
+    # --n-estimators is refused with boosting (which stops early): every model that takes it.
+    assert main(["evaluate", str(data), "--folds", "3", "--n-estimators", "6", "--quiet",
+                 "--model", "otreebagger", "forest", "treebagger", "bagged"]) == 0
     out = capsys.readouterr().out
     assert "3-fold CV" in out
     for name in ("OTreeBagger", "Certified forest", "TreeBagger", "Bagged ordinal trees"):
@@ -88,7 +90,7 @@ def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monk
 
     figures = []
     monkeypatch.setattr(pyplot.Figure, "savefig", _recording(pyplot.Figure.savefig, figures))
-    assert main(["demo", "--n-estimators", "12", "--output", str(tmp_path)]) == 0
+    assert main(["demo", "--output", str(tmp_path), "--max-depth", "6"]) == 0
     captured = capsys.readouterr()
     out = captured.out
     assert "syntheticI: 100 training / 900 test points" in out  # the default: data where trees jump
@@ -145,7 +147,7 @@ def test_demo_times_the_fits_after_the_compile(monkeypatch, tmp_path, capsys):
     # Only the command line's own clock: the solvers time themselves with the same function.
     clock = SimpleNamespace(perf_counter=lambda: (events.append("clock"), time.perf_counter())[1])
     monkeypatch.setattr(_cli, "time", clock)
-    assert main(["demo", "--n-estimators", "3", "--output", "", "--quiet"]) == 0
+    assert main(["demo", "--max-depth", "3", "--output", "", "--quiet"]) == 0
     assert events[0] == "warm-up" and events.count("clock") == 2 * len(_cli.MODELS)
 
 
@@ -316,7 +318,7 @@ def test_predict_matches_columns_by_name(tmp_path, capsys):
         # Target first, features in the other order.
         csv.writer(fh).writerows([[r[2], r[1], r[0]] for r in rows])
     assert main(["predict", str(model_path), str(swapped), "-o", str(tmp_path / "p.csv")]) == 0
-    model = load_model(model_path)["model"]
+    model = load_model_file(model_path)["model"]
     X = np.array([[float(r[0]), float(r[1])] for r in rows[1:]])
     expected = [str(p) for p in model.predict(X).tolist()]
     assert _predictions(tmp_path / "p.csv") == expected
@@ -333,7 +335,7 @@ def test_predict_by_position_for_models_without_names(tmp_path, capsys):
     X = np.array([[float(r[0]), float(r[1])] for r in rows[1:]])
     y = np.array([int(r[2]) for r in rows[1:]])
     model = OTreeBagger(n_estimators=3, random_state=0).fit(X, y)
-    save_model(tmp_path / "old.skops", model, target="y")
+    save_model_file(tmp_path / "old.skops", model, target="y")
     renamed = tmp_path / "renamed.csv"
     renamed.write_text("u,v\n" + "\n".join(f"{a!r},{b!r}" for a, b in X.tolist()) + "\n")
     assert main(["predict", str(tmp_path / "old.skops"), str(renamed), "-o", str(tmp_path / "p.csv")]) == 0
@@ -353,7 +355,7 @@ def test_predict_uses_the_names_of_a_model_fitted_on_a_frame(tmp_path, capsys):
     frame = pd.DataFrame(rng.uniform(size=(60, 2)), columns=["age", "income"])
     y = (frame["age"] + 2 * frame["income"] > 1.5).astype(int) + 1
     model = OTreeBagger(n_estimators=3, random_state=0).fit(frame, y)
-    save_model(tmp_path / "frame.skops", model, target="y")
+    save_model_file(tmp_path / "frame.skops", model, target="y")
     frame[["income", "age"]].to_csv(tmp_path / "new.csv", index=False)
     assert main(["predict", str(tmp_path / "frame.skops"), str(tmp_path / "new.csv"), "-o",
                  str(tmp_path / "p.csv")]) == 0
@@ -383,13 +385,15 @@ def test_evaluate_says_when_it_lowers_the_folds(tmp_path, capsys):
     data = _write_csv(tmp_path / "d.csv", n=90)
     counts = np.unique([r[2] for r in list(csv.reader(open(data)))[1:]], return_counts=True)[1]
     smallest = int(counts.min())
-    assert main(["evaluate", str(data), "--folds", "5000", "--n-estimators", "3", "--quiet"]) == 0
+    assert main(["evaluate", str(data), "--folds", "5000", "--n-estimators", "3", "--quiet",
+                 "--model", "otreebagger"]) == 0
     captured = capsys.readouterr()
     warning = captured.err.strip().splitlines()
     assert len(warning) == 1
     assert warning[0].startswith("otreebagger evaluate: warning: --folds 5000 lowered to ")
     assert f"lowered to {smallest}:" in warning[0] and f"{smallest}-fold CV" in captured.out
-    assert main(["evaluate", str(data), "--folds", "2", "--n-estimators", "3", "--quiet"]) == 0
+    assert main(["evaluate", str(data), "--folds", "2", "--n-estimators", "3", "--quiet",
+                 "--model", "otreebagger"]) == 0
     assert capsys.readouterr().err == ""
 
 
@@ -405,8 +409,9 @@ def test_registry_entry_is_a_new_model_for_fit_and_evaluate(tmp_path, capsys, mo
     assert main(["fit", str(data), "--model", "single", "-o", str(tmp_path / "m.skops"), "--n-estimators", "2",
                  "--group-size", "1"]) == 0
     assert "fitted single-tree groups (B=2)" in capsys.readouterr().out
-    assert load_model(tmp_path / "m.skops")["model"].group_size == 1
-    assert main(["evaluate", str(data), "--folds", "2", "--n-estimators", "3", "--quiet"]) == 0
+    assert load_model_file(tmp_path / "m.skops")["model"].group_size == 1
+    assert main(["evaluate", str(data), "--folds", "2", "--n-estimators", "3", "--quiet", "--model", "single",
+                 "otreebagger"]) == 0
     assert "single-tree groups (B=3)" in capsys.readouterr().out
 
 
@@ -443,7 +448,7 @@ def test_budget_categorical_and_verbose_options(tmp_path, capsys):
                  "--monotone", "a=+1", "--max-edges", "100000", "--verbose"]) == 0
     captured = capsys.readouterr()
     assert "OTreeBagger groups" in captured.err
-    model = load_model(out)["model"]
+    model = load_model_file(out)["model"]
     assert model.categorical_features == [1] and model.monotonic_cst == [1, 0] and model.max_edges == 100000
     assert model.is_monotone()
     for bad, message in ((["--categorical", "zz"], "--categorical: 'zz' is not a feature column"),
@@ -460,7 +465,7 @@ def test_projection_and_residual_axes_options_reach_the_model(tmp_path, capsys):
     out = tmp_path / "m.skops"
     assert main(["fit", str(data), "-o", str(out), "--n-estimators", "6", "--projection", "additive",
                  "--residual-axes", "features"]) == 0
-    model = load_model(out)["model"]
+    model = load_model_file(out)["model"]
     assert model.projection == "additive" and model.residual_axes == model.residual_axes_ == "features"
     # The class follows the product of the two features, an interaction: beside the score, the residual
     # tree puts features on axes of their own (with PLS there would be none).
@@ -472,7 +477,7 @@ def test_projection_and_residual_axes_options_reach_the_model(tmp_path, capsys):
     assert "--residual-axes: invalid choice: 'trees'" in _one_error_line(capsys)
     assert main(["fit", str(data), "-o", str(out), "--n-estimators", "6", "--projection", "additive",
                  "--score-model", "kernel"]) == 0
-    model = load_model(out)["model"]
+    model = load_model_file(out)["model"]
     assert model.score_model == model.score_model_ == "kernel"
     assert all(isinstance(group.space.additive, KernelScore) for group in model.groups_)
     # A kernel score has no certified direction: refused under --monotone, one line naming the options.
@@ -489,7 +494,7 @@ def test_fit_summary_says_whether_a_constrained_model_is_monotone(tmp_path, caps
     out = tmp_path / "m.skops"
     assert main(["fit", str(data), "-o", str(out), "--model", "forest", "--monotone", "a=+1,b=-1"]) == 0
     line = capsys.readouterr().out
-    model = load_model(out)["model"]
+    model = load_model_file(out)["model"]
     assert "monotone: True" in line and model.is_monotone()
     assert ("monotone index of a, b" in line) == (model.space_ is not None)
     assert main(["fit", str(data), "-o", str(out), "--model", "forest"]) == 0
@@ -509,15 +514,21 @@ def test_max_depth_defaults_to_each_models_own():
     assert {entry.build(args).max_depth for entry in MODELS.values()} == {5}
 
 
-def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path, capsys):
+def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path, capsys, monkeypatch):
     """Check --model forest in fit, and that evaluate still compares the forest when OTreeBagger stops."""
+    from ensemble import OTreeBagger
+    from ensemble import _cli
+
     data = _write_csv(tmp_path / "d.csv", n=90)
     model = tmp_path / "forest.skops"
     assert main(["fit", str(data), "--model", "forest", "-o", str(model)]) == 0
     assert "fitted Certified forest (auto B)" in capsys.readouterr().out
-    assert type(load_model(model)["model"]).__name__ == "ConsistentForestClassifier"
-    code = main(["evaluate", str(data), "--folds", "3", "--n-estimators", "6", "--max-regions", "1", "--quiet",
-                 "--model", "otreebagger", "forest"])
+    assert type(load_model_file(model)["model"]).__name__ == "ConsistentForestClassifier"
+    # --max-regions is OTreeBagger's only (refused beside the forest): here OTreeBagger's own budget is 1.
+    entry = _cli.ModelEntry("OTreeBagger (M={group_size})",
+                            lambda args: OTreeBagger(max_regions=1, on_budget="raise", n_estimators=6))
+    monkeypatch.setitem(_cli.MODELS, "otreebagger", entry)
+    code = main(["evaluate", str(data), "--folds", "3", "--quiet", "--model", "otreebagger", "forest"])
     out = capsys.readouterr().out
     assert code == 0
     assert "OTreeBagger (M=3) could not run: " in out and "--max-regions" in out
@@ -545,7 +556,7 @@ def test_predict_writes_probabilities_and_kept_columns_and_ignores_unused_ones(t
     assert err == ["otreebagger predict: note: ignoring the columns the model does not use: 'comment'"]
     written = list(csv.reader(open(out)))
     assert written[0] == ["id", "prediction", "proba_poor", "proba_fair", "proba_good"]
-    model = load_model(model_path)["model"]
+    model = load_model_file(model_path)["model"]
     X = np.array([[float(r[0]), float(r[1])] for r in rows[1:]])
     assert [r[0] for r in written[1:]] == [f"c{i}" for i in range(60)]
     assert [r[1] for r in written[1:]] == model.predict(X).tolist()
@@ -585,9 +596,9 @@ def test_every_registered_model_round_trips_through_its_file(tmp_path, name, ext
         warnings.simplefilter("ignore")  # options a baseline ignores may warn
         model.fit(X, y)
     path = tmp_path / "m.skops"
-    save_model(path, model, target="y", features=["a", "b"])
+    save_model_file(path, model, target="y", features=["a", "b"])
     assert set(sio.get_untrusted_types(file=path)) <= set(trusted_types())
-    loaded = load_model(path)
+    loaded = load_model_file(path)
     assert loaded["target"] == "y" and loaded["features"] == ["a", "b"]
     back = loaded["model"]
     assert type(back) is type(model) and back is not model
@@ -601,7 +612,7 @@ def test_a_pickle_is_loaded_only_with_the_unsafe_flag(tmp_path, capsys):
     """Check that a pickled model (an older version's file) is refused without --unsafe-pickle and used with it."""
     data = _write_csv(tmp_path / "d.csv")
     assert main(["fit", str(data), "-o", str(tmp_path / "m.skops"), "--n-estimators", "3"]) == 0
-    saved = load_model(tmp_path / "m.skops")
+    saved = load_model_file(tmp_path / "m.skops")
     joblib.dump(saved, tmp_path / "old.joblib")
     argv = ["predict", str(tmp_path / "old.joblib"), str(data), "-o", str(tmp_path / "p.csv")]
     capsys.readouterr()
@@ -689,3 +700,185 @@ def test_missing_cells_fit_every_model(tmp_path, capsys):
     assert main(["predict", str(model), str(path), "-o", str(out)]) == 0
     assert len(out.read_text().splitlines()) == 121
     assert main(["fit", str(path), "--target", "y", "--model", "boosting", "-o", str(model)]) == 0
+
+
+# --------------------------------------------------------------------------- the Python defaults
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+_PYTHON_MODELS = {
+    # What each --model is in Python: its estimator with the defaults, and these fixed parameters.
+    "otreebagger": ("OTreeBagger", {}),
+    "forest": ("ConsistentForestClassifier", {}),
+    "treebagger": ("OTreeBagger", dict(relabel=False, vote="mode", criterion="gini", projection="none",
+                                       max_depth=None)),
+    "bagged": ("OTreeBagger", dict(relabel=False, projection="none", max_depth=None)),
+    "boosting": ("ConsistentGradientBoostingClassifier", {}),
+}
+
+
+def _shared_sample(name, tmp_path, n=200):
+    """The first ``n`` rows of a shuffled shared data set, written as a CSV file (the CLI's and Python's input)."""
+    source = SHARED / f"{name}.csv"
+    if not source.is_file():
+        pytest.skip(f"shared data set {name} not found under {SHARED}")
+    rows = list(csv.reader(open(source)))
+    body = rows[1:]
+    order = np.random.RandomState(0).permutation(len(body))[:n]
+    path = tmp_path / f"{name}.csv"
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh).writerows([rows[0]] + [body[i] for i in sorted(order)])
+    return path
+
+
+@pytest.mark.parametrize("data", ["tae", "car", "LEV"])
+def test_cli_models_equal_the_python_estimators_with_their_defaults(tmp_path, capsys, data):
+    """Check that fit + predict give the predictions of the Python estimator with its own defaults (only the
+    seed and number of trees the command passes), for every model: the command line passes only what is given,
+    so car's one-hot columns are categorical for both ("auto")."""
+    import warnings
+
+    import ensemble
+    from ensemble._cli import MODELS
+    from ensemble.datasets import load_ordinal_csv
+
+    assert set(_PYTHON_MODELS) == set(MODELS)
+    path = _shared_sample(data, tmp_path)
+    X, y = load_ordinal_csv(path, target="y")
+    for name, (cls, fixed) in _PYTHON_MODELS.items():
+        trees = [] if name == "boosting" else ["--n-estimators", "6"]
+        model_path, out = tmp_path / f"{name}.skops", tmp_path / f"{name}.csv"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # 6 trees of the forest may be uncertified: it warns, both ways
+            assert main(["fit", str(path), "--model", name, "-o", str(model_path), "--seed", "0", *trees]) == 0
+            assert main(["predict", str(model_path), str(path), "-o", str(out)]) == 0
+            params = dict(fixed, random_state=0, **({} if name == "boosting" else {"n_estimators": 6}))
+            python = getattr(ensemble, cls)(**params).fit(X, y)
+        assert load_model_file(model_path)["model"].get_params() == python.get_params(), name
+        cli = [int(r[0]) for r in list(csv.reader(open(out)))[1:]]
+        assert cli == python.predict(X).tolist(), name
+    capsys.readouterr()
+
+
+def test_car_one_hot_columns_are_categorical_by_default(tmp_path, capsys):
+    """Check that without --categorical the command line keeps the estimators' "auto": car's 21 one-hot
+    columns are categorical (the fix of the front-door issue: it used to pass None, fusing them as continuous)."""
+    path = _shared_sample("car", tmp_path, n=150)
+    model_path = tmp_path / "m.skops"
+    assert main(["fit", str(path), "-o", str(model_path), "--n-estimators", "3"]) == 0
+    model = load_model_file(model_path)["model"]
+    assert model.categorical_features == "auto" and model._categorical.all() and model._categorical.shape == (21,)
+
+
+# --------------------------------------------------------------------------- options a model does not take
+
+
+@pytest.mark.parametrize("argv, option, takers", [
+    (["fit", "--model", "forest", "--group-size", "2"], "--group-size", "OTreeBagger only"),
+    (["fit", "--model", "boosting", "--n-estimators", "10"], "--n-estimators",
+     "otreebagger, forest, treebagger and bagged"),
+    (["fit", "--model", "boosting", "--n-jobs", "2"], "--n-jobs", "otreebagger, forest, treebagger and bagged"),
+    (["fit", "--model", "treebagger", "--monotone", "a=+1"], "--monotone", "otreebagger, forest and boosting"),
+    (["fit", "--model", "bagged", "--monotone", "a=+1"], "--monotone", "otreebagger, forest and boosting"),
+    *[(["fit", "--model", model, flag, value], flag, "OTreeBagger only")
+      for model in ("treebagger", "forest")
+      for flag, value in (("--max-regions", "10"), ("--max-edges", "10"), ("--on-budget", "raise"),
+                          ("--projection", "pls"), ("--score-model", "kernel"), ("--residual-axes", "pls"))],
+    (["evaluate", "--n-estimators", "6"], "--n-estimators", "otreebagger, forest, treebagger and bagged"),
+    (["demo", "--group-size", "2", "--model", "otreebagger", "bagged"], "--group-size", "OTreeBagger only"),
+])
+def test_an_option_a_model_does_not_take_is_refused_in_one_line(files, capsys, argv, option, takers):
+    """Check that an option given with a model that ignores it is one stderr line naming the option and the
+    models it applies to, exit status 2, no traceback (and before any data is read)."""
+    command, rest = argv[0], argv[1:]
+    data = [] if command == "demo" else [str(files["data"])]
+    output = ["-o", str(files["tmp"] / "never.skops")] if command == "fit" else []
+    assert main([command, *data, *rest, *output]) == 2
+    line = _one_error_line(capsys)
+    assert re.match(rf"otreebagger {command}: error: {re.escape(option)} applies to {re.escape(takers)}, not to ",
+                    line), line
+    assert not (files["tmp"] / "never.skops").exists()
+
+
+@pytest.mark.parametrize("name, extra", [
+    ("forest", ["--n-estimators", "7"]), ("forest", ["--monotone", "a=+1"]), ("boosting", ["--monotone", "a=+1"]),
+    ("treebagger", ["--n-jobs", "1", "--max-depth", "3"]), ("otreebagger", ["--group-size", "2", "--n-estimators", "4"]),
+])
+def test_an_option_a_model_takes_reaches_it(tmp_path, capsys, name, extra):
+    """Check that options are honoured by the models that take them (the forest's --n-estimators among them)."""
+    import warnings
+
+    data = _write_csv(tmp_path / "d.csv", n=120)
+    out = tmp_path / "m.skops"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["fit", str(data), "--model", name, "-o", str(out), *extra]) == 0
+    params = load_model_file(out)["model"].get_params()
+    expected = {"--n-estimators": "n_estimators", "--monotone": "monotonic_cst", "--n-jobs": "n_jobs",
+                "--max-depth": "max_depth", "--group-size": "group_size"}
+    for flag, value in zip(extra[::2], extra[1::2], strict=True):
+        got = params[expected[flag]]
+        assert got == ([1, 0] if flag == "--monotone" else int(value)), (flag, got)
+    if extra[:2] == ["--n-estimators", "7"]:
+        assert load_model_file(out)["model"].n_estimators_ == 7
+
+
+def test_help_marks_the_options_of_some_models_only(capsys):
+    """Check that --help says in words which models an option applies to."""
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for flag in ("--group-size", "--max-regions", "--max-edges", "--on-budget", "--projection", "--score-model",
+                 "--residual-axes"):
+        assert re.search(rf"{flag} \S+ [^-]*\(OTreeBagger only\)", text), flag
+    assert "income=+1,debt=-1 (otreebagger, forest and boosting)" in text
+    assert "number of trees B (otreebagger, forest, treebagger and bagged)" in text
+
+
+def _text_csv(path, n=120, seed=0):
+    """Two numeric features and a text category column 'colour' that moves the class."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 2))
+    colour = rng.choice(["red", "green", "blue"], size=n)
+    y = np.digitize(X.sum(axis=1) + (colour == "red"), [0.8, 1.6]) + 1
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["a", "colour", "b", "y"])
+        writer.writerows([[repr(float(a)), c, repr(float(b)), int(t)] for (a, b), c, t in zip(X, colour, y, strict=True)])
+    return path
+
+
+@pytest.mark.parametrize("declare", [[], ["--categorical", "colour"]], ids=["auto", "declared"])
+@pytest.mark.parametrize("name", ["otreebagger", "forest", "boosting"])
+def test_text_feature_columns_are_encoded_as_the_python_api_does(tmp_path, capsys, name, declare):
+    """Check that a text column is accepted (by default, as "auto" does, or declared with --categorical), that
+    predict reads it as text, and that the predictions are the Python estimator's on a DataFrame."""
+    import warnings
+
+    import pandas as pd
+
+    import ensemble
+
+    path = _text_csv(tmp_path / "t.csv")
+    model_path, out = tmp_path / "m.skops", tmp_path / "p.csv"
+    trees = [] if name == "boosting" else ["--n-estimators", "6"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["fit", str(path), "--model", name, "-o", str(model_path), *trees, *declare]) == 0
+        assert main(["predict", str(model_path), str(path), "-o", str(out)]) == 0
+        frame = pd.read_csv(path)
+        cls = _PYTHON_MODELS[name][0]
+        params = dict(random_state=0, **({} if name == "boosting" else {"n_estimators": 6}))
+        if declare:
+            params["categorical_features"] = [1]
+        python = getattr(ensemble, cls)(**params).fit(frame[["a", "colour", "b"]], frame["y"])
+    assert [int(r[0]) for r in list(csv.reader(open(out)))[1:]] == python.predict(frame[["a", "colour", "b"]]).tolist()
+    assert list(load_model_file(model_path)["model"].feature_names_in_) == ["a", "colour", "b"]
+
+
+def test_a_number_column_with_a_word_is_still_an_error_unless_declared(files, capsys):
+    """Check that a column of numbers with one word in it (a typo) stays a one-line error, and is a text
+    category column when --categorical names it."""
+    bad = str(files["bad"])
+    assert main(["fit", bad, "-o", str(files["tmp"] / "t.skops"), "--n-estimators", "3"]) == 2
+    assert "is not numeric: line 5 holds 'high'" in _one_error_line(capsys)
+    assert main(["fit", bad, "-o", str(files["tmp"] / "t.skops"), "--n-estimators", "3", "--categorical", "a"]) == 0

@@ -457,3 +457,22 @@ def test_feature_csv_reader_drops_the_target_and_rejects_bad_files(tmp_path):
         datasets._load_features_csv(tmp_path / "only.csv", drop="y")
     with pytest.raises(FileNotFoundError, match="no such CSV file"):
         datasets._load_features_csv(tmp_path / "missing.csv")
+
+
+def test_load_ordinal_csv_keeps_text_columns_when_asked(tmp_path):
+    """Check text_features: columns of words become text columns of a DataFrame, a number column with a word
+    stays an error unless named, and missing cells are missing values."""
+    path = tmp_path / "t.csv"
+    path.write_text("a,colour,b,y\n1.5,red,x,1\n2,,3,2\n3,blue,4,2\n")
+    with pytest.raises(ValueError, match="column 'b' .* is not numeric: line 2 holds 'x'"):
+        datasets.load_ordinal_csv(path, text_features=True, missing=True)
+    X, y = datasets.load_ordinal_csv(path, text_features=["b"], missing=True)
+    assert list(X.columns) == ["a", "colour", "b"] and X["a"].tolist() == [1.5, 2.0, 3.0]
+    assert X["colour"].isna().tolist() == [False, True, False] and X["colour"][0] == "red"
+    assert X["b"].tolist() == ["x", "3", "4"]
+    with pytest.raises(ValueError, match="column 'colour' .* missing value at line 3"):
+        datasets.load_ordinal_csv(path, text_features=["b"])
+    numbers = tmp_path / "n.csv"
+    numbers.write_text("a,y\n1,1\n2,2\n")
+    X, _ = datasets.load_ordinal_csv(numbers, text_features=True)  # no text column: the float array as always
+    assert isinstance(X, np.ndarray) and X.dtype == np.float64

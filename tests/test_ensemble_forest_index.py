@@ -7,7 +7,7 @@ import pytest
 
 from ensemble import ConsistentForestClassifier
 from ensemble._grid import find_jumps
-from ensemble._model_file import load_model, save_model
+from ensemble._model_file import load_model_file, save_model_file
 
 from oracles import grid_consistent_and_monotone
 from test_ensemble_monotone import _dominance_violations, _index_data, _two_constrained, _wrong_way_on_lines
@@ -196,8 +196,8 @@ def test_forest_index_in_2d_has_no_jump_on_the_exact_walk(tmp_path):
     found = find_jumps(model, X, grid_resolution=60)
     assert found.exact and found.n_jumps == 0
     path = tmp_path / "index.skops"
-    save_model(path, model)
-    assert np.array_equal(load_model(path)["model"].predict(X), model.predict(X))
+    save_model_file(path, model)
+    assert np.array_equal(load_model_file(path)["model"].predict(X), model.predict(X))
 
 
 @pytest.mark.parametrize("method", ["envelope", "isotonic", "basic"])

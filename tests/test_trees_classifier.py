@@ -181,6 +181,68 @@ def test_gini_weighted_partition_equals_sklearn():
     np.testing.assert_allclose(ours.tree_.weighted_n_node_samples[0], w.sum())
 
 
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gini_feature_importances_equal_sklearn(seed):
+    """Check that gini trees, which make scikit-learn's splits, have its feature importances (summing to 1)."""
+    X, y = make_ordinal(3000, k=6, seed=seed)
+    ours = OrdinalTreeClassifier(criterion="gini", **SK_PARAMS).fit(X, y)
+    ref = DecisionTreeClassifier(criterion="gini", random_state=seed, **SK_PARAMS).fit(X, y)
+    assert split_set(ours.tree_) == split_set(ref.tree_)
+    np.testing.assert_allclose(ours.feature_importances_, ref.feature_importances_, rtol=1e-10, atol=1e-12)
+    assert ours.feature_importances_.shape == (X.shape[1],)
+    np.testing.assert_allclose(ours.feature_importances_.sum(), 1.0)
+
+
+def test_feature_importances_of_a_single_leaf_are_zero_and_need_a_fit():
+    """Check that a tree without splits has zero importances and an unfitted tree has none."""
+    from sklearn.exceptions import NotFittedError
+
+    tree = OrdinalTreeClassifier(classes=[0, 1]).fit([[0.0, 1.0], [1.0, 2.0]], [1, 1])
+    assert tree.feature_importances_.tolist() == [0.0, 0.0]
+    with pytest.raises(NotFittedError):
+        _ = OrdinalTreeClassifier().feature_importances_
+
+
+@pytest.mark.parametrize("criterion", ["gini", "ogini"])
+def test_class_weight_balanced_equals_sklearn_sample_weights(criterion):
+    """Check that class_weight="balanced" is the tree fitted with compute_sample_weight("balanced", y),
+    and that a dict multiplies the user's sample weights, as in scikit-learn."""
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    X, y = make_ordinal(400, k=4, seed=3)
+    y = np.where(y == y.max(), y - 1, y)[:300]  # unequal classes
+    X = X[:300]
+    X_test, _ = make_ordinal(800, seed=33)
+    params = dict(criterion=criterion, max_depth=4, min_samples_leaf=5)
+    balanced = OrdinalTreeClassifier(class_weight="balanced", **params).fit(X, y)
+    weighted = OrdinalTreeClassifier(**params).fit(X, y, sample_weight=compute_sample_weight("balanced", y))
+    plain = OrdinalTreeClassifier(**params).fit(X, y)
+    assert split_set(balanced.tree_) == split_set(weighted.tree_) != split_set(plain.tree_)
+    np.testing.assert_array_equal(balanced.predict_proba(X_test), weighted.predict_proba(X_test))
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=y.shape[0])
+    weights = {int(y.min()): 3.0}
+    by_dict = OrdinalTreeClassifier(class_weight=weights, **params).fit(X, y, sample_weight=w)
+    by_hand = OrdinalTreeClassifier(**params).fit(X, y, sample_weight=w * compute_sample_weight(weights, y))
+    np.testing.assert_array_equal(by_dict.tree_.value, by_hand.tree_.value)
+    if criterion == "gini":
+        ref = DecisionTreeClassifier(class_weight="balanced", random_state=0, **params).fit(X, y)
+        assert split_set(balanced.tree_) == split_set(ref.tree_)
+
+
+@pytest.mark.parametrize("class_weight, message", [
+    ("uniform", "class_weight"),
+    ({9: 1.0}, "class_weight names 9, which is not a class"),
+    ({1: -1.0}, r"class_weight\[1\] must be a finite non-negative number"),
+    ({1: 0.0, 2: 0.0}, "sample_weight times class_weight is zero for every row"),
+])
+def test_class_weight_is_validated_in_fit(class_weight, message):
+    """Check that a bad class_weight is refused in fit, naming the parameter (or the weights it zeroes)."""
+    tree = OrdinalTreeClassifier(class_weight=class_weight)
+    with pytest.raises(ValueError, match=message):
+        tree.fit([[0.0], [1.0], [2.0]], [1, 2, 2])
+
+
 # ---------------------------------------------------------------- brute-force grower oracle
 def reference_tree(X, y, w, n_classes, criterion, max_depth, min_samples_split, min_samples_leaf, mid, power):
     """A plain recursive grower with loops over features and thresholds; returns leaf predicates."""

@@ -20,6 +20,7 @@ from trees._labels import check_classes, encode_labels, ordered_categories
 from trees._monotone import MONOTONIC_METHODS, monotone_leaf_labels, resolve_monotonic_cst, tree_leaf_order
 from trees._tree import OrdinalTree
 from trees._validation import check_sample_weight
+from trees._weights import class_weight_factors, tree_feature_importances
 
 __all__ = ["OrdinalTreeClassifier", "OrdinalDecisionTreeClassifier"]
 
@@ -97,6 +98,11 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         leaves it touches (looser); ``"isotonic"`` grows the tree freely and
         projects the leaves' values onto the constraints exactly (measured the
         most accurate: benchmarks/monotone_trees.py).
+    class_weight : "balanced", dict or None, default=None
+        Weights of the classes, as scikit-learn's ``DecisionTreeClassifier``:
+        ``{class label: weight}`` (classes not named weigh 1), or ``"balanced"``,
+        ``n_samples / (n_classes_present * count of the row's class)`` (rows
+        counted, not their weights). Multiplied into ``sample_weight`` in ``fit``.
 
     Attributes
     ----------
@@ -122,6 +128,10 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         ``monotonic_cst`` the monotone labels of least absolute error.
     max_features_ : int
         The resolved number of features drawn per node.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Impurity-decrease importances, as scikit-learn's trees: the weighted
+        decrease of every split (count units for ``ranking``) summed per feature
+        and normalised to sum to 1 (all zero for a tree without splits).
 
     Notes
     -----
@@ -224,6 +234,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
         "monotonic_cst": ["array-like", dict, None],
         "monotonic_method": [StrOptions(set(MONOTONIC_METHODS))],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 
     def __init__(
@@ -241,6 +252,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         random_state: int | np.random.RandomState | None = None,
         monotonic_cst: ArrayLike | dict | None = None,
         monotonic_method: str = "isotonic",
+        class_weight: str | dict | None = None,
     ) -> None:
         self.criterion = criterion
         self.max_depth = max_depth
@@ -254,6 +266,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.monotonic_cst = monotonic_cst
         self.monotonic_method = monotonic_method
+        self.class_weight = class_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "OrdinalTreeClassifier":
@@ -281,7 +294,8 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
             ``classes``, ``classes`` missing a label of ``y``, negative or
             non-finite weights, or invalid parameters (``monotonic_cst``: wrong
             length, values outside {-1, 0, 1}, a dict without feature names in
-            ``X`` or naming an unknown feature).
+            ``X`` or naming an unknown feature), or a ``class_weight`` dict naming a
+            label that is not a class or a weight that is negative or not finite.
         """
         categories = ordered_categories(y)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite="allow-nan")
@@ -293,7 +307,17 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
                 f"({self.classes_[0]!r}). Pass `classes` to fit a single-leaf tree."
             )
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        return self._grow(X, y_idx, sample_weight)
+        return self._grow(X, y_idx, self._class_weighted(sample_weight, y_idx))
+
+    def _class_weighted(self, sample_weight: NDArray[np.float64], y_idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        """``sample_weight`` times the ``class_weight`` factors of the rows (unchanged without)."""
+        factors = class_weight_factors(self.class_weight, y_idx, self.classes_)
+        if factors is None:
+            return sample_weight
+        sample_weight = sample_weight * factors
+        if not np.any(sample_weight > 0):
+            raise ValueError("sample_weight times class_weight is zero for every row")
+        return sample_weight
 
     def _fit_validated(self, X: NDArray[np.float64], y_idx: NDArray[np.intp],
                        sample_weight: NDArray[np.float64], *,
@@ -313,7 +337,8 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         X = np.ascontiguousarray(X, dtype=np.float64)
         self.n_features_in_ = X.shape[1]
         self.classes_ = check_classes(self.classes)
-        return self._grow(X, np.asarray(y_idx, dtype=np.intp), np.asarray(sample_weight, dtype=np.float64))
+        y_idx = np.asarray(y_idx, dtype=np.intp)
+        return self._grow(X, y_idx, self._class_weighted(np.asarray(sample_weight, dtype=np.float64), y_idx))
 
     def _grow(self, X: NDArray[np.float64], y_idx: NDArray[np.intp],
               sample_weight: NDArray[np.float64]) -> "OrdinalTreeClassifier":
@@ -378,6 +403,20 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
+
+    @property
+    def feature_importances_(self) -> NDArray[np.float64]:
+        """Impurity-decrease importances of the features, summing to 1 (see the class's Attributes).
+
+        Examples
+        --------
+        >>> from trees import OrdinalTreeClassifier
+        >>> X = [[0.0, 5.0], [1.0, 5.0], [2.0, 6.0], [3.0, 6.0]]
+        >>> OrdinalTreeClassifier().fit(X, [1, 1, 2, 3]).feature_importances_.tolist()
+        [1.0, 0.0]
+        """
+        check_is_fitted(self)
+        return tree_feature_importances(self, self.n_features_in_)
 
     def _resolve_max_features(self, n_features: int) -> int:
         mf = self.max_features

@@ -11,7 +11,12 @@ Labels (docs/design.md section 2)
 Inputs
     :func:`check_sample_weight` validates sample weights with messages naming
     ``sample_weight``; :func:`resolve_monotonic_cst` resolves scikit-learn's
-    ``monotonic_cst`` (array or dict by feature name) to one int8 per feature.
+    ``monotonic_cst`` (array or dict by feature name) to one int8 per feature;
+    :func:`class_weight_factors` turns scikit-learn's ``class_weight`` into per-row
+    factors of the sample weights.
+Importances
+    :func:`tree_feature_importances` gives a fitted tree's impurity-decrease
+    importances (scikit-learn's definition), for the trees and the ensembles alike.
 Histogram trees (docs/design.md section 10)
     :func:`bin_features` bins the features once, :func:`grow_hist_tree` grows one
     regression tree on the bins from gradients, with thresholds inside the training
@@ -40,6 +45,7 @@ from trees._labels import (
 )
 from trees._monotone import resolve_monotonic_cst
 from trees._validation import check_sample_weight
+from trees._weights import class_weight_factors, tree_feature_importances
 
 __all__ = [
     "MIN_GAP_ULPS",
@@ -47,10 +53,12 @@ __all__ = [
     "bin_features",
     "check_classes",
     "check_sample_weight",
+    "class_weight_factors",
     "compiled",
     "encode_labels",
     "grow_hist_tree",
     "ordered_categories",
     "resolve_monotonic_cst",
+    "tree_feature_importances",
     "warn_text_order",
 ]

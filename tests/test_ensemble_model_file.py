@@ -1,0 +1,99 @@
+"""Tests of ensemble.save_model and ensemble.load_model: the command line's model files, from Python."""
+
+import csv
+import warnings
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+
+import ensemble
+from ensemble import ConsistentForestClassifier, ModelFileError, OTreeBagger, load_model, save_model
+from ensemble._cli import main
+from trees import OrdinalTreeClassifier
+
+
+def _frame(n=90, seed=0):
+    rng = np.random.RandomState(seed)
+    X = pd.DataFrame(rng.uniform(size=(n, 3)), columns=["income", "debt", "age"])
+    y = np.digitize(X["income"] - X["debt"] + rng.normal(0, 0.1, n), [-0.3, 0.3]) + 1
+    return X, y
+
+
+def test_save_and_load_are_public_and_documented():
+    """Check that the two functions are exported from ensemble with numpydoc sections and an example."""
+    assert {"save_model", "load_model", "ModelFileError"} <= set(ensemble.__all__)
+    for function in (save_model, load_model):
+        doc = function.__doc__
+        assert all(section in doc for section in ("Parameters\n", "Raises\n", "Examples\n", ">>> "))
+
+
+@pytest.mark.parametrize("model", [OTreeBagger(n_estimators=6, random_state=0),
+                                   ConsistentForestClassifier(n_estimators=10, random_state=0),
+                                   OrdinalTreeClassifier(max_depth=3)], ids=lambda m: type(m).__name__)
+def test_a_model_fitted_on_a_frame_keeps_its_feature_names(tmp_path, model):
+    """Check that a model fitted on a DataFrame, saved and loaded, predicts on a DataFrame without
+    scikit-learn's feature-name warning, exactly as before."""
+    X, y = _frame()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 10 trees of the forest may be uncertified
+        model.fit(X, y)
+    path = tmp_path / "sub" / "model.skops"
+    save_model(model, path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = load_model(path)
+        np.testing.assert_array_equal(back.predict(X), model.predict(X))
+        np.testing.assert_array_equal(back.predict_proba(X), model.predict_proba(X))
+    assert type(back) is type(model) and list(back.feature_names_in_) == ["income", "debt", "age"]
+
+
+def test_a_model_saved_from_python_loads_in_otreebagger_predict(tmp_path, capsys):
+    """Check that otreebagger predict reads a file of save_model, matching the columns by name."""
+    X, y = _frame()
+    model = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+    save_model(model, tmp_path / "m.skops")
+    data = tmp_path / "new.csv"
+    X[["age", "debt", "income"]].assign(y=y).to_csv(data, index=False)  # other order, and a target column
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(tmp_path / "m.skops"), str(data), "-o", str(out)]) == 0
+    assert [int(r[0]) for r in list(csv.reader(open(out)))[1:]] == model.predict(X).tolist()
+
+
+def test_a_model_of_otreebagger_fit_loads_in_python(tmp_path, capsys):
+    """Check that ensemble.load_model reads a file of otreebagger fit, with the CSV's columns as feature names."""
+    X, y = _frame()
+    data = tmp_path / "d.csv"
+    X.assign(y=y).to_csv(data, index=False)
+    assert main(["fit", str(data), "-o", str(tmp_path / "m.skops"), "--n-estimators", "6"]) == 0
+    assert main(["predict", str(tmp_path / "m.skops"), str(data), "-o", str(tmp_path / "p.csv")]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = load_model(tmp_path / "m.skops")
+        predicted = model.predict(X)
+    assert list(model.feature_names_in_) == ["income", "debt", "age"]
+    assert [int(r[0]) for r in list(csv.reader(open(tmp_path / "p.csv")))[1:]] == predicted.tolist()
+
+
+def test_bad_files_and_models_give_clear_errors(tmp_path):
+    """Check the errors of load_model (missing file, folder, not a model file, a pickle) and save_model
+    (unfitted, or holding types a model file may not hold: nothing is written)."""
+    with pytest.raises(FileNotFoundError, match="model file not found: .*missing.skops"):
+        load_model(tmp_path / "missing.skops")
+    with pytest.raises(ModelFileError, match="is a folder, not a model file"):
+        load_model(tmp_path)
+    (tmp_path / "d.csv").write_text("a,y\n1,2\n")
+    with pytest.raises(ModelFileError, match="not a skops archive"):
+        load_model(tmp_path / "d.csv")
+    joblib.dump({"model": 42}, tmp_path / "old.joblib")
+    with pytest.raises(ModelFileError, match="not a skops archive"):
+        load_model(tmp_path / "old.joblib")
+    assert issubclass(ModelFileError, ValueError)
+    with pytest.raises(ValueError, match="save_model needs a fitted model"):
+        save_model(OTreeBagger(), tmp_path / "u.skops")
+    X, y = _frame(40)
+    rules = ensemble.RankRules(n_rules=3, random_state=0).fit(X.to_numpy(), y)
+    with pytest.raises(ValueError, match="cannot save a RankRules: a model file may not hold"):
+        save_model(rules, tmp_path / "r.skops")
+    assert not (tmp_path / "u.skops").exists() and not (tmp_path / "r.skops").exists()
