@@ -42,6 +42,7 @@ from relabel._errors import (
 )
 from relabel._fusion import SNAP_ULPS, FusedPartition, fuse, region_counts, snap_table
 from relabel._geometry import region_polygons
+from relabel._grid import DataGrid
 from relabel._numba import compiled
 from relabel._problem import ConsistencyProblem, absolute_loss
 from relabel._solve import FORMULATIONS, SOLVERS, RelabelResult, SolverStatus, solve
@@ -50,6 +51,7 @@ __all__ = [
     "AdjacencyEdges",
     "CONTACTS",
     "ConsistencyProblem",
+    "DataGrid",
     "FORMULATIONS",
     "FusedPartition",
     "RelabelError",

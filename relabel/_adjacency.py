@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 
 from relabel._errors import TooManyRegionsError
 from relabel._features import check_categorical_features, check_monotonic_cst, check_resolution
+from relabel._grid import DataGrid
 from relabel._guillotine import guillotine_tree, push_down
 from relabel._numba import compiled, float_array, index_array
 
@@ -353,21 +354,36 @@ def near_rule(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
     return np.all(np.where(categorical, gap < 0, gap <= resolution), axis=1)
 
 
-def _near_pairs(lower, upper, resolution, categorical, max_edges):
-    """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
+def grid_rule(lo_a, hi_a, lo_b, hi_b, grid, f, categorical):
+    """Whether boxes a and b are neighbours along feature f at the data's resolution, per pair.
 
-    Candidates come from pushing every box, dilated by r_f (a little more, so float
-    rounding never loses a pair), down a guillotine hierarchy of all the regions with
-    closed comparisons (open on categorical features); :func:`near_rule` then decides
-    exactly. Boxes without a guillotine hierarchy fall back to a sweep on the axis with
-    the fewest overlapping pairs.
+    Both half-open boxes hold points of one line parallel to f inside one closed gap
+    between consecutive training values of f (``grid``, a :class:`relabel.DataGrid`):
+    their intervals on f hold points of a common gap, and their intervals on every
+    other feature overlap with positive length (a line has one coordinate there,
+    which both half-open intervals must hold). A move of x_f inside that gap can then
+    go from one box to the other (docs/design.md section 13). Arrays of shape (P, d)
+    for the bounds; ``categorical`` is accepted for the signature's sake (every
+    other feature already asks an open overlap).
+    """
+    first_a, last_a = grid.interval_gaps(f, lo_a[:, f], hi_a[:, f])
+    first_b, last_b = grid.interval_gaps(f, lo_b[:, f], hi_b[:, f])
+    on_f = np.maximum(first_a, first_b) <= np.minimum(last_a, last_b)
+    others = np.maximum(lo_a, lo_b) < np.minimum(hi_a, hi_b)
+    others[:, f] = True
+    return on_f & np.all(others, axis=1)
+
+
+def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, what):
+    """Pairs ``(a, b)``, a < b, with ``rule(a, b)``, among the boxes b whose closures meet query box a.
+
+    Candidates come from pushing every query box ``[q_lo, q_hi]`` down a guillotine
+    hierarchy of all the regions with closed comparisons (open on categorical
+    features); ``rule`` then decides exactly. Boxes without a guillotine hierarchy fall
+    back to a sweep on the axis with the fewest overlapping pairs. Stops with
+    :class:`TooManyRegionsError` once more than ``max_edges`` pairs are certain.
     """
     n_regions, n_features = lower.shape
-    finite = np.where(np.isfinite(lower), np.abs(lower), 0.0).max(axis=0, initial=0.0)
-    finite = np.maximum(finite, np.where(np.isfinite(upper), np.abs(upper), 0.0).max(axis=0, initial=0.0))
-    # Slack covers the rounding of the subtraction in near_rule and of the dilation itself.
-    slack = np.where(resolution > 0, resolution * (1 + 1e-9) + 1e-12 * (finite + resolution), 0.0)
-    q_lo, q_hi = lower - slack, upper + slack
     closed = ~categorical
     try:
         hierarchy = guillotine_tree(lower, upper)
@@ -392,21 +408,66 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges):
             a, b = queries[ia], jb
         keep = a < b
         a, b = a[keep], b[keep]
-        ok = near_rule(lower[a], upper[a], lower[b], upper[b], resolution, categorical)
+        ok = rule(a, b)
         a, b = a[ok], b[ok]
         found_a.append(a)
         found_b.append(b)
         n_found += a.shape[0]
         if max_edges is not None and n_found > max_edges:
             raise TooManyRegionsError(
-                f"the partition's adjacency graph at this resolution has more than max_edges={max_edges} "
-                f"edges ({n_found} found, {n_regions} regions); use a smaller resolution, fuse fewer or "
-                "shallower trees (in OTreeBagger: a smaller group_size or max_depth) or raise max_edges"
+                f"the partition's adjacency graph {what} has more than max_edges={max_edges} "
+                f"edges ({n_found} found, {n_regions} regions); fuse fewer or shallower trees "
+                "(in OTreeBagger: a smaller group_size or max_depth) or raise max_edges"
             )
     a = np.concatenate(found_a) if found_a else np.empty(0, np.intp)
     b = np.concatenate(found_b) if found_b else np.empty(0, np.intp)
-    is_face = _face_flags(lower[a], upper[a], lower[b], upper[b])
-    return a.astype(np.intp), b.astype(np.intp), is_face
+    return a.astype(np.intp), b.astype(np.intp)
+
+
+def _near_pairs(lower, upper, resolution, categorical, max_edges):
+    """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
+
+    Every box is dilated by r_f (a little more, so float rounding never loses a pair)
+    for the candidate search; :func:`near_rule` then decides exactly.
+    """
+    finite = np.where(np.isfinite(lower), np.abs(lower), 0.0).max(axis=0, initial=0.0)
+    finite = np.maximum(finite, np.where(np.isfinite(upper), np.abs(upper), 0.0).max(axis=0, initial=0.0))
+    # Slack covers the rounding of the subtraction in near_rule and of the dilation itself.
+    slack = np.where(resolution > 0, resolution * (1 + 1e-9) + 1e-12 * (finite + resolution), 0.0)
+
+    def rule(a, b):
+        return near_rule(lower[a], upper[a], lower[b], upper[b], resolution, categorical)
+
+    a, b = _candidate_pairs(lower, upper, lower - slack, upper + slack, categorical, max_edges, rule,
+                            "at this resolution (use a smaller resolution)")
+    return a, b, _face_flags(lower[a], upper[a], lower[b], upper[b])
+
+
+def _grid_pairs(lower, upper, grid, categorical, max_edges):
+    """Neighbour pairs ``(a, b, is_face)`` along some feature at the data's resolution (:func:`grid_rule`).
+
+    For every feature f with a grid, every box is widened on f to the ends of the
+    gaps its closed interval meets for the candidate search; :func:`grid_rule` then
+    decides exactly. Each feature's pairs are found on their own and joined.
+    """
+    found_a, found_b = [], []
+    for f in range(lower.shape[1]):
+        if grid.values[f] is None or categorical[f]:
+            continue
+        first, last = grid.interval_gaps(f, lower[:, f], upper[:, f])
+        q_lo, q_hi = lower.copy(), upper.copy()
+        q_lo[:, f], q_hi[:, f] = grid.gap_ends(f, first, last)
+
+        def rule(a, b, f=f):
+            return grid_rule(lower[a], upper[a], lower[b], upper[b], grid, f, categorical)
+
+        a, b = _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule,
+                                "at the data's resolution")
+        found_a.append(a)
+        found_b.append(b)
+    a = np.concatenate(found_a) if found_a else np.empty(0, np.intp)
+    b = np.concatenate(found_b) if found_b else np.empty(0, np.intp)
+    return a, b, _face_flags(lower[a], upper[a], lower[b], upper[b])
 
 
 def _face_flags(lo_a, hi_a, lo_b, hi_b):
@@ -423,6 +484,7 @@ def adjacency_edges(
     max_edges: int | None = None,
     categorical_features: Any = None,
     resolution: Any = None,
+    grid: Any = None,
 ) -> AdjacencyEdges:
     """Adjacent pairs of regions of a box partition, as numpy arrays.
 
@@ -453,6 +515,14 @@ def adjacency_edges(
         box by r_f / 2; docs/design.md section 4c). ``None`` or 0 is closure contact. A
         categorical feature's r_f is 0 and the categorical rule applies. Only with
         ``contact="closure"``.
+    grid : DataGrid or sequence of (array or None), optional
+        Consistency at the data's resolution (docs/design.md section 13): each
+        feature's sorted distinct training values (``None`` for none). Besides the
+        closure contacts, a and b are neighbours when, for some feature f with
+        values, both hold points of one line parallel to f inside one closed gap
+        between consecutive values (:func:`grid_rule`): a move of x_f inside that
+        gap can then go from one to the other. Only with ``contact="closure"``; may be combined with
+        ``resolution`` (the union of both).
 
     Returns
     -------
@@ -465,9 +535,9 @@ def adjacency_edges(
     TooManyRegionsError
         If the partition has more than ``max_edges`` adjacent pairs.
     ValueError
-        If ``contact`` is unknown, the bounds are malformed, ``categorical_features``
-        or ``resolution`` are invalid, or a positive resolution is combined with
-        ``contact="face"``.
+        If ``contact`` is unknown, the bounds are malformed, ``categorical_features``,
+        ``resolution`` or ``grid`` are invalid, or a positive resolution or a grid
+        is combined with ``contact="face"``.
 
     Notes
     -----
@@ -497,6 +567,8 @@ def adjacency_edges(
     >>> strips = SimpleNamespace(lower=np.array([[-inf], [0.0], [0.1]]), upper=np.array([[0.0], [0.1], [inf]]))
     >>> adjacency_edges(strips).edges.tolist(), adjacency_edges(strips, resolution=0.1).edges.tolist()
     ([[0, 1], [1, 2]], [[0, 1], [0, 2], [1, 2]])
+    >>> adjacency_edges(strips, grid=[np.array([-1.0, 1.0])]).edges.tolist()  # no value in (-1, 1)
+    [[0, 1], [0, 2], [1, 2]]
     """
     contact = _check_contact(contact)
     lower, upper = _bounds_of(partition)
@@ -504,14 +576,20 @@ def adjacency_edges(
     max_edges = _check_max_edges(max_edges)
     categorical = check_categorical_features(categorical_features, n_features)
     resolution = np.where(categorical, 0.0, check_resolution(resolution, n_features))
+    grid = DataGrid.check(grid, n_features)
+    if contact == "face" and resolution.any():
+        raise ValueError("resolution > 0 needs contact='closure' (r-neighbours are closure contacts)")
+    if contact == "face" and grid is not None:
+        raise ValueError("grid needs contact='closure' (neighbours at the data's resolution are closure contacts)")
     if resolution.any():
-        if contact == "face":
-            raise ValueError("resolution > 0 needs contact='closure' (r-neighbours are closure contacts)")
         a, b, face = _near_pairs(lower, upper, resolution, categorical, max_edges)
     else:
         a, b, face, _ = _touching_pairs(lower, upper, face_only=contact == "face", max_edges=max_edges,
                                         categorical=categorical, axes=range(n_features))
-    extra = _alias_contacts(partition, lower, upper, contact, categorical, resolution)
+    extra = _alias_contacts(partition, lower, upper, contact, categorical, resolution, grid)
+    if grid is not None:
+        ga, gb, gface = _grid_pairs(lower, upper, grid, categorical, max_edges)
+        a, b, face = np.concatenate((a, ga)), np.concatenate((b, gb)), np.concatenate((face, gface))
     lo_node, hi_node, face = _sorted_edges(a, b, face, extra)
     edges = np.column_stack((lo_node, hi_node)).reshape(-1, 2)
     if max_edges is not None and edges.shape[0] > max_edges:
@@ -534,8 +612,9 @@ def _sorted_edges(a, b, face, extra):
     hi_node = np.maximum(a, b).astype(np.intp)
     order = np.lexsort((hi_node, lo_node))
     lo_node, hi_node, face = lo_node[order], hi_node[order], face[order]
-    if extra is not None and lo_node.shape[0]:
-        # Alias contacts may repeat an edge: keep one, a face if any copy is a face.
+    if lo_node.shape[0]:
+        # Alias contacts and the neighbours at the data's resolution may repeat an edge:
+        # keep one, a face if any copy is a face.
         first = np.ones(lo_node.shape[0], dtype=bool)
         first[1:] = (lo_node[1:] != lo_node[:-1]) | (hi_node[1:] != hi_node[:-1])
         face = np.logical_or.reduceat(face, np.flatnonzero(first))
@@ -551,8 +630,12 @@ def _check_max_edges(max_edges: Any) -> int | None:
     return max_edges
 
 
-def _alias_contacts(partition, lower, upper, contact, categorical, resolution):
-    """Contacts of the loose sliver images, attributed to their alias regions (or None)."""
+def _alias_contacts(partition, lower, upper, contact, categorical, resolution, grid=None):
+    """Contacts of the loose sliver images, attributed to their alias regions (or None).
+
+    With a ``grid``, the image's neighbours along a feature at the data's resolution
+    (:func:`grid_rule`) count too.
+    """
     images = getattr(partition, "alias_images", None)
     if images is None:
         return None
@@ -564,6 +647,10 @@ def _alias_contacts(partition, lower, upper, contact, categorical, resolution):
         lo_i = np.broadcast_to(img_lo[i], lower.shape)
         hi_i = np.broadcast_to(img_hi[i], upper.shape)
         near = near_rule(lo_i, hi_i, lower, upper, resolution, categorical)
+        if grid is not None:
+            for f in range(lower.shape[1]):
+                if grid.values[f] is not None and not categorical[f]:
+                    near |= grid_rule(lo_i, hi_i, lower, upper, grid, f, categorical)
         face = _face_flags(lo_i, hi_i, lower, upper)
         if contact == "face":
             near &= face
