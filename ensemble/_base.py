@@ -355,6 +355,9 @@ class TrainingData:
         Constraints, ``None`` when nothing is constrained.
     resolution : ndarray of shape (n_features,) or None
         r_f per feature (0 on categorical features), ``None`` for r = 0.
+    grid : relabel.DataGrid or None
+        The distinct training values of every non-categorical feature among the
+        rows of positive weight: the data's resolution (docs/design.md section 13).
     """
 
     X: NDArray[np.float64]
@@ -363,6 +366,7 @@ class TrainingData:
     categorical: NDArray[np.bool_]
     monotonic: NDArray[np.int8] | None
     resolution: NDArray[np.float64] | None
+    grid: "relabel.DataGrid | None" = None
 
     @property
     def n_samples(self) -> int:
@@ -463,6 +467,7 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
         "categorical_features": [StrOptions({"auto"}), "array-like", None],
         "monotonic_cst": ["array-like", dict, None],
         "resolution": [Interval(Real, 0, None, closed="left"), "array-like", None],
+        "consistency": [StrOptions({"data", "pointwise"})],
         "classes": ["array-like", None],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "n_jobs": [Integral, None],
@@ -508,7 +513,9 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
         if self.resolution is not None:
             resolution = relabel.check_resolution(self.resolution, n_features)
             resolution[self._categorical] = 0.0
-        return TrainingData(np.ascontiguousarray(X), y_idx, sample_weight, self._categorical, monotonic, resolution)
+        grid = relabel.DataGrid.from_data(X, categorical=self._categorical, sample_weight=sample_weight)
+        return TrainingData(np.ascontiguousarray(X), y_idx, sample_weight, self._categorical, monotonic, resolution,
+                            grid)
 
     def _resolve_categorical(self, X: NDArray, n_features: int, names: NDArray | None,
                              monotonic: NDArray | None) -> NDArray[np.bool_]:

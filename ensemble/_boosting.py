@@ -23,7 +23,8 @@ from sklearn.utils.validation import check_is_fitted
 import relabel
 from ensemble import _kernels
 from ensemble._base import MAX_SEED, OrdinalEnsemble, constraint_to_check
-from ensemble._certificates import SumCertificate, exact_jump, sum_certificate, trees_are_monotone
+from ensemble._certificates import (SumCertificate, bound_ratio, check_notion, exact_jump, face_steps, sum_certificate,
+                                   trees_are_monotone)
 from ensemble._docs import fill_doc
 from ensemble._kernels import compiled as _compiled
 from ensemble._thresholds import ThresholdBook
@@ -303,6 +304,7 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         are kept more than r_f apart where their gaps allow (else the
         certificate counts them together) and boosting stops, with a warning,
         when another tree would break the bound at this resolution.
+    {consistency}
     {classes}
     {class_weight}
     {random_state}
@@ -331,8 +333,13 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
     cut_points_ : ndarray of shape (n_classes_ - 1,)
         The values of F from which each class above the first starts.
     consistency_bound_ : float
-        The bound divided by the smallest gap between cut points: certified when
-        at most 1.
+        The larger of the oscillation bound and the largest gap load (docs/design.md
+        sections 10 and 13) divided by the smallest gap between cut points:
+        certified when at most 1.
+    consistency_notion_ : {"data", "pointwise"} or None
+        The notion the fit certified: ``"data"``, consistency at the data's
+        resolution (docs/design.md section 13); ``"pointwise"``, only the paper's;
+        None, neither.
     n_boundaries_ : int
         Largest number of trees with a boundary through one point.
     threshold_multiplicity_ : ndarray of shape (n_features_in_,)
@@ -428,6 +435,7 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
                  validation_fraction: float = 0.1, n_iter_no_change: int = 20, tol: float = 1e-7,
                  cut_points: str = "auto", categorical_features: ArrayLike | str | None = "auto",
                  monotonic_cst: ArrayLike | dict | None = None, resolution: float | ArrayLike | None = None,
+                 consistency: str = "data",
                  classes: ArrayLike | None = None, class_weight: str | dict | None = None, random_state: Any = None,
                  verbose: int = 0) -> None:
         self.loss = loss
@@ -446,6 +454,7 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         self.categorical_features = categorical_features
         self.monotonic_cst = monotonic_cst
         self.resolution = resolution
+        self.consistency = consistency
         self.classes = classes
         self.class_weight = class_weight
         self.random_state = random_state
@@ -486,6 +495,13 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
                              f"{type(self).__name__} needs samples of at least 2 classes")
         mode = self._stopping_mode(rows.shape[0])
         self.do_early_stopping_ = mode != "off"
+        # One binning of every row of positive weight for all the runs: the cut between two
+        # bins is then one gap between consecutive training values, whose load the
+        # certificate at the data's resolution counts (docs/design.md section 13).
+        position = np.full(n_samples, -1, dtype=np.int64)
+        position[rows] = np.arange(rows.shape[0])
+        self._binned = (bin_features(X[rows], self.max_bins, w[rows]), position)
+        self._grid = data.grid
         y_ref = w_ref = F_ref = None
         if mode == "holdout":
             fit_rows, val_rows = self._split(rows, y_idx, rng)
@@ -497,6 +513,7 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
             y_ref, w_ref = y_idx[rows], w[rows]
         else:
             run = self._boost(X, y_idx, w, rows, rows[:0], rng, self.max_iter)
+        del self._binned
         self._f0, self.estimators_ = run["f0"], run["trees"]
         self.n_iter_ = len(self.estimators_)
         self.step_sizes_ = np.asarray(run["steps"])
@@ -573,7 +590,8 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
     def _boost(self, X, y_idx, w, fit_rows, val_rows, rng, max_iter) -> dict:
         """The boosting loop: grow, place thresholds, bound the step, update, stop early on ``val_rows``."""
         n_features, K = X.shape[1], self.n_classes_
-        bins = bin_features(X[fit_rows], self.max_bins, w[fit_rows])
+        every, position = self._binned
+        bins = every._replace(binned=np.asfortranarray(every.binned[position[fit_rows]]))
         if bins.merged.shape[0]:
             shown = [str(self.feature_names_in_[f]) if hasattr(self, "feature_names_in_") else f"x{f}"
                      for f in bins.merged[:5]]
@@ -586,6 +604,11 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         # With two classes (one cut point) every model is consistent: no bound on the steps.
         budget = _Budget(spacing, d_eff)
         cap = _step_cap(spacing, d_eff)
+        # The load of every gap between training values (rises, falls): the sums of the trees'
+        # face steps across their thresholds there. A gap with less room than one tree may take
+        # is closed to further splits, so every gap's load stays at most the spacing.
+        load = np.zeros((2,) + bins.gap_lo.shape, dtype=np.int64) if self.consistency == "data" else None
+        countable_bins = np.broadcast_to(countable[:, None], bins.gap_lo.shape)
         book = ThresholdBook(n_features, self._resolution)
         y_fit, w_fit = y_idx[fit_rows].astype(np.float64), w[fit_rows]
         y_val, w_val, X_val = y_idx[val_rows].astype(np.float64), w[val_rows], X[val_rows]
@@ -612,12 +635,15 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
             # Rows in increasing order: the grower's gathers then stream through memory (the last tree left
             # them grouped by its leaves, which costs 9x per tree at 1,000,000 rows in cache misses).
             rows[:] = np.arange(rows.shape[0])
-            grown = grow_tree(bins, grad, hess, rows, sample_weight=w_fit, max_leaf_nodes=self.max_leaf_nodes, max_depth=self.max_depth,
-                              min_samples_leaf=self.min_samples_leaf, l2_regularization=self.l2_regularization,
-                              monotonic_cst=self._monotonic, workspace=workspace)
+            blocked = countable_bins & (load.max(axis=0) > spacing - cap) if load is not None else None
+            grown = grow_tree(bins, grad, hess, rows, sample_weight=w_fit, max_leaf_nodes=self.max_leaf_nodes,
+                              max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                              l2_regularization=self.l2_regularization, monotonic_cst=self._monotonic,
+                              blocked=blocked, workspace=workspace)
             if grown.left.shape[0] == 1:
                 break  # nothing left to split
-            fitted = self._place_and_scale(grown, bins, book, budget, cap, len(run["trees"]), rng, n_features)
+            fitted = self._place_and_scale(grown, bins, book, budget, cap, len(run["trees"]), rng, n_features,
+                                           load, spacing)
             if fitted is None:
                 run["stopped_by_bound"] = True
                 break
@@ -640,8 +666,14 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         reference = scores[-n - 1]
         return not any(s > reference + self.tol for s in scores[-n:])
 
-    def _place_and_scale(self, grown, bins, book, budget, cap, index, rng, n_features) -> _Fitted | None:
-        """Raw thresholds in the gaps (apart from other trees'), then the step that keeps the bound."""
+    def _place_and_scale(self, grown, bins, book, budget, cap, index, rng, n_features, load,
+                         spacing) -> _Fitted | None:
+        """Raw thresholds in the gaps (apart from other trees'), then the step that keeps the bound.
+
+        ``load`` (per feature and cut between bins: one gap between training values)
+        receives the new tree's face jumps; None is returned when a jump would take a
+        gap's load past ``spacing`` (the blocked cuts keep that from happening).
+        """
         inner = np.flatnonzero(grown.left >= 0)
         threshold = np.full(grown.left.shape[0], -2.0)
         placed: dict = {}
@@ -674,6 +706,19 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
                      grown.gain * step, grown.missing_left.copy())
         if jump > limit:
             jump = exact_jump(tree.nodes(), value, n_features)
+        # Each (feature, bin) cut holds one threshold of the tree: its jump there is the largest
+        # face jump of the tree's nodes on it.
+        inner_cut = (grown.left >= 0) & np.isfinite(threshold)
+        cuts = np.flatnonzero(inner_cut)
+        cuts = cuts[~self._categorical[grown.feature[cuts]]]
+        if cuts.shape[0] and load is not None:
+            rise, fall = face_steps(tree.nodes(), value, n_features, ~self._categorical)
+            added = np.zeros(load.shape, dtype=np.int64)
+            np.maximum.at(added[0], (grown.feature[cuts], grown.bin[cuts]), rise[cuts])
+            np.maximum.at(added[1], (grown.feature[cuts], grown.bin[cuts]), fall[cuts])
+            if np.any(load + added > spacing):
+                return None
+            load += added
         budget.add(jump)
         return _Fitted(tree, step)
 
@@ -696,7 +741,7 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
             F_ref, y_ref, w_ref = train_sums, y_train, w_train
         cuts = half
         if rule == "learned":
-            cuts = learn_cut_points(F_ref, y_ref, K, _UNIT, spacing=min(certificate.bound, _UNIT),
+            cuts = learn_cut_points(F_ref, y_ref, K, _UNIT, spacing=min(self._enforced(certificate), _UNIT),
                                     sample_weight=w_ref)
         self._cuts = cuts
         self.cut_points_ = cuts / float(_UNIT)
@@ -711,19 +756,28 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
             warnings.warn(f"ConsistentGradientBoostingClassifier is not certified consistent: consistency_bound_="
                           f"{self.consistency_bound_:.3f} > 1", UserWarning, stacklevel=3)
 
-    def _certificate(self, spacing: int, resolution=None) -> SumCertificate:
-        """The oscillation certificate of the sum of the trees (:func:`ensemble._certificates.sum_certificate`)."""
+    def _certificate(self, spacing: int, resolution=None, notion: str = "data") -> SumCertificate:
+        """The oscillation certificate of the sum of the trees (:func:`ensemble._certificates.sum_certificate`),
+        with the gap loads at the data's resolution for ``notion="data"``."""
+        grid = self._grid if notion == "data" else None
         return sum_certificate([t.nodes() for t in self.estimators_], [t.value for t in self.estimators_],
-                               self.n_features_in_, ~self._categorical, spacing, resolution)
+                               self.n_features_in_, ~self._categorical, spacing, resolution, grid=grid)
+
+    def _enforced(self, certificate: SumCertificate) -> int:
+        """The bound the cut points must keep apart: with the gap loads under ``consistency="data"``."""
+        return certificate.largest if self.consistency == "data" else certificate.bound
 
     def _store_certificate(self, certificate: SumCertificate) -> None:
-        spacing = cut_spacing(self._cuts)
-        final = SumCertificate(certificate.bound, spacing, certificate.n_boundaries, certificate.multiplicity,
-                               certificate.jumps, certificate.exact)
-        self.consistency_bound_ = final.ratio if self.n_classes_ > 2 else 0.0
+        final = certificate.with_spacing(cut_spacing(self._cuts))
+        self.consistency_bound_ = bound_ratio(self._enforced(final), final.spacing) if self.n_classes_ > 2 else 0.0
         self.n_boundaries_ = final.n_boundaries
         self.threshold_multiplicity_ = final.multiplicity
         self._certified = self.n_classes_ == 2 or final.certified
+        self.consistency_notion_ = "data" if self._certified else ("pointwise" if final.pointwise else None)
+        # The values bracketing the thresholds are all a later check needs (DataGrid.around).
+        features = [np.concatenate([t.threshold[(t.children_left >= 0) & (t.feature == f)] for t in self.estimators_])
+                    if self.estimators_ else np.empty(0) for f in range(self.n_features_in_)]
+        self._grid = self._grid.around(features)
 
     def __getstate__(self) -> dict:
         # The flat copy of the trees is derived: a saved model keeps the trees only, which
@@ -828,28 +882,46 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
             total += t.value[t.apply(X)]
             yield self.classes_[np.searchsorted(self._cuts, total, side="right")]
 
-    def is_consistent(self, resolution: float | ArrayLike | None = None) -> bool:
-        """Whether the bound, recomputed from the fitted trees alone, certifies the model.
+    def is_consistent(self, resolution: float | ArrayLike | None = None, *, notion: str | None = None) -> bool:
+        """Whether the bounds, recomputed from the fitted trees alone, certify the model.
 
         Parameters
         ----------
         resolution : float, array-like or None, default=None
-            Certify r-consistency instead (docs/design.md section 4c).
+            Certify r-consistency too (docs/design.md section 4c).
+        notion : {"data", "pointwise"} or None, default=None
+            The notion checked; None: the one the model was fitted for (its
+            ``consistency``). ``"data"``: consistency at the data's resolution (docs/design.md
+            section 13): pointwise, and moving one feature anywhere between two
+            consecutive distinct training values of it (the others fixed) changes
+            the class by at most one. ``"pointwise"``: the paper's notion only.
 
         Returns
         -------
         bool
-            True when the sum of the ``n_boundaries`` largest jumps J_t is at most
-            the smallest gap between cut points (docs/design.md section 10).
+            True when the sum of the ``n_boundaries`` largest jumps J_t
+            (docs/design.md section 10) and, for ``notion="data"``, the load of
+            every gap between training values are at most the smallest gap
+            between cut points.
+
+        Examples
+        --------
+        >>> from ensemble import ConsistentGradientBoostingClassifier
+        >>> from ensemble.datasets import make_synthetic_i
+        >>> X, y = make_synthetic_i(300, random_state=0)
+        >>> model = ConsistentGradientBoostingClassifier(random_state=0).fit(X, y)
+        >>> model.is_consistent(), model.is_consistent(notion="pointwise"), model.consistency_notion_
+        (True, True, 'data')
         """
         check_is_fitted(self)
+        notion = check_notion(self.consistency if notion is None else notion)
         if self.n_classes_ == 2:
             return True
         r = None
         if resolution is not None:
             r = relabel.check_resolution(resolution, self.n_features_in_)
             r[self._categorical] = 0.0
-        return self._certificate(cut_spacing(self._cuts), r).certified
+        return self._certificate(cut_spacing(self._cuts), r, notion).certified
 
     @property
     def feature_importances_(self) -> NDArray[np.float64]:

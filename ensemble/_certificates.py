@@ -12,6 +12,9 @@ force (docs/design.md sections 5, 9 and 10):
   far apart give consistent classes (:func:`is_certified`).
 - :func:`trees_are_monotone`: a sum of trees each monotone along its face contacts
   is monotone.
+- :func:`gap_loads`: a move of one feature inside one gap between consecutive
+  training values crosses the thresholds the trees put in that gap; the sum of their
+  face jumps there bounds how far the sum moves (docs/design.md section 13).
 
 Trees are read as scikit-learn-style node arrays (``left``, ``right``, ``feature``,
 ``threshold``; ``left == -1`` at a leaf; ``x <= threshold`` goes left), from
@@ -21,7 +24,7 @@ is exact.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -36,10 +39,19 @@ from trees import leaf_boxes
 __all__ = [
     "NodeArrays",
     "SumCertificate",
+    "GapLoads",
+    "GapPairs",
     "exact_jump",
+    "face_jumps",
+    "face_pairs",
+    "face_steps",
+    "gap_loads",
+    "gap_pairs",
     "is_certified",
     "monotone_leaf_pairs",
+    "NOTIONS",
     "bound_ratio",
+    "check_notion",
     "oscillation_bound",
     "sum_certificate",
     "threshold_clusters",
@@ -50,6 +62,24 @@ __all__ = [
     "trees_are_monotone",
     "voters_certificate",
 ]
+
+
+#: The consistency notions a certificate checks (docs/design.md section 13): ``"data"``,
+#: at the data's resolution (the default); ``"pointwise"``, the paper's.
+NOTIONS = ("data", "pointwise")
+
+
+def check_notion(notion: Any) -> str:
+    """``notion`` if it is one of :data:`NOTIONS`, else a ValueError naming the parameter.
+
+    Examples
+    --------
+    >>> check_notion("data")
+    'data'
+    """
+    if notion not in NOTIONS:
+        raise ValueError(f"notion must be one of {NOTIONS}; got {notion!r}")
+    return notion
 
 
 def tree_nodes(tree: Any) -> tuple:
@@ -404,6 +434,550 @@ def exact_jump(nodes: tuple, value: NDArray[np.int64], n_features: int,
                          np.ascontiguousarray(value, dtype=np.int64), leaves, boxes.lower, boxes.upper, r, order))
 
 
+@compiled
+def _boundary_leaves(left, right, feature, threshold, leaf_row, lower, upper, n, below, above):
+    """The leaves of node n's left subtree whose interval on its feature ends at its threshold t
+    (into ``below``) and of its right subtree that start there (into ``above``); returns both counts.
+
+    Inside the left subtree a split on f at s has s < t, so only its right child can
+    end at t; inside the right subtree only left children can start at t.
+    """
+    f = feature[n]
+    t = threshold[n]
+    stack = np.empty(left.shape[0], dtype=np.int64)
+    counts = np.zeros(2, dtype=np.int64)
+    for side in range(2):
+        top = 1
+        stack[0] = left[n] if side == 0 else right[n]
+        while top > 0:
+            top -= 1
+            m = stack[top]
+            if left[m] == -1:
+                r = leaf_row[m]
+                if lower[r, f] < upper[r, f]:
+                    if side == 0 and upper[r, f] == t:
+                        below[counts[0]] = m
+                        counts[0] += 1
+                    elif side == 1 and lower[r, f] == t:
+                        above[counts[1]] = m
+                        counts[1] += 1
+                continue
+            if feature[m] == f and side == 0 and threshold[m] < t:
+                stack[top] = right[m]
+                top += 1
+            elif feature[m] == f and side == 1 and threshold[m] > t:
+                stack[top] = left[m]
+                top += 1
+            else:
+                stack[top] = left[m]
+                stack[top + 1] = right[m]
+                top += 2
+    return counts[0], counts[1]
+
+
+@compiled
+def _share_face(ra, rb, a, b, f, lower, upper, reach):
+    """Whether leaves a and b (rows ra, rb of the boxes) overlap on every feature but f, or meet on
+    the slice of points missing it."""
+    for g in range(lower.shape[1]):
+        if g == f:
+            continue
+        if max(lower[ra, g], lower[rb, g]) < min(upper[ra, g], upper[rb, g]):
+            continue
+        if reach[a, g] and reach[b, g]:
+            continue  # both hold the points missing g: they meet on the slice
+        return False
+    return True
+
+
+@compiled
+def _node_face_jumps(left, right, feature, threshold, reach, value, leaf_row, lower, upper, countable):
+    """Per internal node n splitting a countable f at a finite t: the largest rise ``value[b] - value[a]``
+    and the largest fall ``value[a] - value[b]`` (0 at least) over leaves a below t and b above t that share
+    a face on t (see :func:`face_jumps`)."""
+    n_nodes = left.shape[0]
+    rise = np.zeros(n_nodes, dtype=np.int64)
+    fall = np.zeros(n_nodes, dtype=np.int64)
+    below = np.empty(n_nodes, dtype=np.int64)
+    above = np.empty(n_nodes, dtype=np.int64)
+    for n in range(n_nodes):
+        if left[n] == -1 or not countable[feature[n]] or not np.isfinite(threshold[n]):
+            continue
+        n_below, n_above = _boundary_leaves(left, right, feature, threshold, leaf_row, lower, upper, n,
+                                            below, above)
+        up = 0
+        down = 0
+        for i in range(n_below):
+            a = below[i]
+            for j in range(n_above):
+                b = above[j]
+                step = value[b] - value[a]
+                if step <= up and -step <= down:
+                    continue
+                if _share_face(leaf_row[a], leaf_row[b], a, b, feature[n], lower, upper, reach):
+                    up = max(up, step)
+                    down = max(down, -step)
+        rise[n] = up
+        fall[n] = down
+    return rise, fall
+
+
+@compiled
+def _node_face_pairs(left, right, feature, threshold, reach, leaf_row, lower, upper, countable):
+    """Every pair (a, b) of leaves sharing a face across the threshold of an internal node n (see
+    :func:`face_pairs`), as rows (a, b, n) of node ids."""
+    n_nodes = left.shape[0]
+    below = np.empty(n_nodes, dtype=np.int64)
+    above = np.empty(n_nodes, dtype=np.int64)
+    out = np.empty((max(n_nodes, 1), 3), dtype=np.int64)
+    n_out = 0
+    for n in range(n_nodes):
+        if left[n] == -1 or not countable[feature[n]] or not np.isfinite(threshold[n]):
+            continue
+        n_below, n_above = _boundary_leaves(left, right, feature, threshold, leaf_row, lower, upper, n,
+                                            below, above)
+        for i in range(n_below):
+            for j in range(n_above):
+                a = below[i]
+                b = above[j]
+                if _share_face(leaf_row[a], leaf_row[b], a, b, feature[n], lower, upper, reach):
+                    if n_out == out.shape[0]:
+                        grown = np.empty((2 * out.shape[0], 3), dtype=np.int64)
+                        grown[:n_out] = out[:n_out]
+                        out = grown
+                    out[n_out, 0] = a
+                    out[n_out, 1] = b
+                    out[n_out, 2] = n
+                    n_out += 1
+    return out[:n_out]
+
+
+def face_jumps(nodes: tuple, value: NDArray[np.int64], n_features: int,
+               countable: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+    """Per internal node, the largest value change of the tree across its threshold, between leaves sharing a face.
+
+    The larger of the two arrays of :func:`face_steps`.
+
+    Parameters
+    ----------
+    nodes : tuple
+        ``(left, right, feature, threshold[, missing_left])`` of the tree
+        (:func:`tree_nodes`), raw thresholds as ``predict`` uses them.
+    value : ndarray of int64, shape (n_nodes,)
+        Integer value of every node (only leaves matter).
+    n_features : int
+        Dimension d.
+    countable : ndarray of bool, shape (d,), optional
+        Features whose splits count (0 is returned for the others); all by default.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_nodes,)
+        0 at leaves, at splits on an uncounted feature and at infinite thresholds
+        (present values one way, missing ones the other: no boundary in space).
+
+    Notes
+    -----
+    A line parallel to feature f (the other coordinates fixed, any of them possibly
+    missing) that crosses a threshold t of the tree goes from the leaf a holding
+    ``x_f = t`` to the leaf b holding ``x_f`` just above t: a's interval on f ends at
+    t, b's starts there, and on every other feature g the line's coordinate lies in
+    both half-open intervals (they overlap with positive length) or is missing and
+    reaches both leaves. Their lowest common ancestor separates them, so it splits f
+    at t: the pairs of each node are those of its two subtrees, and a tree's change
+    across t along any such line is at most the largest of its nodes' values at t
+    (docs/design.md section 13). O(nodes x depth) plus the boundary leaf pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nodes = (np.array([1, -1, 3, -1, -1]), np.array([2, -1, 4, -1, -1]), np.array([0, -2, 1, -2, -2]),
+    ...          np.array([0.5, -2.0, 0.0, -2.0, -2.0]))
+    >>> face_jumps(nodes, np.array([0, 1, 0, 2, 7]), 2).tolist()  # leaf 1 meets leaves 3 and 4 across x0 = 0.5
+    [6, 0, 5, 0, 0]
+    """
+    return np.maximum(*face_steps(nodes, value, n_features, countable))
+
+
+def face_steps(nodes: tuple, value: NDArray[np.int64], n_features: int,
+               countable: NDArray[np.bool_] | None = None) -> tuple:
+    """Per internal node, the largest rise and the largest fall of the tree across its threshold (both >= 0).
+
+    A rise is ``value(b) - value(a)`` for leaves a below and b above the threshold
+    sharing a face on it (see :func:`face_jumps` for the geometry), a fall its
+    negative; each is 0 where no pair goes that way.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nodes = (np.array([1, -1, 3, -1, -1]), np.array([2, -1, 4, -1, -1]), np.array([0, -2, 1, -2, -2]),
+    ...          np.array([0.5, -2.0, 0.0, -2.0, -2.0]))
+    >>> [a.tolist() for a in face_steps(nodes, np.array([0, 3, 0, 2, 7]), 2)]  # 3 -> 2 falls, 3 -> 7 rises
+    [[4, 0, 5, 0, 0], [1, 0, 0, 0, 0]]
+    """
+    left, right, feature, threshold, reach, leaf_row, lower, upper, counted = _face_geometry(
+        nodes, n_features, countable)
+    return _node_face_jumps(left, right, feature, threshold, reach, np.ascontiguousarray(value, dtype=np.int64),
+                            leaf_row, lower, upper, counted)
+
+
+def _face_geometry(nodes: tuple, n_features: int, countable: NDArray[np.bool_] | None) -> tuple:
+    """The arrays the face kernels read: nodes, missing-value reach, leaf rows and leaf boxes."""
+    left, right, feature, threshold, missing = _split_nodes(nodes)
+    left, right, feature = (np.ascontiguousarray(a, dtype=np.int64) for a in (left, right, feature))
+    counted = np.ones(n_features, dtype=bool) if countable is None else np.asarray(countable, dtype=bool)
+    reach = missing_reach(left, right, feature, missing, n_features)
+    boxes = leaf_boxes(NodeArrays(left, right, feature, threshold, n_features), n_features)
+    leaf_row = np.full(left.shape[0], -1, dtype=np.int64)
+    leaf_row[boxes.leaf_ids] = np.arange(boxes.leaf_ids.shape[0])
+    return (left, right, feature, np.ascontiguousarray(threshold, dtype=np.float64), reach, leaf_row,
+            boxes.lower, boxes.upper, counted)
+
+
+def face_pairs(nodes: tuple, n_features: int, countable: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+    """Rows ``(a, b, n)``: leaves a below and b above the threshold of node n, sharing a face on it.
+
+    The pairs :func:`face_steps` takes its rises and falls over: a's interval on the
+    threshold's feature f ends where b's starts, and on every other feature their
+    intervals overlap with positive length or both leaves hold the points missing
+    it. Splits on features outside ``countable`` and at infinite thresholds have none.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nodes = (np.array([1, -1, 3, -1, -1]), np.array([2, -1, 4, -1, -1]), np.array([0, -2, 1, -2, -2]),
+    ...          np.array([0.5, -2.0, 0.0, -2.0, -2.0]))
+    >>> sorted(face_pairs(nodes, 2).tolist())
+    [[1, 3, 0], [1, 4, 0], [3, 4, 2]]
+    """
+    left, right, feature, threshold, reach, leaf_row, lower, upper, counted = _face_geometry(
+        nodes, n_features, countable)
+    return _node_face_pairs(left, right, feature, threshold, reach, leaf_row, lower, upper, counted)
+
+
+#: Above this many pairs in one gap, N(p) is bounded one feature at a time (see :func:`_pair_neighbours`).
+_EXACT_PAIRS = 200
+
+
+@compiled
+def _meet(lo, hi, miss, i, j, g):
+    """Whether pairs i and j meet on feature g: closed non-empty intervals that overlap, or both missing."""
+    if miss[i, g] and miss[j, g]:
+        return True
+    return lo[i, g] < hi[i, g] and lo[j, g] < hi[j, g] and max(lo[i, g], lo[j, g]) <= min(hi[i, g], hi[j, g])
+
+
+@compiled
+def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit):
+    """Per pair p, at least the number of distinct trees with a pair of the same gap whose box meets p's.
+
+    Pairs are sorted by gap, ``starts`` bounds the groups. Boxes meet on every
+    feature: closed non-empty intervals that overlap, or both holding the points
+    missing the feature (the threshold's own feature meets always). Groups of at
+    most ``exact_limit`` pairs are counted exactly (all pairs against all); larger
+    ones get, per pair, the smallest over the features of the number of trees with a
+    pair meeting it on that feature alone, which is at least the exact count
+    (each tree's intervals merged and searched by bisection).
+    """
+    n = tree.shape[0]
+    out = np.zeros(n, dtype=np.int64)
+    n_trees = tree.max() + 1 if n else 1
+    seen = np.full(n_trees, -1, dtype=np.int64)
+    d = lo.shape[1]
+    for s in range(starts.shape[0] - 1):
+        first, stop = starts[s], starts[s + 1]
+        if stop - first <= exact_limit:
+            for i in range(first, stop):
+                count = 0
+                for j in range(first, stop):
+                    t = tree[j]
+                    if seen[t] == i:
+                        continue
+                    meet = True
+                    for g in range(d):
+                        if not _meet(lo, hi, miss, i, j, g):
+                            meet = False
+                            break
+                    if meet:
+                        seen[t] = i
+                        count += 1
+                out[i] = count
+            continue
+        # The group's trees, numbered 0..m-1, with their pairs in tree order.
+        members = np.unique(tree[first:stop])
+        m = members.shape[0]
+        local = np.searchsorted(members, tree[first:stop])
+        by_tree = np.argsort(local, kind="mergesort") + first
+        offset = np.zeros(m + 1, dtype=np.int64)
+        for i in range(first, stop):
+            offset[local[i - first] + 1] += 1
+        for t in range(m):
+            offset[t + 1] += offset[t]
+        for i in range(first, stop):
+            out[i] = m
+        merged_lo = np.empty(stop - first)
+        merged_hi = np.empty(stop - first)
+        merged_at = np.zeros(m + 1, dtype=np.int64)
+        missing = np.zeros(m, dtype=np.bool_)
+        for g in range(d):
+            # Per tree, the union of its non-empty intervals on g as sorted disjoint intervals.
+            k = 0
+            for t in range(m):
+                merged_at[t] = k
+                missing[t] = False
+                rows = by_tree[offset[t]:offset[t + 1]]
+                keep = rows[lo[rows, g] < hi[rows, g]]
+                for j in rows:
+                    if miss[j, g]:
+                        missing[t] = True
+                if keep.shape[0]:
+                    keep = keep[np.argsort(lo[keep, g])]
+                    cur_lo, cur_hi = lo[keep[0], g], hi[keep[0], g]
+                    for j in keep[1:]:
+                        if lo[j, g] <= cur_hi:
+                            cur_hi = max(cur_hi, hi[j, g])
+                        else:
+                            merged_lo[k], merged_hi[k] = cur_lo, cur_hi
+                            k += 1
+                            cur_lo, cur_hi = lo[j, g], hi[j, g]
+                    merged_lo[k], merged_hi[k] = cur_lo, cur_hi
+                    k += 1
+            merged_at[m] = k
+            for i in range(first, stop):
+                count = 0
+                present = lo[i, g] < hi[i, g]
+                for t in range(m):
+                    if miss[i, g] and missing[t]:
+                        count += 1
+                        continue
+                    a, b = merged_at[t], merged_at[t + 1]
+                    if not present or a == b:
+                        continue
+                    # The first merged interval ending at or after lo_i; it meets i when it starts by hi_i.
+                    q = a + np.searchsorted(merged_hi[a:b], lo[i, g])
+                    if q < b and merged_lo[q] <= hi[i, g]:
+                        count += 1
+                out[i] = min(out[i], count)
+    return out
+
+
+@dataclass(frozen=True)
+class GapPairs:
+    """The face pairs of every tree across its thresholds, grouped by gap between training values.
+
+    Attributes
+    ----------
+    tree, a, b, node : ndarray of int64, shape (P,)
+        The tree of each pair, its leaves below (a) and above (b) the threshold of
+        ``node``.
+    feature, gap : ndarray of int64, shape (P,)
+        The threshold's feature and its gap (:meth:`relabel.DataGrid.threshold_gaps`).
+    neighbours : ndarray of int64, shape (P,)
+        N(p): the number of trees with a pair in the same gap whose box (the points
+        of both leaves' closures on the other features, or their common slice of
+        missing values) meets p's. A line crossing the gap through p's box meets a
+        changing tree only where one of its pairs holds the line, and all those
+        pairs meet p's box: at most N(p) trees change along it.
+    """
+
+    tree: NDArray[np.int64]
+    a: NDArray[np.int64]
+    b: NDArray[np.int64]
+    node: NDArray[np.int64]
+    feature: NDArray[np.int64]
+    gap: NDArray[np.int64]
+    neighbours: NDArray[np.int64]
+
+
+def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_]) -> GapPairs:
+    """Every tree's face pairs across its thresholds, with their gaps and neighbour counts (:class:`GapPairs`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relabel import DataGrid
+    >>> stump = lambda f, t: (np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([f, -2, -2]),
+    ...                       np.array([t, -2.0, -2.0]))
+    >>> pairs = gap_pairs([stump(0, 0.5), stump(0, 0.6), stump(1, 0.5)], DataGrid((np.array([0.0, 1.0]),) * 2),
+    ...                   np.array([True, True]))
+    >>> pairs.tree.tolist(), pairs.gap.tolist(), pairs.neighbours.tolist()
+    ([0, 1, 2], [1, 1, 1], [2, 2, 1])
+    """
+    d = grid.n_features
+    parts = {k: [] for k in ("tree", "a", "b", "node", "feature", "gap", "lo", "hi", "miss")}
+    for t, tree in enumerate(nodes):
+        left, right, feature, threshold, reach, leaf_row, lower, upper, counted = _face_geometry(tree, d, countable)
+        pairs = _node_face_pairs(left, right, feature, threshold, reach, leaf_row, lower, upper, counted)
+        if pairs.shape[0] == 0:
+            continue
+        a, b, node = pairs[:, 0], pairs[:, 1], pairs[:, 2]
+        f = feature[node]
+        has_grid = np.array([grid.values[int(g)] is not None for g in f], dtype=bool)
+        a, b, node, f = a[has_grid], b[has_grid], node[has_grid], f[has_grid]
+        gap = np.zeros(a.shape[0], dtype=np.int64)
+        for g in np.unique(f):
+            at = f == g
+            gap[at] = grid.threshold_gaps(int(g), threshold[node[at]])
+        ra, rb = leaf_row[a], leaf_row[b]
+        lo, hi = np.maximum(lower[ra], lower[rb]), np.minimum(upper[ra], upper[rb])
+        miss = reach[a] & reach[b]
+        # The threshold's own feature plays no part in which lines cross there.
+        lo[np.arange(a.shape[0]), f], hi[np.arange(a.shape[0]), f] = -np.inf, np.inf
+        miss[np.arange(a.shape[0]), f] = True
+        for key, val in (("tree", np.full(a.shape[0], t, np.int64)), ("a", a), ("b", b), ("node", node),
+                         ("feature", f), ("gap", gap), ("lo", lo), ("hi", hi), ("miss", miss)):
+            parts[key].append(val)
+    if not parts["tree"]:
+        empty = np.empty(0, np.int64)
+        return GapPairs(empty, empty, empty, empty, empty, empty, empty)
+    cat = {k: np.concatenate(v) for k, v in parts.items()}
+    order = np.lexsort((cat["gap"], cat["feature"]))
+    cat = {k: v[order] for k, v in cat.items()}
+    key = cat["feature"] * (np.int64(1) << 40) + cat["gap"]
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1], [True])))
+    neighbours = _pair_neighbours(cat["tree"], np.ascontiguousarray(cat["lo"]), np.ascontiguousarray(cat["hi"]),
+                                  np.ascontiguousarray(cat["miss"]), starts.astype(np.int64), _EXACT_PAIRS)
+    return GapPairs(cat["tree"], cat["a"], cat["b"], cat["node"], cat["feature"], cat["gap"], neighbours)
+
+
+@dataclass(frozen=True)
+class GapLoads:
+    """How far a move inside one gap between training values can move a sum of trees, per feature and gap.
+
+    Attributes
+    ----------
+    loads : tuple of (ndarray of int64 or None)
+        Per feature, one load per gap of :class:`relabel.DataGrid` (``None`` where
+        the feature has no grid or does not count): the larger of the sums over the
+        trees of their largest rises and of their largest falls across their
+        thresholds in that gap (:func:`gap_loads`).
+    bound : int
+        The largest load.
+    where : tuple of (int, int)
+        The feature and gap of the largest load ((-1, -1) when every load is 0).
+    """
+
+    loads: tuple
+    bound: int
+    where: tuple
+
+
+def tree_gap_loads(nodes: tuple, value: NDArray[np.int64], grid, countable: NDArray[np.bool_], *,
+                   ranges_only: bool = False) -> list:
+    """One tree's contribution to :func:`gap_loads`: ``[(feature, gaps, steps), ...]`` per counted feature.
+
+    ``steps`` has two rows, the largest rise and the largest fall of the tree at each
+    of its distinct thresholds on the feature (:func:`face_steps`): along a move
+    inside the gap the tree crosses each of its thresholds there at most once, and
+    changes there by one of its nodes' face pairs at that threshold, or not at all
+    where the move misses the node. With ``ranges_only``
+    (a tree read through its monotone envelope, which changes only across its own
+    thresholds but between any of its leaf values) the jump at every threshold is
+    the tree's value range.
+    """
+    left, _, feature, threshold, _ = _split_nodes(nodes)
+    d = grid.n_features
+    if ranges_only:
+        leaves = np.asarray(left) < 0
+        rise = np.full(leaves.shape[0], int(np.ptp(np.asarray(value)[leaves])), dtype=np.int64)
+        fall = rise
+    else:
+        rise, fall = face_steps(nodes, value, d, countable)
+    internal = (np.asarray(left) >= 0) & np.isfinite(np.asarray(threshold, dtype=np.float64))
+    out = []
+    feature = np.asarray(feature)
+    threshold = np.asarray(threshold, dtype=np.float64)
+    for f in np.unique(feature[internal]):
+        if not countable[f] or grid.values[f] is None:
+            continue
+        at = internal & (feature == f)
+        t = threshold[at]
+        # The largest rise and fall per distinct threshold (one node on any line crosses it).
+        distinct, inverse = np.unique(t, return_inverse=True)
+        steps = np.zeros((2, distinct.shape[0]), dtype=np.int64)
+        np.maximum.at(steps[0], inverse.ravel(), rise[at])
+        np.maximum.at(steps[1], inverse.ravel(), fall[at])
+        out.append((int(f), grid.threshold_gaps(int(f), distinct), steps))
+    return out
+
+
+def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
+              countable: NDArray[np.bool_], *, ranges_only: bool = False) -> GapLoads:
+    """Per feature and gap between training values, how far a move inside the gap can move the sum of the trees.
+
+    Parameters
+    ----------
+    nodes : sequence of tuple
+        ``(left, right, feature, threshold[, missing_left])`` of every tree.
+    values : sequence of ndarray of int64
+        Integer value of every node of every tree as it enters the sum.
+    grid : relabel.DataGrid
+        The training values of every feature.
+    countable : ndarray of bool, shape (d,)
+        Features whose moves count (not the categorical ones).
+    ranges_only : bool, default=False
+        Bound each tree's change at a threshold by its value range
+        (:func:`tree_gap_loads`).
+
+    Returns
+    -------
+    GapLoads
+
+    Notes
+    -----
+    A move of x_f inside the closed gap ``[v_{k-1}, v_k]`` (the other features fixed)
+    crosses exactly the thresholds t on f with ``v_{k-1} <= t < v_k``; a tree without
+    one is constant along it, and a tree changes at each of its thresholds there by
+    a rise, a fall or nothing. Between any two points of the move the sum therefore
+    rises by at most R_k, the sum of the trees' largest rises there, and falls by at
+    most D_k: the load of gap k is max(R_k, D_k), and when every load is at most the
+    cut spacing g the class changes by at most one along the move (the sum stays in
+    an interval of length at most g, docs/design.md section 13). Without
+    ``ranges_only``, R_k is also bounded by M = max_p rise_p N(p) over the gap's face
+    pairs (:class:`GapPairs`): the n trees that change along a line do so at pairs
+    p_t that all hold the line, so their boxes meet pairwise and every N(p_t) >= n;
+    each rises by rise_{p_t} <= M / N(p_t) <= M / n, n of them by at most M. The
+    smaller of the two bounds is kept (likewise for the falls).
+    O(trees x nodes x depth).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relabel import DataGrid
+    >>> stump = lambda t: (np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]),
+    ...                    np.array([t, -2.0, -2.0]))
+    >>> grid = DataGrid((np.array([0.0, 1.0, 2.0]),))
+    >>> loads = gap_loads([stump(0.2), stump(0.7), stump(1.5)], [np.array([0, 0, 3])] * 3, grid, np.array([True]))
+    >>> loads.loads[0].tolist(), loads.bound, loads.where
+    ([0, 6, 3, 0], 6, (0, 1))
+    """
+    sums = [np.zeros((2, grid.n_gaps(f)), dtype=np.int64) if countable[f] and grid.values[f] is not None else None
+            for f in range(grid.n_features)]
+    for tree, value in zip(nodes, values, strict=True):
+        for f, gaps, steps in tree_gap_loads(tree, value, grid, countable, ranges_only=ranges_only):
+            np.add.at(sums[f], (slice(None), gaps), steps)
+    if not ranges_only:
+        # The localised bound (GapPairs): along a line the changing trees' pairs all meet the
+        # box of the pair p holding the line, so the sum rises by at most max_p rise_p N(p).
+        pairs = gap_pairs(nodes, grid, countable)
+        if pairs.tree.shape[0]:
+            step = np.array([values[t][b] - values[t][a] for t, a, b in zip(pairs.tree.tolist(), pairs.a.tolist(),
+                                                                                 pairs.b.tolist(), strict=True)],
+                            dtype=np.int64).reshape(-1)
+            for f in np.unique(pairs.feature):
+                at = pairs.feature == f
+                local = np.zeros_like(sums[f])
+                np.maximum.at(local[0], pairs.gap[at], np.maximum(step[at], 0) * pairs.neighbours[at])
+                np.maximum.at(local[1], pairs.gap[at], np.maximum(-step[at], 0) * pairs.neighbours[at])
+                sums[f] = np.minimum(sums[f], local)
+    loads = [None if total is None else total.max(axis=0) for total in sums]
+    bound, where = 0, (-1, -1)
+    for f, load in enumerate(loads):
+        if load is not None and load.shape[0] and int(load.max()) > bound:
+            bound, where = int(load.max()), (f, int(np.argmax(load)))
+    return GapLoads(tuple(loads), bound, where)
+
+
 @dataclass(frozen=True)
 class SumCertificate:
     """The oscillation certificate of a sum of trees (docs/design.md sections 9 and 10).
@@ -422,6 +996,9 @@ class SumCertificate:
         J_t where computed exactly, else the tree's value range (an upper bound).
     exact : ndarray of shape (n_trees,), bool
         Which jumps are exact.
+    gaps : GapLoads or None
+        The loads of the gaps between training values (:func:`gap_loads`), when
+        consistency at the data's resolution was checked.
     """
 
     bound: int
@@ -430,16 +1007,31 @@ class SumCertificate:
     multiplicity: NDArray[np.int64]
     jumps: NDArray[np.int64]
     exact: NDArray[np.bool_]
+    gaps: GapLoads | None = None
 
     @property
-    def certified(self) -> bool:
-        """:func:`is_certified` of the bound and the spacing."""
+    def pointwise(self) -> bool:
+        """Pointwise (or r-) consistency: :func:`is_certified` of the oscillation bound and the spacing."""
         return is_certified(self.bound, self.spacing)
 
     @property
+    def certified(self) -> bool:
+        """The bound and, where computed, every gap's load are at most the spacing."""
+        return self.pointwise and (self.gaps is None or is_certified(self.gaps.bound, self.spacing))
+
+    @property
+    def largest(self) -> int:
+        """The larger of the oscillation bound and the largest gap load: the spacing the cut points need."""
+        return max(self.bound, 0 if self.gaps is None else self.gaps.bound)
+
+    @property
     def ratio(self) -> float:
-        """:func:`bound_ratio` of the bound and the spacing."""
-        return bound_ratio(self.bound, self.spacing)
+        """:func:`bound_ratio` of :attr:`largest` and the spacing."""
+        return bound_ratio(self.largest, self.spacing)
+
+    def with_spacing(self, spacing: int) -> "SumCertificate":
+        """The same bounds against the final cut points' spacing."""
+        return replace(self, spacing=int(spacing))
 
 
 def split_thresholds(nodes: Sequence[tuple]) -> tuple:
@@ -462,7 +1054,8 @@ def split_thresholds(nodes: Sequence[tuple]) -> tuple:
 
 def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], n_features: int,
                     countable: NDArray[np.bool_], spacing: int, resolution: NDArray[np.float64] | None = None, *,
-                    exact: bool = False, cache: dict | None = None, ranges_only: bool = False) -> SumCertificate:
+                    exact: bool = False, cache: dict | None = None, ranges_only: bool = False,
+                    grid=None) -> SumCertificate:
     """Oscillation certificate of a sum of trees, recomputed from the trees' geometry alone.
 
     Parameters
@@ -491,6 +1084,10 @@ def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]],
         Bound every tree's jump by its value range, never by the exact jump
         between touching leaves: for functions that change only across a tree's
         own thresholds but not only between touching leaves (monotone envelopes).
+    grid : relabel.DataGrid, optional
+        Check consistency at the data's resolution too: the loads of the gaps
+        between training values (:func:`gap_loads`) must be at most ``spacing``
+        (docs/design.md section 13).
 
     Returns
     -------
@@ -538,8 +1135,9 @@ def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]],
                     cache[t] = exact_jump(nodes[t], values[t], n_features, r)
                 jumps[t] = cache[t]
                 is_exact[t] = True
+    gaps = None if grid is None else gap_loads(nodes, values, grid, countable, ranges_only=ranges_only)
     return SumCertificate(oscillation_bound(jumps, n_boundaries), int(spacing), n_boundaries, multiplicity,
-                          jumps, is_exact)
+                          jumps, is_exact, gaps)
 
 
 def monotone_leaf_pairs(nodes: tuple, n_features: int, monotonic_cst: NDArray) -> tuple:

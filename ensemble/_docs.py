@@ -7,6 +7,18 @@ from typing import TypeVar
 _F = TypeVar("_F")
 
 _SHARED = {
+    "consistency": """consistency : {"data", "pointwise"}, default="data"
+        What the fit guarantees. ``"data"``: consistency at the data's
+        resolution (docs/design.md section 13): moving one feature anywhere
+        between two consecutive distinct training values of it, the others
+        fixed, never changes the class by more than one (so neither a move to
+        the next value seen in training, nor a one-unit move on integer data,
+        nor a move by one float), besides the paper's pointwise consistency.
+        ``"pointwise"``: the paper's notion only, which a model can meet with a
+        band of the middle class a few ulps wide between two classes two apart;
+        for reproducing the paper, or where the data's own classes jump two at
+        one unit and accuracy matters more. :meth:`is_consistent` checks either
+        notion, and ``consistency_notion_`` says which the fit certified.""",
     "random_state": """random_state : int, RandomState instance or None, default=None
         Controls the bootstrap samples and the trees' random feature choices.
         Pass an int for results that are identical across calls and across

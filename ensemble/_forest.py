@@ -27,6 +27,9 @@ from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, T
                             bootstrap_weights, constraint_to_check, draw_in_gaps, grow_tree, tree_feature_importances)
 from ensemble._certificates import (
     SumCertificate,
+    bound_ratio,
+    check_notion,
+    gap_pairs,
     sum_certificate,
     tree_nodes,
     trees_are_monotone,
@@ -37,6 +40,7 @@ from ensemble._monotone import isotonic_leaf_values
 from ensemble._thresholds import (Gaps, Ranks, float32_margins, separate_thresholds, set_thresholds,
                                   spread_thresholds, thresholds_of, warn_crowded)
 from ensemble._parallel import run_jobs
+from ensemble._resolution import capped_leaf_values, one_threshold_per_gap
 from ensemble._voting import (UNIT_BITS, cumulative_proba, cut_spacing, fit_proba_scale, half_cut_points,
                               learn_cut_points)
 import relabel
@@ -58,9 +62,11 @@ def _data_in_space(data: TrainingData, space: GroupSpace | None) -> TrainingData
     if space is None:
         return data
     monotonic = space.constraints(data.monotonic)  # one component, every weight of its feature's sign
+    # No grid: a move inside one gap of a feature the index combines moves the index across
+    # many of its own gaps, which its grid would not see.
     return TrainingData(np.ascontiguousarray(space.transform(data.X)), data.y, data.sample_weight,
                         space.kept_mask(data.categorical), monotonic.astype(np.int8),
-                        _resolution_in_space(space, data.resolution))
+                        _resolution_in_space(space, data.resolution), None)
 
 
 @dataclass(frozen=True)
@@ -174,7 +180,7 @@ class _Voter(NamedTuple):
 def forest_certificate(estimators: list, voters: list, n_features: int, countable: NDArray[np.bool_],
                        resolution: NDArray[np.float64] | None = None, *, exact: bool = False,
                        spacing: int | None = None, cache: dict | None = None,
-                       envelopes: bool = False) -> SumCertificate:
+                       envelopes: bool = False, grid=None) -> SumCertificate:
     """Oscillation certificate of a fitted forest (:func:`ensemble._certificates.sum_certificate`).
 
     The forest's trees are read with their integer leaf values (``voters``);
@@ -182,12 +188,15 @@ def forest_certificate(estimators: list, voters: list, n_features: int, countabl
     ``floor(mean + 1/2)`` (docs/design.md section 9). With ``envelopes`` the trees
     enter the sum through their monotone envelopes, which jump only across their
     own thresholds but between any two of their leaf values: each tree's jump is
-    then its value range, never the exact jump between touching leaves.
+    then its value range, never the exact jump between touching leaves. With a
+    ``grid`` the gaps between training values are checked too (docs/design.md
+    section 13).
     """
     if spacing is None:
         spacing = len(estimators) * (1 << UNIT_BITS)
     return sum_certificate([tree_nodes(tree) for tree in estimators], [v.value for v in voters], n_features,
-                           countable, spacing, resolution, exact=exact, cache=cache, ranges_only=envelopes)
+                           countable, spacing, resolution, exact=exact, cache=cache, ranges_only=envelopes,
+                           grid=grid)
 
 
 class _OutOfBag(NamedTuple):
@@ -325,6 +334,7 @@ default="squared_error"
         one window of width r_f and the jumps between r-neighbouring leaves;
         ``n_estimators="auto"`` grows the trees this needs. ``None`` is the
         paper's pointwise consistency.
+    {consistency}
     {classes}
     {class_weight}
     {n_jobs}
@@ -360,9 +370,14 @@ default="squared_error"
     n_estimators_ : int
         The number of trees B actually grown.
     consistency_bound_ : float
-        ``(sum of the n_boundaries_ largest jumps) / B`` divided by the smallest
-        gap between consecutive cut points (1 class for ``cut_points="half"``):
-        the model is certified consistent when it is at most 1.
+        ``(sum of the n_boundaries_ largest jumps) / B`` (docs/design.md section
+        9), and under ``consistency="data"`` the largest gap load (section 13) if
+        larger, divided by the smallest gap between consecutive cut points (1
+        class for ``cut_points="half"``): certified when at most 1.
+    consistency_notion_ : {"data", "pointwise"} or None
+        The notion the fit certified: ``"data"``, consistency at the data's
+        resolution (docs/design.md section 13); ``"pointwise"``, only the paper's;
+        None, neither.
     cut_points_ : ndarray of shape (n_classes_ - 1,)
         The mean value from which each class above the first starts.
     n_boundaries_ : int
@@ -453,6 +468,7 @@ default="squared_error"
         monotonic_method: str = "envelope",
         monotonic_space: str = "auto",
         resolution: float | ArrayLike | None = None,
+        consistency: str = "data",
         classes: ArrayLike | None = None,
         class_weight: str | dict | None = None,
         n_jobs: int | None = None,
@@ -471,6 +487,7 @@ default="squared_error"
         self.monotonic_method = monotonic_method
         self.monotonic_space = monotonic_space
         self.resolution = resolution
+        self.consistency = consistency
         self.classes = classes
         self.class_weight = class_weight
         self.n_jobs = n_jobs
@@ -563,6 +580,8 @@ default="squared_error"
         self.monotonic_space_, self.space_ = name, space
         data = _data_in_space(data, space)
         self._split_mask = data.categorical
+        # The data's resolution is certified on the features' own axes (docs/design.md section 13).
+        self._grid = data.grid
         rng = check_random_state(self.random_state)
         job, X_walk = self._tree_job(data)
         auto = self.n_estimators == "auto"
@@ -572,6 +591,7 @@ default="squared_error"
         cap = max(4 * int((~data.categorical).sum()) * (self.n_classes_ - 1), 2 * _MIN_AUTO_TREES)
         jumps: dict = {}  # exact J_t by tree, kept across the rounds of growth
         self.estimators_, self._voters = [], []
+        self._grown_values, self._oob_leaves = [], []
         oob = _OutOfBag(data.y, np.zeros(data.n_samples, np.int64), np.zeros(data.n_samples, np.int64),
                         data.sample_weight)
         countable = ~data.categorical
@@ -611,7 +631,19 @@ default="squared_error"
                 continue
             logger.info("bound %d > spacing %d with %d trees: growing %d", certificate.bound, wanted,
                         n_trees, target)
+        # The data's resolution, once the trees are final: their steps across the gaps capped
+        # (smoothing only brings leaves closer, which the pointwise bound is then checked on),
+        # and the cut points kept the largest gap load apart.
+        if self._smoothing():
+            self._smooth(countable, oob)
+            jumps.clear()  # the values moved: so may the exact jumps
+        _, wanted = self._cut_points(None, n_trees, oob)
+        certificate = forest_certificate(self.estimators_, self._voters, data.n_features, countable, certify_at,
+                                         spacing=wanted, cache=jumps, envelopes=self._envelope is not None,
+                                         grid=self._grid)
+        self._cuts, _ = self._cut_points(self._enforced(certificate), n_trees, oob)
         self.cut_points_ = self._cuts / float(n_trees << UNIT_BITS)
+        del self._grown_values, self._oob_leaves
         self._store_certificate(certificate)
         self._proba_scale = self._fit_proba_scale(data, oob) if data.monotonic is not None else None
         self._last_fit = (certificate, auto, cap)
@@ -638,6 +670,7 @@ default="squared_error"
         X_fit = ranks.transform(data.X)
         if self.criterion != "squared_error":
             X_fit = X_fit.astype(np.float64)
+        self._constrained = data.monotonic is not None
         # "isotonic": free trees whose leaf values are projected once their thresholds are final.
         self._isotonic = data.monotonic if self.monotonic_method == "isotonic" else None
         # "envelope": free trees read through their monotone envelopes (upper for even
@@ -654,6 +687,17 @@ default="squared_error"
 
     def _warn_uncertified(self, certificate: SumCertificate, auto: bool, cap: int) -> None:
         n_trees = len(self.estimators_)
+        if self.consistency == "data" and self._certified and self.consistency_notion_ != "data":
+            why = ("its trees split a monotone index" if self.space_ is not None else
+                   "monotone trees keep their values (capping their steps could break their order)")
+            warnings.warn(
+                "ConsistentForestClassifier is certified pointwise only, not at the data's resolution: "
+                f"{why}, and a move inside one gap between training values may change the class by two "
+                "(consistency_notion_='pointwise'); ConsistentGradientBoostingClassifier(monotonic_cst=...) "
+                "and OTreeBagger(projection='none', monotonic_cst=...) certify it",
+                UserWarning,
+                stacklevel=3,
+            )
         if self._given_up_resolution and self._certified:
             warnings.warn(
                 f"ConsistentForestClassifier is not certified at the given resolution (it would need "
@@ -702,15 +746,23 @@ default="squared_error"
         )
         separate_thresholds(new, *thresholds_of(self.estimators_), rng, countable)
         start = 0
+        smooth = self._smoothing()
         for (tree, moved, _, _, voter, out_of_bag), inner in zip(batch, internal, strict=True):
             # Results may come back read-only (joblib's Ray backend shares them zero-copy).
             moved = np.array(moved, dtype=np.float64)
             moved[inner] = new.threshold[start : start + int(inner.sum())]
             start += int(inner.sum())
+            if smooth:
+                # One threshold per gap between training values: the tree counts once there.
+                moved = one_threshold_per_gap(tree_nodes(tree)[:3] + (moved,), self._grid, countable)
             set_thresholds(tree, moved)
             if self._isotonic is not None:
                 # The leaves' face contacts are final once the thresholds are: project now.
                 voter = voter._replace(value=self._project(tree, voter))
+            if smooth:
+                # The values as grown and the out-of-bag leaves: the caps depend on every tree.
+                self._grown_values.append(voter.value)
+                self._oob_leaves.append(out_of_bag)
             if out_of_bag is not None:
                 if self._envelope is None:
                     values = voter.value[out_of_bag[1]]
@@ -720,6 +772,42 @@ default="squared_error"
                 np.add.at(oob.counts, out_of_bag[0], 1)
             self.estimators_.append(tree)
             self._voters.append(voter)
+
+    def _smoothing(self) -> bool:
+        """Whether the trees' steps across the gaps between training values are capped (:meth:`_smooth`).
+
+        Monotone trees keep their values (capping could break their order), and so do
+        trees on a monotone index, whose moves the grid of the features does not describe.
+        """
+        return self.consistency == "data" and self._grid is not None and not self._constrained
+
+    def _gap_budget(self, n_trees: int) -> int:
+        """The load a gap may carry: the smallest spacing the cut points may take (docs/design.md section 13)."""
+        scale = n_trees << UNIT_BITS
+        return scale if self._cut_rule == "half" else scale // 2
+
+    def _smooth(self, countable: NDArray[np.bool_], oob: "_OutOfBag") -> None:
+        """Cap every tree's steps across every gap, from the values as grown, and sum the out-of-bag values again.
+
+        Every face pair p across a threshold in a gap steps by at most budget / N(p)
+        (:class:`ensemble._certificates.GapPairs`, :func:`capped_leaf_values`), so every
+        gap's load is at most the budget, the spacing the cut points keep
+        (:func:`ensemble._certificates.gap_loads`).
+        """
+        pairs = gap_pairs([tree_nodes(tree) for tree in self.estimators_], self._grid, countable)
+        cap = self._gap_budget(len(self.estimators_)) // np.maximum(pairs.neighbours, 1)
+        order = np.argsort(pairs.tree, kind="stable")
+        bounds = np.searchsorted(pairs.tree[order], np.arange(len(self.estimators_) + 1))
+        oob.sums[:] = 0
+        oob.counts[:] = 0
+        for i, (value, out_of_bag) in enumerate(zip(self._grown_values, self._oob_leaves, strict=True)):
+            mine = order[bounds[i]:bounds[i + 1]]
+            weight = self.estimators_[i].tree_.weighted_n_node_samples
+            smoothed = capped_leaf_values(value, pairs.a[mine], pairs.b[mine], cap[mine], weight)
+            self._voters[i] = self._voters[i]._replace(value=smoothed)
+            if out_of_bag is not None:
+                np.add.at(oob.sums, out_of_bag[0], smoothed[out_of_bag[1]])
+                np.add.at(oob.counts, out_of_bag[0], 1)
 
     def _envelope_values(self, index: int, tree, voter: _Voter, X: NDArray[np.float64]) -> NDArray[np.int64]:
         """Tree ``index``'s monotone envelope at the rows of X: upper for even trees, lower for odd ones."""
@@ -766,18 +854,26 @@ default="squared_error"
             weight = None if data.sample_weight is None else data.sample_weight[rows]
         return fit_proba_scale(values, y, self._cuts, weight, unit=float(n_trees << UNIT_BITS))
 
+    def _enforced(self, certificate: SumCertificate) -> int:
+        """The bound the cut points must keep apart: with the gap loads under ``consistency="data"``."""
+        return certificate.largest if self.consistency == "data" else certificate.bound
+
     def _store_certificate(self, certificate: SumCertificate) -> None:
         self.n_estimators_ = len(self.estimators_)
-        spacing = cut_spacing(self._cuts)
-        final = SumCertificate(certificate.bound, spacing, certificate.n_boundaries, certificate.multiplicity,
-                               certificate.jumps, certificate.exact)
-        self.consistency_bound_ = final.ratio
+        final = certificate.with_spacing(cut_spacing(self._cuts))
+        self.consistency_bound_ = bound_ratio(self._enforced(final), final.spacing)
+        self.consistency_notion_ = ("data" if final.certified and final.gaps is not None else
+                                    "pointwise" if final.pointwise else None)
+        if self._grid is not None:
+            # The values bracketing the thresholds are all a later check needs (DataGrid.around).
+            feature, threshold, _ = thresholds_of(self.estimators_)
+            self._grid = self._grid.around([threshold[feature == f] for f in range(self._grid.n_features)])
         self.n_boundaries_ = final.n_boundaries
         multiplicity = final.multiplicity
         if self.space_ is not None:  # the index's multiplicity is that of every feature it combines
             multiplicity = self.space_.largest_per_feature(multiplicity, self.n_features_in_)
         self.threshold_multiplicity_ = multiplicity
-        self._certified = final.certified
+        self._certified = final.pointwise
 
     def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
         # The trees split the coordinates of space_ (the monotone index and the other features).
@@ -893,25 +989,43 @@ default="squared_error"
         X = self._validate_X_predict(X)
         return np.column_stack([leaf for leaf, _ in self._leaves(X)])
 
-    def is_consistent(self, resolution: float | ArrayLike | None = None) -> bool:
-        """Whether the oscillation bound, recomputed from the fitted trees, certifies the model.
+    def is_consistent(self, resolution: float | ArrayLike | None = None, *, notion: str | None = None) -> bool:
+        """Whether the bounds, recomputed from the fitted trees, certify the model.
 
         Parameters
         ----------
         resolution : float, array-like or None, default=None
-            Certify r-consistency instead (docs/design.md section 4c): no classes two
+            Certify r-consistency too (docs/design.md section 4c): no classes two
             apart between points closer than r_f along every feature. The bound
             then counts the trees with a threshold in one window of width r_f
             and the largest value difference between r-neighbouring leaves.
+        notion : {"data", "pointwise"} or None, default=None
+            The notion checked; None: the one the model was fitted for (its
+            ``consistency``). ``"data"``: consistency at the data's resolution (docs/design.md
+            section 13): pointwise, and moving one feature anywhere between two
+            consecutive distinct training values of it (the others fixed) changes
+            the class by at most one. It is read on the features' own axes: a
+            forest on a monotone index (``space_``) cannot show it (False).
+            ``"pointwise"``: the paper's notion only.
 
         Returns
         -------
         bool
-            True when ``(sum of the largest jumps) / B`` is at most the smallest
-            gap between consecutive cut points (docs/design.md section 9): then no two
-            neighbouring points get classes two apart. False means the bound does
-            not certify (too few trees, thresholds shared by several trees, cut
-            points too close); the model may then be inconsistent.
+            True when ``(sum of the largest jumps) / B`` (docs/design.md section 9)
+            and, for ``notion="data"``, the load of every gap between training
+            values (section 13) are at most the smallest gap between consecutive
+            cut points. False means the bounds do not certify (too few trees,
+            thresholds shared by several trees, cut points too close, a fit with
+            ``consistency="pointwise"``); the model may then be inconsistent.
+
+        Examples
+        --------
+        >>> from ensemble import ConsistentForestClassifier
+        >>> from ensemble.datasets import make_synthetic_i
+        >>> X, y = make_synthetic_i(200, random_state=0)
+        >>> model = ConsistentForestClassifier(random_state=0).fit(X, y)
+        >>> model.is_consistent(), model.is_consistent(notion="pointwise"), model.consistency_notion_
+        (True, True, 'data')
 
         Notes
         -----
@@ -922,15 +1036,20 @@ default="squared_error"
         consistent.
         """
         check_is_fitted(self)
+        notion = check_notion(self.consistency if notion is None else notion)
         r = None
         if resolution is not None:
             r = relabel.check_resolution(resolution, self.n_features_in_)
             r[self._categorical] = 0.0
             r = _resolution_in_space(self.space_, r)
+        grid = self.__dict__.get("_grid") if notion == "data" else None
+        if notion == "data" and grid is None:
+            return False  # trees on a monotone index (or a model saved before section 13)
         split = self._split_categorical
-        return forest_certificate(self.estimators_, self._voters, split.shape[0], ~split,
-                                  r, spacing=cut_spacing(self._cuts),
-                                  envelopes=self._envelope is not None).certified
+        certificate = forest_certificate(self.estimators_, self._voters, split.shape[0], ~split,
+                                         r, spacing=cut_spacing(self._cuts),
+                                         envelopes=self._envelope is not None, grid=grid)
+        return certificate.certified
 
     def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
         """Certify monotone constraints from the fitted trees.

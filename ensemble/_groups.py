@@ -749,6 +749,7 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
     edges, _ = relabel.adjacency_edges(
         partition, contact=job.contact, max_edges=job.max_edges,
         categorical_features=categorical, resolution=_resolution_in_space(space, job.resolution),
+        grid=grid_in_space(space, job.grid) if job.contact == "closure" else None,
     )
     monotone = None
     if job.monotonic_cst is not None:
@@ -802,6 +803,7 @@ class _GroupJob:
     categorical: NDArray[np.bool_] | None
     monotonic_cst: NDArray[np.int8] | None
     resolution: NDArray[np.float64] | None
+    grid: relabel.DataGrid | None = None
     projection: str = "pls"
     score_features: NDArray[np.intp] | None = None
     additive: AdditiveScore | KernelScore | None = None
@@ -818,6 +820,18 @@ def _in_space(space: GroupSpace | None, per_feature):
 def _constraints_in_space(space: GroupSpace | None, monotonic_cst: NDArray) -> NDArray | None:
     """Monotone constraints in the group's coordinates (:meth:`GroupSpace.constraints`)."""
     return monotonic_cst if space is None else space.constraints(monotonic_cst)
+
+
+def grid_in_space(space: GroupSpace | None, grid):
+    """The data's resolution on the group's axes: the features' own grid where the group splits them.
+
+    A projected space (PLS, additive, kernel, monotone index) moves its components
+    along a move of any feature they combine, so no grid of theirs holds: None
+    (docs/design.md section 13).
+    """
+    if grid is None or space is None or space.is_identity:
+        return grid
+    return None
 
 
 def _resolution_in_space(space: GroupSpace | None, resolution):

@@ -39,12 +39,12 @@ def trusted_types() -> tuple[str, ...]:
     from ensemble._groups import AdditiveScore, FittedGroup, GroupSpace
     from ensemble._kernel_score import KernelScore
     from ensemble._otreebagger import OTreeBagger
-    from relabel import FusedPartition
+    from relabel import DataGrid, FusedPartition
     from trees import OrdinalTree, OrdinalTreeClassifier
 
     classes = (OTreeBagger, FittedGroup, GroupSpace, AdditiveScore, KernelScore, FusedPartition,
                ConsistentForestClassifier, _Voter, ConsistentGradientBoostingClassifier, _Tree,
-               _TextColumns, OrdinalTreeClassifier, OrdinalTree)
+               _TextColumns, OrdinalTreeClassifier, OrdinalTree, DataGrid)
     # scikit-learn's tree structure (the forest's squared-error trees), which skops rebuilds
     # through its own loader for it, not through pickle.
     return tuple(f"{c.__module__}.{c.__qualname__}" for c in classes) + ("sklearn.tree._tree.Tree",)

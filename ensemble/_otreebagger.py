@@ -20,10 +20,10 @@ import relabel
 from relabel import TooManyRegionsError
 from ensemble._base import (MAX_SEED, OrdinalEnsemble, TrainingData, TreeSpec, constraint_to_check,
                             tree_feature_importances)
-from ensemble._certificates import voters_certificate
+from ensemble._certificates import check_notion, voters_certificate
 from ensemble._docs import fill_doc
 from ensemble._groups import (FittedGroup, GroupSpace, _additive_score, _constraints_in_space, _fit_group, _GroupJob, _in_space,
-                              _resolution_in_space, _row_hash)
+                              _resolution_in_space, _row_hash, grid_in_space)
 from ensemble._kernel_score import kernel_score
 from ensemble._parallel import run_jobs
 from ensemble._voting import DEPRECATED_VOTES, VOTES, check_vote, combine_votes, vote_counts
@@ -329,6 +329,7 @@ class OTreeBagger(OrdinalEnsemble):
         between any points closer than r_f along every feature f (one value for
         all features or one per feature, in the features' units); ``None`` is
         the paper's pointwise consistency.
+    {consistency}
     {classes}
     {class_weight}
     {n_jobs}
@@ -353,6 +354,13 @@ class OTreeBagger(OrdinalEnsemble):
         relabelled alone, is its own group).
     groups_ : list of FittedGroup
         The voters: their trees, fused partition, region labels and edges.
+    consistency_notion_ : {"data", "pointwise"} or None
+        The notion the fit enforced: ``"data"``, consistency at the data's
+        resolution (docs/design.md section 13: every voter relabelled on the
+        features' own axes with the neighbours at the data's resolution among its
+        contacts); ``"pointwise"``, only the paper's (a projected space, or
+        ``consistency="pointwise"``); None, neither (``relabel=False``, or
+        ``contact="face"``).
     groups_info_ : list of dict
         Per group: ``n_regions``, ``n_edges``, ``n_empty``, ``objective``,
         ``status``, ``solver`` and ``solve_time`` (seconds).
@@ -480,6 +488,7 @@ class OTreeBagger(OrdinalEnsemble):
         monotonic_cst: ArrayLike | dict | None = None,
         monotonic_space: str = "auto",
         resolution: float | ArrayLike | None = None,
+        consistency: str = "data",
         classes: ArrayLike | None = None,
         class_weight: str | dict | None = None,
         n_jobs: int | None = None,
@@ -516,6 +525,7 @@ class OTreeBagger(OrdinalEnsemble):
         self.monotonic_cst = monotonic_cst
         self.monotonic_space = monotonic_space
         self.resolution = resolution
+        self.consistency = consistency
         self.classes = classes
         self.class_weight = class_weight
         self.n_jobs = n_jobs
@@ -607,6 +617,7 @@ class OTreeBagger(OrdinalEnsemble):
         self.groups_ = self._fit_groups(data, job, seeds)
         self.estimators_ = [tree for group in self.groups_ for tree in group.trees]
         self.groups_info_ = [group.info for group in self.groups_]
+        self._store_notion(data, job)
         changed = [i["adapted"] for i in self.groups_info_ if i.get("adapted")]
         if changed:
             warnings.warn(
@@ -629,6 +640,30 @@ class OTreeBagger(OrdinalEnsemble):
             )
         self._warn_if_one_class(given)
         return self
+
+    def _store_notion(self, data: TrainingData, job: "_GroupJob") -> None:
+        """``consistency_notion_`` from how the groups were relabelled, and the grid a later check reads.
+
+        Groups on the features' own axes were relabelled with the neighbours at the
+        data's resolution among their contacts (docs/design.md section 13); projected
+        groups only with the closure contacts of their space.
+        """
+        raw = [g for g in self.groups_ if grid_in_space(g.space, data.grid) is not None]
+        keeps = self.relabel and VOTES[self._vote].keeps_consistency
+        if not keeps:
+            self.consistency_notion_ = None
+        elif job.contact == "closure" and job.grid is not None and len(raw) == len(self.groups_):
+            self.consistency_notion_ = "data"
+        else:
+            self.consistency_notion_ = "pointwise" if job.contact == "closure" else None
+        # The values bracketing the raw groups' thresholds: all a later check needs (DataGrid.around).
+        thresholds = [[] for _ in range(data.n_features)]
+        for group in raw:
+            for tree in group.trees:
+                inner = tree.tree_.children_left >= 0
+                for f, t in zip(tree.tree_.feature[inner], tree.tree_.threshold[inner], strict=True):
+                    thresholds[f].append(t)
+        self._grid = data.grid.around([np.asarray(t, dtype=np.float64) for t in thresholds])
 
     def _encode_missing(self, data: TrainingData) -> TrainingData:
         """The training data with every missing value filled and, per feature that has one, a
@@ -663,6 +698,8 @@ class OTreeBagger(OrdinalEnsemble):
             categorical=self._categorical,
             monotonic=None if data.monotonic is None else np.concatenate([data.monotonic, np.zeros(m, np.int8)]),
             resolution=None if data.resolution is None else np.concatenate([data.resolution, np.zeros(m)]),
+            # An indicator is a category: no move of it is small.
+            grid=None if data.grid is None else relabel.DataGrid(data.grid.values + (None,) * m),
         )
 
     def _with_indicators(self, X: NDArray) -> NDArray:
@@ -892,12 +929,18 @@ class OTreeBagger(OrdinalEnsemble):
         continuous = int(np.count_nonzero(~data.categorical))
         # "auto": the additive space from 3 continuous features (it beat both the features and
         # PLS on the shared 4-feature sets: otreebagger_levers.py --decompose, additive_space.py);
-        # 2D data keeps the paper's own space.
-        additive = self.projection == "additive" or (self.projection == "auto" and self.relabel and continuous > 2)
+        # 2D data keeps the paper's own space. Consistency at the data's resolution is certified
+        # on the features' own axes only (docs/design.md section 13): "auto" keeps them then.
+        auto = self.projection == "auto" and self.relabel and self.consistency != "data"
+        if self.consistency == "data" and self.relabel and self.projection in ("pls", "additive"):
+            warnings.warn(f"projection={self.projection!r} cannot be certified at the data's resolution (a move "
+                          "of one feature moves every component it enters): the model is certified pointwise "
+                          "only (consistency_notion_); use projection='none' or 'auto' for the data's resolution",
+                          UserWarning, stacklevel=4)
+        additive = self.projection == "additive" or (auto and continuous > 2)
         if additive and continuous >= 2:
             return self._additive_job(data)
-        project = self.projection == "pls" or (self.projection == "auto" and self.relabel
-                                               and projectable.shape[0] >= 2 and continuous > 4)
+        project = self.projection == "pls" or (auto and projectable.shape[0] >= 2 and continuous > 4)
         n_constrained = 0 if monotone is None else int(np.count_nonzero(monotone))
         n_free = self.n_components
         if not project:
@@ -969,6 +1012,7 @@ class OTreeBagger(OrdinalEnsemble):
             categorical=data.categorical if data.categorical.any() else None,
             monotonic_cst=data.monotonic,
             resolution=data.resolution,
+            grid=data.grid if self.consistency == "data" else None,
         )
 
     def _votes(self, X: ArrayLike) -> NDArray[np.intp]:
@@ -1046,7 +1090,8 @@ class OTreeBagger(OrdinalEnsemble):
                 partition = relabel.fuse([leaf_boxes(tree)], snap=False)
                 yield group, partition, group.labels[partition.keys[:, 0]]
 
-    def is_consistent(self, contact: str = "closure", resolution: float | ArrayLike | None = None) -> bool:
+    def is_consistent(self, contact: str = "closure", resolution: float | ArrayLike | None = None, *,
+                      notion: str | None = None) -> bool:
         """Certify the model from its fitted geometry, not from the solver's edges.
 
         For every voter the contacts of its partition are derived again from the
@@ -1064,8 +1109,17 @@ class OTreeBagger(OrdinalEnsemble):
             ``"face"`` is the weaker check that only shared faces are
             consistent.
         resolution : float, array-like or None, default=None
-            Check r-consistency instead (docs/design.md section 4c): no classes two
+            Check r-consistency too (docs/design.md section 4c): no classes two
             apart between points closer than r_f along every feature.
+        notion : {"data", "pointwise"} or None, default=None
+            The notion checked; None: the one the model was fitted for (its
+            ``consistency``). ``"data"``: consistency at the data's resolution (docs/design.md
+            section 13): with ``contact="closure"``, moving one feature anywhere
+            between two consecutive distinct training values (the others fixed)
+            changes the class by at most one, besides the pointwise notion. It is
+            checked on the features' own axes: a voter whose trees split a
+            projected space (``projection`` other than ``"none"``) cannot show
+            it, and the answer is then False. ``"pointwise"``: the paper's notion.
 
         Returns
         -------
@@ -1092,18 +1146,21 @@ class OTreeBagger(OrdinalEnsemble):
         check_is_fitted(self)
         if contact not in relabel.CONTACTS:
             raise ValueError(f"contact must be one of {relabel.CONTACTS}; got {contact!r}")
+        notion = check_notion(self.consistency if notion is None else notion)
         r = None if resolution is None else self._padded(relabel.check_resolution(resolution, self.n_features_in_))
         categorical = self._categorical if self._categorical.any() else None
-        checks = (
-            relabel.is_consistent(
-                relabel.adjacency_edges(
-                    partition, contact=contact, categorical_features=_in_space(group.space, categorical),
-                    resolution=_resolution_in_space(group.space, r),
-                ).edges,
-                labels,
-            )
-            for group, partition, labels in self._voter_geometry()
-        )
+        grid = self._grid if notion == "data" and contact == "closure" else None
+
+        def check(group, partition, labels) -> bool:
+            in_space = grid_in_space(group.space, grid)
+            if grid is not None and in_space is None:
+                return False  # a projected voter: its moves along a feature are not axis moves
+            edges = relabel.adjacency_edges(partition, contact=contact,
+                                            categorical_features=_in_space(group.space, categorical),
+                                            resolution=_resolution_in_space(group.space, r), grid=in_space).edges
+            return relabel.is_consistent(edges, labels)
+
+        checks = (check(*voter) for voter in self._voter_geometry())
         return voters_certificate(checks, self._vote)
 
     def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:

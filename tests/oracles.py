@@ -122,3 +122,56 @@ def adjacent_floats(start, n):
     for _ in range(n - 1):
         out.append(float(np.nextafter(out[-1], np.inf)))
     return np.array(out)
+
+
+def line_breakpoints(trees, f, lo, hi):
+    """Every point where a function of the trees' leaves can change along feature f inside ``[lo, hi]``.
+
+    The trees route ``x_f <= t`` left, so along a line parallel to f their leaves (and any
+    function of them) are constant on every interval ``(t_i, t_{i+1}]`` between consecutive
+    thresholds on f: the ends, each threshold inside and the float just above it hold every
+    value the function takes on ``[lo, hi]``.
+    """
+    cuts = np.unique(np.concatenate([
+        np.asarray(t.tree_.threshold)[(np.asarray(t.tree_.children_left) >= 0) & (np.asarray(t.tree_.feature) == f)]
+        for t in trees]))
+    cuts = cuts[(cuts >= lo) & (cuts < hi)]
+    return np.unique(np.concatenate([[lo, hi], cuts, np.nextafter(cuts, np.inf)]))
+
+
+def gap_walk_spans(model, X_train, rows, trees=None):
+    """The largest class span along every move of one feature inside one gap between training values.
+
+    For every given row and every feature with at least two distinct training values,
+    the row's value is moved through each of the (at most two) closed gaps
+    ``[v_{k-1}, v_k]`` ending at it, and through the end gaps beyond the smallest and the
+    largest value, by :func:`line_breakpoints` of the model's trees: exact, whatever the
+    thinnest band between two thresholds. Returns the largest ``max - min`` of the class
+    indices met, and one witness ``(row, feature, lo, hi)`` reaching it.
+    """
+    trees = model.estimators_ if trees is None else trees
+    worst, witness = 0, None
+    for f in range(X_train.shape[1]):
+        values = np.unique(X_train[:, f][~np.isnan(X_train[:, f])])
+        if values.shape[0] < 2:
+            continue
+        span = max(1.0, float(values[-1] - values[0]))
+        for x in rows:
+            i = int(np.searchsorted(values, x[f]))
+            gaps = []
+            if i > 0:
+                gaps.append((values[i - 1], values[min(i, values.shape[0] - 1)]))
+            if i < values.shape[0] - 1:
+                gaps.append((values[i], values[i + 1]))
+            if i == 0:
+                gaps.append((values[0] - span, values[0]))
+            if i >= values.shape[0] - 1:
+                gaps.append((values[-1], values[-1] + span))
+            for lo, hi in gaps:
+                points = line_breakpoints(trees, f, lo, hi)
+                P = np.repeat(x[None, :], points.shape[0], axis=0)
+                P[:, f] = points
+                classes = class_ranks(model, P)
+                if classes.max() - classes.min() > worst:
+                    worst, witness = int(classes.max() - classes.min()), (x, f, lo, hi)
+    return worst, witness

@@ -1,5 +1,8 @@
 """Tests of OTreeBagger's additive group space (``projection="additive"``) and its score."""
 
+# These tests are about the pointwise machinery of projected (or monotone) models, which the data's
+# resolution (docs/design.md section 13) does not certify: their models are fitted for the pointwise notion.
+
 import os
 import tempfile
 import warnings
@@ -96,7 +99,7 @@ def test_additive_score_skips_constant_features():
     assert score.features.tolist() == [1, 2, 3, 4, 5]
     assert score.scale.shape == (5,) and score.scale[1] > 1e5
     np.testing.assert_allclose(score.value(X[:30]), _oracle_value(score, X[:30]), rtol=1e-9, atol=1e-9)
-    model = OTreeBagger(n_estimators=6, projection="additive", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=6, projection="additive", random_state=0).fit(X, y)
     assert model.is_consistent()
 
 
@@ -194,14 +197,14 @@ def test_space_constraints_follow_the_curves_directions():
 def test_additive_otreebagger_is_certified_and_the_oracle_agrees():
     """Check is_consistent() on an additive-space model and a line-scan oracle in the features."""
     X, y = _data(400)
-    model = OTreeBagger(n_estimators=30, projection="additive", score_model="additive", residual_axes="pls",
+    model = OTreeBagger(consistency="pointwise", n_estimators=30, projection="additive", score_model="additive", residual_axes="pls",
                         random_state=0).fit(X, y)
     assert all(group.space.additive is not None for group in model.groups_)
     assert all(group.space.n_components == 3 for group in model.groups_)
     assert model.is_consistent()
     assert _line_jumps(model, X, np.random.RandomState(0)) == 0
     # The oracle can fail: the same scan finds the jumps of unrelabelled bagged trees.
-    free = OTreeBagger(n_estimators=30, projection="additive", relabel=False, vote="mode",
+    free = OTreeBagger(consistency="pointwise", n_estimators=30, projection="additive", relabel=False, vote="mode",
                        random_state=0).fit(X, y)
     assert _line_jumps(free, X, np.random.RandomState(0)) > 0
 
@@ -209,7 +212,7 @@ def test_additive_otreebagger_is_certified_and_the_oracle_agrees():
 def test_additive_certificate_fails_on_a_model_built_to_fail():
     """Check that relabelled groups whose labels are then scrambled are not certified."""
     X, y = _data(300)
-    model = OTreeBagger(n_estimators=9, projection="additive", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=9, projection="additive", random_state=0).fit(X, y)
     for group in model.groups_:
         group.labels[:] = np.where(np.arange(group.labels.shape[0]) % 2 == 0, 0, model.n_classes_ - 1)
     assert model.is_consistent() is False
@@ -222,7 +225,7 @@ def test_additive_space_beats_pls_on_additive_data():
     errors = {}
     for projection in ("pls", "additive"):
         # The additive score with PLS beside it: the space alone, no held-out choice.
-        model = OTreeBagger(n_estimators=30, projection=projection, score_model="additive", residual_axes="pls",
+        model = OTreeBagger(consistency="pointwise", n_estimators=30, projection=projection, score_model="additive", residual_axes="pls",
                             random_state=0).fit(X[train], y[train])
         errors[projection] = np.mean(np.abs(model.predict(X[test]) - y[test]))
     assert errors["additive"] < errors["pls"] - 0.05
@@ -232,8 +235,8 @@ def test_additive_space_is_free_of_the_features_units():
     """Check that features in odd units give the same model (power-of-two scales, quantile knots)."""
     X, y = _data(300)
     units = np.array([1e-10, 1e9, 1.0, 3e5, 2.0**-30])
-    plain = OTreeBagger(n_estimators=9, projection="additive", random_state=0).fit(X, y)
-    odd = OTreeBagger(n_estimators=9, projection="additive", random_state=0).fit(X * units, y)
+    plain = OTreeBagger(consistency="pointwise", n_estimators=9, projection="additive", random_state=0).fit(X, y)
+    odd = OTreeBagger(consistency="pointwise", n_estimators=9, projection="additive", random_state=0).fit(X * units, y)
     agree = np.mean(plain.predict(X) == odd.predict(X * units))
     assert agree >= 0.99
     assert odd.is_consistent()
@@ -242,7 +245,7 @@ def test_additive_space_is_free_of_the_features_units():
 def test_additive_space_with_resolution_is_r_consistent():
     """Check that r-consistency maps through the score's Lipschitz bound and certifies."""
     X, y = _data(300)
-    model = OTreeBagger(n_estimators=9, projection="additive", resolution=0.05, random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=9, projection="additive", resolution=0.05, random_state=0).fit(X, y)
     assert model.is_consistent(resolution=0.05)
     # Oracle: points closer than r along every feature never get classes two apart.
     rng = np.random.RandomState(4)
@@ -251,7 +254,7 @@ def test_additive_space_with_resolution_is_r_consistent():
     ranks = np.searchsorted(model.classes_, model.predict(np.vstack([base, near])))
     assert np.abs(ranks[:20000] - ranks[20000:]).max() <= 1
     # Not vacuous: the unconstrained bagged trees of the same space do jump within r.
-    free = OTreeBagger(n_estimators=9, projection="additive", relabel=False, vote="mode", random_state=0).fit(X, y)
+    free = OTreeBagger(consistency="pointwise", n_estimators=9, projection="additive", relabel=False, vote="mode", random_state=0).fit(X, y)
     ranks = np.searchsorted(free.classes_, free.predict(np.vstack([base, near])))
     assert np.abs(ranks[:20000] - ranks[20000:]).max() > 1
 
@@ -301,14 +304,14 @@ def test_additive_space_carries_monotone_constraints():
     """Check monotone curves for constrained features: certified, and an oracle finds no wrong-way step."""
     X, y = _data(500)
     cst = [0, 0, 1, 0, 0]  # the class rises with feature 2 (plus noise)
-    model = OTreeBagger(n_estimators=12, projection="additive", monotonic_cst=cst, random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=12, projection="additive", monotonic_cst=cst, random_state=0).fit(X, y)
     space = model.groups_[0].space
     assert space.additive.directions()[space.additive.features.tolist().index(2)] == 1
     assert 2 not in space.projected  # PLS directions never touch a constrained feature
     assert model.is_monotone() and model.is_consistent()
     assert _wrong_way_steps(model, cst, np.random.RandomState(5)) == 0
     # Not vacuous: the free model of the same space does go the wrong way somewhere.
-    free = OTreeBagger(n_estimators=12, projection="additive", random_state=0).fit(X, y)
+    free = OTreeBagger(consistency="pointwise", n_estimators=12, projection="additive", random_state=0).fit(X, y)
     assert _wrong_way_steps(free, cst, np.random.RandomState(5)) > 0
     assert not free.is_monotone(monotonic_cst=cst)
 
@@ -330,7 +333,7 @@ def test_additive_model_saves_loads_and_keeps_categorical_axes():
     """Check a saved additive-space model predicts the same, and categorical columns keep their axes."""
     X, y = _data(300)
     X = np.column_stack([X, (X[:, 0] > 0.5).astype(float)])  # a 0/1 column: categorical by default
-    model = OTreeBagger(n_estimators=9, projection="additive", residual_axes="pls", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=9, projection="additive", residual_axes="pls", random_state=0).fit(X, y)
     space = model.groups_[0].space
     assert space.kept.tolist() == [5] and 5 not in space.additive.features
     importances = model.feature_importances_
@@ -345,7 +348,7 @@ def test_additive_space_draws_its_regions_by_bisection():
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(300, 2))
     y = np.digitize(np.sin(3 * X[:, 0]) + X[:, 1] ** 2, [0.6, 1.1, 1.5]) + 1
-    model = OTreeBagger(n_estimators=9, projection="additive", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=9, projection="additive", random_state=0).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert count_jumps(model, X, grid_resolution=60) == 0
@@ -378,14 +381,14 @@ def test_auto_residual_axes_learn_an_interaction_that_pls_cannot():
     X, y = _interaction()
     train, test = np.arange(600), np.arange(600, 1200)
     # Beside the additive score, which cannot hold the interaction (a kernel score may: its own tests).
-    model = OTreeBagger(n_estimators=30, score_model="additive", random_state=0).fit(X[train], y[train])
+    model = OTreeBagger(consistency="pointwise", n_estimators=30, score_model="additive", random_state=0).fit(X[train], y[train])
     scores = model.residual_axes_scores_
     assert set(scores) == {"pls", "features"} and model.residual_axes_ == min(scores, key=scores.get)
     assert model.residual_axes_ == "features"
     kept = [set(group.space.kept.tolist()) for group in model.groups_]
     assert sum(k == {0, 1} for k in kept) >= 0.8 * len(kept)
     error = np.abs(model.predict(X[test]) - y[test]).mean()
-    pls = OTreeBagger(n_estimators=30, score_model="additive", residual_axes="pls",
+    pls = OTreeBagger(consistency="pointwise", n_estimators=30, score_model="additive", residual_axes="pls",
                       random_state=0).fit(X[train], y[train])
     assert pls.residual_axes_ == "pls" and pls.residual_axes_scores_ is None
     assert error < 0.2 < 0.4 < np.abs(pls.predict(X[test]) - y[test]).mean()
@@ -400,7 +403,7 @@ def test_residual_axes_never_hold_a_constrained_feature():
     X, y = _interaction(900)
     y = np.minimum(y + (X[:, 2] > 0.5), 4)  # rises with feature 2 too
     cst = [0, 0, 1, 0, 0]
-    model = OTreeBagger(n_estimators=12, residual_axes="features", monotonic_cst=cst, random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=12, residual_axes="features", monotonic_cst=cst, random_state=0).fit(X, y)
     assert all(2 not in group.space.kept for group in model.groups_)
     assert model.is_monotone() and model.is_consistent()
     assert _wrong_way_steps(model, cst, np.random.RandomState(5)) == 0
@@ -411,10 +414,10 @@ def test_residual_axes_tie_keeps_pls(monkeypatch):
     X, y = _data(300)
     monkeypatch.setattr(OTreeBagger, "_held_out_scores",
                         lambda self, data, jobs, seeds, held_out: {key: 0.5 for key in jobs})
-    model = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=6, random_state=0).fit(X, y)
     assert model.residual_axes_scores_ == {"pls": 0.5, "features": 0.5} and model.residual_axes_ == "pls"
     assert all(group.space.n_components == 3 for group in model.groups_)
-    raw = OTreeBagger(n_estimators=6, projection="none", random_state=0).fit(X, y)
+    raw = OTreeBagger(consistency="pointwise", n_estimators=6, projection="none", random_state=0).fit(X, y)
     assert raw.residual_axes_ is None and raw.residual_axes_scores_ is None
 
 
@@ -460,7 +463,7 @@ def test_tiny_fits_in_every_space_fit_and_are_certified(kind, projection, n, d):
     for params in ({}, {"min_samples_leaf": 5}):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            model = OTreeBagger(n_estimators=6, projection=projection, random_state=0, **params).fit(X, y)
+            model = OTreeBagger(consistency="pointwise", n_estimators=6, projection=projection, random_state=0, **params).fit(X, y)
         assert model.is_consistent()
         assert set(model.predict(X)) <= {0, 1}
         for group in model.groups_:

@@ -91,8 +91,10 @@ def test_certified_models_pass_the_fused_oracle(d, seed):
 def test_step_rule_disabled_fails_the_certificate_and_the_oracle(monkeypatch):
     """Check that without the step bound a stump jumps two classes: not certified, and the oracle finds it."""
     X, y = _step_data()
+    # The pointwise notion's own mechanism (the step rule); the gap budget would block the jump too.
     params = dict(classes=[0, 1, 2], max_iter=3, max_leaf_nodes=2, min_samples_leaf=3, early_stopping=False,
-                  learning_rate=1.0, loss="squared_error", cut_points="half", random_state=0)
+                  learning_rate=1.0, loss="squared_error", cut_points="half", random_state=0,
+                  consistency="pointwise")
     certified = _fit(X, y, **params)
     assert certified.is_consistent() and _fused_oracle(certified)[0]
     assert np.all(np.abs(np.diff(certified.predict_value(np.array([[0.2, 0.5], [0.8, 0.5]])))) < 1.5)
@@ -108,8 +110,9 @@ def test_coinciding_thresholds_fail_the_certificate_and_the_oracle():
     """Check that forcing the trees onto one threshold is reported and really breaks consistency."""
     X, y = _step_data(d=1)
     model = _fit(X, y, classes=[0, 1, 2], max_iter=40, max_leaf_nodes=2, min_samples_leaf=3,
-                 early_stopping=False, loss="squared_error", cut_points="half", random_state=0)
-    assert model.is_consistent() and _fused_oracle(model)[0]
+                 early_stopping=False, loss="squared_error", cut_points="half", random_state=0,
+                 consistency="pointwise")
+    assert model.is_consistent(notion="pointwise") and _fused_oracle(model)[0]
     thresholds = [float(t.threshold[0]) for t in model.estimators_]
     assert len(set(thresholds)) == len(thresholds)  # distinct across trees
     lo, hi = X[y == 0, 0].max(), X[y == 2, 0].min()
@@ -118,7 +121,7 @@ def test_coinciding_thresholds_fail_the_certificate_and_the_oracle():
     for tree in model.estimators_:
         tree.threshold[0] = shared  # still in the gap: the training rows keep their sides
     model._build_predictor()
-    assert not model.is_consistent()
+    assert not model.is_consistent(notion="pointwise")
     assert not _fused_oracle(model)[0]
     below, above = np.nextafter(shared, -1), np.nextafter(shared, 2)
     assert model.predict([[below], [above]]).tolist() == [0, 2]
@@ -131,7 +134,7 @@ def test_bound_equals_brute_force(loss):
     X = np.round(rng.uniform(size=(120, 3)) * 4) / 4  # a lattice: every tree splits in the same few gaps
     y = np.clip(np.floor(X.sum(axis=1) * 1.5), 0, 4).astype(int)
     model = _fit(X, y, loss=loss, max_iter=15, max_leaf_nodes=5, min_samples_leaf=2, early_stopping=False,
-                 random_state=3)
+                 random_state=3, consistency="pointwise")  # consistency_bound_ is then the pointwise bound's
     certificate = boosting_certificate(model.estimators_, 3, np.ones(3, bool), 1 << UNIT_BITS, exact=True)
     for t, tree in enumerate(model.estimators_):
         assert certificate.jumps[t] == _brute_jump(tree, 3)
@@ -543,7 +546,7 @@ def _sums_of_the_trees(model, X):
 def test_model_file_predicts_from_its_trees_not_from_an_edited_flat_copy(tmp_path, monkeypatch):
     """Check that a saved model whose flat copy of the trees (what predict walks) was edited in the file
     predicts from its trees (what is_consistent() certifies) once loaded: the copy is rebuilt on load."""
-    from ensemble._model_file import load_model, save_model
+    from ensemble._model_file import load_model_file as load_model, save_model_file as save_model
 
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(300, 2))

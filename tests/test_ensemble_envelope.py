@@ -1,5 +1,8 @@
 """The certified forest's monotone envelopes (monotonic_method="envelope"), against independent oracles."""
 
+# These tests are about the pointwise machinery of projected (or monotone) models, which the data's
+# resolution (docs/design.md section 13) does not certify: their models are fitted for the pointwise notion.
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -57,7 +60,7 @@ def _data(n, seed, d=2):
 def test_certified_envelope_forests_are_consistent_and_monotone_on_the_threshold_grid(seed, n_trees, cut_points):
     """Check soundness: whenever is_consistent() holds, the exact grid oracle finds no jump of two classes."""
     X, y = _data(60, seed)
-    model = ConsistentForestClassifier(n_estimators=n_trees, monotonic_cst=[1, -1], cut_points=cut_points,
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=n_trees, monotonic_cst=[1, -1], cut_points=cut_points,
                                        random_state=seed % 101).fit(X, y)
     monotone, consistent = grid_consistent_and_monotone(model, [1, -1])
     assert model.is_monotone() and monotone
@@ -70,7 +73,7 @@ def test_envelope_certificate_counts_value_ranges_not_exact_jumps():
     from ensemble._forest import forest_certificate
 
     X, y = _data(150, 0)
-    model = ConsistentForestClassifier(n_estimators=20, monotonic_cst=[1, -1], random_state=0).fit(X, y)
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=20, monotonic_cst=[1, -1], random_state=0).fit(X, y)
     certificate = forest_certificate(model.estimators_, model._voters, 2, np.ones(2, bool), exact=True,
                                      envelopes=True)
     ranges = [np.ptp(v.value[t.tree_.children_left < 0]) for t, v in zip(model.estimators_, model._voters)]
@@ -81,7 +84,7 @@ def test_envelope_certificate_counts_value_ranges_not_exact_jumps():
 def test_a_forest_read_without_its_envelopes_goes_the_wrong_way_and_every_check_says_so():
     """Check a model built to fail: the same trees read by their leaves are not monotone, by every check."""
     X, y = _data(200, 3)
-    model = ConsistentForestClassifier(n_estimators=12, monotonic_cst=[1, -1], random_state=0).fit(X, y)
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=12, monotonic_cst=[1, -1], random_state=0).fit(X, y)
     assert model.is_monotone() and all(grid_consistent_and_monotone(model, [1, -1]))
     model._envelope = None  # read every tree by its own leaf values
     assert not model.is_monotone()
@@ -91,7 +94,7 @@ def test_a_forest_read_without_its_envelopes_goes_the_wrong_way_and_every_check_
 def test_envelope_forest_is_monotone_in_other_features_only_where_its_trees_are():
     """Check is_monotone on a feature outside the envelope's constraints against the grid oracle."""
     X, y = _data(150, 1)
-    model = ConsistentForestClassifier(n_estimators=12, monotonic_cst=[1, 0], random_state=0).fit(X, y)
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=12, monotonic_cst=[1, 0], random_state=0).fit(X, y)
     for cst in ([1, -1], [0, -1], [0, 1], [-1, 0]):
         claimed = model.is_monotone(cst)
         monotone, _ = grid_consistent_and_monotone(model, cst)
@@ -105,8 +108,8 @@ def test_monotone_forest_on_monotone_data_costs_little(method):
     """Check that on data monotone in the constraints the constrained forest is within 0.02 MAE of the free one."""
     X, y = _data(600, 5, d=4)
     Xt, yt = _data(3000, 6, d=4)
-    free = ConsistentForestClassifier(random_state=0).fit(X, y)
-    model = ConsistentForestClassifier(monotonic_cst=[1, -1, 0, 0], monotonic_method=method,
+    free = ConsistentForestClassifier(consistency="pointwise", random_state=0).fit(X, y)
+    model = ConsistentForestClassifier(consistency="pointwise", monotonic_cst=[1, -1, 0, 0], monotonic_method=method,
                                        random_state=0).fit(X, y)
     assert model.is_monotone() and model.is_consistent()
     mae = lambda m: np.abs(m.predict(Xt) - yt).mean()  # noqa: E731
@@ -117,13 +120,13 @@ def test_unknown_monotonic_method_is_refused_by_name():
     """Check that a monotonic_method outside the three is a clear error naming the parameter."""
     X, y = _data(60, 0)
     with pytest.raises(ValueError, match="monotonic_method"):
-        ConsistentForestClassifier(monotonic_cst=[1, -1], monotonic_method="lattice").fit(X, y)
+        ConsistentForestClassifier(consistency="pointwise", monotonic_cst=[1, -1], monotonic_method="lattice").fit(X, y)
 
 
 def test_threshold_grid_cells_hold_every_threshold():
     """Check the grid oracle's partition: one cell per pair of consecutive thresholds on every feature."""
     X, y = _data(100, 2)
-    model = ConsistentForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=5, random_state=0).fit(X, y)
     grid = threshold_grid(model.estimators_, 2)
     counts = []
     for f in range(2):

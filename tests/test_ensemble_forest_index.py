@@ -1,5 +1,8 @@
 """The certified forest on its constrained features' monotone index (``monotonic_space``)."""
 
+# These tests are about the pointwise machinery of projected (or monotone) models, which the data's
+# resolution (docs/design.md section 13) does not certify: their models are fitted for the pointwise notion.
+
 from dataclasses import replace
 
 import numpy as np
@@ -29,7 +32,7 @@ def _with_x1_flipped(model):
 @pytest.fixture(scope="module")
 def index_forest():
     X, y = _index_data()
-    return X, y, ConsistentForestClassifier(n_estimators=40, monotonic_cst=CST, monotonic_space="index",
+    return X, y, ConsistentForestClassifier(consistency="pointwise", n_estimators=40, monotonic_cst=CST, monotonic_space="index",
                                             random_state=0).fit(X, y)
 
 
@@ -82,7 +85,7 @@ def test_forest_index_exact_grid_oracle_in_its_space():
     X = rng.uniform(size=(300, 3))
     y = np.digitize(X[:, 0] - X[:, 1] + np.sin(4 * X[:, 2]) + 0.2 * rng.normal(size=300), [-0.5, 0.0, 0.5])
     cst = np.array([1, -1, 0])
-    model = ConsistentForestClassifier(n_estimators=30, monotonic_cst=cst, monotonic_space="index",
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=30, monotonic_cst=cst, monotonic_space="index",
                                        random_state=0).fit(X, y)
     assert model.is_monotone() and model.is_consistent()
     assert grid_consistent_and_monotone(model, cst) == (True, True)
@@ -99,7 +102,7 @@ def test_forest_index_checks_other_constraints_exactly(checked, expected):
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(300, 2))
     y = np.digitize(X[:, 0] - X[:, 1] + 0.1 * rng.normal(size=300), [-0.4, 0.0, 0.4])
-    model = ConsistentForestClassifier(n_estimators=30, monotonic_cst=[1, -1], monotonic_space="index",
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=30, monotonic_cst=[1, -1], monotonic_space="index",
                                        random_state=0).fit(X, y)
     assert model.is_monotone(checked) is expected
     assert grid_consistent_and_monotone(model, checked)[0] is expected
@@ -113,12 +116,12 @@ def test_forest_monotonic_space_auto_keeps_the_forest_that_errs_less_out_of_bag(
     identical to the one fitted in that space alone, and better on fresh data."""
     X, y = _two_constrained(kind)
     cst = np.r_[1, 1, np.zeros(6, int)]
-    model = ConsistentForestClassifier(n_estimators=40, monotonic_cst=cst, random_state=0).fit(X, y)
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=40, monotonic_cst=cst, random_state=0).fit(X, y)
     scores = model.monotonic_space_scores_
     assert set(scores) == {"index", "axes"}
     assert model.monotonic_space_ == expected == min(scores, key=lambda k: (scores[k], k != "index"))
     assert (model.space_ is None) == (expected == "axes")
-    alone = {space: ConsistentForestClassifier(n_estimators=40, monotonic_cst=cst, monotonic_space=space,
+    alone = {space: ConsistentForestClassifier(consistency="pointwise", n_estimators=40, monotonic_cst=cst, monotonic_space=space,
                                                random_state=0).fit(X, y) for space in ("index", "axes")}
     X_test, y_test = _two_constrained(kind, 3000, seed=1)
     assert np.array_equal(model.predict(X_test), alone[expected].predict(X_test))
@@ -134,27 +137,27 @@ def test_forest_monotonic_space_where_nothing_or_one_space_applies():
     """Check one constraint gives no space, missing values in a constrained feature keep the axes, no bootstrap
     (no out-of-bag rows) takes the index, and 'axes' grows the trees on the features."""
     X, y = _index_data(200)
-    one = ConsistentForestClassifier(n_estimators=10, monotonic_cst=np.r_[1, np.zeros(7, int)],
+    one = ConsistentForestClassifier(consistency="pointwise", n_estimators=10, monotonic_cst=np.r_[1, np.zeros(7, int)],
                                      random_state=0).fit(X, y)
     assert one.monotonic_space_ is None and one.space_ is None and one.monotonic_space_scores_ is None
     holes = X.copy()
     holes[::7, 1] = np.nan
-    missing = ConsistentForestClassifier(n_estimators=10, criterion="ogini", monotonic_cst=CST,
+    missing = ConsistentForestClassifier(consistency="pointwise", n_estimators=10, criterion="ogini", monotonic_cst=CST,
                                          random_state=0).fit(holes, y)
     assert missing.monotonic_space_ == "axes" and missing.space_ is None and missing.is_monotone()
     with pytest.warns(UserWarning, match="monotonic_space='index' cannot form the monotone index .a constrained"):
-        ConsistentForestClassifier(n_estimators=10, criterion="ogini", monotonic_cst=CST, monotonic_space="index",
+        ConsistentForestClassifier(consistency="pointwise", n_estimators=10, criterion="ogini", monotonic_cst=CST, monotonic_space="index",
                                    random_state=0).fit(holes, y)
     against = np.r_[-1, 1, -1, np.zeros(5, int)]  # every constrained feature against the data's direction
     with pytest.warns(UserWarning, match="no constrained feature follows its direction"):
-        backwards = ConsistentForestClassifier(n_estimators=10, monotonic_cst=against, monotonic_space="index",
+        backwards = ConsistentForestClassifier(consistency="pointwise", n_estimators=10, monotonic_cst=against, monotonic_space="index",
                                                random_state=0).fit(X, y)
     assert backwards.monotonic_space_ == "axes" and backwards.is_monotone()
-    no_bag = ConsistentForestClassifier(bootstrap=False, max_features=0.5, monotonic_cst=CST,
+    no_bag = ConsistentForestClassifier(consistency="pointwise", bootstrap=False, max_features=0.5, monotonic_cst=CST,
                                         random_state=0).fit(X, y)
     assert no_bag.monotonic_space_ == "index" and no_bag.monotonic_space_scores_ is None
     assert no_bag.is_monotone() and no_bag.is_consistent()
-    axes = ConsistentForestClassifier(n_estimators=10, monotonic_cst=CST, monotonic_space="axes",
+    axes = ConsistentForestClassifier(consistency="pointwise", n_estimators=10, monotonic_cst=CST, monotonic_space="axes",
                                       random_state=0).fit(X, y)
     assert axes.monotonic_space_ == "axes" and axes.space_ is None
     assert _wrong_way_on_lines(axes, X, CST, np.random.RandomState(1), n_lines=30) == 0
@@ -166,7 +169,7 @@ def test_forest_index_in_odd_units(transform):
     X, y = _index_data()
     odd = X.copy()
     odd[:, :3] = transform(X[:, :3])
-    make = lambda: ConsistentForestClassifier(n_estimators=30, monotonic_cst=CST,  # noqa: E731
+    make = lambda: ConsistentForestClassifier(consistency="pointwise", n_estimators=30, monotonic_cst=CST,  # noqa: E731
                                               monotonic_space="index", random_state=0)
     base, scaled = make().fit(X, y), make().fit(odd, y)
     X_test, _ = _index_data(2000, seed=5)
@@ -179,7 +182,7 @@ def test_forest_index_in_odd_units(transform):
 def test_forest_index_with_resolution_certifies_it():
     """Check an index forest fitted with a resolution certifies it (mapped onto the index) and not a far larger one."""
     X, y = _index_data(300)
-    model = ConsistentForestClassifier(monotonic_cst=CST, monotonic_space="index", resolution=1e-4,
+    model = ConsistentForestClassifier(consistency="pointwise", monotonic_cst=CST, monotonic_space="index", resolution=1e-4,
                                        random_state=0).fit(X, y)
     assert not model._given_up_resolution
     assert model.is_consistent(resolution=1e-4) and model.is_monotone()
@@ -192,7 +195,7 @@ def test_forest_index_in_2d_has_no_jump_on_the_exact_walk(tmp_path):
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(400, 2))
     y = np.digitize(2 * X[:, 0] - X[:, 1] + 0.2 * rng.normal(size=400), [0.0, 0.5, 1.0])
-    model = ConsistentForestClassifier(monotonic_cst=[1, -1], monotonic_space="index", random_state=0).fit(X, y)
+    model = ConsistentForestClassifier(consistency="pointwise", monotonic_cst=[1, -1], monotonic_space="index", random_state=0).fit(X, y)
     found = find_jumps(model, X, grid_resolution=60)
     assert found.exact and found.n_jumps == 0
     path = tmp_path / "index.skops"
@@ -210,7 +213,7 @@ def test_forest_index_under_every_monotonic_method_and_criterion(method, criteri
     y = np.digitize(X[:, 0] - X[:, 1] + np.sin(4 * X[:, 2]) + 0.2 * rng.normal(size=150), [-0.5, 0.0, 0.5])
     cst = np.array([1, -1, 0])
     # Half-way cuts: 24 trees then certify any forest on 2 axes with 4 classes (B >= d (K - 1)).
-    model = ConsistentForestClassifier(n_estimators=24, cut_points="half", criterion=criterion, monotonic_cst=cst,
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=24, cut_points="half", criterion=criterion, monotonic_cst=cst,
                                        monotonic_method=method, monotonic_space="index", random_state=0).fit(X, y)
     assert model.space_ is not None and model.is_monotone() and model.is_consistent()
     assert grid_consistent_and_monotone(model, cst) == (True, True)

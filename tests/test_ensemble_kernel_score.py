@@ -1,5 +1,8 @@
 """Tests of the kernel score of OTreeBagger's score space (``score_model="kernel"``)."""
 
+# These tests are about the pointwise machinery of projected (or monotone) models, which the data's
+# resolution (docs/design.md section 13) does not certify: their models are fitted for the pointwise notion.
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
@@ -118,14 +121,14 @@ def test_kernel_otreebagger_is_certified_and_the_oracle_agrees():
     """Check is_consistent() on a kernel-score model and the line-scan oracle in the features."""
     X, y = _product(800)
     train, test = np.arange(500), np.arange(500, 800)
-    model = OTreeBagger(n_estimators=30, score_model="kernel", residual_axes="pls", random_state=0).fit(X[train],
+    model = OTreeBagger(consistency="pointwise", n_estimators=30, score_model="kernel", residual_axes="pls", random_state=0).fit(X[train],
                                                                                                       y[train])
     assert model.score_model_ == "kernel" and model.score_model_scores_ is None
     assert all(isinstance(group.space.additive, KernelScore) for group in model.groups_)
     assert model.is_consistent()
     assert _line_jumps(model, X, np.random.RandomState(0)) == 0
     # The score itself holds the product: PLS axes beside it suffice (beside an additive score they do not).
-    additive = OTreeBagger(n_estimators=30, score_model="additive", residual_axes="pls",
+    additive = OTreeBagger(consistency="pointwise", n_estimators=30, score_model="additive", residual_axes="pls",
                            random_state=0).fit(X[train], y[train])
     errors = [np.abs(m.predict(X[test]) - y[test]).mean() for m in (model, additive)]
     assert errors[0] < errors[1] - 0.15
@@ -136,7 +139,7 @@ def test_kernel_otreebagger_is_certified_and_the_oracle_agrees():
 def test_kernel_certificate_fails_on_a_model_built_to_fail():
     """Check that scrambled region labels of a kernel-score model are not certified, and the oracle sees jumps."""
     X, y = _product(300)
-    model = OTreeBagger(n_estimators=9, score_model="kernel", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=9, score_model="kernel", random_state=0).fit(X, y)
     for group in model.groups_:
         group.labels[:] = np.where(np.arange(group.labels.shape[0]) % 2 == 0, 0, model.n_classes_ - 1)
     assert model.is_consistent() is False
@@ -147,7 +150,7 @@ def test_kernel_space_with_resolution_is_r_consistent():
     """Check that r-consistency maps through the kernel score's Lipschitz bound and certifies."""
     X, y = _product(300)
     r = 0.05
-    model = OTreeBagger(n_estimators=6, score_model="kernel", resolution=r, random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=6, score_model="kernel", resolution=r, random_state=0).fit(X, y)
     assert model.is_consistent(resolution=r)
     rng = np.random.RandomState(4)
     base = rng.uniform(-1, 1, size=(20000, 5))
@@ -160,22 +163,22 @@ def test_auto_score_model_chooses_by_held_out_error_and_keeps_additive_on_a_tie(
     """Check score_model="auto": the held-out scores decide; equal scores keep the additive score."""
     X, y = _product(600)
     # With PLS beside it, only a score that holds the product itself can follow it.
-    model = OTreeBagger(n_estimators=12, residual_axes="pls", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=12, residual_axes="pls", random_state=0).fit(X, y)
     scores = model.score_model_scores_
     assert set(scores) == {"additive", "kernel"} and model.score_model_ == min(scores, key=scores.get)
     assert model.score_model_ == "kernel" and model.residual_axes_scores_ is None
     assert all(isinstance(group.space.additive, KernelScore) for group in model.groups_)
     # Both left open: the pair is chosen jointly, and each dict holds the other choice's row.
-    both = OTreeBagger(n_estimators=12, random_state=0).fit(X, y)
+    both = OTreeBagger(consistency="pointwise", n_estimators=12, random_state=0).fit(X, y)
     chosen = both.score_model_scores_[both.score_model_]
     assert chosen == both.residual_axes_scores_[both.residual_axes_]
     assert chosen == min(*both.score_model_scores_.values(), *both.residual_axes_scores_.values())
     monkeypatch.setattr(OTreeBagger, "_held_out_scores",
                         lambda self, data, jobs, seeds, held_out: {key: 0.5 for key in jobs})
-    tie = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+    tie = OTreeBagger(consistency="pointwise", n_estimators=6, random_state=0).fit(X, y)
     assert tie.score_model_scores_ == {"additive": 0.5, "kernel": 0.5} and tie.score_model_ == "additive"
     assert tie.residual_axes_scores_ == {"pls": 0.5, "features": 0.5} and tie.residual_axes_ == "pls"
-    raw = OTreeBagger(n_estimators=6, projection="none", random_state=0).fit(X, y)
+    raw = OTreeBagger(consistency="pointwise", n_estimators=6, projection="none", random_state=0).fit(X, y)
     assert raw.score_model_ is None and raw.score_model_scores_ is None
 
 
@@ -184,19 +187,19 @@ def test_monotone_constraints_keep_the_additive_score():
     X, y = _product(500)
     y = np.minimum(y + (X[:, 2] > 0.5), 4)
     cst = [0, 0, 1, 0, 0]
-    model = OTreeBagger(n_estimators=9, monotonic_cst=cst, random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=9, monotonic_cst=cst, random_state=0).fit(X, y)
     assert model.score_model_ == "additive" and model.score_model_scores_ is None
     assert model.is_monotone() and model.is_consistent()
     rng = np.random.RandomState(5)
     assert _wrong_way_steps(model, cst, rng) == 0
     with pytest.raises(ValueError, match="score_model='kernel' cannot follow monotonic_cst"):
-        OTreeBagger(n_estimators=3, score_model="kernel", monotonic_cst=cst).fit(X, y)
+        OTreeBagger(consistency="pointwise", n_estimators=3, score_model="kernel", monotonic_cst=cst).fit(X, y)
 
 
 def test_kernel_model_saves_loads_and_predicts_the_same():
     """Check the model file: a kernel-score model loads as a trusted type and predicts the same."""
     X, y = _product(300, units=UNITS)
-    model = OTreeBagger(n_estimators=6, score_model="kernel", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=6, score_model="kernel", random_state=0).fit(X, y)
     loaded = _reloaded(model)
     assert np.array_equal(loaded.predict(X), model.predict(X)) and loaded.is_consistent()
 
@@ -204,8 +207,8 @@ def test_kernel_model_saves_loads_and_predicts_the_same():
 def test_kernel_space_is_free_of_the_features_units():
     """Check that odd units give nearly the same model (power-of-two scales, then standardised)."""
     X, y = _product(300)
-    plain = OTreeBagger(n_estimators=9, score_model="kernel", random_state=0).fit(X, y)
-    odd = OTreeBagger(n_estimators=9, score_model="kernel", random_state=0).fit(X * UNITS, y)
+    plain = OTreeBagger(consistency="pointwise", n_estimators=9, score_model="kernel", random_state=0).fit(X, y)
+    odd = OTreeBagger(consistency="pointwise", n_estimators=9, score_model="kernel", random_state=0).fit(X * UNITS, y)
     assert np.mean(plain.predict(X) == odd.predict(X * UNITS)) >= 0.97
     assert odd.is_consistent()
 

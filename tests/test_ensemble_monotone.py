@@ -1,5 +1,8 @@
 """Monotone constraints for more than two ordered classes in OTreeBagger and the certified forest."""
 
+# Models here are fitted for the pointwise notion where their subject is the machinery the data's
+# resolution (docs/design.md section 13) does not certify: projected spaces, monotone forests.
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -53,9 +56,9 @@ def _wrong_way_on_lines(model, X, cst, rng, n_lines=40, n_steps=200):
 
 
 MODELS = {
-    "otreebagger": lambda cst, **kw: OTreeBagger(n_estimators=12, group_size=3, monotonic_cst=cst, **kw),
-    "forest": lambda cst, **kw: ConsistentForestClassifier(n_estimators=30, monotonic_cst=cst, **kw),
-    "forest-ogini": lambda cst, **kw: ConsistentForestClassifier(n_estimators=30, criterion="ogini",
+    "otreebagger": lambda cst, **kw: OTreeBagger(consistency="pointwise", n_estimators=12, group_size=3, monotonic_cst=cst, **kw),
+    "forest": lambda cst, **kw: ConsistentForestClassifier(consistency="pointwise", n_estimators=30, monotonic_cst=cst, **kw),
+    "forest-ogini": lambda cst, **kw: ConsistentForestClassifier(consistency="pointwise", n_estimators=30, criterion="ogini",
                                                                  monotonic_cst=cst, **kw),
 }
 
@@ -96,7 +99,7 @@ def test_random_constrained_forests_never_go_the_wrong_way(seed, n_classes, d, s
     cst = np.zeros(d, dtype=int)
     cst[0] = sign
     w = rng.uniform(0, 2, 120) if weighted else None
-    model = ConsistentForestClassifier(n_estimators=20, monotonic_cst=cst, random_state=seed % 97).fit(
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=20, monotonic_cst=cst, random_state=seed % 97).fit(
         X, y, sample_weight=w)
     assert model.is_monotone()
     assert _wrong_way_on_lines(model, X, cst, rng, n_lines=10) == 0
@@ -106,8 +109,8 @@ def test_monotone_constraints_by_name_and_their_errors():
     """Check dict constraints by feature name, and clear errors naming monotonic_cst."""
     X, y = _data()
     frame = pd.DataFrame(X, columns=["income", "debt"])
-    for model in (OTreeBagger(n_estimators=6, monotonic_cst={"income": 1, "debt": -1}, random_state=0),
-                  ConsistentForestClassifier(n_estimators=20, monotonic_cst={"income": 1, "debt": -1},
+    for model in (OTreeBagger(consistency="pointwise", n_estimators=6, monotonic_cst={"income": 1, "debt": -1}, random_state=0),
+                  ConsistentForestClassifier(consistency="pointwise", n_estimators=20, monotonic_cst={"income": 1, "debt": -1},
                                              random_state=0)):
         model.fit(frame, y)
         assert model.is_monotone() and model.is_monotone([1, -1])
@@ -118,14 +121,14 @@ def test_monotone_constraints_by_name_and_their_errors():
         ({"income": 3}, r"monotonic_cst\['income'\] must be -1, 0 or \+1"),
     ]
     for cst, match in bad:
-        for estimator in (OTreeBagger(n_estimators=3, monotonic_cst=cst),
-                          ConsistentForestClassifier(n_estimators=3, monotonic_cst=cst)):
+        for estimator in (OTreeBagger(consistency="pointwise", n_estimators=3, monotonic_cst=cst),
+                          ConsistentForestClassifier(consistency="pointwise", n_estimators=3, monotonic_cst=cst)):
             with pytest.raises(ValueError, match=match):
                 estimator.fit(frame, y)
     with pytest.raises(ValueError, match="monotonic_cst"):
-        OTreeBagger(n_estimators=3, monotonic_cst={"income": 1}).fit(X, y)  # names without feature names
-    for estimator in (OTreeBagger(n_estimators=3, monotonic_cst=[1, 0], categorical_features=[0]),
-                      ConsistentForestClassifier(n_estimators=3, monotonic_cst=[1, 0], categorical_features=[0])):
+        OTreeBagger(consistency="pointwise", n_estimators=3, monotonic_cst={"income": 1}).fit(X, y)  # names without feature names
+    for estimator in (OTreeBagger(consistency="pointwise", n_estimators=3, monotonic_cst=[1, 0], categorical_features=[0]),
+                      ConsistentForestClassifier(consistency="pointwise", n_estimators=3, monotonic_cst=[1, 0], categorical_features=[0])):
         with pytest.raises(ValueError, match="monotonic_cst.*categorical"):
             estimator.fit(X, y)
 
@@ -137,7 +140,7 @@ def test_otreebagger_keeps_constrained_features_out_of_the_projection():
     y = np.digitize(X[:, 0] * 2 + X[:, 1:].sum(axis=1) / 4 + rng.normal(scale=0.3, size=300), [0.8, 1.4, 2.0])
     cst = np.zeros(8, dtype=int)
     cst[0] = 1
-    model = OTreeBagger(n_estimators=6, monotonic_cst=cst, projection="pls", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=6, monotonic_cst=cst, projection="pls", random_state=0).fit(X, y)
     assert all(g.space is not None and 0 in g.space.kept and 0 not in g.space.projected for g in model.groups_)
     assert model.is_monotone() and model.is_consistent()
     assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(2)) == 0
@@ -172,7 +175,7 @@ def test_otreebagger_constrained_features_form_one_monotone_index():
     weights have their directions, and that the model is monotone by its certificate and by probes."""
     X, y = _index_data()
     cst = np.array([1, -1, 1, 0, 0, 0, 0, 0])
-    model = OTreeBagger(n_estimators=9, monotonic_cst=cst, monotonic_space="index", projection="pls",
+    model = OTreeBagger(consistency="pointwise", n_estimators=9, monotonic_cst=cst, monotonic_space="index", projection="pls",
                         random_state=0).fit(X, y)
     for group in model.groups_:
         space = group.space
@@ -201,7 +204,7 @@ def test_otreebagger_constrained_features_form_one_monotone_index():
     with pytest.raises(ValueError, match="opposite directions"):
         model.is_monotone(np.r_[1, 1, np.zeros(6, int)])
     # Still a useful model, better than the free one on the same rows.
-    free = OTreeBagger(n_estimators=9, projection="pls", random_state=0).fit(X, y)
+    free = OTreeBagger(consistency="pointwise", n_estimators=9, projection="pls", random_state=0).fit(X, y)
     X_test, y_test = _index_data(2000, seed=1)
     assert np.mean(np.abs(model.predict(X_test) - y_test)) <= np.mean(np.abs(free.predict(X_test) - y_test)) + 0.02
 
@@ -249,7 +252,7 @@ def test_otreebagger_monotone_with_sample_weights_and_categorical_features():
     X = np.column_stack([X, rng.randint(0, 3, size=X.shape[0])])  # a categorical third feature
     w = rng.uniform(0.2, 3.0, size=X.shape[0])
     cst = np.array([1, -1, 0])
-    model = OTreeBagger(n_estimators=6, monotonic_cst=cst, categorical_features=[2], random_state=0).fit(
+    model = OTreeBagger(consistency="pointwise", n_estimators=6, monotonic_cst=cst, categorical_features=[2], random_state=0).fit(
         X, y, sample_weight=w)
     assert model.is_monotone() and model.is_consistent()
     assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(5)) == 0
@@ -261,7 +264,7 @@ def test_forest_cumulative_probabilities_are_monotone_on_lines(cst):
     rng = np.random.RandomState(3)
     X = rng.uniform(size=(300, 2))
     y = np.digitize(X[:, 0] - X[:, 1] + 0.2 * rng.normal(size=300), [-0.4, 0.0, 0.4])
-    model = ConsistentForestClassifier(monotonic_cst=cst, random_state=0).fit(X, y)
+    model = ConsistentForestClassifier(consistency="pointwise", monotonic_cst=cst, random_state=0).fit(X, y)
     assert model.is_monotone()
     grid = np.linspace(-0.1, 1.1, 301)
     for f in np.flatnonzero(cst):
@@ -284,7 +287,7 @@ def test_free_forest_probabilities_can_go_the_wrong_way():
     rng = np.random.RandomState(3)
     X = rng.uniform(size=(300, 2))
     y = np.digitize(X[:, 0] - X[:, 1] + 0.2 * rng.normal(size=300), [-0.4, 0.0, 0.4])
-    model = ConsistentForestClassifier(random_state=0).fit(X, y)
+    model = ConsistentForestClassifier(consistency="pointwise", random_state=0).fit(X, y)
     grid = np.linspace(-0.1, 1.1, 301)
     worst = 0.0
     for other in rng.uniform(size=25):
@@ -312,7 +315,7 @@ def test_monotonic_space_auto_keeps_the_space_that_errs_less_on_held_out_rows(ki
     # 8 probe groups chose the index on only 2 of 4 seeds, on 2,000 on 4 of 4.
     X, y = _two_constrained(kind, 2000)
     cst = np.r_[1, 1, np.zeros(6, int)]
-    model = OTreeBagger(n_estimators=30, monotonic_cst=cst, thresholds="auto", projection="pls",
+    model = OTreeBagger(consistency="pointwise", n_estimators=30, monotonic_cst=cst, thresholds="auto", projection="pls",
                         random_state=0).fit(X, y)
     scores = model.monotonic_space_scores_
     assert set(scores) == {"index", "axes"}
@@ -324,7 +327,7 @@ def test_monotonic_space_auto_keeps_the_space_that_errs_less_on_held_out_rows(ki
     assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(0)) == 0
     # The chosen space is the better one on fresh data too.
     X_test, y_test = _two_constrained(kind, 3000, seed=1)
-    other = OTreeBagger(n_estimators=30, monotonic_cst=cst, random_state=0, projection="pls",
+    other = OTreeBagger(consistency="pointwise", n_estimators=30, monotonic_cst=cst, random_state=0, projection="pls",
                         monotonic_space="axes" if expected == "index" else "index").fit(X, y)
     mae = lambda m: np.mean(np.abs(m.predict(X_test) - y_test))  # noqa: E731
     assert mae(model) < mae(other)
@@ -334,15 +337,15 @@ def test_monotonic_space_applies_only_to_two_or_more_projected_constraints():
     """Check monotonic_space_ is None (and nothing is probed) with one constraint or unprojected groups,
     and that 'axes' keeps every constrained feature on its own axis in a component's place."""
     X, y = _two_constrained("sum", n=300)
-    one = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, np.zeros(7, int)], projection="pls",
+    one = OTreeBagger(consistency="pointwise", n_estimators=6, monotonic_cst=np.r_[1, np.zeros(7, int)], projection="pls",
                       random_state=0).fit(X, y)
     # The additive space (projection="auto") holds every constrained feature in its score.
-    additive = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, 1, np.zeros(6, int)], random_state=0).fit(X, y)
-    unprojected = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, 1, np.zeros(6, int)], projection="none",
+    additive = OTreeBagger(consistency="pointwise", n_estimators=6, monotonic_cst=np.r_[1, 1, np.zeros(6, int)], random_state=0).fit(X, y)
+    unprojected = OTreeBagger(consistency="pointwise", n_estimators=6, monotonic_cst=np.r_[1, 1, np.zeros(6, int)], projection="none",
                               max_depth=3, random_state=0).fit(X, y)
     for model in (one, unprojected, additive):
         assert model.monotonic_space_ is None and model.monotonic_space_scores_ is None
-    axes = OTreeBagger(n_estimators=6, monotonic_cst=np.r_[1, -1, 1, np.zeros(5, int)], monotonic_space="axes",
+    axes = OTreeBagger(consistency="pointwise", n_estimators=6, monotonic_cst=np.r_[1, -1, 1, np.zeros(5, int)], monotonic_space="axes",
                        projection="pls", random_state=0).fit(X, y)
     assert axes.monotonic_space_ == "axes" and axes.monotonic_space_scores_ is None
     for group in axes.groups_:

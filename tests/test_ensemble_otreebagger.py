@@ -372,7 +372,8 @@ def test_group_labels_are_optimal_for_the_leaf_prior_rebuilt_independently(empty
                 leaf_counts = np.zeros((tree.tree_.node_count, model.n_classes_))
                 np.add.at(leaf_counts, (tree.apply(Z), index), 1.0)
                 prior[empty] += 2.0**-9 * leaf_counts[tree.apply(centre)]
-        edges = relabel.adjacency_edges(partition).edges
+        # The model's contacts: closure, and the neighbours at the data's resolution (its kept grid).
+        edges = relabel.adjacency_edges(partition, grid=model._grid).edges
         problem = relabel.ConsistencyProblem.from_counts(counts, edges, prior=prior)
         optimum = relabel.solve(problem, solver="cbc", formulation="tight").objective
         ours = objective_of(counts, edges, problem.C1, problem.C2, group.labels, prior=prior)

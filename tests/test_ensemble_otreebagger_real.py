@@ -1,5 +1,8 @@
 """Tests of OTreeBagger's defaults on real and many-feature data, and of its categorical contacts."""
 
+# Models here are fitted for the pointwise notion where their subject is the machinery the data's
+# resolution (docs/design.md section 13) does not certify: projected spaces, monotone forests.
+
 import re
 import warnings
 from pathlib import Path
@@ -58,7 +61,7 @@ def _many_features(n_samples, n_features, seed):
 def test_defaults_fit_real_data_consistently(name):
     """Check that OTreeBagger() fits real data sets of 6 and 54 features, certified, with no silent change."""
     X, y, train, test = load_benchmark(name, SHARED, split=0)
-    model = OTreeBagger(random_state=0)
+    model = OTreeBagger(consistency="pointwise", random_state=0)
     warned = _fit_recording(model, X[train], y[train])
     _check_no_silent_change(model, warned)
     assert model.is_consistent()
@@ -71,7 +74,7 @@ def test_defaults_fit_real_data_consistently(name):
 def test_defaults_fit_wine_with_fewer_trees():
     """Check that the defaults (but 15 trees) fit winequality-red's 11 features, certified, no silent change."""
     X, y, train, _ = load_benchmark("winequality-red", SHARED, split=0)
-    model = OTreeBagger(n_estimators=15, random_state=0)
+    model = OTreeBagger(consistency="pointwise", n_estimators=15, random_state=0)
     warned = _fit_recording(model, X[train], y[train])
     _check_no_silent_change(model, warned)
     assert model.is_consistent()
@@ -80,12 +83,12 @@ def test_defaults_fit_wine_with_fewer_trees():
 def test_defaults_fit_thirty_features_and_adapt_loudly():
     """Check that OTreeBagger() fits 30 features certified, and that a group past a budget always warns."""
     X, y = _many_features(600, 30, seed=0)
-    model = OTreeBagger(n_estimators=30, random_state=0)
+    model = OTreeBagger(consistency="pointwise", n_estimators=30, random_state=0)
     warned = _fit_recording(model, X, y)
     _check_no_silent_change(model, warned)
     assert model.is_consistent()
     # Unprojected, 30 features pass a small edge budget: smaller groups, then shallower trees, all reported.
-    tight = OTreeBagger(n_estimators=6, projection="none", max_edges=500, random_state=0)
+    tight = OTreeBagger(consistency="pointwise", n_estimators=6, projection="none", max_edges=500, random_state=0)
     warned = _fit_recording(tight, X[:300], y[:300])
     adapted = [info["adapted"] for info in tight.groups_info_]
     assert warned and all(re.search(r"group_size 3 -> 1; max_depth \d+ ->", a) for a in adapted)
@@ -105,7 +108,7 @@ def test_categorical_contacts_are_the_all_pairs_oracle_in_every_group(projection
     score = continuous[:, :2].sum(axis=1) + 0.6 * colour + rng.normal(scale=0.2, size=n)
     y = np.searchsorted(np.quantile(score, [0.25, 0.5, 0.75]), score)
     mask = np.r_[np.zeros(5, bool), np.ones(3, bool)]
-    model = OTreeBagger(n_estimators=6, group_size=3, projection=projection, n_components=2,
+    model = OTreeBagger(consistency="pointwise", n_estimators=6, group_size=3, projection=projection, n_components=2,
                         categorical_features=[5, 6, 7], max_depth=4, random_state=0).fit(X, y)
     dropped = 0
     for group in model.groups_:
@@ -132,22 +135,22 @@ def test_auto_projection_only_for_relabelled_groups():
     """Check that projection='auto' gives relabelled groups of 3+ continuous features the additive space,
     2D data its own axes, and plain bagged trees no projection."""
     X, y = _many_features(200, 12, seed=1)
-    relabelled = OTreeBagger(n_estimators=3, random_state=0).fit(X, y)
+    relabelled = OTreeBagger(consistency="pointwise", n_estimators=3, random_state=0).fit(X, y)
     # Beside the score: n_components - 1 PLS directions, or at most as many interaction axes.
     width = 1 + (relabelled.n_components - 1 if relabelled.residual_axes_ == "pls" else 0)
     assert all(group.space is not None and group.space.additive is not None
                and group.space.n_components == width
                and group.space.n_components + group.space.kept.shape[0] <= relabelled.n_components
                for group in relabelled.groups_)
-    bagged = OTreeBagger(n_estimators=3, relabel=False, random_state=0).fit(X, y)
+    bagged = OTreeBagger(consistency="pointwise", n_estimators=3, relabel=False, random_state=0).fit(X, y)
     assert all(group.space is None for group in bagged.groups_)
     # Asked for by name, a projection applies to bagged trees too.
     for projection in ("pls", "additive"):
-        asked = OTreeBagger(n_estimators=3, relabel=False, projection=projection, random_state=0).fit(X, y)
+        asked = OTreeBagger(consistency="pointwise", n_estimators=3, relabel=False, projection=projection, random_state=0).fit(X, y)
         assert all(group.space is not None for group in asked.groups_)
-    three = OTreeBagger(n_estimators=3, random_state=0).fit(X[:, :3], y)
+    three = OTreeBagger(consistency="pointwise", n_estimators=3, random_state=0).fit(X[:, :3], y)
     assert all(group.space.additive is not None for group in three.groups_)
-    two = OTreeBagger(n_estimators=3, random_state=0).fit(X[:, :2], y)
+    two = OTreeBagger(consistency="pointwise", n_estimators=3, random_state=0).fit(X[:, :2], y)
     assert all(group.space is None for group in two.groups_)
 
 
@@ -156,7 +159,7 @@ def test_auto_projection_counts_constrained_features_in_the_dimension():
     X, y = _many_features(200, 6, seed=2)
 
     def spaces(cst):
-        model = OTreeBagger(n_estimators=3, monotonic_cst=cst, random_state=0).fit(X[:, :len(cst)], y)
+        model = OTreeBagger(consistency="pointwise", n_estimators=3, monotonic_cst=cst, random_state=0).fit(X[:, :len(cst)], y)
         assert model.is_monotone()
         return [group.space for group in model.groups_]
 
@@ -192,7 +195,7 @@ def test_constrained_axes_take_the_place_of_components(n_constrained, space, exp
     X, y = _many_features(240, 12, seed=2)
     cst = np.zeros(12, int)
     cst[:n_constrained] = 1  # the first five features raise the score
-    model = OTreeBagger(n_estimators=3, monotonic_cst=cst, max_depth=4, monotonic_space=space,
+    model = OTreeBagger(consistency="pointwise", n_estimators=3, monotonic_cst=cst, max_depth=4, monotonic_space=space,
                         projection="pls", random_state=0).fit(X, y)
     for group in model.groups_:
         assert group.space.n_components == expected

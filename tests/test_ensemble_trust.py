@@ -286,9 +286,9 @@ def test_certified_exactly_at_the_cut_spacing():
     # Move the cut points so that their spacing equals the bound, then one unit less.
     base = model._cuts[0]
     model._cuts = base + np.arange(model.n_classes_ - 1, dtype=np.int64) * bound
-    assert model.is_consistent()
+    assert model.is_consistent(notion="pointwise")
     model._cuts = base + np.arange(model.n_classes_ - 1, dtype=np.int64) * (bound - 1)
-    assert not model.is_consistent()
+    assert not model.is_consistent(notion="pointwise")
 
 
 # Text classes and confusing errors.

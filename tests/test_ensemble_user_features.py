@@ -1,5 +1,8 @@
 """What users of tree ensembles expect: class weights, text category columns, importances, small model files."""
 
+# Models here are fitted for the pointwise notion where their subject is the machinery the data's
+# resolution (docs/design.md section 13) does not certify: projected spaces, monotone forests.
+
 import pickle
 import warnings
 
@@ -13,7 +16,7 @@ from ensemble._base import class_weight_factors
 
 ENSEMBLES = {
     "forest": lambda **kw: ConsistentForestClassifier(n_estimators=20, random_state=0, **kw),
-    "otreebagger": lambda **kw: OTreeBagger(n_estimators=6, random_state=0, **kw),
+    "otreebagger": lambda **kw: OTreeBagger(consistency="pointwise", n_estimators=6, random_state=0, **kw),
     "boosting": lambda **kw: ConsistentGradientBoostingClassifier(random_state=0, **kw),
 }
 
@@ -97,7 +100,7 @@ def test_pandas_categorical_column_uses_its_own_categories():
 def test_unseen_category_is_an_error_naming_the_column_and_value():
     """Check that a category unseen in fit is a clear error at predict."""
     frame, y = _frame()
-    model = _quiet_fit(OTreeBagger(n_estimators=3, categorical_features=["region"]), frame, y)
+    model = _quiet_fit(OTreeBagger(consistency="pointwise", n_estimators=3, categorical_features=["region"]), frame, y)
     other = frame.copy()
     other.loc[0, "region"] = "centre"
     with pytest.raises(ValueError, match="column 'region' holds the category 'centre', unseen in fit"):
@@ -158,7 +161,7 @@ def test_otreebagger_importances_through_pls_components():
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(400, 8))
     y = np.digitize(X[:, 0] + X[:, 1] + 0.2 * rng.normal(size=400), [0.6, 1.0, 1.4])
-    model = OTreeBagger(n_estimators=9, random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=9, random_state=0).fit(X, y)
     assert all(group.space is not None for group in model.groups_)
     importances = model.feature_importances_
     assert np.isclose(importances.sum(), 1.0)
@@ -168,7 +171,7 @@ def test_otreebagger_importances_through_pls_components():
 def test_saved_otreebagger_is_small_and_certifies_after_loading():
     """Check that a saved OTreeBagger holds no region boxes, contacts or counts, and re-derives its certificate."""
     X, y = _data(600)
-    model = OTreeBagger(n_estimators=12, random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=12, random_state=0).fit(X, y)
     forest = ConsistentForestClassifier(random_state=0).fit(X, y)
     blob = pickle.dumps(model)
     loaded = pickle.loads(blob)

@@ -181,7 +181,8 @@ class HistTree(NamedTuple):
 def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.float64], rows: NDArray[np.int64],
               *, sample_weight: NDArray[np.float64] | None = None, max_leaf_nodes: int | None = 31, max_depth: int | None = None, min_samples_leaf: int = 20,
               l2_regularization: float = 0.0, monotonic_cst: NDArray[np.int64] | None = None,
-              allowed: NDArray[np.bool_] | None = None, workspace: dict | None = None) -> HistTree:
+              allowed: NDArray[np.bool_] | None = None, blocked: NDArray[np.bool_] | None = None,
+              workspace: dict | None = None) -> HistTree:
     """Grow one regression tree best-first from gradient histograms.
 
     Parameters
@@ -208,6 +209,11 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
         their mid-point for the whole subtree, so the tree is monotone.
     allowed : ndarray of bool, optional
         Features the tree may split.
+    blocked : ndarray of bool of shape (n_features, n_bins), optional
+        Cuts the tree may not make: True at ``[f, b]`` forbids the split of
+        feature f between bins b and b + 1 (certified boosting blocks the gaps
+        between training values whose consistency budget is spent). The split of
+        all real values from the missing ones is never blocked.
     workspace : dict, optional
         Buffers reused across trees of one fit (histograms, node arrays).
 
@@ -250,8 +256,14 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
         workspace["buffer"] = np.empty(rows.shape[0], dtype=np.int64)
         workspace["ordered"] = np.empty((rows.shape[0], 3))
     weight = np.ones(gradient.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    closed = np.zeros((d, n_bins_max), dtype=np.bool_)
+    if blocked is not None:
+        blocked = np.asarray(blocked, dtype=np.bool_)
+        width = min(blocked.shape[1], n_bins_max)
+        closed[:, :width] = blocked[:, :width]
     out = _grow(bins.binned, bins.n_bins, gradient, hessian, weight, rows, workspace["buffer"], workspace["ordered"],
-                workspace["hist"], ok, cst, max_leaves, depth_cap, int(min_samples_leaf), float(l2_regularization))
+                workspace["hist"], ok, closed, cst, max_leaves, depth_cap, int(min_samples_leaf),
+                float(l2_regularization))
     left, right, feature, split_bin, value, start, stop, split_gain, missing_left, n_nodes = out
     return HistTree(left[:n_nodes], right[:n_nodes], feature[:n_nodes], split_bin[:n_nodes], value[:n_nodes],
                     start[:n_nodes], stop[:n_nodes], rows, split_gain[:n_nodes], missing_left[:n_nodes])
@@ -293,7 +305,7 @@ def _leaf_value(g, h, l2, lo, hi):
 
 
 @_compiled
-def _find_split(hist, n_bins, ok, cst, g_sum, h_sum, count, lo, hi, l2, min_leaf):
+def _find_split(hist, n_bins, ok, closed, cst, g_sum, h_sum, count, lo, hi, l2, min_leaf):
     """Best split of a node from its histogram: (gain, feature, bin, left value, right value, missing left).
 
     The gain is ``loss(parent) - loss(left) - loss(right)`` with the loss of a leaf
@@ -326,6 +338,8 @@ def _find_split(hist, n_bins, ok, cst, g_sum, h_sum, count, lo, hi, l2, min_leaf
             gl += hist[f, b, 0]
             hl += hist[f, b, 1]
             cl += hist[f, b, 2]
+            if b < m - 1 and closed[f, b]:
+                continue  # a blocked cut between two real bins
             for side in range(sides if b < m - 1 else 1):
                 # side 0: missing values right (they are in the right sums); side 1: left.
                 g_left = gl + mg * side
@@ -380,7 +394,7 @@ def _partition(binned, rows, buffer, start, stop, f, b, missing_bin, missing_lef
 
 
 @_compiled
-def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, ordered, hist, ok, cst, max_leaves, max_depth,
+def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, ordered, hist, ok, closed, cst, max_leaves, max_depth,
           min_leaf, l2):
     """Best-first growth; returns the node arrays (oversized) and the number of nodes."""
     n_max = 2 * max_leaves - 1 if max_leaves < rows.shape[0] else 2 * rows.shape[0] + 1
@@ -421,7 +435,7 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, ordered, hist
         for c in range(n_candidates):
             node = candidates[c]
             if depth[node] < max_depth and sums[node, 2] >= 2 * min_leaf:
-                g, f, b, vl, vr, ml = _find_split(hist[slot[node]], n_bins, ok, cst, sums[node, 0], sums[node, 1],
+                g, f, b, vl, vr, ml = _find_split(hist[slot[node]], n_bins, ok, closed, cst, sums[node, 0], sums[node, 1],
                                                   sums[node, 2], lo[node], hi[node], l2, min_leaf)
                 if f >= 0:
                     gain[node] = g

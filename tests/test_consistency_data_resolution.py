@@ -1,0 +1,260 @@
+"""Consistency at the data's resolution (docs/design.md section 13), against independent oracles.
+
+- The neighbours at the data's resolution of a box partition (``adjacency_edges(grid=...)``)
+  against a brute force over all pairs and all gaps.
+- The gap loads of a sum of trees (``gap_loads``) against the exact largest change of the sum
+  along every move inside a gap, read on the fused partition of all the trees.
+- Every certified estimator, fitted with its defaults on integer and lattice data and in odd
+  units, walked exactly along every feature inside every gap of probed rows
+  (:func:`oracles.gap_walk_spans`: every threshold and the float above it), and models built
+  to fail (``consistency="pointwise"`` on data whose classes jump two at one unit): refuted
+  by the certificate, and the walk shows the jump.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.tree import DecisionTreeRegressor
+
+import relabel
+from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger
+from ensemble._certificates import gap_loads, gap_pairs, tree_nodes
+from oracles import box_centres, fused_partition, gap_walk_spans
+from relabel import DataGrid
+from trees import leaf_boxes
+
+
+def _lattice(n, d, n_values, seed, n_classes=5):
+    """Integer features 0..n_values-1 and a smooth-ish ordinal target (classes 1..n_classes)."""
+    rng = np.random.RandomState(seed)
+    X = rng.randint(0, n_values, size=(n, d)).astype(np.float64)
+    score = X @ rng.uniform(0.5, 1.5, d) + rng.normal(scale=0.8, size=n)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1])) + 1
+    return X, y
+
+
+def _brute_grid_edges(lower, upper, grid, categorical):
+    out = set()
+    n, d = lower.shape
+    for a in range(n):
+        for b in range(a + 1, n):
+            lo, hi = np.maximum(lower[a], lower[b]), np.minimum(upper[a], upper[b])
+            meet = [(lo[g] < hi[g]) if categorical[g] else (lo[g] <= hi[g]) for g in range(d)]
+            ok = all(meet)
+            for f in range(d):
+                # One line parallel to f: open overlap on every other feature.
+                if ok or categorical[f] or grid.values[f] is None or not all(lo[g] < hi[g] for g in range(d) if g != f):
+                    continue
+                ends = np.concatenate(([-np.inf], grid.values[f], [np.inf]))
+                for k in range(ends.shape[0] - 1):
+                    gl, gh = ends[k], ends[k + 1]
+                    # A half-open interval (l, u] holds a point of [gl, gh] when l < gh and u >= gl.
+                    if lower[a, f] < gh and upper[a, f] >= gl and lower[b, f] < gh and upper[b, f] >= gl:
+                        ok = True
+                        break
+            if ok:
+                out.add((a, b))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_grid_neighbours_equal_a_brute_force_over_pairs_and_gaps(seed):
+    rng = np.random.RandomState(seed)
+    d = 1 + seed % 3
+    X = np.round(rng.uniform(0, 5, size=(40, d))) + (seed % 2) * rng.uniform(0, 0.5, size=(40, d))
+    y = rng.randint(0, 4, 40) + rng.normal(size=40)
+    trees = [DecisionTreeRegressor(max_depth=4, random_state=s).fit(X, y) for s in range(2)]
+    part = relabel.fuse([leaf_boxes(t) for t in trees], snap=False)
+    categorical = np.zeros(d, bool)
+    if d > 1 and seed % 3 == 1:
+        categorical[0] = True
+    grid = DataGrid.from_data(X, categorical=categorical)
+    edges = relabel.adjacency_edges(part, grid=grid, categorical_features=categorical).edges
+    assert set(map(tuple, edges.tolist())) == _brute_grid_edges(part.lower, part.upper, grid, categorical)
+    # The closure contacts are among them, and a grid only adds edges.
+    closure = relabel.adjacency_edges(part, categorical_features=categorical).edges
+    assert set(map(tuple, closure.tolist())) <= set(map(tuple, edges.tolist()))
+
+
+def test_grid_needs_closure_contacts_and_valid_values():
+    part = relabel.fuse([leaf_boxes(DecisionTreeRegressor(max_depth=2).fit([[0.0], [1.0], [2.0]], [0, 1, 2]))])
+    with pytest.raises(ValueError, match="grid needs contact='closure'"):
+        relabel.adjacency_edges(part, contact="face", grid=[np.array([0.0, 1.0])])
+    with pytest.raises(ValueError, match="grid values of feature 0 must be finite and strictly increasing"):
+        relabel.adjacency_edges(part, grid=[np.array([1.0, 0.0])])
+    with pytest.raises(ValueError, match="grid must have one entry per feature"):
+        relabel.adjacency_edges(part, grid=[np.array([0.0]), None])
+
+
+def _integer_trees(X, seed, n_trees, depth=3):
+    """Regression trees on random targets with integer leaf values (a sum of them is exact)."""
+    rng = np.random.RandomState(seed)
+    trees, values = [], []
+    for t in range(n_trees):
+        tree = DecisionTreeRegressor(max_depth=depth, random_state=t).fit(X, rng.normal(size=X.shape[0]))
+        trees.append(tree)
+        values.append(rng.randint(-4, 5, size=tree.tree_.node_count).astype(np.int64))
+    return trees, values
+
+
+def _exact_gap_changes(trees, values, grid, n_features):
+    """Per (feature, gap), the largest |difference| of the sum between two points of one move inside the gap.
+
+    On the fused partition of all the trees (raw thresholds), two regions lie on one
+    move along f inside gap k when their half-open boxes share a line parallel to f
+    (open overlap on every other feature) and both hold points of the gap on f.
+    """
+    part = fused_partition(trees)
+    # Well inside every region: scikit-learn's apply() compares in float32.
+    points = box_centres(part.lower, part.upper)
+    total = np.zeros(points.shape[0], dtype=np.int64)
+    for tree, value in zip(trees, values):
+        total += value[tree.apply(points)]
+    out = {}
+    n = part.lower.shape[0]
+    for f in range(n_features):
+        ends = np.concatenate(([-np.inf], grid.values[f], [np.inf]))
+        for k in range(ends.shape[0] - 1):
+            # The regions holding a point of the move: (lower, upper] meets [e_k, e_k+1].
+            meets = (part.lower[:, f] < ends[k + 1]) & (part.upper[:, f] >= ends[k])
+            rows = np.flatnonzero(meets)
+            best = 0
+            for i in rows:
+                lo = np.maximum(part.lower[i], part.lower[rows])
+                hi = np.minimum(part.upper[i], part.upper[rows])
+                share = np.all(np.delete(lo < hi, f, axis=1), axis=1)
+                if share.any():
+                    best = max(best, int(np.abs(total[rows[share]] - total[i]).max()))
+            out[f, k] = best
+    assert n == part.lower.shape[0]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("d", [2, 3])
+def test_gap_loads_bound_the_exact_change_along_every_move(seed, d):
+    rng = np.random.RandomState(100 + seed)
+    # Integer values: scikit-learn's thresholds (x.5) are exact in the float32 its apply() uses.
+    X = rng.randint(0, 4, size=(30, d)).astype(np.float64) * (1 + seed % 2)
+    trees, values = _integer_trees(X, seed, n_trees=3)
+    grid = DataGrid.from_data(X)
+    nodes = [tree_nodes(t) for t in trees]
+    loads = gap_loads(nodes, values, grid, np.ones(d, bool))
+    exact = _exact_gap_changes(trees, values, grid, d)
+    for (f, k), change in exact.items():
+        assert change <= loads.loads[f][k], (f, k, change, loads.loads[f][k])
+    # The oracle sees the sums move (it is not trivially zero).
+    assert max(exact.values()) > 0
+    # The compressed grid a fitted model keeps gives the same loads.
+    thresholds = [np.concatenate([t.tree_.threshold[(t.tree_.children_left >= 0) & (t.tree_.feature == f)]
+                                  for t in trees]) for f in range(d)]
+    small = gap_loads(nodes, values, grid.around(thresholds), np.ones(d, bool))
+    assert small.bound == loads.bound
+
+
+def test_pair_neighbours_count_every_tree_whose_pair_box_meets():
+    rng = np.random.RandomState(3)
+    X = rng.randint(0, 5, size=(60, 3)).astype(np.float64)
+    trees, _ = _integer_trees(X, 3, n_trees=6, depth=4)
+    grid = DataGrid.from_data(X)
+    pairs = gap_pairs([tree_nodes(t) for t in trees], grid, np.ones(3, bool))
+    boxes = {}
+    for t, tree in enumerate(trees):
+        b = leaf_boxes(tree)
+        row = {int(leaf): i for i, leaf in enumerate(b.leaf_ids)}
+        boxes[t] = (b, row)
+    for i in range(pairs.tree.shape[0]):
+        f = pairs.feature[i]
+        b, row = boxes[int(pairs.tree[i])]
+        lo_i = np.maximum(b.lower[row[int(pairs.a[i])]], b.lower[row[int(pairs.b[i])]])
+        hi_i = np.minimum(b.upper[row[int(pairs.a[i])]], b.upper[row[int(pairs.b[i])]])
+        meeting = set()
+        same = np.flatnonzero((pairs.feature == f) & (pairs.gap == pairs.gap[i]))
+        for j in same:
+            bj, rj = boxes[int(pairs.tree[j])]
+            lo_j = np.maximum(bj.lower[rj[int(pairs.a[j])]], bj.lower[rj[int(pairs.b[j])]])
+            hi_j = np.minimum(bj.upper[rj[int(pairs.a[j])]], bj.upper[rj[int(pairs.b[j])]])
+            meet = np.maximum(lo_i, lo_j) <= np.minimum(hi_i, hi_j)
+            meet[f] = True
+            if meet.all():
+                meeting.add(int(pairs.tree[j]))
+        assert pairs.neighbours[i] >= len(meeting)
+
+
+def _models(seed):
+    return {
+        "forest": ConsistentForestClassifier(n_estimators=20, random_state=seed),
+        "boosting": ConsistentGradientBoostingClassifier(max_iter=60, random_state=seed),
+        "otreebagger": OTreeBagger(n_estimators=6, random_state=seed),
+    }
+
+
+@pytest.mark.parametrize("name", ["forest", "boosting", "otreebagger"])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("d", [2, 3])
+def test_default_models_never_jump_two_classes_inside_a_gap(name, seed, d):
+    X, y = _lattice(160, d, 6, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = _models(seed)[name].fit(X, y)
+    assert model.consistency_notion_ == "data"
+    assert model.is_consistent() and model.is_consistent(notion="pointwise")
+    worst, witness = gap_walk_spans(model, X, X[:40])
+    assert worst <= 1, witness
+
+
+@pytest.mark.parametrize("name", ["forest", "boosting", "otreebagger"])
+@pytest.mark.parametrize("units", [(1.0, 1e9), (1e-10, 0.0), (1e50, 0.0), (1e-300, 0.0)])
+def test_odd_units_keep_the_data_resolution(name, units):
+    scale, offset = units
+    X, y = _lattice(120, 2, 5, 7)
+    X = X * scale + offset
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = _models(7)[name].fit(X, y)
+    assert model.is_consistent()
+    worst, witness = gap_walk_spans(model, X, X[:30])
+    assert worst <= 1, witness
+
+
+def _step_data(n=120, seed=0):
+    """Classes that jump two at one unit of x0 (1 below 3, 3 from 3 on), like balance-scale's."""
+    rng = np.random.RandomState(seed)
+    X = np.column_stack([rng.randint(0, 6, n), rng.randint(0, 4, n)]).astype(np.float64)
+    y = np.where(X[:, 0] >= 3, 3, 1)
+    y[rng.rand(n) < 0.05] = 2
+    return X, y
+
+
+@pytest.mark.parametrize("name", ["forest", "boosting", "otreebagger"])
+def test_built_to_fail_pointwise_models_jump_and_say_so(name):
+    X, y = _step_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = _models(0)[name].set_params(consistency="pointwise").fit(X, y)
+        guarded = _models(0)[name].fit(X, y)
+    worst, witness = gap_walk_spans(model, X, X[:60])
+    assert worst >= 2, "the pointwise model was meant to cross the step inside one gap"
+    assert model.is_consistent()  # the notion it was fitted for
+    assert not model.is_consistent(notion="data")
+    assert model.consistency_notion_ == "pointwise"
+    # The default pays accuracy instead: no jump of two inside a gap.
+    assert guarded.is_consistent() and gap_walk_spans(guarded, X, X[:60])[0] <= 1
+
+
+def test_projected_otreebagger_is_not_certified_at_the_data_resolution():
+    X, y = _lattice(150, 4, 6, 1)
+    with pytest.warns(UserWarning, match="cannot be certified at the data's resolution"):
+        model = OTreeBagger(n_estimators=6, projection="pls", random_state=0).fit(X, y)
+    assert model.consistency_notion_ == "pointwise"
+    assert model.is_consistent(notion="pointwise") and not model.is_consistent()
+
+
+def test_notion_is_validated():
+    X, y = _lattice(60, 2, 4, 0)
+    model = ConsistentGradientBoostingClassifier(max_iter=5, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="notion must be one of"):
+        model.is_consistent(notion="ulps")
+    with pytest.raises(ValueError, match="consistency"):
+        ConsistentForestClassifier(consistency="ulps").fit(X, y)
