@@ -20,12 +20,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-import relabel
 from ensemble import _kernels
 from ensemble._base import MAX_SEED, OrdinalEnsemble, constraint_to_check
-from ensemble._certificates import (SumCertificate, bound_ratio, check_notion, exact_jump, face_steps, sum_certificate,
-                                   trees_are_monotone)
+from ensemble._certificates import SumCertificate, exact_jump, face_steps, sum_certificate, trees_are_monotone
 from ensemble._docs import fill_doc
+from ensemble._sums import CertifiedSum
 from ensemble._kernels import compiled as _compiled
 from ensemble._thresholds import ThresholdBook
 from ensemble._voting import (UNIT_BITS, cumulative_proba, cut_spacing, fit_proba_scale, half_cut_points,
@@ -231,7 +230,7 @@ class _Fitted(NamedTuple):
 
 
 @fill_doc
-class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
+class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
     """Gradient boosting on the class index whose cut classes are certified consistent.
 
     F(x) = f_0 + sum_t s_t v_t(x) is boosted with histogram regression trees (the
@@ -763,21 +762,17 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
         return sum_certificate([t.nodes() for t in self.estimators_], [t.value for t in self.estimators_],
                                self.n_features_in_, ~self._categorical, spacing, resolution, grid=grid)
 
-    def _enforced(self, certificate: SumCertificate) -> int:
-        """The bound the cut points must keep apart: with the gap loads under ``consistency="data"``."""
-        return certificate.largest if self.consistency == "data" else certificate.bound
-
     def _store_certificate(self, certificate: SumCertificate) -> None:
         final = certificate.with_spacing(cut_spacing(self._cuts))
-        self.consistency_bound_ = bound_ratio(self._enforced(final), final.spacing) if self.n_classes_ > 2 else 0.0
+        self._record(final)
+        if self.n_classes_ == 2:
+            self.consistency_bound_ = 0.0
         self.n_boundaries_ = final.n_boundaries
         self.threshold_multiplicity_ = final.multiplicity
         self._certified = self.n_classes_ == 2 or final.certified
-        self.consistency_notion_ = "data" if self._certified else ("pointwise" if final.pointwise else None)
-        # The values bracketing the thresholds are all a later check needs (DataGrid.around).
-        features = [np.concatenate([t.threshold[(t.children_left >= 0) & (t.feature == f)] for t in self.estimators_])
-                    if self.estimators_ else np.empty(0) for f in range(self.n_features_in_)]
-        self._grid = self._grid.around(features)
+        self._keep_grid([np.concatenate([t.threshold[(t.children_left >= 0) & (t.feature == f)]
+                                         for t in self.estimators_]) if self.estimators_ else np.empty(0)
+                         for f in range(self.n_features_in_)])
 
     def __getstate__(self) -> dict:
         # The flat copy of the trees is derived: a saved model keeps the trees only, which
@@ -882,46 +877,9 @@ class ConsistentGradientBoostingClassifier(OrdinalEnsemble):
             total += t.value[t.apply(X)]
             yield self.classes_[np.searchsorted(self._cuts, total, side="right")]
 
-    def is_consistent(self, resolution: float | ArrayLike | None = None, *, notion: str | None = None) -> bool:
-        """Whether the bounds, recomputed from the fitted trees alone, certify the model.
-
-        Parameters
-        ----------
-        resolution : float, array-like or None, default=None
-            Certify r-consistency too (docs/design.md section 4c).
-        notion : {"data", "pointwise"} or None, default=None
-            The notion checked; None: the one the model was fitted for (its
-            ``consistency``). ``"data"``: consistency at the data's resolution (docs/design.md
-            section 13): pointwise, and moving one feature anywhere between two
-            consecutive distinct training values of it (the others fixed) changes
-            the class by at most one. ``"pointwise"``: the paper's notion only.
-
-        Returns
-        -------
-        bool
-            True when the sum of the ``n_boundaries`` largest jumps J_t
-            (docs/design.md section 10) and, for ``notion="data"``, the load of
-            every gap between training values are at most the smallest gap
-            between cut points.
-
-        Examples
-        --------
-        >>> from ensemble import ConsistentGradientBoostingClassifier
-        >>> from ensemble.datasets import make_synthetic_i
-        >>> X, y = make_synthetic_i(300, random_state=0)
-        >>> model = ConsistentGradientBoostingClassifier(random_state=0).fit(X, y)
-        >>> model.is_consistent(), model.is_consistent(notion="pointwise"), model.consistency_notion_
-        (True, True, 'data')
-        """
-        check_is_fitted(self)
-        notion = check_notion(self.consistency if notion is None else notion)
-        if self.n_classes_ == 2:
-            return True
-        r = None
-        if resolution is not None:
-            r = relabel.check_resolution(resolution, self.n_features_in_)
-            r[self._categorical] = 0.0
-        return self._certificate(cut_spacing(self._cuts), r, notion).certified
+    def _recheck(self, resolution: NDArray[np.float64] | None, notion: str) -> bool:
+        # With one cut point (two classes) every model is consistent.
+        return self.n_classes_ == 2 or self._certificate(cut_spacing(self._cuts), resolution, notion).certified
 
     @property
     def feature_importances_(self) -> NDArray[np.float64]:

@@ -27,14 +27,13 @@ from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, T
                             bootstrap_weights, constraint_to_check, draw_in_gaps, grow_tree, tree_feature_importances)
 from ensemble._certificates import (
     SumCertificate,
-    bound_ratio,
-    check_notion,
     gap_pairs,
     sum_certificate,
     tree_nodes,
     trees_are_monotone,
 )
 from ensemble._docs import fill_doc
+from ensemble._sums import CertifiedSum
 from ensemble._groups import GroupSpace, _resolution_in_space
 from ensemble._monotone import isotonic_leaf_values
 from ensemble._thresholds import (Gaps, Ranks, float32_margins, separate_thresholds, set_thresholds,
@@ -43,7 +42,6 @@ from ensemble._parallel import run_jobs
 from ensemble._resolution import capped_leaf_values, one_threshold_per_gap
 from ensemble._voting import (UNIT_BITS, cumulative_proba, cut_spacing, fit_proba_scale, half_cut_points,
                               learn_cut_points)
-import relabel
 from trees import CRITERIA, OrdinalTreeClassifier
 
 logger = logging.getLogger(__name__)
@@ -222,7 +220,7 @@ class _OutOfBag(NamedTuple):
 
 
 @fill_doc
-class ConsistentForestClassifier(OrdinalEnsemble):
+class ConsistentForestClassifier(CertifiedSum, OrdinalEnsemble):
     """Bagged trees with distinct thresholds whose rounded mean is certified consistent.
 
     Each of the B trees predicts a value in [0, K - 1]: the mean class index of its
@@ -854,20 +852,12 @@ default="squared_error"
             weight = None if data.sample_weight is None else data.sample_weight[rows]
         return fit_proba_scale(values, y, self._cuts, weight, unit=float(n_trees << UNIT_BITS))
 
-    def _enforced(self, certificate: SumCertificate) -> int:
-        """The bound the cut points must keep apart: with the gap loads under ``consistency="data"``."""
-        return certificate.largest if self.consistency == "data" else certificate.bound
-
     def _store_certificate(self, certificate: SumCertificate) -> None:
         self.n_estimators_ = len(self.estimators_)
         final = certificate.with_spacing(cut_spacing(self._cuts))
-        self.consistency_bound_ = bound_ratio(self._enforced(final), final.spacing)
-        self.consistency_notion_ = ("data" if final.certified and final.gaps is not None else
-                                    "pointwise" if final.pointwise else None)
-        if self._grid is not None:
-            # The values bracketing the thresholds are all a later check needs (DataGrid.around).
-            feature, threshold, _ = thresholds_of(self.estimators_)
-            self._grid = self._grid.around([threshold[feature == f] for f in range(self._grid.n_features)])
+        self._record(final)
+        feature, threshold, _ = thresholds_of(self.estimators_)
+        self._keep_grid([threshold[feature == f] for f in range(self._split_categorical.shape[0])])
         self.n_boundaries_ = final.n_boundaries
         multiplicity = final.multiplicity
         if self.space_ is not None:  # the index's multiplicity is that of every feature it combines
@@ -989,67 +979,17 @@ default="squared_error"
         X = self._validate_X_predict(X)
         return np.column_stack([leaf for leaf, _ in self._leaves(X)])
 
-    def is_consistent(self, resolution: float | ArrayLike | None = None, *, notion: str | None = None) -> bool:
-        """Whether the bounds, recomputed from the fitted trees, certify the model.
+    def _check_resolution(self, resolution: float | ArrayLike) -> NDArray[np.float64]:
+        return _resolution_in_space(self.space_, super()._check_resolution(resolution))
 
-        Parameters
-        ----------
-        resolution : float, array-like or None, default=None
-            Certify r-consistency too (docs/design.md section 4c): no classes two
-            apart between points closer than r_f along every feature. The bound
-            then counts the trees with a threshold in one window of width r_f
-            and the largest value difference between r-neighbouring leaves.
-        notion : {"data", "pointwise"} or None, default=None
-            The notion checked; None: the one the model was fitted for (its
-            ``consistency``). ``"data"``: consistency at the data's resolution (docs/design.md
-            section 13): pointwise, and moving one feature anywhere between two
-            consecutive distinct training values of it (the others fixed) changes
-            the class by at most one. It is read on the features' own axes: a
-            forest on a monotone index (``space_``) cannot show it (False).
-            ``"pointwise"``: the paper's notion only.
-
-        Returns
-        -------
-        bool
-            True when ``(sum of the largest jumps) / B`` (docs/design.md section 9)
-            and, for ``notion="data"``, the load of every gap between training
-            values (section 13) are at most the smallest gap between consecutive
-            cut points. False means the bounds do not certify (too few trees,
-            thresholds shared by several trees, cut points too close, a fit with
-            ``consistency="pointwise"``); the model may then be inconsistent.
-
-        Examples
-        --------
-        >>> from ensemble import ConsistentForestClassifier
-        >>> from ensemble.datasets import make_synthetic_i
-        >>> X, y = make_synthetic_i(200, random_state=0)
-        >>> model = ConsistentForestClassifier(random_state=0).fit(X, y)
-        >>> model.is_consistent(), model.is_consistent(notion="pointwise"), model.consistency_notion_
-        (True, True, 'data')
-
-        Notes
-        -----
-        Everything is derived again from the fitted trees: the thresholds of every
-        feature (their multiplicities), the trees' leaf values (their ranges, or
-        the exact jumps J_t between touching leaves when the ranges do not
-        certify) and the cut points. With one cut point (K = 2) any model is
-        consistent.
-        """
-        check_is_fitted(self)
-        notion = check_notion(self.consistency if notion is None else notion)
-        r = None
-        if resolution is not None:
-            r = relabel.check_resolution(resolution, self.n_features_in_)
-            r[self._categorical] = 0.0
-            r = _resolution_in_space(self.space_, r)
+    def _recheck(self, resolution: NDArray[np.float64] | None, notion: str) -> bool:
         grid = self.__dict__.get("_grid") if notion == "data" else None
         if notion == "data" and grid is None:
             return False  # trees on a monotone index (or a model saved before section 13)
         split = self._split_categorical
-        certificate = forest_certificate(self.estimators_, self._voters, split.shape[0], ~split,
-                                         r, spacing=cut_spacing(self._cuts),
-                                         envelopes=self._envelope is not None, grid=grid)
-        return certificate.certified
+        return forest_certificate(self.estimators_, self._voters, split.shape[0], ~split, resolution,
+                                  spacing=cut_spacing(self._cuts), envelopes=self._envelope is not None,
+                                  grid=grid).certified
 
     def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
         """Certify monotone constraints from the fitted trees.
