@@ -246,9 +246,22 @@ def test_built_to_fail_pointwise_models_jump_and_say_so(name):
 def test_projected_otreebagger_is_not_certified_at_the_data_resolution():
     X, y = _lattice(150, 4, 6, 1)
     with pytest.warns(UserWarning, match="cannot be certified at the data's resolution"):
-        model = OTreeBagger(n_estimators=6, projection="pls", random_state=0).fit(X, y)
+        model = OTreeBagger(n_estimators=6, projection="pls", consistency="data", random_state=0).fit(X, y)
     assert model.consistency_notion_ == "pointwise"
     assert model.is_consistent(notion="pointwise") and not model.is_consistent()
+
+
+def test_otreebagger_auto_consistency_takes_the_data_resolution_on_few_features_only():
+    X, y = _lattice(150, 3, 6, 2)
+    few = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+    assert few.consistency_notion_ == "data" and few.is_consistent()
+    X6, y6 = _lattice(150, 6, 6, 2)
+    many = OTreeBagger(n_estimators=6, random_state=0).fit(X6, y6)  # the projected space: pointwise only
+    assert many.consistency_notion_ == "pointwise"
+    assert many.is_consistent() and not many.is_consistent(notion="data")
+    raw = OTreeBagger(n_estimators=6, projection="none", random_state=0).fit(X6, y6)
+    assert raw.consistency_notion_ == "data" and raw.is_consistent()
+    assert gap_walk_spans(raw, X6, X6[:20])[0] <= 1
 
 
 def test_notion_is_validated():
