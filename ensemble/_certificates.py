@@ -47,6 +47,7 @@ __all__ = [
     "face_steps",
     "gap_loads",
     "gap_pairs",
+    "gap_tree_counts",
     "is_certified",
     "monotone_leaf_pairs",
     "NOTIONS",
@@ -657,6 +658,10 @@ def face_pairs(nodes: tuple, n_features: int, countable: NDArray[np.bool_] | Non
 
 #: Above this many pairs in one gap, N(p) is bounded one feature at a time (see :func:`_pair_neighbours`).
 _EXACT_PAIRS = 200
+#: Above this many pairs on one feature, N(p) is bounded by the trees with a pair in the gap (no boxes held).
+_MAX_BOXED_PAIRS = 2_000_000
+#: The most face pairs of all trees the localised bound holds (about 50 bytes each, 250 MB).
+MAX_LOCALISED_PAIRS = 5_000_000
 
 
 @compiled
@@ -789,8 +794,14 @@ class GapPairs:
     neighbours: NDArray[np.int64]
 
 
-def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_]) -> GapPairs:
+def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
+              max_pairs: int | None = None) -> GapPairs | None:
     """Every tree's face pairs across its thresholds, with their gaps and neighbour counts (:class:`GapPairs`).
+
+    None when the trees have more than ``max_pairs`` face pairs in all (deep trees in
+    many dimensions have hundreds of thousands each): the callers then do without the
+    localisation (:func:`gap_loads`) or count the trees of each gap
+    (:func:`gap_tree_counts`).
 
     Examples
     --------
@@ -804,10 +815,16 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_]) -> Gap
     ([0, 1, 2], [1, 1, 1], [2, 2, 1])
     """
     d = grid.n_features
-    parts = {k: [] for k in ("tree", "a", "b", "node", "feature", "gap", "lo", "hi", "miss")}
+    parts = {k: [] for k in ("tree", "a", "b", "node", "feature", "gap")}
+    geometry = []  # per tree: its leaf rows, boxes and missing-value reach, to build the pair boxes per feature
+    total = 0
     for t, tree in enumerate(nodes):
         left, right, feature, threshold, reach, leaf_row, lower, upper, counted = _face_geometry(tree, d, countable)
+        geometry.append((leaf_row, lower, upper, reach))
         pairs = _node_face_pairs(left, right, feature, threshold, reach, leaf_row, lower, upper, counted)
+        total += pairs.shape[0]
+        if max_pairs is not None and total > max_pairs:
+            return None
         if pairs.shape[0] == 0:
             continue
         a, b, node = pairs[:, 0], pairs[:, 1], pairs[:, 2]
@@ -818,14 +835,8 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_]) -> Gap
         for g in np.unique(f):
             at = f == g
             gap[at] = grid.threshold_gaps(int(g), threshold[node[at]])
-        ra, rb = leaf_row[a], leaf_row[b]
-        lo, hi = np.maximum(lower[ra], lower[rb]), np.minimum(upper[ra], upper[rb])
-        miss = reach[a] & reach[b]
-        # The threshold's own feature plays no part in which lines cross there.
-        lo[np.arange(a.shape[0]), f], hi[np.arange(a.shape[0]), f] = -np.inf, np.inf
-        miss[np.arange(a.shape[0]), f] = True
         for key, val in (("tree", np.full(a.shape[0], t, np.int64)), ("a", a), ("b", b), ("node", node),
-                         ("feature", f), ("gap", gap), ("lo", lo), ("hi", hi), ("miss", miss)):
+                         ("feature", f), ("gap", gap)):
             parts[key].append(val)
     if not parts["tree"]:
         empty = np.empty(0, np.int64)
@@ -833,11 +844,59 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_]) -> Gap
     cat = {k: np.concatenate(v) for k, v in parts.items()}
     order = np.lexsort((cat["gap"], cat["feature"]))
     cat = {k: v[order] for k, v in cat.items()}
-    key = cat["feature"] * (np.int64(1) << 40) + cat["gap"]
-    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1], [True])))
-    neighbours = _pair_neighbours(cat["tree"], np.ascontiguousarray(cat["lo"]), np.ascontiguousarray(cat["hi"]),
-                                  np.ascontiguousarray(cat["miss"]), starts.astype(np.int64), _EXACT_PAIRS)
+    neighbours = np.zeros(cat["tree"].shape[0], dtype=np.int64)
+    # One feature at a time, so that the pair boxes (pairs x d) of only one feature are ever held.
+    bounds = np.searchsorted(cat["feature"], np.arange(d + 1))
+    for f in range(d):
+        rows = np.arange(bounds[f], bounds[f + 1])
+        if rows.shape[0] == 0:
+            continue
+        tree, gap = cat["tree"][rows], cat["gap"][rows]
+        starts = np.flatnonzero(np.concatenate(([True], gap[1:] != gap[:-1], [True]))).astype(np.int64)
+        if rows.shape[0] > _MAX_BOXED_PAIRS:
+            # Too many to box: N(p) bounded by every tree with a pair in the gap (at least N(p)).
+            for s0, s1 in zip(starts[:-1], starts[1:], strict=True):
+                neighbours[rows[s0:s1]] = np.unique(tree[s0:s1]).shape[0]
+            continue
+        lo = np.empty((rows.shape[0], d))
+        hi = np.empty((rows.shape[0], d))
+        miss = np.empty((rows.shape[0], d), dtype=bool)
+        for t in np.unique(tree):
+            at = np.flatnonzero(tree == t)
+            leaf_row, lower, upper, reach = geometry[t]
+            ra, rb = leaf_row[cat["a"][rows[at]]], leaf_row[cat["b"][rows[at]]]
+            lo[at], hi[at] = np.maximum(lower[ra], lower[rb]), np.minimum(upper[ra], upper[rb])
+            miss[at] = reach[cat["a"][rows[at]]] & reach[cat["b"][rows[at]]]
+        # The threshold's own feature plays no part in which lines cross there.
+        lo[:, f], hi[:, f], miss[:, f] = -np.inf, np.inf, True
+        neighbours[rows] = _pair_neighbours(tree, lo, hi, miss, starts, _EXACT_PAIRS)
     return GapPairs(cat["tree"], cat["a"], cat["b"], cat["node"], cat["feature"], cat["gap"], neighbours)
+
+
+def gap_tree_counts(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_]) -> dict:
+    """Per (feature, gap), the number of trees with a threshold in it: at least N(p) of every pair there.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relabel import DataGrid
+    >>> stump = lambda t: (np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]),
+    ...                    np.array([t, -2.0, -2.0]))
+    >>> gap_tree_counts([stump(0.5), stump(0.6), stump(1.5)], DataGrid((np.array([0.0, 1.0, 2.0]),)),
+    ...                 np.array([True]))
+    {(0, 1): 2, (0, 2): 1}
+    """
+    counts: dict = {}
+    for tree in nodes:
+        left, feature, threshold = np.asarray(tree[0]), np.asarray(tree[2]), np.asarray(tree[3], dtype=np.float64)
+        inner = (left >= 0) & np.isfinite(threshold)
+        seen = set()
+        for f, t in zip(feature[inner].tolist(), threshold[inner].tolist(), strict=True):
+            if countable[f] and grid.values[f] is not None:
+                seen.add((f, int(grid.threshold_gaps(f, np.array([t]))[0])))
+        for key in seen:
+            counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 @dataclass(frozen=True)
@@ -959,8 +1018,8 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
     if not ranges_only:
         # The localised bound (GapPairs): along a line the changing trees' pairs all meet the
         # box of the pair p holding the line, so the sum rises by at most max_p rise_p N(p).
-        pairs = gap_pairs(nodes, grid, countable)
-        if pairs.tree.shape[0]:
+        pairs = gap_pairs(nodes, grid, countable, max_pairs=MAX_LOCALISED_PAIRS)
+        if pairs is not None and pairs.tree.shape[0]:
             step = np.array([values[t][b] - values[t][a] for t, a, b in zip(pairs.tree.tolist(), pairs.a.tolist(),
                                                                                  pairs.b.tolist(), strict=True)],
                             dtype=np.int64).reshape(-1)

@@ -26,6 +26,7 @@ from ensemble import _kernels
 from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TrainingData, TreeSpec,
                             bootstrap_weights, constraint_to_check, draw_in_gaps, grow_tree, tree_feature_importances)
 from ensemble._certificates import (
+    MAX_LOCALISED_PAIRS,
     SumCertificate,
     gap_pairs,
     sum_certificate,
@@ -590,6 +591,7 @@ default="squared_error"
         jumps: dict = {}  # exact J_t by tree, kept across the rounds of growth
         self.estimators_, self._voters = [], []
         self._grown_values, self._oob_leaves = [], []
+        self._too_many_pairs = False
         oob = _OutOfBag(data.y, np.zeros(data.n_samples, np.int64), np.zeros(data.n_samples, np.int64),
                         data.sample_weight)
         countable = ~data.categorical
@@ -687,6 +689,8 @@ default="squared_error"
         n_trees = len(self.estimators_)
         if self.consistency == "data" and self._certified and self.consistency_notion_ != "data":
             why = ("its trees split a monotone index" if self.space_ is not None else
+                   f"its trees have more than {MAX_LOCALISED_PAIRS} face pairs, too many to cap their steps"
+                   if self.__dict__.get("_too_many_pairs") else
                    "monotone trees keep their values (capping their steps could break their order)")
             warnings.warn(
                 "ConsistentForestClassifier is certified pointwise only, not at the data's resolution: "
@@ -792,15 +796,22 @@ default="squared_error"
         gap's load is at most the budget, the spacing the cut points keep
         (:func:`ensemble._certificates.gap_loads`).
         """
-        pairs = gap_pairs([tree_nodes(tree) for tree in self.estimators_], self._grid, countable)
-        cap = self._gap_budget(len(self.estimators_)) // np.maximum(pairs.neighbours, 1)
+        nodes = [tree_nodes(tree) for tree in self.estimators_]
+        budget = self._gap_budget(len(self.estimators_))
+        pairs = gap_pairs(nodes, self._grid, countable, max_pairs=MAX_LOCALISED_PAIRS)
+        if pairs is None:
+            # Deep trees in many dimensions have hundreds of thousands of face pairs each: their
+            # caps would cost minutes. The trees keep their values; the certificate says what holds.
+            self._too_many_pairs = True
+            return
+        cap = budget // np.maximum(pairs.neighbours, 1)
         order = np.argsort(pairs.tree, kind="stable")
         bounds = np.searchsorted(pairs.tree[order], np.arange(len(self.estimators_) + 1))
         oob.sums[:] = 0
         oob.counts[:] = 0
         for i, (value, out_of_bag) in enumerate(zip(self._grown_values, self._oob_leaves, strict=True)):
-            mine = order[bounds[i]:bounds[i + 1]]
             weight = self.estimators_[i].tree_.weighted_n_node_samples
+            mine = order[bounds[i]:bounds[i + 1]]
             smoothed = capped_leaf_values(value, pairs.a[mine], pairs.b[mine], cap[mine], weight)
             self._voters[i] = self._voters[i]._replace(value=smoothed)
             if out_of_bag is not None:

@@ -20,7 +20,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 
-__all__ = ["capped_leaf_values", "one_threshold_per_gap"]
+__all__ = ["MAX_LP_PAIRS", "capped_leaf_values", "one_threshold_per_gap"]
+
+#: Past this many broken pairs in one tree the linear program takes seconds to minutes (deep trees in
+#: many dimensions): the midpoint of the envelopes, a feasible labelling in one pass, is used instead.
+MAX_LP_PAIRS = 5_000
 
 
 def one_threshold_per_gap(nodes: tuple, grid, countable: NDArray[np.bool_]) -> NDArray[np.float64]:
@@ -93,9 +97,10 @@ def capped_leaf_values(value: NDArray[np.int64], a: NDArray[np.int64], b: NDArra
     On them the problem is a linear program whose constraints are differences of
     two values, so its matrix is totally unimodular and a vertex optimum with
     integer data is integer: HiGHS's simplex solution is rounded (a rounding error
-    would only be float noise) and checked; should the check fail, the (feasible,
-    not optimal) midpoint of the smallest function above ``value`` and the largest
-    below it that keep the caps is returned instead.
+    would only be float noise) and checked; should the check fail, or the broken
+    pairs be more than :data:`MAX_LP_PAIRS`, the (feasible, not optimal) midpoint of
+    the smallest function above ``value`` and the largest below it that keep the caps
+    is returned instead.
 
     Examples
     --------
@@ -109,7 +114,7 @@ def capped_leaf_values(value: NDArray[np.int64], a: NDArray[np.int64], b: NDArra
     broken = np.abs(value[a] - value[b]) > cap
     if not broken.any():
         return value.copy()
-    out = _l1_projection(value, a, b, cap, broken, weight)
+    out = _l1_projection(value, a, b, cap, broken, weight) if broken.sum() <= MAX_LP_PAIRS else None
     if out is None or np.any(np.abs(out[a] - out[b]) > cap):
         out = _midpoint_projection(value, a, b, cap)
     return out

@@ -271,3 +271,18 @@ def test_notion_is_validated():
         model.is_consistent(notion="ulps")
     with pytest.raises(ValueError, match="consistency"):
         ConsistentForestClassifier(consistency="ulps").fit(X, y)
+
+
+def test_forest_without_room_for_the_caps_says_it_is_pointwise_only(monkeypatch):
+    """Check the path for trees with too many face pairs to cap: values as grown, the notion reported."""
+    import ensemble._certificates as certificates
+    import ensemble._forest as forest
+
+    monkeypatch.setattr(certificates, "MAX_LOCALISED_PAIRS", 0)
+    monkeypatch.setattr(forest, "MAX_LOCALISED_PAIRS", 0)
+    X, y = _step_data()
+    with pytest.warns(UserWarning, match="face pairs, too many to cap their steps"):
+        model = ConsistentForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    assert model.consistency_notion_ == "pointwise"
+    assert model.is_consistent(notion="pointwise") and not model.is_consistent()
+    assert gap_walk_spans(model, X, X[:60])[0] >= 2  # and it does jump inside a gap
