@@ -47,7 +47,6 @@ __all__ = [
     "face_steps",
     "gap_loads",
     "gap_pairs",
-    "gap_tree_counts",
     "is_certified",
     "monotone_leaf_pairs",
     "NOTIONS",
@@ -800,8 +799,7 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
 
     None when the trees have more than ``max_pairs`` face pairs in all (deep trees in
     many dimensions have hundreds of thousands each): the callers then do without the
-    localisation (:func:`gap_loads`) or count the trees of each gap
-    (:func:`gap_tree_counts`).
+    localisation (:func:`gap_loads`, the forest's caps).
 
     Examples
     --------
@@ -871,32 +869,6 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
         lo[:, f], hi[:, f], miss[:, f] = -np.inf, np.inf, True
         neighbours[rows] = _pair_neighbours(tree, lo, hi, miss, starts, _EXACT_PAIRS)
     return GapPairs(cat["tree"], cat["a"], cat["b"], cat["node"], cat["feature"], cat["gap"], neighbours)
-
-
-def gap_tree_counts(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_]) -> dict:
-    """Per (feature, gap), the number of trees with a threshold in it: at least N(p) of every pair there.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from relabel import DataGrid
-    >>> stump = lambda t: (np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]),
-    ...                    np.array([t, -2.0, -2.0]))
-    >>> gap_tree_counts([stump(0.5), stump(0.6), stump(1.5)], DataGrid((np.array([0.0, 1.0, 2.0]),)),
-    ...                 np.array([True]))
-    {(0, 1): 2, (0, 2): 1}
-    """
-    counts: dict = {}
-    for tree in nodes:
-        left, feature, threshold = np.asarray(tree[0]), np.asarray(tree[2]), np.asarray(tree[3], dtype=np.float64)
-        inner = (left >= 0) & np.isfinite(threshold)
-        seen = set()
-        for f, t in zip(feature[inner].tolist(), threshold[inner].tolist(), strict=True):
-            if countable[f] and grid.values[f] is not None:
-                seen.add((f, int(grid.threshold_gaps(f, np.array([t]))[0])))
-        for key in seen:
-            counts[key] = counts.get(key, 0) + 1
-    return counts
 
 
 @dataclass(frozen=True)
