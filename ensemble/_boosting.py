@@ -879,7 +879,11 @@ class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
 
     def _recheck(self, resolution: NDArray[np.float64] | None, notion: str) -> bool:
         # With one cut point (two classes) every model is consistent.
-        return self.n_classes_ == 2 or self._certificate(cut_spacing(self._cuts), resolution, notion).certified
+        if self.n_classes_ == 2:
+            return True
+        if notion == "data" and self.__dict__.get("_grid") is None:
+            return False  # a model saved before the data's resolution: nothing to check it on
+        return self._certificate(cut_spacing(self._cuts), resolution, notion).certified
 
     @property
     def feature_importances_(self) -> NDArray[np.float64]:

@@ -737,6 +737,8 @@ class OTreeBagger(OrdinalEnsemble):
         return self._with_indicators(super()._validate_X_predict(X))
 
     _supports_missing = True
+    #: What a model saved before the data's resolution existed was fitted for.
+    consistency = "pointwise"
 
     def _fit_groups(self, data, job: "_GroupJob", seeds: NDArray, additive_scores: dict | None = None) -> list:
         """Fit one group per row of ``seeds`` (in parallel through joblib).
@@ -1183,7 +1185,9 @@ class OTreeBagger(OrdinalEnsemble):
         notion = check_notion(self.__dict__.get("_consistency", "pointwise") if notion is None else notion)
         r = None if resolution is None else self._padded(relabel.check_resolution(resolution, self.n_features_in_))
         categorical = self._categorical if self._categorical.any() else None
-        grid = self._grid if notion == "data" and contact == "closure" else None
+        grid = self.__dict__.get("_grid") if notion == "data" and contact == "closure" else None
+        if notion == "data" and contact == "closure" and grid is None:
+            return False  # a model saved before the data's resolution: nothing to check it on
 
         def check(group, partition, labels) -> bool:
             in_space = grid_in_space(group.space, grid)

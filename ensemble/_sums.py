@@ -25,7 +25,8 @@ __all__ = ["CertifiedSum"]
 class CertifiedSum:
     """Mixin of the certified sums of trees: the enforced notion, the recorded certificate, ``is_consistent``."""
 
-    consistency: str
+    #: What a model saved before the data's resolution existed was fitted for.
+    consistency: str = "pointwise"
 
     def _enforced(self, certificate: SumCertificate) -> int:
         """The bound the cut points must keep apart: with the gap loads under ``consistency="data"``."""

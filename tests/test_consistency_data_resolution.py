@@ -286,3 +286,16 @@ def test_forest_without_room_for_the_caps_says_it_is_pointwise_only(monkeypatch)
     assert model.consistency_notion_ == "pointwise"
     assert model.is_consistent(notion="pointwise") and not model.is_consistent()
     assert gap_walk_spans(model, X, X[:60])[0] >= 2  # and it does jump inside a gap
+
+
+@pytest.mark.parametrize("name", ["forest", "boosting", "otreebagger"])
+def test_a_model_saved_before_the_data_resolution_is_checked_pointwise(name):
+    """Check a model without the parameter and the grid (as saved before): pointwise by default, never data."""
+    X, y = _lattice(80, 2, 5, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = _models(3)[name].fit(X, y)
+    for key in ("consistency", "_grid", "_consistency"):
+        model.__dict__.pop(key, None)
+    assert model.get_params()["consistency"] == "pointwise"
+    assert model.is_consistent() and not model.is_consistent(notion="data")
