@@ -12,7 +12,7 @@ import pytest
 from sklearn.utils.class_weight import compute_sample_weight
 
 from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger
-from ensemble._base import class_weight_factors
+from ensemble._base import SKLEARN_ROUTES_MISSING, class_weight_factors
 
 ENSEMBLES = {
     "forest": lambda **kw: ConsistentForestClassifier(n_estimators=20, random_state=0, **kw),
@@ -117,7 +117,10 @@ def test_auto_categorical_finds_zero_one_and_bool_columns():
     ages = frame.assign(age=np.where(X[:, 1] > 0.5, 40.0, 30.0), gappy=np.where(X[:, 0] > 0.9, np.nan,
                                                                                   (X[:, 2] > 0.5) * 1.0))
     for name in sorted(ENSEMBLES):
-        with_ages = _quiet_fit(ENSEMBLES[name](categorical_features="auto"), ages, y)
+        # The gappy column is missing in places: scikit-learn's own trees route that only from 1.8 on.
+        old = name == "forest" and not SKLEARN_ROUTES_MISSING
+        with_ages = _quiet_fit(ENSEMBLES[name](categorical_features="auto", **({"criterion": "ogini"} if old else {})),
+                               ages, y)
         assert with_ages.categorical_features_.tolist() == [1, 2, 4], name  # a 0/1 column with gaps is 0/1
     constrained = _quiet_fit(ConsistentForestClassifier(n_estimators=10, categorical_features="auto",
                                                         monotonic_cst=[1, 1, 0]), frame, y)
