@@ -707,8 +707,7 @@ class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
             jump = exact_jump(tree.nodes(), value, n_features)
         # Each (feature, bin) cut holds one threshold of the tree: its jump there is the largest
         # face jump of the tree's nodes on it.
-        inner_cut = (grown.left >= 0) & np.isfinite(threshold)
-        cuts = np.flatnonzero(inner_cut)
+        cuts = np.flatnonzero((grown.left >= 0) & np.isfinite(threshold))
         cuts = cuts[~self._categorical[grown.feature[cuts]]]
         if cuts.shape[0] and load is not None:
             rise, fall = face_steps(tree.nodes(), value, n_features, ~self._categorical)

@@ -933,7 +933,7 @@ def tree_gap_loads(nodes: tuple, value: NDArray[np.int64], grid, countable: NDAr
 
 
 def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
-              countable: NDArray[np.bool_], *, ranges_only: bool = False) -> GapLoads:
+              countable: NDArray[np.bool_], *, ranges_only: bool = False, pairs: GapPairs | None = None) -> GapLoads:
     """Per feature and gap between training values, how far a move inside the gap can move the sum of the trees.
 
     Parameters
@@ -949,6 +949,9 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
     ranges_only : bool, default=False
         Bound each tree's change at a threshold by its value range
         (:func:`tree_gap_loads`).
+    pairs : GapPairs, optional
+        The trees' face pairs (:func:`gap_pairs`) if already found: they depend
+        on the thresholds only, not on the values.
 
     Returns
     -------
@@ -990,7 +993,8 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
     if not ranges_only:
         # The localised bound (GapPairs): along a line the changing trees' pairs all meet the
         # box of the pair p holding the line, so the sum rises by at most max_p rise_p N(p).
-        pairs = gap_pairs(nodes, grid, countable, max_pairs=MAX_LOCALISED_PAIRS)
+        if pairs is None:
+            pairs = gap_pairs(nodes, grid, countable, max_pairs=MAX_LOCALISED_PAIRS)
         if pairs is not None and pairs.tree.shape[0]:
             step = np.array([values[t][b] - values[t][a] for t, a, b in zip(pairs.tree.tolist(), pairs.a.tolist(),
                                                                                  pairs.b.tolist(), strict=True)],
@@ -1086,7 +1090,7 @@ def split_thresholds(nodes: Sequence[tuple]) -> tuple:
 def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], n_features: int,
                     countable: NDArray[np.bool_], spacing: int, resolution: NDArray[np.float64] | None = None, *,
                     exact: bool = False, cache: dict | None = None, ranges_only: bool = False,
-                    grid=None) -> SumCertificate:
+                    grid=None, pairs: GapPairs | None = None) -> SumCertificate:
     """Oscillation certificate of a sum of trees, recomputed from the trees' geometry alone.
 
     Parameters
@@ -1166,7 +1170,7 @@ def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]],
                     cache[t] = exact_jump(nodes[t], values[t], n_features, r)
                 jumps[t] = cache[t]
                 is_exact[t] = True
-    gaps = None if grid is None else gap_loads(nodes, values, grid, countable, ranges_only=ranges_only)
+    gaps = None if grid is None else gap_loads(nodes, values, grid, countable, ranges_only=ranges_only, pairs=pairs)
     return SumCertificate(oscillation_bound(jumps, n_boundaries), int(spacing), n_boundaries, multiplicity,
                           jumps, is_exact, gaps)
 

@@ -179,7 +179,7 @@ class _Voter(NamedTuple):
 def forest_certificate(estimators: list, voters: list, n_features: int, countable: NDArray[np.bool_],
                        resolution: NDArray[np.float64] | None = None, *, exact: bool = False,
                        spacing: int | None = None, cache: dict | None = None,
-                       envelopes: bool = False, grid=None) -> SumCertificate:
+                       envelopes: bool = False, grid=None, pairs=None) -> SumCertificate:
     """Oscillation certificate of a fitted forest (:func:`ensemble._certificates.sum_certificate`).
 
     The forest's trees are read with their integer leaf values (``voters``);
@@ -195,7 +195,7 @@ def forest_certificate(estimators: list, voters: list, n_features: int, countabl
         spacing = len(estimators) * (1 << UNIT_BITS)
     return sum_certificate([tree_nodes(tree) for tree in estimators], [v.value for v in voters], n_features,
                            countable, spacing, resolution, exact=exact, cache=cache, ranges_only=envelopes,
-                           grid=grid)
+                           grid=grid, pairs=pairs)
 
 
 class _OutOfBag(NamedTuple):
@@ -640,7 +640,7 @@ default="squared_error"
         _, wanted = self._cut_points(None, n_trees, oob)
         certificate = forest_certificate(self.estimators_, self._voters, data.n_features, countable, certify_at,
                                          spacing=wanted, cache=jumps, envelopes=self._envelope is not None,
-                                         grid=self._grid)
+                                         grid=self._grid, pairs=self.__dict__.pop("_pairs", None))
         self._cuts, _ = self._cut_points(self._enforced(certificate), n_trees, oob)
         self.cut_points_ = self._cuts / float(n_trees << UNIT_BITS)
         del self._grown_values, self._oob_leaves
@@ -804,6 +804,7 @@ default="squared_error"
             # caps would cost minutes. The trees keep their values; the certificate says what holds.
             self._too_many_pairs = True
             return
+        self._pairs = pairs  # the final certificate reads them again: they depend on the thresholds only
         cap = budget // np.maximum(pairs.neighbours, 1)
         order = np.argsort(pairs.tree, kind="stable")
         bounds = np.searchsorted(pairs.tree[order], np.arange(len(self.estimators_) + 1))
