@@ -610,22 +610,26 @@ class FittedGroup:
         self.partition = partition
         return partition
 
-    def coordinates(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Validated float64 rows in the group's space."""
-        return X if self.space is None else self.space.transform(X)
+    def coordinates(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """Validated float64 rows in the group's space (``score``: its additive score's value on them, if known)."""
+        return X if self.space is None else self.space.transform(X, score)
 
-    def leaves(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
+    def leaves(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None) -> NDArray[np.intp]:
         """Matrix of leaf ids, one column per tree, for already validated float64 ``X``."""
         # The structures' own apply skips per-tree input validation: the
         # ensemble validated X once.
-        Z = self.coordinates(X)
+        Z = self.coordinates(X, score)
         return np.column_stack([tree.tree_.apply(Z) for tree in self.trees])
 
-    def predict_index(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
-        """Class index predicted by this group: a lookup, no geometry."""
+    def predict_index(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None) -> NDArray[np.intp]:
+        """Class index predicted by this group: a lookup, no geometry.
+
+        ``score``: the value of the group's additive score on ``X``, when the caller
+        computed it once for every group that shares the score.
+        """
         if self.partition is None:
-            return self.labels[self.trees[0].tree_.apply(self.coordinates(X))]
-        return self.labels[self.partition.locate(self.leaves(X))]
+            return self.labels[self.trees[0].tree_.apply(self.coordinates(X, score))]
+        return self.labels[self.partition.locate(self.leaves(X, score))]
 
 
 def _group_space(X, y, weights, job, score) -> GroupSpace | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 from typing import Any
 
@@ -23,21 +23,22 @@ from ensemble._base import (MAX_SEED, OrdinalEnsemble, TrainingData, TreeSpec, c
 from ensemble._certificates import check_notion, voters_certificate
 from ensemble._docs import fill_doc
 from ensemble._groups import (FittedGroup, GroupSpace, _additive_score, _constraints_in_space, _fit_group, _GroupJob, _in_space,
-                              _resolution_in_space, _row_hash, grid_in_space)
+                              _resolution_in_space, grid_in_space)
 from ensemble._kernel_score import kernel_score
-from ensemble._parallel import run_jobs
+from ensemble._parallel import one_blas_thread, run_jobs
+from ensemble._selection import CHOICES, Fold, held_out_folds, select
 from ensemble._voting import DEPRECATED_VOTES, VOTES, check_vote, combine_votes, vote_counts
 from trees import CRITERIA, leaf_boxes
 
 logger = logging.getLogger(__name__)
 
-#: Groups each ``"auto"`` candidate fits on one held-out fold, and at least on each of several.
-_PROBE_GROUPS = 8
-_FOLD_GROUPS = 4
-#: Held-out rows the ``"auto"`` choices want: smaller data is split into up to 4 folds.
-_PROBE_ROWS = 2000
-
 __all__ = ["FittedGroup", "GroupSizeWarning", "GroupSpace", "OTreeBagger", "TooManyRegionsError"]
+
+
+#: The parameters that make the paper's oTreeBagger and its TreeBagger baseline (OTreeBagger.paper, .tree_bagger).
+_PAPER = {"criterion": "gini", "max_depth": None, "projection": "none", "thresholds": "midpoint",
+          "empty_regions": "paper", "formulation": "paper", "consistency": "pointwise"}
+_TREE_BAGGER = {"relabel": False, "vote": "mode", "criterion": "gini", "projection": "none", "max_depth": None}
 
 
 class GroupSizeWarning(UserWarning):
@@ -55,61 +56,27 @@ DEFAULT_MAX_EDGES = 5_000_000
 
 
 @dataclass
-class _Fold:
-    """One held-out part of the training rows the ``"auto"`` choices score on.
-
-    ``rows`` marks the rows that hold out some of their weight, ``weight`` the
-    weight every row holds out (:func:`_held_fraction`), ``train`` the data with
-    the weight it keeps and ``additive_scores`` the additive scores fitted on
-    ``train``, shared by the probes that use the same one.
-    """
-
-    rows: NDArray[np.bool_]
-    weight: NDArray[np.float64]
-    train: TrainingData
-    additive_scores: dict = field(default_factory=dict)
-
-
-@dataclass
 class _HeldOut:
-    """The folds the ``"auto"`` choices score on, the groups each fits, and the scores so far.
+    """The folds the ``"auto"`` choices score on (:class:`ensemble._selection.Fold`) and the groups each fits."""
 
-    ``scores`` holds the held-out MAE of each probe fitted, over every fold, by
-    (space, threshold rule).
-    """
-
-    folds: list[_Fold]
+    folds: list[Fold]
     n_groups: int
-    scores: dict = field(default_factory=dict)
 
 
-def _held_fraction(X: NDArray, y: NDArray, seed: int, weight: NDArray, fold: int = 0) -> NDArray[np.float64]:
-    """The fraction of each row's weight fold ``fold`` (0-3) of the ``"auto"`` probes holds out: about a
-    quarter of every set of equal rows.
+def _group_votes(groups: list, X: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Class index of every group for every row of validated ``X``, shape (n_samples, n_groups).
 
-    The held-out rows must be drawn as test rows are: where a data set repeats
-    rows (lattices: 60% of ESL's rows have a twin), a test row often has its twin
-    in training, and holding out every copy of a row together scored the probes
-    on unseen points only (ESL: held-out MAE 0.71 where a random quarter of rows
-    errs 0.34). So each set of equal rows (same values and class, found by
-    :func:`ensemble._groups._row_hash`) of total weight W holds out
-    ``floor(W/4 + u)`` of it (u the set's hash, uniform in [0, 1); W under 1
-    counts as 1, and at most all of it), shared by its rows in proportion to
-    their weights. The fraction depends only on a row's values and the set's total
-    weight, so integer weights still give the model of repeated rows. Fold j holds
-    out ``floor((j+1) W/4 + u) - floor(j W/4 + u)`` (each term at most W): the
-    four folds share out every set of integer weight, fold 0 as above.
+    The groups of a fit share one additive score: it is evaluated once per score,
+    not once per group (on 91 features, 33 evaluations were most of a prediction's time).
     """
-    u = _row_hash(X, y, seed, weight)
-    inverse = np.unique(u, return_inverse=True)[1].ravel()
-    total = np.maximum(np.bincount(inverse, weights=weight)[inverse], 1.0)
-    upto = [np.minimum(np.floor(total * j / 4 + u), total) for j in (fold, fold + 1)]
-    return (upto[1] - upto[0]) / total
-
-
-def _additive_space_key(score_model: str, residual_axes: str) -> str:
-    # The held-out probes' cache key of an additive space (beside monotonic_space_'s names).
-    return f"{score_model} {residual_axes}"
+    values: dict[int, NDArray[np.float64]] = {}
+    columns = []
+    for group in groups:
+        score = None if group.space is None else group.space.additive
+        if score is not None and id(score) not in values:
+            values[id(score)] = score.value(X)
+        columns.append(group.predict_index(X, None if score is None else values[id(score)]))
+    return np.column_stack(columns)
 
 
 def _monotonic_space(job: "_GroupJob") -> str | None:
@@ -548,6 +515,44 @@ class OTreeBagger(OrdinalEnsemble):
         self.random_state = random_state
         self.verbose = verbose
 
+    @classmethod
+    def paper(cls, **params: Any) -> "OTreeBagger":
+        """The oTreeBagger of Sousa & Cardoso (2011), as published: ``OTreeBagger.paper(group_size=5)``.
+
+        Full-depth Gini trees on the features themselves (no learned space), split
+        half-way between training values, ``group_size`` of them fused per group,
+        every fused partition relabelled by the paper's binary ILP (equations 1-10,
+        empty regions only held by the penalties C1 and C2), the groups bagged by the
+        median vote; certified with the paper's pointwise consistency. Every other
+        parameter keeps its default and any of them can be given.
+
+        Measured (``python benchmarks/otreebagger_cost.py``, 12 shared sets): see the
+        benchmarks page (docs/benchmarks.md); the default ``OTreeBagger()`` errs less
+        on most of them, at a higher cost.
+
+        Examples
+        --------
+        >>> from ensemble import OTreeBagger
+        >>> from ensemble.datasets import make_synthetic_i
+        >>> X, y = make_synthetic_i(300, random_state=0)
+        >>> model = OTreeBagger.paper(n_estimators=10, group_size=5, random_state=0).fit(X, y)
+        >>> model.get_params()["criterion"], model.consistency_notion_, model.is_consistent()
+        ('gini', 'pointwise', True)
+        """
+        return cls(**{**_PAPER, **params})
+
+    @classmethod
+    def tree_bagger(cls, **params: Any) -> "OTreeBagger":
+        """The paper's TreeBagger baseline: bagged full-depth Gini trees, majority vote, no relabelling.
+
+        Examples
+        --------
+        >>> from ensemble import OTreeBagger
+        >>> OTreeBagger.tree_bagger(n_estimators=10).get_params()["vote"]
+        'mode'
+        """
+        return cls(**{**_TREE_BAGGER, **params})
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "OTreeBagger":
         """Grow the bootstrap trees, relabel every group and keep the voters.
@@ -612,25 +617,9 @@ class OTreeBagger(OrdinalEnsemble):
         self.group_size_ = self.group_size if self.relabel and not data.categorical.all() else 1
         n_groups = self.n_estimators // self.group_size_
         seeds = rng.randint(MAX_SEED, size=(n_groups, self.group_size_, 2))
-        job = self._group_job(data, index=self.monotonic_space != "axes")
-        self.monotonic_space_ = _monotonic_space(job)
-        self.monotonic_space_scores_ = self.threshold_scores_ = self.residual_axes_scores_ = None
-        self.score_model_scores_ = None
-        self.residual_axes_ = job.residual_axes if job.projection == "additive" else None
-        self.score_model_ = job.score_model if job.projection == "additive" else None
-        choose_space = self.monotonic_space == "auto" and self.monotonic_space_ == "index"
-        choose_score = self.score_model_ == "auto"
-        choose_axes = self.residual_axes_ == "auto"
-        # One held-out split for every choice, each probe fitted once.
-        held_out = (self._held_out(data, seeds)
-                    if choose_space or choose_score or choose_axes or job.thresholds == "auto" else None)
-        if choose_space:
-            job = self._choose_monotonic_space(data, job, seeds, held_out)
-        if choose_score or choose_axes:
-            job = self._choose_score_space(data, job, seeds, held_out)
-        if job.thresholds == "auto":
-            job = self._choose_thresholds(data, job, seeds, held_out)
-        self.groups_ = self._fit_groups(data, job, seeds)
+        with one_blas_thread():
+            job = self._select(data, self._group_job(data, index=self.monotonic_space != "axes"), seeds)
+            self.groups_ = self._fit_groups(data, job, seeds)
         self.estimators_ = [tree for group in self.groups_ for tree in group.trees]
         self.groups_info_ = [group.info for group in self.groups_]
         self._store_notion(data, job)
@@ -775,143 +764,74 @@ class OTreeBagger(OrdinalEnsemble):
         return run_jobs(jobs, n_jobs=self.n_jobs, total=seeds.shape[0], desc="OTreeBagger groups",
                         verbose=self.verbose)
 
+    def _select(self, data, job: _GroupJob, seeds: NDArray) -> _GroupJob:
+        """The group job with every ``"auto"`` choice decided on held-out rows (:mod:`ensemble._selection`).
+
+        Sets the chosen values (``monotonic_space_``, ``score_model_``,
+        ``residual_axes_``) and the errors behind them (``*_scores_``).
+        """
+        index = _monotonic_space(job)
+        additive = job.projection == "additive"
+        assignment = {
+            "monotonic_space": self.monotonic_space if index == "index" else index or "index",
+            "score_model": job.score_model if additive else "additive",
+            "residual_axes": job.residual_axes if additive else "pls",
+            "thresholds": job.thresholds,
+        }
+        jobs = {"index": job}
+        held_out = self._held_out(data, seeds) if "auto" in assignment.values() else None
+
+        def build(chosen: dict) -> _GroupJob:
+            space = chosen["monotonic_space"]
+            if space not in jobs:
+                jobs[space] = self._group_job(data, index=space == "index")
+            built = jobs[space] if index is not None else job
+            if additive:
+                built = replace(built, score_model=chosen["score_model"], residual_axes=chosen["residual_axes"])
+            return replace(built, thresholds=chosen["thresholds"])
+
+        selection = select(CHOICES, assignment, build,
+                           lambda candidate, probe: self._probe_error(data, candidate, probe, seeds, held_out))
+        chosen, scores = selection.assignment, selection.scores
+        self.monotonic_space_ = chosen["monotonic_space"] if index is not None else None
+        self.score_model_ = chosen["score_model"] if additive else None
+        self.residual_axes_ = chosen["residual_axes"] if additive else None
+        self.monotonic_space_scores_ = scores.get("monotonic_space")
+        self.score_model_scores_ = scores.get("score_model")
+        self.residual_axes_scores_ = scores.get("residual_axes")
+        self.threshold_scores_ = scores.get("thresholds")
+        return build(chosen)
+
     @staticmethod
     def _held_out(data, seeds: NDArray) -> _HeldOut | None:
-        """Folds of about a quarter of the training weight each (drawn from the group seeds), or None.
+        """The folds the ``"auto"`` choices score on (:func:`ensemble._selection.held_out_folds`), or None."""
+        folds, n_groups = held_out_folds(data, int(seeds[0, 0, 0]), seeds.shape[0])
+        return _HeldOut(folds, n_groups) if folds else None
 
-        One fold where it holds out ``_PROBE_ROWS`` rows or more; smaller data is
-        split into up to 4 (every row held out once with 4), each fitting 4 probe
-        groups: on one quarter of a few hundred rows the choices follow its noise
-        (ESL, 366 training rows: the quarter chose the additive score, test MAE
-        0.328; four folds the kernel score, 0.270), and a vote of 2 groups
-        misjudges the ensemble's (with the 8 groups shared out, 2 a fold, XOR data
-        of 5 features chose the kernel score, 0.136 against 0.000). A fold that would leave
-        fewer than 10 rows held out or one class to train on is dropped; ``None``
-        when every fold is. The folds fit at most twice the probe groups one
-        quarter would (a fit of 4 groups, 12 trees, takes 2 folds).
-        """
-        weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
-        n_groups = seeds.shape[0]
-        by_rows = -(-4 * _PROBE_ROWS // max(np.count_nonzero(weight > 0), 1))
-        # The folds fit at most twice the groups one quarter would: a small ensemble's
-        # probes stay in proportion to its own fit.
-        by_cost = 2 * min(n_groups, _PROBE_GROUPS) // min(n_groups, _FOLD_GROUPS)
-        n_folds = max(1, min(4, by_rows, by_cost))
-        folds = []
-        for fold in range(n_folds):
-            held_weight = weight * _held_fraction(data.X, data.y, int(seeds[0, 0, 0]), weight, fold)
-            held, kept = held_weight > 0, weight - held_weight
-            if held.sum() >= 10 and np.unique(data.y[kept > 0]).shape[0] >= 2:
-                folds.append(_Fold(held, held_weight, replace(data, sample_weight=kept)))
-        if not folds:
-            return None
-        return _HeldOut(folds, _PROBE_GROUPS if n_folds == 1 else _FOLD_GROUPS)
+    def _probe_error(self, data, job: _GroupJob, probe: str, seeds: NDArray, held_out: _HeldOut | None) -> float | None:
+        """Held-out MAE of the vote of the first groups' probes fitted with ``job``, over every fold, or None.
 
-    def _held_out_scores(self, data, jobs: dict, seeds: NDArray, held_out: _HeldOut | None) -> dict | None:
-        """Held-out MAE of the vote of the first groups fitted with each job, or None.
-
-        On each fold of ``held_out`` the first groups are fitted with every job
-        (same seeds) on the rows the fold keeps, and the vote of each set is
-        scored on the rows it holds out; the error is the mean over every fold's
-        held-out weight. ``jobs`` are keyed as ``held_out.scores`` (space,
-        threshold rule): a job scored before is not refitted. ``None`` without a
-        held-out split.
+        ``probe="groups"``: the first ``held_out.n_groups`` groups of the fit (same
+        seeds) on the rows each fold keeps, scored on the rows it holds out. ``"trees"``:
+        their trees alone, each a voter, unfused and not relabelled: choices of the
+        group space are as well decided by the trees' vote in that space, at a sixth of
+        the cost. The error is the mean over every fold's held-out weight.
         """
         if held_out is None:
             return None
         n_probe = min(seeds.shape[0], held_out.n_groups)
-        for key, job in jobs.items():
-            if key not in held_out.scores:
-                error = weight_sum = 0.0
-                for fold in held_out.folds:
-                    X_held, y_held, w_held = data.X[fold.rows], data.y[fold.rows], fold.weight[fold.rows]
-                    groups = self._fit_groups(fold.train, job, seeds[:n_probe], fold.additive_scores)
-                    votes = np.column_stack([g.predict_index(X_held) for g in groups])
-                    predicted = VOTES[self._vote].combine(votes, self.n_classes_)
-                    error += float(np.dot(np.abs(predicted - y_held), w_held))
-                    weight_sum += float(w_held.sum())
-                held_out.scores[key] = error / weight_sum
-        return {key: held_out.scores[key] for key in jobs}
-
-    def _held_out_choice(self, name: str, candidates: dict, preferred: Any, data, seeds: NDArray,
-                         held_out: _HeldOut | None) -> tuple[Any, dict | None]:
-        """The candidate whose first groups vote best on the held-out rows, and every candidate's score.
-
-        ``candidates`` maps each name to its probe key (as :meth:`_held_out_scores`
-        keys them) and its job. ``preferred`` is kept unless another errs strictly
-        less, and without a held-out split (scores ``None``): every ``"auto"``
-        choice prefers the cheaper or measured default on a tie.
-        """
-        scores = self._held_out_scores(data, dict(candidates.values()), seeds, held_out)
-        if scores is None:
-            return preferred, None
-        by_name = {candidate: scores[key] for candidate, (key, _) in candidates.items()}
-        chosen = min(by_name, key=lambda candidate: (by_name[candidate], candidate != preferred))
-        logger.info("%s='auto': held-out MAE %s, chose %s", name, by_name, chosen)
-        return chosen, by_name
-
-    def _choose_monotonic_space(self, data, index_job: "_GroupJob", seeds: NDArray,
-                                held_out: _HeldOut | None) -> "_GroupJob":
-        """``monotonic_space="auto"``: the constrained features' index or their own axes, by held-out error.
-
-        Scored with midpoint thresholds when those are still to be chosen (the
-        cheaper rule; the threshold choice that follows reuses that probe). The
-        index on a tie: one axis for all the constraints fuses smaller groups.
-        """
-        rule = "midpoint" if index_job.thresholds == "auto" else index_job.thresholds
-        axes_job = self._group_job(data, index=False)
-        candidates = {"index": (("index", rule), replace(index_job, thresholds=rule)),
-                      "axes": (("axes", rule), replace(axes_job, thresholds=rule))}
-        self.monotonic_space_, self.monotonic_space_scores_ = self._held_out_choice(
-            "monotonic_space", candidates, "index", data, seeds, held_out)
-        return index_job if self.monotonic_space_ == "index" else axes_job
-
-    def _choose_score_space(self, data, job: "_GroupJob", seeds: NDArray,
-                            held_out: _HeldOut | None) -> "_GroupJob":
-        """``score_model`` and ``residual_axes`` left to ``"auto"``: the pair whose first groups err least.
-
-        Every pair of a score and the axes beside it that is left open is scored as
-        :meth:`_choose_monotonic_space` scores its two spaces, jointly: the two
-        choices interact (on a chequer of x_0 and x_1, the additive score with
-        the features beside it erred 0.000 on fresh rows and the kernel score
-        with PLS 0.140, though the kernel score beat the additive one with PLS
-        beside both, 0.140 against 0.452). The additive score with PLS on a tie
-        (the measured default). ``score_model_scores_`` holds each score's error
-        with the chosen axes, ``residual_axes_scores_`` each axes' with the
-        chosen score.
-        """
-        rule = "midpoint" if job.thresholds == "auto" else job.thresholds
-        models = ("additive", "kernel") if job.score_model == "auto" else (job.score_model,)
-        axes = ("pls", "features") if job.residual_axes == "auto" else (job.residual_axes,)
-        candidates = {(model, axis): ((_additive_space_key(model, axis), rule),
-                                      replace(job, score_model=model, residual_axes=axis, thresholds=rule))
-                      for model in models for axis in axes}
-        (model, axis), scores = self._held_out_choice("score_model, residual_axes", candidates,
-                                                      (models[0], axes[0]), data, seeds, held_out)
-        self.score_model_, self.residual_axes_ = model, axis
-        if scores is not None and len(models) > 1:
-            self.score_model_scores_ = {m: scores[(m, axis)] for m in models}
-        if scores is not None and len(axes) > 1:
-            self.residual_axes_scores_ = {a: scores[(model, a)] for a in axes}
-        return replace(job, score_model=model, residual_axes=axis)
-
-    def _choose_thresholds(self, data, job: "_GroupJob", seeds: NDArray, held_out: _HeldOut | None) -> "_GroupJob":
-        """``thresholds="auto"``: midpoints or gap draws, whichever votes better on held-out rows.
-
-        The first groups are fitted both ways on about three quarters of the rows and
-        scored on the others (:meth:`_held_out_scores`); the rule with the smaller
-        error (midpoints on a tie) fits every group on all the rows. Gap draws pay
-        where classes two apart meet between neighbouring training values and the
-        labels are not noisy (lattices such as balance-scale or ESL); elsewhere
-        they add regions and noise.
-        """
-        # Keyed as the space probes are, so the midpoint probe of the chosen space is reused.
-        space = (self.monotonic_space_ if self.residual_axes_ is None
-                 else _additive_space_key(self.score_model_, self.residual_axes_))
-        candidates = {rule: ((space, rule), replace(job, thresholds=rule)) for rule in ("midpoint", "gap")}
-        chosen, self.threshold_scores_ = self._held_out_choice("thresholds", candidates, "midpoint", data, seeds,
-                                                               held_out)
-        return replace(job, thresholds=chosen)
+        probes = seeds[:n_probe]
+        if probe == "trees":
+            job, probes = replace(job, relabel=False), probes.reshape(-1, 1, 2)
+        error = weight_sum = 0.0
+        for fold in held_out.folds:
+            X_held, y_held, w_held = data.X[fold.rows], data.y[fold.rows], fold.weight[fold.rows]
+            groups = self._fit_groups(fold.train, job, probes, fold.cache)
+            votes = _group_votes(groups, X_held)
+            predicted = VOTES[self._vote].combine(votes, self.n_classes_)
+            error += float(np.dot(np.abs(predicted - y_held), w_held))
+            weight_sum += float(w_held.sum())
+        return error / weight_sum
 
     @property
     def _vote(self) -> str:
@@ -1003,9 +923,21 @@ class OTreeBagger(OrdinalEnsemble):
                 raise ValueError("score_model='kernel' cannot follow monotonic_cst: a kernel score has no "
                                  "certified direction; use score_model='additive' or 'auto'")
             model = "additive"  # its constrained curves are the constrained features' monotone index
+        categorical = np.flatnonzero(data.categorical)
+        score_features = np.flatnonzero(continuous)
+        if categorical.shape[0] > self.n_components:
+            # Many categorical features on axes of their own fuse groups in as many more
+            # dimensions, most of their regions in category combinations no row has, and
+            # pass the budgets (700 rows, 85 one-hot columns and 6 continuous features: a
+            # group of 3 trees past 5,000,000 contacts, 45 s, cut down to one tree). They
+            # enter the score instead, each through a curve over its values: no category
+            # move is small, so consistency in the group's space is still consistency on
+            # every slice of fixed categories (docs/design.md section 5).
+            score_features = np.arange(data.n_features)
+            categorical = np.empty(0, np.intp)
         return _GroupJob(**self._job_settings(data), projected=projected,
-                         kept=np.flatnonzero(data.categorical), n_components=self.n_components,
-                         projection="additive", score_features=np.flatnonzero(continuous),
+                         kept=categorical, n_components=self.n_components,
+                         projection="additive", score_features=score_features,
                          residual_axes=axes, score_model=model)
 
     def _resolve_consistency(self, continuous: int) -> str:
@@ -1054,7 +986,7 @@ class OTreeBagger(OrdinalEnsemble):
     def _votes(self, X: ArrayLike) -> NDArray[np.intp]:
         """Class index of every voter for every sample, shape (n_samples, n_voters)."""
         X = self._validate_X_predict(X)
-        return np.column_stack([group.predict_index(X) for group in self.groups_])
+        return _group_votes(self.groups_, X)
 
     @property
     def feature_importances_(self) -> NDArray[np.float64]:

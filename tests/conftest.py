@@ -5,6 +5,11 @@ import secrets
 
 import pytest
 from hypothesis import HealthCheck, settings
+from threadpoolctl import threadpool_limits
+
+# Each test worker (pytest-xdist runs one per core) keeps BLAS on one thread: two workers
+# of two OpenBLAS threads each on 2 cores made a 500 x 500 eigh 70 times slower.
+threadpool_limits(limits=1, user_api="blas")
 
 # Deadline-free profiles keep the whole suite within CI's budget on 2 cores. Both draw
 # fresh examples on every run: every CI run tries new inputs, and the seed printed at

@@ -412,8 +412,7 @@ def test_residual_axes_never_hold_a_constrained_feature():
 def test_residual_axes_tie_keeps_pls(monkeypatch):
     """Check that equal held-out errors keep PLS, and that the choice is recorded."""
     X, y = _data(300)
-    monkeypatch.setattr(OTreeBagger, "_held_out_scores",
-                        lambda self, data, jobs, seeds, held_out: {key: 0.5 for key in jobs})
+    monkeypatch.setattr(OTreeBagger, "_probe_error", lambda self, data, job, probe, seeds, held_out: 0.5)
     model = OTreeBagger(consistency="pointwise", n_estimators=6, random_state=0).fit(X, y)
     assert model.residual_axes_scores_ == {"pls": 0.5, "features": 0.5} and model.residual_axes_ == "pls"
     assert all(group.space.n_components == 3 for group in model.groups_)

@@ -173,8 +173,7 @@ def test_auto_score_model_chooses_by_held_out_error_and_keeps_additive_on_a_tie(
     chosen = both.score_model_scores_[both.score_model_]
     assert chosen == both.residual_axes_scores_[both.residual_axes_]
     assert chosen == min(*both.score_model_scores_.values(), *both.residual_axes_scores_.values())
-    monkeypatch.setattr(OTreeBagger, "_held_out_scores",
-                        lambda self, data, jobs, seeds, held_out: {key: 0.5 for key in jobs})
+    monkeypatch.setattr(OTreeBagger, "_probe_error", lambda self, data, job, probe, seeds, held_out: 0.5)
     tie = OTreeBagger(consistency="pointwise", n_estimators=6, random_state=0).fit(X, y)
     assert tie.score_model_scores_ == {"additive": 0.5, "kernel": 0.5} and tie.score_model_ == "additive"
     assert tie.residual_axes_scores_ == {"pls": 0.5, "features": 0.5} and tie.residual_axes_ == "pls"

@@ -392,7 +392,7 @@ def test_held_out_weight_is_a_quarter_of_every_set_of_equal_rows():
     of 8 equal rows holds out exactly 2 of them (floor(8/4 + u)), singletons a quarter
     on average, and a row of weight 8 holds out what its 8 copies hold out.
     """
-    from ensemble._otreebagger import _held_fraction
+    from ensemble._selection import held_fraction as _held_fraction
 
     rng = np.random.RandomState(0)
     X = np.vstack([np.tile([[0.5, 7.0]], (8, 1)), rng.uniform(size=(4000, 2))])
@@ -420,7 +420,7 @@ def test_held_out_folds_share_out_every_set_of_equal_rows():
     a set of 7 equal rows holds out 1 or 2 rows in each fold, 7 in all; each singleton
     is held out by exactly one fold; a row of weight 5 holds out 5 over the folds.
     """
-    from ensemble._otreebagger import _held_fraction
+    from ensemble._selection import held_fraction as _held_fraction
 
     rng = np.random.RandomState(1)
     X = np.vstack([np.tile([[0.25, 3.0]], (7, 1)), rng.uniform(size=(3000, 2))])

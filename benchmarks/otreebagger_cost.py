@@ -1,0 +1,109 @@
+"""OTreeBagger's fit cost against TreeBagger (same trees, same run), its certificate's cost, and its MAE.
+
+For every data set: CPU seconds of the default ``OTreeBagger()`` fit and of the
+paper's TreeBagger (``OTreeBagger.tree_bagger()``: full-depth Gini trees, majority
+vote, no relabelling, ``n_estimators`` the same), their ratio (target: within 5x),
+``is_consistent()``'s seconds as a share of the fit (target: under 10%), test MAE of
+both, and the ``"auto"`` choices the default made. Data: the 12 shared sets on their
+first ``--splits`` hold-out splits, synthetic data (``make_ordinal_synthetic``,
+half the rows for training; ``--synthetic 20x1000 ...``), and the mixed shape of 700
+rows with 85 one-hot columns of 10 categorical variables and 6 continuous features
+(``--mixed``). CPU time is the process's (one core: ``n_jobs=1``).
+
+Run::
+
+    python benchmarks/otreebagger_cost.py                      # 12 sets, split 0, mixed shape
+    python benchmarks/otreebagger_cost.py --datasets none --synthetic 5x1000 100x20000
+    python benchmarks/otreebagger_cost.py --smoke              # seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import make_ordinal_synthetic, shared_names, shared_splits  # noqa: E402
+
+from ensemble import OTreeBagger  # noqa: E402
+
+
+
+def mixed_shape(n_samples: int = 1400, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of 6 continuous features and 85 one-hot columns of 10 categorical variables, 5 classes."""
+    rng = np.random.RandomState(seed)
+    continuous = rng.normal(size=(n_samples, 6))
+    score = continuous[:, 0] + 0.5 * continuous[:, 1] - 0.5 * continuous[:, 2] * continuous[:, 3]
+    columns = [continuous]
+    for levels in (9, 9, 9, 8, 8, 9, 8, 9, 8, 8):
+        code = rng.randint(levels, size=n_samples)
+        score = score + 0.4 * rng.normal(size=levels)[code]
+        columns.append(np.eye(levels)[code])
+    y = np.digitize(score + 0.5 * rng.normal(size=n_samples), np.quantile(score, [0.2, 0.4, 0.6, 0.8])) + 1
+    return np.hstack(columns), y
+
+
+def _cpu(fn, *args):
+    start = time.process_time()
+    out = fn(*args)
+    return out, time.process_time() - start
+
+
+def _sets(args):
+    names = [] if args.datasets == ["none"] else (args.datasets or shared_names())
+    for name in names:
+        for split, X, y, train, test in shared_splits(name, args.splits):
+            yield f"{name}/{split}", X[train], y[train], X[test], y[test]
+    for spec in args.synthetic:
+        d, n = (int(v) for v in spec.split("x"))
+        X, y = make_ordinal_synthetic(2 * n, d, random_state=0)
+        yield f"synthetic {d}x{n}", X[:n], y[:n], X[n:], y[n:]
+    if args.mixed:
+        X, y = mixed_shape(2 * args.mixed)
+        yield f"mixed {args.mixed}x91", X[: args.mixed], y[: args.mixed], X[args.mixed:], y[args.mixed:]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="*", help="shared sets (default all; 'none' for none)")
+    parser.add_argument("--splits", type=int, default=1)
+    parser.add_argument("--synthetic", nargs="*", default=[], help="DxN sizes, e.g. 20x1000")
+    parser.add_argument("--mixed", type=int, default=700, help="rows of the mixed 91-column shape (0: none)")
+    parser.add_argument("--n-estimators", type=int, default=100)
+    parser.add_argument("--smoke", action="store_true", help="two small sets, 12 trees: seconds")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.datasets, args.synthetic, args.mixed, args.n_estimators = ["ESL"], ["8x300"], 200, 12
+    print(f"{'data':<22}{'fit s':>8}{'TB s':>8}{'ratio':>7}{'check %':>9}{'MAE':>7}{'TB MAE':>8}"
+          f"{'notion':>11}  choices", flush=True)
+    ratios, maes, tb_maes = [], [], []
+    for label, X, y, X_test, y_test in _sets(args):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model, fit = _cpu(OTreeBagger(n_estimators=args.n_estimators, random_state=0, n_jobs=1).fit, X, y)
+            ok, check = _cpu(model.is_consistent)
+            baseline, fit_tb = _cpu(OTreeBagger.tree_bagger(n_estimators=args.n_estimators, random_state=0,
+                                                            n_jobs=1).fit, X, y)
+        mae = float(np.mean(np.abs(model.predict(X_test) - y_test)))
+        mae_tb = float(np.mean(np.abs(baseline.predict(X_test) - y_test)))
+        choices = {k: getattr(model, k) for k in ("score_model_", "residual_axes_", "monotonic_space_")
+                   if getattr(model, k, None) is not None}
+        ratios.append(fit / max(fit_tb, 1e-9))
+        maes.append(mae)
+        tb_maes.append(mae_tb)
+        print(f"{label:<22}{fit:>8.1f}{fit_tb:>8.1f}{ratios[-1]:>7.1f}{100 * check / max(fit, 1e-9):>8.1f}%"
+              f"{mae:>7.3f}{mae_tb:>8.3f}{str(model.consistency_notion_ if ok else 'FAILED'):>11}  "
+              f"{' '.join(f'{v}' for v in choices.values())}", flush=True)
+    if maes:
+        print(f"{'mean':<22}{'':>8}{'':>8}{np.mean(ratios):>7.1f}{'':>9}{np.mean(maes):>7.3f}{np.mean(tb_maes):>8.3f}"
+              f"   max ratio {max(ratios):.1f}, better than TreeBagger on "
+              f"{sum(m < t for m, t in zip(maes, tb_maes))} of {len(maes)}")
+
+
+if __name__ == "__main__":
+    main()
