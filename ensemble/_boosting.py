@@ -34,6 +34,17 @@ from trees.utils import grow_hist_tree as grow_tree
 
 logger = logging.getLogger(__name__)
 
+
+def is_dask_collection(X: Any) -> bool:
+    """Whether ``X`` is a dask array, DataFrame or Series (checked without importing dask)."""
+    return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
+
+
+def predict_dask(model: Any, X: Any, method: str) -> Any:
+    from ensemble._boosting_dask import predict_dask as run
+
+    return run(model, X, method)
+
 __all__ = ["ConsistentGradientBoostingClassifier"]
 
 _UNIT = 1 << UNIT_BITS
@@ -444,6 +455,15 @@ class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
     ahead on some (tae, stock10, winequality-red) and boosting on others (ESL,
     housing10, machine10).
 
+    Dask: ``fit`` and the predictions accept dask arrays and DataFrames (with
+    ``dask.distributed``): bins from a distributed pass, histograms summed across
+    workers, trees, steps and certificate on the client; with the same bins the model
+    is the single-machine one (docs/dask.md)::
+
+        from distributed import Client
+        client = Client("tcp://scheduler:8786")
+        model = ConsistentGradientBoostingClassifier().fit(X_dask, y_dask)
+
     Fitting costs O(n d) per tree level for the histograms (the smaller child's,
     the sibling by subtraction) and O(log n) per threshold placement.
 
@@ -531,6 +551,10 @@ class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
         ValueError
             On invalid data or parameters, a single class, bad ``sample_weight``.
         """
+        if is_dask_collection(X):
+            from ensemble._boosting_dask import fit_dask
+
+            return fit_dask(self, X, y, sample_weight)
         data = self._validate_training(X, y, sample_weight)
         X, y_idx, n_samples = data.X, data.y, data.n_samples
         self._resolution = data.resolution
@@ -885,6 +909,8 @@ class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
         y : ndarray of shape (n_samples,)
             Members of ``classes_``.
         """
+        if is_dask_collection(X):
+            return predict_dask(self, X, "predict")
         X = self._validate_X_predict(X)
         return self.classes_[np.searchsorted(self._cuts, self._sums(X), side="right")]
 
@@ -899,6 +925,8 @@ class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
         -------
         ndarray of shape (n_samples,)
         """
+        if is_dask_collection(X):
+            return predict_dask(self, X, "predict_value")
         X = self._validate_X_predict(X)
         return self._sums(X) / float(_UNIT)
 
@@ -918,6 +946,8 @@ class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
+        if is_dask_collection(X):
+            return predict_dask(self, X, "predict_proba")
         X = self._validate_X_predict(X)
         return cumulative_proba(self._sums(X).astype(np.float64), self._cuts, self._proba_scale)
 
