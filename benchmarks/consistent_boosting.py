@@ -26,6 +26,13 @@ Run::
     python benchmarks/consistent_boosting.py --quick             # one split, 20x20000 additive, no 1M fit
     python benchmarks/consistent_boosting.py --datasets none --synthetic 20x100000:additive --skip otreebagger
     python benchmarks/consistent_boosting.py --datasets ERA car --synthetic --million
+    python benchmarks/consistent_boosting.py --smoke                      # seconds: tiny data + a Dask fit
+    python benchmarks/consistent_boosting.py --datasets none --synthetic --small --dask 1000000
+
+``--small``: fits of 15-99 rows (synthetic, 3 seeds): the slowest fit (target: under 2 s),
+trees, and MAE against the certified forest. ``--dask N``: N x 20 additive rows on a
+LocalCluster of 2 workers (processes) against the single-machine fit with the same
+parameters: equal predictions, time per tree, peak memory per worker.
 """
 
 from __future__ import annotations
@@ -214,7 +221,13 @@ def main(argv=None) -> None:
     parser.add_argument("--million", action="store_true", help="the 1,000,000 x 20 fit and its memory")
     parser.add_argument("--memory", action="store_true", help="peak memory of fits at 20k and 100k x 20")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--small", action="store_true", help="fits of 15-99 rows: time and MAE vs the forest")
+    parser.add_argument("--dask", type=int, default=0, metavar="N", help="N x 20 on a LocalCluster of 2 workers")
+    parser.add_argument("--dask-trees", type=int, default=20, help="trees of the Dask comparison fit")
+    parser.add_argument("--smoke", action="store_true", help="seconds: --small on 20 rows and --dask 20000")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.datasets, args.synthetic, args.small, args.dask, args.dask_trees = ["none"], [], True, 20_000, 5
     if args.datasets is None:
         args.datasets = shared_names(args.data_dir)
     elif args.datasets == ["none"]:
@@ -261,6 +274,84 @@ def main(argv=None) -> None:
     _summary(rows, methods)
     if args.memory or args.million:
         _scaling(args)
+    if args.small:
+        _small_data(sizes=(20,) if args.smoke else (15, 20, 30, 50, 99), seeds=1 if args.smoke else 3)
+    if args.dask:
+        _dask_fit(args.dask, args.dask_trees)
+
+
+def _small_data(sizes, seeds) -> None:
+    """Fits on 15-99 synthetic rows: the slowest (target < 2 s) and MAE against the certified forest."""
+    from _common import make_ordinal_synthetic
+
+    print("\nsmall data (10 features ordinal / 8 additive; 2,000 test rows)")
+    times, cgb, forest = [], [], []
+    for n in sizes:
+        for seed in range(seeds):
+            for X, y in (make_ordinal_synthetic(n + 2000, 10, random_state=seed),
+                         make_synthetic(n + 2000, 8, "additive", random_state=seed)):
+                if np.unique(y[:n]).shape[0] < 2:
+                    continue
+                labels = np.arange(1, 6)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t0 = time.perf_counter()
+                    model = ConsistentGradientBoostingClassifier(random_state=seed).fit(X[:n], y[:n])
+                    times.append(time.perf_counter() - t0)
+                    peer = ConsistentForestClassifier(random_state=seed).fit(X[:n], y[:n])
+                assert model.is_consistent()
+                cgb.append(mean_absolute_error(y[n:], model.predict(X[n:]), labels=labels))
+                forest.append(mean_absolute_error(y[n:], peer.predict(X[n:]), labels=labels))
+                print(f"  {n:3d} rows seed {seed}: fit {times[-1]:.2f}s, {model.n_iter_} trees, "
+                      f"rate {model.learning_rate_:g}, MAE {cgb[-1]:.3f} (forest {forest[-1]:.3f})", flush=True)
+    print(f"  slowest fit {max(times):.2f}s -> {'met' if max(times) <= 2 else 'MISSED'} (target 2 s); mean MAE "
+          f"cgb {np.mean(cgb):.3f}, forest {np.mean(forest):.3f}")
+
+
+_DASK_SNIPPET = """
+import json, sys, time
+sys.path.insert(0, {bench!r}); sys.path.insert(0, {root!r})
+import numpy as np, dask.array as da
+from distributed import Client, LocalCluster
+from consistent_boosting import make_synthetic
+from ensemble import ConsistentGradientBoostingClassifier
+def peak(dask_worker):
+    return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
+X, y = make_synthetic({n}, 20, "additive")
+params = dict(early_stopping=False, max_iter={trees}, random_state=0)
+ConsistentGradientBoostingClassifier(max_iter=2).fit(X[:2000], y[:2000])
+t0 = time.perf_counter(); local = ConsistentGradientBoostingClassifier(**params).fit(X, y)
+local_time = time.perf_counter() - t0
+with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                  memory_limit="4GiB") as cluster, Client(cluster) as client:
+    client.run(lambda: ConsistentGradientBoostingClassifier(max_iter=2).fit(X[:2000], y[:2000]))
+    chunks = -(-{n} // 8)
+    Xd, yd = da.from_array(X, chunks=(chunks, 20)).persist(), da.from_array(y, chunks=chunks).persist()
+    t0 = time.perf_counter(); dist = ConsistentGradientBoostingClassifier(**params).fit(Xd, yd)
+    dask_time = time.perf_counter() - t0
+    peaks = list(client.run(peak).values())
+sample = np.linspace(0, {n} - 1, 200_000).astype(int)
+print(json.dumps({{"local_time": local_time, "dask_time": dask_time, "trees": dist.n_iter_,
+                  "equal": bool(np.array_equal(local.predict(X[sample]), dist.predict(X[sample]))),
+                  "certified": bool(dist.is_consistent()), "peak_gb": [p / 2**30 for p in peaks],
+                  "partition_gb": X.nbytes / 2 / 2**30}}))
+"""
+
+
+def _dask_fit(n: int, trees: int) -> None:
+    """N x 20 on a LocalCluster of 2 worker processes against one machine: equality, time per tree, memory."""
+    bench = Path(__file__).resolve().parent
+    code = _DASK_SNIPPET.format(bench=str(bench), root=str(bench.parent), n=n, trees=trees)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if out.returncode:
+        print(f"\nDask fit failed: {out.stderr.strip().splitlines()[-1]}")
+        return
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"\nDask, {n:,} x 20 on a LocalCluster of 2 workers, {r['trees']} trees: {r['dask_time']:.1f}s "
+          f"({1000 * r['dask_time'] / max(r['trees'], 1):.0f} ms/tree) against one machine {r['local_time']:.1f}s "
+          f"({1000 * r['local_time'] / max(r['trees'], 1):.0f} ms/tree); same predictions: {r['equal']}; "
+          f"certified: {r['certified']}; peak memory per worker "
+          + ", ".join(f"{p:.2f}" for p in r["peak_gb"]) + f" GB (its partition of X: {r['partition_gb']:.2f} GB)")
 
 
 def _mean_mae(rows, method, names):

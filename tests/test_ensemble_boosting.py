@@ -570,3 +570,36 @@ def test_model_file_predicts_from_its_trees_not_from_an_edited_flat_copy(tmp_pat
     assert "_flat" not in model.__getstate__() and hasattr(model, "_flat")  # the model itself keeps its copy
     save_model(tmp_path / "plain.skops", model)
     np.testing.assert_array_equal(load_model(tmp_path / "plain.skops")["model"].predict(X), expected)
+
+
+@pytest.mark.parametrize("n_rows", [12, 20, 60])
+def test_tiny_data_counts_trees_by_cross_validation_under_a_cap(n_rows):
+    """Check that below 30 rows the trees are counted by cross-validation too (they were 5,000 trees with
+    half-way cuts, issue 39): at most small_data_cap(n) trees, a learning rate CV chose among the
+    candidates, learned cut points, certified."""
+    from ensemble._boosting import RATE_FACTORS, small_data_cap
+
+    rng = np.random.RandomState(n_rows)
+    X = rng.uniform(size=(n_rows, 4))
+    y = np.digitize(X[:, 0] + 0.2 * rng.normal(size=n_rows), [0.33, 0.66])
+    model = ConsistentGradientBoostingClassifier(random_state=0).fit(X, y)
+    assert model.do_early_stopping_ and 1 <= model.n_iter_ <= small_data_cap(n_rows) < 1000
+    assert model.learning_rate_ in [model.learning_rate * f for f in RATE_FACTORS]
+    assert model.is_consistent()
+    hgb_like = ConsistentGradientBoostingClassifier(early_stopping=False, max_iter=7, random_state=0).fit(X, y)
+    assert hgb_like.n_iter_ <= 7 and hgb_like.learning_rate_ == hgb_like.learning_rate
+
+
+def test_gradient_quanta_make_sums_exact_in_any_order():
+    """Check that rounded gradients sum to the same float64 in any order and any grouping (the property
+    the Dask fit relies on to grow the trees of one machine), and that without rounding they do not."""
+    from ensemble._boosting import gradient_quanta, quantize
+
+    rng = np.random.RandomState(0)
+    grad, hess = rng.normal(size=100_000) * 8, rng.uniform(1e-6, 9, size=100_000)
+    raw = grad.copy()
+    quantize(grad, hess, gradient_quanta(1, 4, 100_000.0))
+    order = rng.permutation(grad.shape[0])
+    assert np.sum(grad) == np.sum(grad[order]) == np.sum(grad[:37_000]) + np.sum(grad[37_000:])
+    assert np.cumsum(hess)[-1] == np.sum(hess[order]) and hess.min() > 0
+    assert np.abs(grad - raw).max() < 1e-6
