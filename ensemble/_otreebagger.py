@@ -1125,9 +1125,11 @@ class OTreeBagger(OrdinalEnsemble):
             in_space = grid_in_space(group.space, grid)
             if grid is not None and in_space is None:
                 return False  # a projected voter: its moves along a feature are not axis moves
+            # Only the contacts of labels two or more apart: none, when certified.
             edges = relabel.adjacency_edges(partition, contact=contact,
                                             categorical_features=_in_space(group.space, categorical),
-                                            resolution=_resolution_in_space(group.space, r), grid=in_space).edges
+                                            resolution=_resolution_in_space(group.space, r), grid=in_space,
+                                            jumps_of=labels).edges
             return relabel.is_consistent(edges, labels)
 
         checks = (check(*voter) for voter in self._voter_geometry())

@@ -223,13 +223,14 @@ def _closures_meet(lower, upper, a, b, f, g, no_touch):
     return out
 
 
-def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes):
+def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes, wanted_pairs=None):
     """Pairs whose closures meet, found per axis: ``(a, b, is_face, axis)``.
 
     ``upper[a, axis] == lower[b, axis]`` for every returned pair (b lies above a on that
     axis). Pairs touching on a categorical axis are dropped (docs/design.md section 4b); a
     pair touching on several axes is returned once, at its first one. ``axes`` limits
     the hyperplanes searched (pairs touching on the other axes are then missing).
+    ``wanted_pairs(a, b)``: a mask of the candidate pairs to test at all (the others are dropped).
     """
     n_regions, n_features = lower.shape
     # Feature-major copies make every per-axis gather below contiguous.
@@ -245,6 +246,9 @@ def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes):
         # and that no earlier axis produced; returns the kept pairs and face flags.
         nonlocal n_found
         _STATS["candidates"] += int(a.shape[0])
+        if wanted_pairs is not None:
+            wanted = wanted_pairs(a, b)
+            a, b = a[wanted], b[wanted]
         others = [h for h in range(n_features) if h != f]
         # The closures must meet on every other axis: one compiled pass, each pair dropped
         # at its first separating axis. Pairs touching on a categorical axis or on an
@@ -374,21 +378,31 @@ def grid_rule(lo_a, hi_a, lo_b, hi_b, grid, f, categorical):
     return on_f & np.all(others, axis=1)
 
 
-def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, what):
+def _hierarchy_of(lower, upper):
+    """The guillotine hierarchy of the regions, or None where their boxes have none."""
+    try:
+        return guillotine_tree(lower, upper)
+    except ValueError:
+        return None
+
+
+def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, what, closed=None,
+                     hierarchy=_hierarchy_of, keep=None):
     """Pairs ``(a, b)``, a < b, with ``rule(a, b)``, among the boxes b whose closures meet query box a.
 
     Candidates come from pushing every query box ``[q_lo, q_hi]`` down a guillotine
     hierarchy of all the regions with closed comparisons (open on categorical
-    features); ``rule`` then decides exactly. Boxes without a guillotine hierarchy fall
+    features, or where ``closed`` is False when given: a rule that asks open
+    overlap there gets only the boxes it can accept); ``rule`` then decides exactly.
+    ``hierarchy``: the regions' guillotine hierarchy, when the caller built it; ``keep(a, b)``:
+    a mask of the candidates to test at all. Boxes without a guillotine hierarchy fall
     back to a sweep on the axis with the fewest overlapping pairs. Stops with
     :class:`TooManyRegionsError` once more than ``max_edges`` pairs are certain.
     """
     n_regions, n_features = lower.shape
-    closed = ~categorical
-    try:
-        hierarchy = guillotine_tree(lower, upper)
-    except ValueError:
-        hierarchy = None
+    closed = ~categorical if closed is None else closed & ~categorical
+    if hierarchy is _hierarchy_of:
+        hierarchy = _hierarchy_of(lower, upper)
     found_a, found_b, n_found = [], [], 0
     step = n_regions if max_edges is None else max(_CHUNK_MIN, min(_CHUNK_MAX, max_edges // 8 + 1))
     for start in range(0, n_regions, step):
@@ -406,8 +420,10 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
             ia, jb = _hyperplane_join(np.zeros(queries.shape[0]), q_lo[queries, g], q_hi[queries, g],
                                       np.zeros(n_regions), lower[:, g], upper[:, g])
             a, b = queries[ia], jb
-        keep = a < b
-        a, b = a[keep], b[keep]
+        wanted = a < b
+        if keep is not None:
+            wanted &= keep(a, b)
+        a, b = a[wanted], b[wanted]
         ok = rule(a, b)
         a, b = a[ok], b[ok]
         found_a.append(a)
@@ -424,7 +440,7 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
     return a.astype(np.intp), b.astype(np.intp)
 
 
-def _near_pairs(lower, upper, resolution, categorical, max_edges):
+def _near_pairs(lower, upper, resolution, categorical, max_edges, keep=None):
     """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
 
     Every box is dilated by r_f (a little more, so float rounding never loses a pair)
@@ -439,11 +455,11 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges):
         return near_rule(lower[a], upper[a], lower[b], upper[b], resolution, categorical)
 
     a, b = _candidate_pairs(lower, upper, lower - slack, upper + slack, categorical, max_edges, rule,
-                            "at this resolution (use a smaller resolution)")
+                            "at this resolution (use a smaller resolution)", keep=keep)
     return a, b, _face_flags(lower[a], upper[a], lower[b], upper[b])
 
 
-def _grid_pairs(lower, upper, grid, categorical, max_edges):
+def _grid_pairs(lower, upper, grid, categorical, max_edges, keep=None):
     """Neighbour pairs ``(a, b, is_face)`` along some feature at the data's resolution (:func:`grid_rule`).
 
     For every feature f with a grid, every box is widened on f to the ends of the
@@ -451,9 +467,10 @@ def _grid_pairs(lower, upper, grid, categorical, max_edges):
     decides exactly. Each feature's pairs are found on their own and joined.
     """
     found_a, found_b = [], []
-    for f in range(lower.shape[1]):
-        if grid.values[f] is None or categorical[f]:
-            continue
+    features = [f for f in range(lower.shape[1]) if grid.values[f] is not None and not categorical[f]]
+    # One hierarchy of the regions serves every feature's search.
+    hierarchy = _hierarchy_of(lower, upper) if features else None
+    for f in features:
         first, last = grid.interval_gaps(f, lower[:, f], upper[:, f])
         q_lo, q_hi = lower.copy(), upper.copy()
         q_lo[:, f], q_hi[:, f] = grid.gap_ends(f, first, last)
@@ -461,8 +478,11 @@ def _grid_pairs(lower, upper, grid, categorical, max_edges):
         def rule(a, b, f=f):
             return grid_rule(lower[a], upper[a], lower[b], upper[b], grid, f, categorical)
 
+        # Open comparisons off f: grid_rule asks every other interval to overlap with
+        # positive length, and most closure neighbours of a fused partition only touch there.
         a, b = _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule,
-                                "at the data's resolution")
+                                "at the data's resolution", closed=np.arange(lower.shape[1]) == f,
+                                hierarchy=hierarchy, keep=keep)
         found_a.append(a)
         found_b.append(b)
     a = np.concatenate(found_a) if found_a else np.empty(0, np.intp)
@@ -485,6 +505,7 @@ def adjacency_edges(
     categorical_features: Any = None,
     resolution: Any = None,
     grid: Any = None,
+    jumps_of: Any = None,
 ) -> AdjacencyEdges:
     """Adjacent pairs of regions of a box partition, as numpy arrays.
 
@@ -523,6 +544,11 @@ def adjacency_edges(
         between consecutive values (:func:`grid_rule`): a move of x_f inside that
         gap can then go from one to the other. Only with ``contact="closure"``; may be combined with
         ``resolution`` (the union of both).
+    jumps_of : array-like of shape (N,) of int, optional
+        Region labels: only the adjacent pairs whose labels differ by two or more
+        are returned, those a consistency check looks for (each candidate pair is
+        dropped on its labels before the exact geometric tests, so checking a
+        consistent labelling costs a fraction of finding every contact).
 
     Returns
     -------
@@ -581,14 +607,26 @@ def adjacency_edges(
         raise ValueError("resolution > 0 needs contact='closure' (r-neighbours are closure contacts)")
     if contact == "face" and grid is not None:
         raise ValueError("grid needs contact='closure' (neighbours at the data's resolution are closure contacts)")
+    keep = None
+    if jumps_of is not None:
+        labels = np.asarray(jumps_of, dtype=np.int64)
+        if labels.shape != (n_regions,):
+            raise ValueError(f"jumps_of must hold one label per region ({n_regions}); got shape {labels.shape}")
+
+        def keep(a, b):
+            return np.abs(labels[a] - labels[b]) >= 2
+
     if resolution.any():
-        a, b, face = _near_pairs(lower, upper, resolution, categorical, max_edges)
+        a, b, face = _near_pairs(lower, upper, resolution, categorical, max_edges, keep)
     else:
         a, b, face, _ = _touching_pairs(lower, upper, face_only=contact == "face", max_edges=max_edges,
-                                        categorical=categorical, axes=range(n_features))
+                                        categorical=categorical, axes=range(n_features), wanted_pairs=keep)
     extra = _alias_contacts(partition, lower, upper, contact, categorical, resolution, grid)
+    if extra is not None and keep is not None:
+        kept = keep(extra[0], extra[1])
+        extra = tuple(part[kept] for part in extra)
     if grid is not None:
-        ga, gb, gface = _grid_pairs(lower, upper, grid, categorical, max_edges)
+        ga, gb, gface = _grid_pairs(lower, upper, grid, categorical, max_edges, keep)
         a, b, face = np.concatenate((a, ga)), np.concatenate((b, gb)), np.concatenate((face, gface))
     lo_node, hi_node, face = _sorted_edges(a, b, face, extra)
     edges = np.column_stack((lo_node, hi_node)).reshape(-1, 2)
@@ -610,7 +648,9 @@ def _sorted_edges(a, b, face, extra):
         face = np.concatenate((face, extra[2]))
     lo_node = np.minimum(a, b).astype(np.intp)
     hi_node = np.maximum(a, b).astype(np.intp)
-    order = np.lexsort((hi_node, lo_node))
+    # One int64 key per pair sorts about three times faster than a lexsort of the two columns.
+    span = np.int64(hi_node.max(initial=0)) + 1
+    order = np.argsort(lo_node.astype(np.int64) * span + hi_node, kind="stable")
     lo_node, hi_node, face = lo_node[order], hi_node[order], face[order]
     if lo_node.shape[0]:
         # Alias contacts and the neighbours at the data's resolution may repeat an edge:

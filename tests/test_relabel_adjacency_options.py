@@ -173,3 +173,24 @@ def test_options_reject_bad_input():
     assert relabel.adjacency_edges(part, resolution=1.0, categorical_features=[0]).edges.shape == (0, 2)
     with pytest.raises(ValueError, match="n_features"):
         relabel.check_resolution(0.1, 0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("option", ["closure", "categorical", "resolution", "grid"])
+def test_jumps_of_keeps_exactly_the_contacts_of_labels_two_apart(seed, option):
+    """Check ``jumps_of``: the contacts it returns are those of the full search whose labels differ by 2 or
+    more, under every contact notion (the consistency checks read only these)."""
+    X, y = make_data(150, 3, 4, seed, grid=5)
+    if option == "categorical":
+        X[:, 2] = np.random.default_rng(seed).integers(0, 2, size=X.shape[0])
+    partition = relabel.fuse([leaf_boxes(t) for t in fit_trees(X, y, 3, 12, seed)])
+    labels = np.random.default_rng(seed).integers(0, 5, size=partition.n_regions)
+    kwargs = {"categorical": dict(categorical_features=[2]), "resolution": dict(resolution=0.1),
+              "grid": dict(grid=relabel.DataGrid.from_data(X))}.get(option, {})
+    full = relabel.adjacency_edges(partition, **kwargs).edges
+    far = full[np.abs(labels[full[:, 0]] - labels[full[:, 1]]) >= 2]
+    assert far.shape[0] > 0  # the random labels leave jumps to find
+    assert relabel.adjacency_edges(partition, jumps_of=labels, **kwargs).edges.tolist() == far.tolist()
+    assert relabel.adjacency_edges(partition, jumps_of=np.zeros(partition.n_regions, int), **kwargs).edges.shape[0] == 0
+    with pytest.raises(ValueError, match="jumps_of must hold one label per region"):
+        relabel.adjacency_edges(partition, jumps_of=labels[1:])
