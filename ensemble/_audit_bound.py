@@ -30,6 +30,26 @@ def _closure_jump(comp) -> float:
     return best
 
 
+def _face_steps(comp, f: int) -> tuple[NDArray, NDArray, NDArray]:
+    """Per threshold value b of one component on f: the largest rise and fall across its faces at b.
+
+    A face at b: box a ends at b on f, box c starts there, and on every other feature their
+    intervals overlap with positive length (a line parallel to f passes through both).
+    """
+    lo, up, v = comp.lower, comp.upper, comp.values[:, 0].astype(np.float64)
+    a, c = np.nonzero((up[:, f][:, None] == lo[:, f][None, :]) & np.isfinite(up[:, f])[:, None])
+    others = np.ones(lo.shape[1], dtype=bool)
+    others[f] = False
+    ok = np.all(np.maximum(lo[a][:, others], lo[c][:, others]) < np.minimum(up[a][:, others], up[c][:, others]), axis=1)
+    a, c = a[ok], c[ok]
+    b, inv = np.unique(up[a, f], return_inverse=True)
+    step = v[c] - v[a]
+    rise, fall = np.zeros(b.shape[0]), np.zeros(b.shape[0])
+    np.maximum.at(rise, inv, np.maximum(step, 0.0))
+    np.maximum.at(fall, inv, np.maximum(-step, 0.0))
+    return b, rise, fall
+
+
 def _bounds_of(comp, f: int) -> NDArray[np.float64]:
     b = np.concatenate((comp.lower[:, f], comp.upper[:, f]))
     return np.unique(b[np.isfinite(b)])
@@ -67,14 +87,18 @@ def sum_bound_proof(reading, notion: str, values: list | None) -> bool:
         v = values[f] if values is not None else None
         if v is None:
             continue
-        load: dict = {}
+        up_load: dict = {}
+        down_load: dict = {}
         for t, c in enumerate(comps):
-            b = _bounds_of(c, f)
+            b, rise, fall = _face_steps(c, f)
             if b.shape[0] == 0:
                 continue
-            gaps, n_in = np.unique(np.searchsorted(v, b, side="right"), return_counts=True)
-            for k, count in zip(gaps.tolist(), n_in.tolist(), strict=True):
-                load[k] = load.get(k, 0.0) + (J[t] if count == 1 else rng[t])
-        if load and max(load.values()) > g:
+            # A move inside one gap crosses each of the tree's thresholds there once, in one direction.
+            gaps = np.searchsorted(v, b, side="right")
+            for k in np.unique(gaps).tolist():
+                here = gaps == k
+                up_load[k] = up_load.get(k, 0.0) + min(rng[t], float(rise[here].sum()))
+                down_load[k] = down_load.get(k, 0.0) + min(rng[t], float(fall[here].sum()))
+        if max(list(up_load.values()) + list(down_load.values()) + [0.0]) > g:
             return False
     return True

@@ -179,7 +179,9 @@ class _Witnesses:
         c = self.reading.predict_rank(np.vstack((x, y)))
         value = int(abs(c[1] - c[0])) if kind == "jump" else int(sign * (c[0] - c[1]))
         if value > self.best[kind][0]:
-            self.best[kind] = (value, (x, y), (self.reading.classes[c[0]], self.reading.classes[c[1]]))
+            labels = tuple(getattr(v, "item", lambda v=v: v)() for v in (self.reading.classes[c[0]],
+                                                                          self.reading.classes[c[1]]))
+            self.best[kind] = (value, (x, y), labels)
         if kind == "jump" and value >= 2 and self.first is None:
             self.first = time.perf_counter() - self.start
         return value
@@ -296,7 +298,7 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         moves = next_value_moves(reading.predict_rank, X[rng.choice(X.shape[0], min(n_rows, X.shape[0]),
                                                                      replace=False)], values, movable, probe_end)
         _merge(counts, moves["counts"], reading.classes)
-        if moves["witness"] is not None:
+        if moves["witness"] is not None and notion == "data":  # a next-value move is a witness of that notion only
             found.offer("jump", moves["witness"][0], moves["witness"][1])
     rows = _rows_to_probe(X, reading, n_rows, rng, values)
     probe = probe_lines(reading.predict_rank, rows, reading.thresholds,
