@@ -84,11 +84,15 @@ def grid_size(thresholds: list) -> float:
     return float(np.prod([t.shape[0] + 1.0 for t in thresholds]))
 
 
-def _labels(reading, values: list, deadline_predict) -> NDArray[np.intp]:
+def _labels(reading, values: list, deadline_predict, chunk: int = 200_000) -> NDArray[np.intp]:
+    """``predict`` at one point of every cell, the mesh made chunk by chunk (never whole in memory)."""
     axes = [cell_points(t, v) for t, v in zip(reading.thresholds, values, strict=True)]
     shape = tuple(a.shape[0] for a in axes)
-    mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
-    out = np.concatenate([deadline_predict(mesh[i:i + 200_000]) for i in range(0, mesh.shape[0], 200_000)])
+    size = int(np.prod(shape))
+    out = np.empty(size, dtype=np.int64)
+    for i in range(0, size, chunk):
+        idx = np.unravel_index(np.arange(i, min(i + chunk, size)), shape)
+        out[i:i + chunk] = deadline_predict(np.column_stack([a[k] for a, k in zip(axes, idx, strict=True)]))
     return out.reshape(shape)
 
 

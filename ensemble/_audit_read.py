@@ -130,6 +130,49 @@ def _tree_component(structure: Any, n_features: int, values: NDArray) -> Compone
     return Component(boxes.lower, boxes.upper, values, apply)
 
 
+def float32_routing(threshold: NDArray) -> NDArray[np.float64]:
+    """The float64 threshold T with ``float32(x) <= t`` exactly when ``x <= T``, for every float64 x.
+
+    scikit-learn's ``DecisionTree*``, forests and ``GradientBoosting*`` cast ``X`` to
+    float32 (round to nearest, ties to even) before comparing with their float64
+    thresholds. With t32 the largest float32 <= t and u the next float32, the float64
+    values rounding to t32 or below are those below the midpoint m of t32 and u, and m
+    itself when t32 is even. Non-finite thresholds (leaves) are kept.
+
+    Examples
+    --------
+    >>> t = np.array([0.35000000894069672])
+    >>> T = float32_routing(t)
+    >>> bool(np.float32(T[0]) <= t[0]), bool(np.float32(np.nextafter(T[0], 1.0)) <= t[0])
+    (True, False)
+    """
+    t = np.asarray(threshold, dtype=np.float64)
+    out = t.copy()
+    big = np.finfo(np.float32).max
+    ok = np.isfinite(t) & (np.abs(t) < big)
+    with np.errstate(over="ignore"):
+        t32 = t[ok].astype(np.float32)
+    t32 = np.where(t32.astype(np.float64) > t[ok], np.nextafter(t32, np.float32(-np.inf)), t32)
+    u = np.nextafter(t32, np.float32(np.inf)).astype(np.float64)
+    m = (t32.astype(np.float64) + u) / 2.0  # exact: a float32 midpoint needs 25 bits
+    even = (t32.view(np.uint32) & 1) == 0
+    out[ok] = np.where(even, m, np.nextafter(m, -np.inf))
+    return out
+
+
+class _Float32Tree:
+    """A scikit-learn ``tree_`` with its thresholds moved to the float64 values routing as its float32 ``predict``."""
+
+    def __init__(self, tree_):
+        self.children_left = tree_.children_left
+        self.children_right = tree_.children_right
+        self.feature = tree_.feature
+        leaf = np.asarray(tree_.children_left) == -1
+        self.threshold = np.where(leaf, tree_.threshold, float32_routing(np.where(leaf, 0.0, tree_.threshold)))
+        if hasattr(tree_, "missing_go_to_left"):
+            self.missing_go_to_left = tree_.missing_go_to_left
+
+
 class _HistTree:
     """A HistGradientBoosting predictor's nodes as a ``tree_``-like structure."""
 
@@ -229,7 +272,7 @@ def _read_sklearn(model: Any, classes: Any, cuts: Any) -> Reading:
             if is_classifier(model):  # the class shares each tree votes with (predict_proba's normalisation)
                 total = value.sum(axis=1, keepdims=True)
                 value = value / np.where(total > 0, total, 1.0)
-            comps.append(_tree_component(t.tree_, d, value * scale))
+            comps.append(_tree_component(_Float32Tree(t.tree_), d, value * scale))
         if is_classifier(model):
             ranks, labels = _ranks_of(np.asarray(model.classes_), classes)
             return Reading(comps, "argmax", np.zeros(comps[0].values.shape[1]), len(labels), d,
@@ -239,7 +282,7 @@ def _read_sklearn(model: Any, classes: Any, cuts: Any) -> Reading:
     if isinstance(model, (GradientBoostingClassifier, GradientBoostingRegressor)):
         lr = float(model.learning_rate)
         est = model.estimators_
-        comps = [_tree_component(est[i, k].tree_, d, np.asarray(est[i, k].tree_.value)[:, 0, 0] * lr)
+        comps = [_tree_component(_Float32Tree(est[i, k].tree_), d, np.asarray(est[i, k].tree_.value)[:, 0, 0] * lr)
                  for i in range(est.shape[0]) for k in range(est.shape[1])]
         comps = _columns(comps, est.shape[1])
         raw = model.decision_function if is_classifier(model) else model.predict

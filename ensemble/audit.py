@@ -201,7 +201,7 @@ def _merge(total: dict, counts: dict, classes) -> None:
 
 def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: ArrayLike | None = None,
           resolution: str | float | ArrayLike = "auto", monotonic_cst: ArrayLike | None = None,
-          time_limit: float = 60.0, max_cells: int = 400_000, n_rows: int = 400, workers: int = 1,
+          time_limit: float = 60.0, max_cells: int = 2_000_000, n_rows: int = 400, workers: int = 1,
           random_state: int = 0) -> AuditReport:
     """Find where a fitted tree ensemble jumps two classes for a small move, or prove it never does.
 
@@ -231,8 +231,10 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         +1 / -1 / 0 per feature: also find the worst class fall along a constrained one.
     time_limit : float, default=60.0
         Seconds for the whole audit; past it the status is ``"unknown"`` with a bound.
-    max_cells : int, default=400000
-        Largest threshold grid decided by labelling every cell; CP-SAT beyond.
+    max_cells : int, default=2000000
+        Largest threshold grid decided by labelling every cell with ``predict`` (in
+        at most 6 dimensions, and when that would take at most half the time left);
+        CP-SAT beyond.
     n_rows : int, default=400
         Data rows probed.
     workers : int, default=1
@@ -311,7 +313,8 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
 
 def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers, counts) -> dict:
     d = reading.n_features
-    if grid_size(reading.thresholds) <= max_cells and d <= 6:
+    if grid_size(reading.thresholds) <= max_cells and d <= 6 and \
+            _labelling_time(reading, grid_size(reading.thresholds)) < 0.5 * (deadline - time.perf_counter()):
         out = grid_audit(reading, notion, r, values or [None] * d, cst, reading.predict_rank)
         _merge(counts, out["counts"], reading.classes) if not counts else None
         if out["where"] is not None:
@@ -348,6 +351,14 @@ def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers
                             sign=int(cst[f]), workers=workers)
             fall_bound, fall_exact = max(fall_bound, res["bound"]), fall_exact and res["optimal"]
     return {"method": method, "bound": bound, "exact": exact, "fall_bound": fall_bound, "fall_exact": fall_exact}
+
+
+def _labelling_time(reading, n_cells: float) -> float:
+    """Seconds ``predict`` would take on ``n_cells`` points, from one timed call on 2,000."""
+    P = np.zeros((2000, reading.n_features))
+    t0 = time.perf_counter()
+    reading.predict_rank(P)
+    return (time.perf_counter() - t0) * n_cells / 2000.0
 
 
 def _status(best: int, bound: int, exact: bool, threshold: int) -> str:

@@ -25,18 +25,46 @@ def _data(d, n=120, seed=0, k=5):
 
 
 def _trees(model):
-    if hasattr(model, "_predictors"):
+    """The model's trees as ``tree_``-like structures, and whether its ``predict`` routes a float32 copy of X."""
+    if hasattr(model, "_predictors"):  # HistGradientBoosting compares float64 values with float64 thresholds
         from ensemble._audit_read import _HistTree
 
-        return [_HistTree(p.nodes) for it in model._predictors for p in it]
-    est = model.estimators_
-    return list(np.ravel(est)) if isinstance(est, np.ndarray) else [model] if not hasattr(model, "estimators_") else est
+        return [_HistTree(p.nodes) for it in model._predictors for p in it], False
+    est = getattr(model, "estimators_", [model])
+    return [t.tree_ for t in np.ravel(est)], type(model).__module__.startswith("sklearn.")
 
 
-def _brute_jump(model, trees, ranks):
-    """Largest class difference across closure contacts of the exact fused partition of all trees."""
-    part = relabel.fuse([__import__("trees").leaf_boxes(t, model.n_features_in_) for t in trees], snap=False)
-    labels = ranks(inside_points(part.lower, part.upper))
+class _Float32Space:
+    """A tree whose thresholds are the largest float32 <= each one: on float32 inputs it routes as the original."""
+
+    def __init__(self, tree):
+        self.children_left, self.children_right, self.feature = tree.children_left, tree.children_right, tree.feature
+        t = np.asarray(tree.threshold, dtype=np.float64)
+        t32 = t.astype(np.float32)
+        self.threshold = np.where(t32 > t, np.nextafter(t32, np.float32(-np.inf)), t32).astype(np.float64)
+
+
+def _brute_jump(model, ranks):
+    """Largest class difference across closure contacts of the exact fused partition of all trees.
+
+    scikit-learn's trees (not HistGradientBoosting) cast X to float32 before routing: the partition is then
+    the one of float32 space (thresholds rounded down to float32, which routes every float32 value as the
+    model does), every region labelled by ``predict`` at a float32 value inside it. Its closure contacts
+    are those of the model's function of float64 inputs (the same cells, in the same order).
+    """
+    import trees as trees_pkg
+
+    structures, float32 = _trees(model)
+    if float32:
+        structures = [_Float32Space(t) for t in structures]
+    part = relabel.fuse([trees_pkg.leaf_boxes(t, model.n_features_in_) for t in structures], snap=False)
+    if float32:
+        lo, up = part.lower.astype(np.float32), part.upper.astype(np.float32)
+        above = np.where(np.isfinite(lo), np.nextafter(lo, np.float32(np.inf)), np.float32(0.0))
+        points = np.where(np.isfinite(up), up, above).astype(np.float64)
+    else:
+        points = inside_points(part.lower, part.upper)
+    labels = ranks(points)
     edges = relabel.adjacency_edges(part).edges
     return int(np.abs(labels[edges[:, 0]] - labels[edges[:, 1]]).max(initial=0))
 
@@ -49,8 +77,6 @@ SKLEARN = [
 ]
 
 
-@pytest.mark.xfail(reason="OPEN: the audit's largest jump disagrees with the brute-force fused partition on some "
-                          "ensembles (not yet diagnosed); see the closing report", strict=False)
 @pytest.mark.parametrize("d", [2, 3])
 @pytest.mark.parametrize("make", range(len(SKLEARN)))
 def test_pointwise_matches_brute_force_sklearn(d, make):
@@ -58,11 +84,11 @@ def test_pointwise_matches_brute_force_sklearn(d, make):
         X, y = _data(d, seed=seed)
         model = SKLEARN[make](seed).fit(X, y)
         reading = read_model(model)
-        brute = _brute_jump(model, _trees(model) if make else [model], reading.predict_rank)
+        brute = _brute_jump(model, reading.predict_rank)
         for cells in (400_000, 0):  # the grid, then CP-SAT
             report = audit(model, X, resolution="pointwise", time_limit=20, max_cells=cells)
             assert report.status != "unknown"
-            assert report.largest_jump == brute or (report.largest_jump >= 2 and brute >= 2 and cells == 0)
+            assert report.largest_jump == brute  # exact both ways: CP-SAT maximises the jump
             assert (report.status == "proved") == (brute <= 1)
             if report.witness is not None:  # a real jump, one float apart
                 x, x2 = report.witness
@@ -82,7 +108,7 @@ def test_ours_agree_with_brute_force_and_certificates(d):
         if hasattr(model, "is_consistent") and model.is_consistent():
             assert report.status == "proved"
         if isinstance(model, OrdinalTreeClassifier):
-            brute = _brute_jump(model, [model], read_model(model).predict_rank)
+            brute = _brute_jump(model, read_model(model).predict_rank)
             assert (report.status == "refuted") == (brute >= 2)
 
 
@@ -101,18 +127,18 @@ def test_data_notion_matches_gap_walks():
     assert np.count_nonzero((v > lo) & (v < hi)) == 0
 
 
-@pytest.mark.xfail(reason="OPEN: CP-SAT did not confirm the planted jump within the limit (not yet diagnosed)",
-                   strict=False)
 def test_planted_jump_found_in_high_dimension_by_cp_sat():
     rng = np.random.RandomState(0)
     X = rng.rand(200, 8)
     y = np.where(X[:, 5] > 0.5, 3, 0) + (X[:, 1] > 0.5)  # a planted jump of 3 on feature 5
     model = GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
     report = audit(model, resolution="pointwise", time_limit=20, max_cells=0)
-    assert report.status == "refuted" and report.largest_jump >= 2
+    # classes_ is [0, 1, 3, 4] (no 2): the jump is counted in class-index units, 0 -> 4 at a corner is 3.
+    assert report.status == "refuted" and report.largest_jump == 3 and report.method.endswith("cp-sat")
     x, x2 = report.witness
-    c = model.predict(np.vstack((x, x2)))
+    c = np.searchsorted(model.classes_, model.predict(np.vstack((x, x2))))
     assert abs(int(c[0]) - int(c[1])) == report.largest_jump
+    assert np.all(np.abs(x - x2) <= np.spacing(np.maximum(np.abs(x), np.abs(x2))))  # a contact: one float apart
 
 
 def test_certified_boosting_proved_and_regressor_refuted():
