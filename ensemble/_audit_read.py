@@ -280,6 +280,10 @@ def _read_sklearn(model: Any, classes: Any, cuts: Any) -> Reading:
         offset = np.zeros(1)
         return _regressor_reading(model, comps, offset, classes, cuts, d, name)
     if isinstance(model, (GradientBoostingClassifier, GradientBoostingRegressor)):
+        init = getattr(model, "init_", "zero")
+        if not (isinstance(init, str) or type(init).__module__.startswith("sklearn.dummy")):
+            raise UnsupportedModel(f"the audit reads gradient boosting with a constant start (init=None, 'zero' or a "
+                                   f"Dummy estimator); this one starts from a {type(init).__name__}")
         lr = float(model.learning_rate)
         est = model.estimators_
         comps = [_tree_component(_Float32Tree(est[i, k].tree_), d, np.asarray(est[i, k].tree_.value)[:, 0, 0] * lr)

@@ -6,13 +6,13 @@ import sys
 import numpy as np
 import pytest
 import skops.io as sio
-from sklearn.ensemble import (GradientBoostingClassifier, GradientBoostingRegressor, HistGradientBoostingClassifier,
+from sklearn.ensemble import (ExtraTreesClassifier, GradientBoostingClassifier, GradientBoostingRegressor, HistGradientBoostingClassifier,
                               RandomForestClassifier, RandomForestRegressor)
 from sklearn.tree import DecisionTreeClassifier
 
 import relabel
 from ensemble import ConsistentGradientBoostingClassifier, OTreeBagger, audit
-from ensemble._audit_read import read_model
+from ensemble._audit_read import float32_routing, read_model
 from oracles import gap_walk_spans, inside_points
 from trees import OrdinalTreeClassifier
 
@@ -74,6 +74,9 @@ SKLEARN = [
     lambda s: RandomForestClassifier(5, max_depth=3, random_state=s),
     lambda s: GradientBoostingClassifier(n_estimators=4, max_depth=2, random_state=s),
     lambda s: HistGradientBoostingClassifier(max_iter=4, max_depth=3, random_state=s),
+    lambda s: ExtraTreesClassifier(4, max_depth=3, random_state=s),
+    lambda s: GradientBoostingRegressor(n_estimators=4, max_depth=2, random_state=s),  # rounded to classes
+    lambda s: HistGradientBoostingClassifier(max_iter=3, max_depth=2, random_state=s, class_weight="balanced"),
 ]
 
 
@@ -95,6 +98,16 @@ def test_pointwise_matches_brute_force_sklearn(d, make):
                 c = reading.predict_rank(np.vstack((x, x2)))
                 assert abs(c[0] - c[1]) == report.largest_jump
                 assert np.all(np.abs(x - x2) <= np.spacing(np.maximum(np.abs(x), np.abs(x2))))
+
+
+def test_float32_routing_matches_float32_predict():
+    """The float64 threshold the audit reads routes every float64 value as float32(x) <= t does."""
+    rng = np.random.RandomState(0)
+    a = rng.rand(5000).astype(np.float32)
+    t = np.concatenate((a / 2.0 + rng.rand(5000).astype(np.float32) / 2.0,  # midpoints, as scikit-learn splits
+                        a, (a + np.nextafter(a, np.float32(2))) / 2.0, rng.randn(5000) * 1e3))
+    T = float32_routing(t)
+    assert np.all(T.astype(np.float32) <= t) and not np.any(np.nextafter(T, np.inf).astype(np.float32) <= t)
 
 
 @pytest.mark.parametrize("d", [2, 3])
@@ -180,6 +193,9 @@ def test_regressor_cut_points_and_errors():
         audit(reg, X, cuts=[2.0, 1.0])
     with pytest.raises(ValueError, match="X must"):
         audit(reg, X[:, :1])
+    with pytest.raises(NotImplementedError, match="constant start"):  # the offset would vary with x
+        from sklearn.linear_model import LinearRegression
+        audit(GradientBoostingRegressor(n_estimators=2, init=LinearRegression()).fit(X, y), X)
     with pytest.raises(NotImplementedError):
         audit(OTreeBagger(n_estimators=3, projection="pls", random_state=0).fit(np.c_[X, X[:, ::-1] ** 2, X * 3], y))
 
