@@ -64,21 +64,22 @@ class _Point:
         for comp, val in zip(reading.components, values, strict=True):
             choice = [m.NewBoolVar("") for _ in range(val.shape[0])]
             m.AddExactlyOne(choice)
-            for row, var in enumerate(choice):
-                self._bound(m, reading, comp, row, var)
+            self._bound(m, reading, comp, choice)
             for col in range(val.shape[1]):
                 nz = np.flatnonzero(val[:, col])
                 sums[col].extend((int(val[r, col]), choice[r]) for r in nz)
         exprs = [sum(w * v for w, v in s) + int(offset[col]) for col, s in enumerate(sums)]
         self.rank = self._class(m, reading, exprs, theta, slack)
 
-    def _bound(self, m, reading, comp, row, var):
+    def _bound(self, m, reading, comp, choice):
+        """A chosen box forces the chain: x_f > lower (bit of lower false) and x_f <= upper (bit true)."""
         for f, t in enumerate(reading.thresholds):
-            lo, hi = comp.lower[row, f], comp.upper[row, f]
-            if np.isfinite(lo):
-                m.AddImplication(var, self.chain[f][int(np.searchsorted(t, lo))].Not())
-            if np.isfinite(hi):
-                m.AddImplication(var, self.chain[f][int(np.searchsorted(t, hi))])
+            bits = self.chain[f]
+            for bounds, true in ((comp.lower[:, f], False), (comp.upper[:, f], True)):
+                rows = np.flatnonzero(np.isfinite(bounds))
+                at = np.searchsorted(t, bounds[rows])
+                for row, j in zip(rows.tolist(), at.tolist(), strict=True):
+                    m.AddImplication(choice[row], bits[j] if true else bits[j].Not())
 
     @staticmethod
     def _class(m, reading, exprs, theta, slack):
@@ -161,7 +162,10 @@ def sat_audit(reading, notion: str, r, grid_values: list, deadline: float, check
 
     values, offset, theta, slack = _integer_values(reading)
     m = cp_model.CpModel()
+    unknown = {"jump": 0, "bound": reading.n_classes - 1, "where": None, "optimal": False}
     x = _Point(m, reading, values, offset, theta, slack, "x")
+    if time.perf_counter() > deadline:  # building a large model takes time: stop at the limit
+        return unknown
     y = _Point(m, reading, values, offset, theta, slack, "y")
     how = {"pointwise": "contact", "resolution": "resolution", "data": "gap", "order": "order"}[notion]
     _link(m, reading, x, y, "gap" if notion == "data" else notion, r, grid_values, cst_feature)

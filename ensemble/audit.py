@@ -336,6 +336,9 @@ def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers
     else:
         method, steps = "cp-sat", ["pointwise"] + ([notion] if notion != "pointwise" else [])
     for step in steps:
+        if time.perf_counter() > deadline:
+            bound, exact = reading.n_classes - 1, False
+            break
         if found.best["jump"][0] >= reading.n_classes - 1:
             bound = max(bound, reading.n_classes - 1)
             break
