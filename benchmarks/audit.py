@@ -33,10 +33,14 @@ Run::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
 from pathlib import Path
+
+# One OpenMP thread: HistGradientBoosting's threads crawl on a shared machine (set it before sklearn loads).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 from sklearn.ensemble import (ExtraTreesClassifier, GradientBoostingClassifier, HistGradientBoostingClassifier,

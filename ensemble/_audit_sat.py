@@ -50,10 +50,14 @@ def _integer_values(reading) -> tuple[list, NDArray, NDArray | None, int]:
     return values, offset, theta, len(reading.components) + 2
 
 
+class _OutOfTime(Exception):
+    """The time limit passed while the model was being built."""
+
+
 class _Point:
     """One point's threshold chains, box choices and class in the model."""
 
-    def __init__(self, m, reading, values, offset, theta, slack, name):
+    def __init__(self, m, reading, values, offset, theta, slack, name, deadline=np.inf):
         self.chain = []
         for f, t in enumerate(reading.thresholds):
             bits = [m.NewBoolVar(f"{name}p{f}_{j}") for j in range(t.shape[0])]
@@ -62,6 +66,8 @@ class _Point:
             self.chain.append(bits)
         sums = [[] for _ in range(values[0].shape[1])]
         for comp, val in zip(reading.components, values, strict=True):
+            if time.perf_counter() > deadline:  # building a large model takes time: stop at the limit
+                raise _OutOfTime
             choice = [m.NewBoolVar("") for _ in range(val.shape[0])]
             m.AddExactlyOne(choice)
             self._bound(m, reading, comp, choice)
@@ -162,11 +168,11 @@ def sat_audit(reading, notion: str, r, grid_values: list, deadline: float, check
 
     values, offset, theta, slack = _integer_values(reading)
     m = cp_model.CpModel()
-    unknown = {"jump": 0, "bound": reading.n_classes - 1, "where": None, "optimal": False}
-    x = _Point(m, reading, values, offset, theta, slack, "x")
-    if time.perf_counter() > deadline:  # building a large model takes time: stop at the limit
-        return unknown
-    y = _Point(m, reading, values, offset, theta, slack, "y")
+    try:
+        x = _Point(m, reading, values, offset, theta, slack, "x", deadline)
+        y = _Point(m, reading, values, offset, theta, slack, "y", deadline)
+    except _OutOfTime:
+        return {"jump": 0, "bound": reading.n_classes - 1, "where": None, "optimal": False}
     how = {"pointwise": "contact", "resolution": "resolution", "data": "gap", "order": "order"}[notion]
     _link(m, reading, x, y, "gap" if notion == "data" else notion, r, grid_values, cst_feature)
     # x is the lower point along a constrained feature: an increasing one falls when x's class is larger.
