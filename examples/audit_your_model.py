@@ -72,7 +72,8 @@ def draw_context(ax, models: dict, report, X, names) -> None:
         c = classes_along(model, a, a + unit, s)
         ax.step(a[f] + s, c + 1, where="post", linestyle=style, label=f"{label}: {rep.status}")
     ax.axvline(a[f], color="tab:red", linewidth=0.8)
-    ax.set_xlabel(names[f])
+    others = [names[g] for g in np.flatnonzero(a != b) if g != f]
+    ax.set_xlabel(names[f] + (f" ({', '.join(others)} moving with it, as in the witness)" if others else ""))
     ax.set_ylabel("predicted class")
     ax.legend(fontsize=8, loc="best")
     ax.set_title("the line through the witness", fontsize=10)
