@@ -13,6 +13,8 @@ _LAZY = {
     "RankRules": "ensemble._rankrules",
     "GroupSizeWarning": "ensemble._otreebagger",
     "ClassOrderWarning": "trees.utils",
+    "audit": "ensemble.audit",
+    "AuditReport": "ensemble.audit",
     "count_jumps": "ensemble._display",
     "RegionDisplay": "ensemble._display",
     "PartitionDisplay": "ensemble._display",
@@ -29,7 +31,8 @@ __all__ = sorted(_LAZY)
 def __getattr__(name):
     if name in _LAZY:
         module = import_module(_LAZY[name])
-        value = module if module.__name__.endswith(name) else getattr(module, name)
+        # ensemble.audit is both a module and its function: the function is the public name.
+        value = module if module.__name__.endswith(name) and name != "audit" else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'ensemble' has no attribute {name!r}")

@@ -746,6 +746,12 @@ def _cmd_predict(args) -> int:
     return 0
 
 
+def _cmd_audit(args) -> int:
+    from ensemble._cli_audit import run
+
+    return run(args, CLIError)
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -888,6 +894,15 @@ def _parser() -> argparse.ArgumentParser:
                          help="also load a pickle (a .joblib of an older version): loading a pickle runs "
                               "code from the file, so only for files you trust")
     predict.set_defaults(func=_cmd_predict)
+
+    audit = sub.add_parser("audit", help="find where a saved model jumps two classes, or prove it never does")
+    audit.add_argument("model", help="skops model file (otreebagger fit, or a scikit-learn tree model)")
+    audit.add_argument("data", help="CSV file of the training rows (a target column is ignored)")
+    audit.add_argument("--target", default="y", help="name of the target column to ignore (default: y)")
+    audit.add_argument("--resolution", default="auto",
+                       help="data, pointwise or a number (default auto: data); exit 0 proved, 1 refuted, 3 unknown")
+    audit.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
+    audit.set_defaults(func=_cmd_audit)
     return parser
 
 
@@ -901,7 +916,7 @@ def _check_args(args) -> None:
         raise CLIError(f"--folds must be at least 2 (one part to fit, one to test), got {folds}")
     if getattr(args, "n_jobs", None) == 0:
         raise CLIError("--n-jobs must be a number of jobs (1, 2, ...) or -1 for all processors, got 0")
-    if args.command != "predict":
+    if args.command not in ("predict", "audit"):
         _check_applicable(args)
     if getattr(args, "group_size", None) and (getattr(args, "n_estimators", None) or args.group_size) < args.group_size:
         raise CLIError(f"--group-size ({args.group_size}) must not exceed --n-estimators ({args.n_estimators})")

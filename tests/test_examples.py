@@ -17,6 +17,7 @@ CASES = {
     "compare_solvers.py": ["--n-samples", "80", "--time-limit", "60"],
     "plot_monotone.py": ["--n-train", "80"],
     "plot_importances.py": ["--n-repeats", "2"],
+    "audit_your_model.py": ["--max-iter", "10", "--time-limit", "10"],
 }
 
 

@@ -1,0 +1,104 @@
+"""A sufficient proof for cut sums of trees: how much the sum can move across the points a notion calls close.
+
+Near a point p, a tree is constant unless one of its box bounds equals p_f on some feature
+f; there it moves by at most J_t, the largest value difference between two of its boxes
+whose closures meet. So near p the sum moves by at most the sum of J_t over the trees
+with a bound at p, bounded per feature by the heaviest threshold value. Along a move of
+one feature inside one gap between training values, a tree with one threshold value there
+moves by at most J_t (it crosses from one box to a touching one) and by at most its value
+range otherwise. Two classes apart needs a move of more than the smallest spacing g of
+consecutive cut points; a bound <= g proves the notion. Written for the audit alone, from
+the boxes it read: it does not call the models' certificates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["sum_bound_proof"]
+
+
+def _closure_jump(comp) -> float:
+    """Largest |value difference| between two boxes of one component whose closures meet."""
+    lo, up, v = comp.lower, comp.upper, comp.values[:, 0].astype(np.float64)
+    best = 0.0
+    for i in range(lo.shape[0]):
+        touch = np.all((np.maximum(lo[i], lo) <= np.minimum(up[i], up)), axis=1)
+        if touch.any():
+            best = max(best, float(np.abs(v[touch] - v[i]).max()))
+    return best
+
+
+def _face_steps(comp, f: int) -> tuple[NDArray, NDArray, NDArray]:
+    """Per threshold value b of one component on f: the largest rise and fall across its faces at b.
+
+    A face at b: box a ends at b on f, box c starts there, and on every other feature their
+    intervals overlap with positive length (a line parallel to f passes through both).
+    """
+    lo, up, v = comp.lower, comp.upper, comp.values[:, 0].astype(np.float64)
+    a, c = np.nonzero((up[:, f][:, None] == lo[:, f][None, :]) & np.isfinite(up[:, f])[:, None])
+    others = np.ones(lo.shape[1], dtype=bool)
+    others[f] = False
+    ok = np.all(np.maximum(lo[a][:, others], lo[c][:, others]) < np.minimum(up[a][:, others], up[c][:, others]), axis=1)
+    a, c = a[ok], c[ok]
+    b, inv = np.unique(up[a, f], return_inverse=True)
+    step = v[c] - v[a]
+    rise, fall = np.zeros(b.shape[0]), np.zeros(b.shape[0])
+    np.maximum.at(rise, inv, np.maximum(step, 0.0))
+    np.maximum.at(fall, inv, np.maximum(-step, 0.0))
+    return b, rise, fall
+
+
+def _bounds_of(comp, f: int) -> NDArray[np.float64]:
+    b = np.concatenate((comp.lower[:, f], comp.upper[:, f]))
+    return np.unique(b[np.isfinite(b)])
+
+
+def sum_bound_proof(reading, notion: str, values: list | None) -> bool:
+    """True when the bounds prove no jump of two (``notion`` "pointwise" or "data")."""
+    if reading.kind != "threshold" or reading.components[0].values.shape[1] != 1:
+        return False
+    theta = np.asarray(reading.theta, dtype=np.float64)
+    if theta.shape[0] < 2:
+        return True  # two classes: nothing is two apart
+    g = float(np.diff(theta).min())
+    if not reading.integer:  # float sums: keep clear of rounding in predict
+        g -= 1e-9 * max(1.0, float(np.abs(theta).max()))
+    comps = reading.components
+    J = np.array([_closure_jump(c) for c in comps])
+    rng = np.array([float(c.values.max() - c.values.min()) for c in comps])
+    movable = np.flatnonzero(~reading.categorical)
+    per_feature_weight, per_feature_count = [], []
+    for f in movable:
+        weight: dict = {}
+        for t, c in enumerate(comps):
+            for b in _bounds_of(c, f):
+                weight.setdefault(b, []).append(t)
+        per_feature_weight.append(max((J[ts].sum() for ts in weight.values()), default=0.0))
+        per_feature_count.append(max((len(ts) for ts in weight.values()), default=0))
+    n = int(sum(per_feature_count))
+    pointwise = min(float(np.sort(J)[::-1][:n].sum()), float(sum(per_feature_weight)))
+    if pointwise > g:
+        return False
+    if notion != "data":
+        return True
+    for f in movable:
+        v = values[f] if values is not None else None
+        if v is None:
+            continue
+        up_load: dict = {}
+        down_load: dict = {}
+        for t, c in enumerate(comps):
+            b, rise, fall = _face_steps(c, f)
+            if b.shape[0] == 0:
+                continue
+            # A move inside one gap crosses each of the tree's thresholds there once, in one direction.
+            gaps = np.searchsorted(v, b, side="right")
+            for k in np.unique(gaps).tolist():
+                here = gaps == k
+                up_load[k] = up_load.get(k, 0.0) + min(rng[t], float(rise[here].sum()))
+                down_load[k] = down_load.get(k, 0.0) + min(rng[t], float(fall[here].sum()))
+        if max(list(up_load.values()) + list(down_load.values()) + [0.0]) > g:
+            return False
+    return True

@@ -1,0 +1,215 @@
+"""Oracle tests of ensemble.audit: brute force over the fused partition, planted jumps, no false proof."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import skops.io as sio
+from sklearn.ensemble import (ExtraTreesClassifier, GradientBoostingClassifier, GradientBoostingRegressor, HistGradientBoostingClassifier,
+                              RandomForestClassifier, RandomForestRegressor)
+from sklearn.tree import DecisionTreeClassifier
+
+import relabel
+from ensemble import ConsistentGradientBoostingClassifier, OTreeBagger, audit
+from ensemble._audit_read import float32_routing, read_model
+from oracles import gap_walk_spans, inside_points
+from trees import OrdinalTreeClassifier
+
+
+def _data(d, n=120, seed=0, k=5):
+    rng = np.random.RandomState(seed)
+    X = np.round(rng.rand(n, d), 1)
+    y = np.clip((X.sum(axis=1) * k / d + rng.normal(scale=0.6, size=n)).astype(int), 0, k - 1)
+    return X, y
+
+
+def _trees(model):
+    """The model's trees as ``tree_``-like structures, and whether its ``predict`` routes a float32 copy of X."""
+    if hasattr(model, "_predictors"):  # HistGradientBoosting compares float64 values with float64 thresholds
+        from ensemble._audit_read import _HistTree
+
+        return [_HistTree(p.nodes) for it in model._predictors for p in it], False
+    est = getattr(model, "estimators_", [model])
+    return [t.tree_ for t in np.ravel(est)], type(model).__module__.startswith("sklearn.")
+
+
+class _Float32Space:
+    """A tree whose thresholds are the largest float32 <= each one: on float32 inputs it routes as the original."""
+
+    def __init__(self, tree):
+        self.children_left, self.children_right, self.feature = tree.children_left, tree.children_right, tree.feature
+        t = np.asarray(tree.threshold, dtype=np.float64)
+        t32 = t.astype(np.float32)
+        self.threshold = np.where(t32 > t, np.nextafter(t32, np.float32(-np.inf)), t32).astype(np.float64)
+
+
+def _brute_jump(model, ranks):
+    """Largest class difference across closure contacts of the exact fused partition of all trees.
+
+    scikit-learn's trees (not HistGradientBoosting) cast X to float32 before routing: the partition is then
+    the one of float32 space (thresholds rounded down to float32, which routes every float32 value as the
+    model does), every region labelled by ``predict`` at a float32 value inside it. Its closure contacts
+    are those of the model's function of float64 inputs (the same cells, in the same order).
+    """
+    import trees as trees_pkg
+
+    structures, float32 = _trees(model)
+    if float32:
+        structures = [_Float32Space(t) for t in structures]
+    part = relabel.fuse([trees_pkg.leaf_boxes(t, model.n_features_in_) for t in structures], snap=False)
+    if float32:
+        lo, up = part.lower.astype(np.float32), part.upper.astype(np.float32)
+        above = np.where(np.isfinite(lo), np.nextafter(lo, np.float32(np.inf)), np.float32(0.0))
+        points = np.where(np.isfinite(up), up, above).astype(np.float64)
+    else:
+        points = inside_points(part.lower, part.upper)
+    labels = ranks(points)
+    edges = relabel.adjacency_edges(part).edges
+    return int(np.abs(labels[edges[:, 0]] - labels[edges[:, 1]]).max(initial=0))
+
+
+SKLEARN = [
+    lambda s: DecisionTreeClassifier(max_depth=4, random_state=s),
+    lambda s: RandomForestClassifier(5, max_depth=3, random_state=s),
+    lambda s: GradientBoostingClassifier(n_estimators=4, max_depth=2, random_state=s),
+    lambda s: HistGradientBoostingClassifier(max_iter=4, max_depth=3, random_state=s),
+    lambda s: ExtraTreesClassifier(4, max_depth=3, random_state=s),
+    lambda s: GradientBoostingRegressor(n_estimators=4, max_depth=2, random_state=s),  # rounded to classes
+    lambda s: HistGradientBoostingClassifier(max_iter=3, max_depth=2, random_state=s, class_weight="balanced"),
+]
+
+
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("make", range(len(SKLEARN)))
+def test_pointwise_matches_brute_force_sklearn(d, make):
+    for seed in range(2):
+        X, y = _data(d, seed=seed)
+        model = SKLEARN[make](seed).fit(X, y)
+        reading = read_model(model)
+        brute = _brute_jump(model, reading.predict_rank)
+        for cells in (400_000, 0):  # the grid, then CP-SAT
+            report = audit(model, X, resolution="pointwise", time_limit=20, max_cells=cells)
+            assert report.status != "unknown"
+            assert report.largest_jump == brute  # exact both ways: CP-SAT maximises the jump
+            assert (report.status == "proved") == (brute <= 1)
+            if report.witness is not None:  # a real jump, one float apart
+                x, x2 = report.witness
+                c = reading.predict_rank(np.vstack((x, x2)))
+                assert abs(c[0] - c[1]) == report.largest_jump
+                assert np.all(np.abs(x - x2) <= np.spacing(np.maximum(np.abs(x), np.abs(x2))))
+
+
+def test_float32_routing_matches_float32_predict():
+    """The float64 threshold the audit reads routes every float64 value as float32(x) <= t does."""
+    rng = np.random.RandomState(0)
+    a = rng.rand(5000).astype(np.float32)
+    t = np.concatenate((a / 2.0 + rng.rand(5000).astype(np.float32) / 2.0,  # midpoints, as scikit-learn splits
+                        a, (a + np.nextafter(a, np.float32(2))) / 2.0, rng.randn(5000) * 1e3))
+    T = float32_routing(t)
+    assert np.all(T.astype(np.float32) <= t) and not np.any(np.nextafter(T, np.inf).astype(np.float32) <= t)
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_ours_agree_with_brute_force_and_certificates(d):
+    X, y = _data(d, n=150, seed=3)
+    for model in (OTreeBagger(n_estimators=6, group_size=3, random_state=0, projection="none"),
+                  OrdinalTreeClassifier(max_depth=4),
+                  ConsistentGradientBoostingClassifier(random_state=0, max_iter=30)):
+        model.fit(X, y)
+        report = audit(model, X, time_limit=20)
+        if hasattr(model, "is_consistent") and model.is_consistent():
+            assert report.status == "proved"
+        if isinstance(model, OrdinalTreeClassifier):
+            brute = _brute_jump(model, read_model(model).predict_rank)
+            assert (report.status == "refuted") == (brute >= 2)
+
+
+def test_data_notion_matches_gap_walks():
+    X, y = _data(2, n=150, seed=1)
+    model = RandomForestClassifier(10, random_state=0).fit(X, y)
+    report = audit(model, X, resolution="data", time_limit=20)
+    worst, _ = gap_walk_spans(model, X, X, trees=model.estimators_)
+    assert report.largest_jump >= worst
+    assert report.status == ("refuted" if max(worst, report.largest_jump) >= 2 else "proved")
+    x, x2 = report.witness
+    moved = np.flatnonzero(x != x2)
+    assert moved.shape[0] == 1  # one feature moves, inside one gap of its training values
+    v = np.unique(X[:, moved[0]])
+    lo, hi = sorted((x[moved[0]], x2[moved[0]]))
+    assert np.count_nonzero((v > lo) & (v < hi)) == 0
+
+
+def test_planted_jump_found_in_high_dimension_by_cp_sat():
+    rng = np.random.RandomState(0)
+    X = rng.rand(200, 8)
+    y = np.where(X[:, 5] > 0.5, 3, 0) + (X[:, 1] > 0.5)  # a planted jump of 3 on feature 5
+    model = GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
+    report = audit(model, resolution="pointwise", time_limit=20, max_cells=0)
+    # classes_ is [0, 1, 3, 4] (no 2): the jump is counted in class-index units, 0 -> 4 at a corner is 3.
+    assert report.status == "refuted" and report.largest_jump == 3 and report.method.endswith("cp-sat")
+    x, x2 = report.witness
+    c = np.searchsorted(model.classes_, model.predict(np.vstack((x, x2))))
+    assert abs(int(c[0]) - int(c[1])) == report.largest_jump
+    assert np.all(np.abs(x - x2) <= np.spacing(np.maximum(np.abs(x), np.abs(x2))))  # a contact: one float apart
+
+
+def test_certified_boosting_proved_and_regressor_refuted():
+    X, y = _data(6, n=300, seed=2)
+    model = ConsistentGradientBoostingClassifier(random_state=0).fit(X, y)
+    assert model.is_consistent()
+    assert audit(model, X, time_limit=20).status == "proved"
+    reg = RandomForestRegressor(20, random_state=0).fit(X, y * 3)  # classes 0, 3, 6, ...: every step jumps
+    report = audit(reg, X, classes=np.arange(0, 13), time_limit=10)
+    assert report.status == "refuted"
+
+
+def test_resolution_and_monotone():
+    X, y = _data(2, n=150, seed=4)
+    model = DecisionTreeClassifier(random_state=0).fit(X, y)
+    small = audit(model, X, resolution=1e-9, time_limit=10)
+    large = audit(model, X, resolution=0.5, time_limit=10)
+    assert large.largest_jump >= small.largest_jump
+    if large.witness is not None:
+        x, x2 = large.witness
+        assert np.all(np.abs(x - x2) <= 0.5)
+    report = audit(model, X, monotonic_cst=[1, 1], time_limit=10)
+    assert report.monotone_status in ("refuted", "proved")
+    if report.fall_witness is not None:
+        x, x2 = report.fall_witness
+        assert x[0] <= x2[0] and x[1] <= x2[1]
+        c = model.predict(np.vstack((x, x2)))
+        assert c[0] - c[1] == report.worst_fall >= 1
+
+
+def test_regressor_cut_points_and_errors():
+    X, y = _data(2, seed=5)
+    reg = GradientBoostingRegressor(n_estimators=5, random_state=0).fit(X, y)
+    report = audit(reg, X, cuts=[0.5, 1.5, 2.5, 3.5], time_limit=10)
+    assert report.status in ("proved", "refuted")
+    with pytest.raises(ValueError, match="resolution"):
+        audit(reg, X, resolution="nope")
+    with pytest.raises(ValueError, match="cuts"):
+        audit(reg, X, cuts=[2.0, 1.0])
+    with pytest.raises(ValueError, match="X must"):
+        audit(reg, X[:, :1])
+    with pytest.raises(NotImplementedError, match="constant start"):  # the offset would vary with x
+        from sklearn.linear_model import LinearRegression
+        audit(GradientBoostingRegressor(n_estimators=2, init=LinearRegression()).fit(X, y), X)
+    with pytest.raises(NotImplementedError):
+        audit(OTreeBagger(n_estimators=3, projection="pls", random_state=0).fit(np.c_[X, X[:, ::-1] ** 2, X * 3], y))
+
+
+def test_command_line_exit_status(tmp_path):
+    X, y = _data(2, seed=6)
+    model = RandomForestClassifier(10, random_state=0).fit(X, y)
+    sio.dump(model, tmp_path / "rf.skops")
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,y\n" + "\n".join(f"{a},{b},{c}" for (a, b), c in zip(X, y)) + "\n")
+    run = subprocess.run([sys.executable, "-m", "ensemble._cli", "audit", str(tmp_path / "rf.skops"), str(data),
+                          "--time-limit", "10"], capture_output=True, text=True)
+    expected = audit(model, X, time_limit=10).status
+    assert run.returncode == {"proved": 0, "refuted": 1, "unknown": 3}[expected]
+    bad = subprocess.run([sys.executable, "-m", "ensemble._cli", "audit", str(data), str(data)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
