@@ -314,24 +314,20 @@ def _load_skops(path: Path) -> Any:
     sio = _skops_io()
     from skops.io.exceptions import UntrustedTypesFoundException
 
+    trusted = list(trusted_types())
     try:
-        untrusted = sorted(set(sio.get_untrusted_types(file=path)) - set(trusted_types()))
-    except Exception as exc:  # a damaged archive: its own message means nothing to the user
-        raise ModelFileError(
-            f"{path} is not a model saved by 'otreebagger fit': skops cannot read it ({type(exc).__name__})"
-        ) from exc
-    if untrusted:
+        # skops audits every type the archive names against ``trusted`` before it builds any
+        # object: one audit, and a second (for the message) only when it refuses.
+        return sio.load(path, trusted=trusted)
+    except UntrustedTypesFoundException as exc:
+        untrusted = sorted(set(sio.get_untrusted_types(file=path)) - set(trusted))
         raise ModelFileError(
             f"{path} names types that otreebagger does not trust ({', '.join(untrusted)}): "
             "refusing to load it (a tampered or foreign file)"
-        )
-    try:
-        return sio.load(path, trusted=list(trusted_types()))
-    except UntrustedTypesFoundException as exc:
-        raise ModelFileError(f"{path} names types that otreebagger does not trust: refusing to load it") from exc
-    except Exception as exc:
+        ) from exc
+    except Exception as exc:  # a damaged archive: its own message means nothing to the user
         raise ModelFileError(
-            f"{path} is not a model saved by 'otreebagger fit': skops cannot load it ({type(exc).__name__})"
+            f"{path} is not a model saved by 'otreebagger fit': skops cannot read it ({type(exc).__name__})"
         ) from exc
 
 
