@@ -8,19 +8,29 @@ into a temporary folder (so no cache of this checkout is found), points
 1. the first ``OrdinalTreeClassifier`` fit (default criterion) on 300 rows;
 2. a second process doing the same (the cache loaded);
 3. ``otreebagger demo`` (every model of the command line, the regions PNG) cold,
-   and again warm.
+   and again warm;
+4. ``otreebagger --help``, and ``otreebagger predict`` of a 1,000-row CSV with a
+   saved model (``otreebagger fit`` of the same file), warm: best and median of
+   ``--repeat`` runs.
+
+Each line gives the wall time, the CPU time of the process (user + system: less
+sensitive than wall time to other processes on a shared machine) and the load
+average just before it. skops's cache of trusted names (``XDG_CACHE_HOME``) is
+fresh as well, so the first run is what a new installation does.
 
 Run::
 
-    python benchmarks/first_run.py            # about a minute on 2 cores
-    python benchmarks/first_run.py --no-demo  # the tree fits only
+    python benchmarks/first_run.py            # a few minutes on 2 cores
+    python benchmarks/first_run.py --no-demo  # the tree fits and the command line only
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +49,13 @@ TREE = (
 )
 
 
+SAMPLE = (
+    "from ensemble.datasets import make_synthetic_i; import numpy as np\n"
+    "X, y = make_synthetic_i(1000, random_state=0)\n"
+    "np.savetxt({path!r}, np.column_stack([X, y]), delimiter=',', header='x1,x2,y', comments='', fmt='%g')\n"
+)
+
+
 def _copy_repository(target: Path) -> None:
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     for name in files.splitlines():
@@ -48,19 +65,31 @@ def _copy_repository(target: Path) -> None:
             shutil.copy2(source, target / name)
 
 
-def _run(args: list[str], copy: Path, cache: Path, cwd: Path) -> tuple[float, str]:
-    env = dict(os.environ, PYTHONPATH=str(copy), NUMBA_CACHE_DIR=str(cache), MPLBACKEND="Agg")
+def _run(args: list[str], copy: Path, cache: Path, cwd: Path) -> tuple[float, float, str]:
+    """Wall and CPU seconds of ``args`` in a fresh process, and its last line of output."""
+    env = dict(os.environ, PYTHONPATH=str(copy), NUMBA_CACHE_DIR=str(cache), MPLBACKEND="Agg",
+               XDG_CACHE_HOME=str(cache.parent / "xdg"))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed:\n{done.stderr[-2000:]}")
-    return time.perf_counter() - start, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+
+
+def _line(label: str, wall: float, cpu: float, load: float, extra: str = "") -> None:
+    print(f"{label:<44} wall {wall:6.1f} s   CPU {cpu:6.1f} s   (load average {load:.1f}){extra}", flush=True)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-demo", action="store_true")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of --help and predict (best and median)")
     args = parser.parse_args(argv)
+    cli = [sys.executable, "-m", "ensemble._cli"]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         copy, cache, work = tmp / "repo", tmp / "numba", tmp / "work"
@@ -68,13 +97,31 @@ def main(argv=None) -> int:
         work.mkdir()
         _copy_repository(copy)
         for label in ("first tree fit, empty cache", "first tree fit, cache loaded"):
-            wall, fit = _run([sys.executable, "-c", TREE], copy, cache, work)
-            print(f"{label:<32} fit {float(fit):6.1f} s   process {wall:6.1f} s", flush=True)
+            load = os.getloadavg()[0]
+            wall, cpu, fit = _run([sys.executable, "-c", TREE], copy, cache, work)
+            _line(label, wall, cpu, load, f"   fit alone {float(fit):.1f} s")
         if not args.no_demo:
             shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(tmp / "xdg", ignore_errors=True)
             for label in ("otreebagger demo, empty cache", "otreebagger demo, cache loaded"):
-                wall, _ = _run([sys.executable, "-m", "ensemble._cli", "demo"], copy, cache, work)
-                print(f"{label:<32} process {wall:6.1f} s", flush=True)
+                load = os.getloadavg()[0]
+                wall, cpu, _ = _run(cli + ["demo", "--quiet", "--output", str(work / "demo")], copy, cache, work)
+                _line(label, wall, cpu, load)
+        data, model = work / "data.csv", work / "model.skops"
+        _run([sys.executable, "-c", SAMPLE.format(path=str(data))], copy, cache, work)
+        _run(cli + ["fit", str(data), "--target", "y", "-o", str(model)], copy, cache, work)
+        quick = {
+            "otreebagger --help": cli + ["--help"],
+            "otreebagger predict (1,000 rows, saved model)":
+                cli + ["predict", str(model), str(data), "-o", str(work / "p.csv")],
+        }
+        for label, command in quick.items():
+            _run(command, copy, cache, work)  # the caches filled
+            load = os.getloadavg()[0]
+            runs = [_run(command, copy, cache, work)[:2] for _ in range(args.repeat)]
+            walls, cpus = [w for w, _ in runs], [c for _, c in runs]
+            _line(f"{label}, best", min(walls), min(cpus), load)
+            _line(f"{label}, median", statistics.median(walls), statistics.median(cpus), load)
     return 0
 
 

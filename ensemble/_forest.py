@@ -909,6 +909,14 @@ default="squared_error"
         -------
         y : ndarray of shape (n_samples,)
             Members of ``classes_``.
+
+        Notes
+        -----
+        This is the ordinal reading of the trees (the class whose interval between cut
+        points holds their mean value), not the most probable class: it differs from
+        ``argmax(predict_proba(X))`` on some rows, e.g. where the leaf distributions put
+        most weight on an end class and the rest two classes away, so that the mean
+        falls on the class in between. The certificate holds for ``predict``.
         """
         X = self._validate_X_predict(X)
         # The number of cut points the sum of the trees' values reaches (exact integers).

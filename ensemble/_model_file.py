@@ -13,6 +13,7 @@ the caller asks for it explicitly (``otreebagger predict --unsafe-pickle``).
 
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,70 @@ def trusted_types() -> tuple[str, ...]:
     # scikit-learn's tree structure (the forest's squared-error trees), which skops rebuilds
     # through its own loader for it, not through pickle.
     return tuple(f"{c.__module__}.{c.__qualname__}" for c in classes) + ("sklearn.tree._tree.Tree",)
+
+
+def _skops_io():
+    """:mod:`skops.io`, imported without importing every module of scikit-learn.
+
+    At import, skops lists the estimators it trusts by default from
+    ``sklearn.utils.all_estimators()``, which imports every scikit-learn module: the
+    larger part of ``otreebagger predict``'s time before it reads a row. The list is
+    names only (``module.Name``) and depends on the scikit-learn and skops versions
+    alone, so it is computed once, kept in a cache file, and later handed to skops as
+    name-only stand-ins: skops trusts exactly the same names. A missing, unreadable or
+    unwritable cache only costs the slow import.
+    """
+    import sys
+
+    if "skops.io" in sys.modules:
+        return sys.modules["skops.io"]
+    import sklearn.utils
+
+    cache = _estimator_names_cache()
+    names = _read_names(cache)
+    original = sklearn.utils.all_estimators
+    if names is not None:
+        stand_ins = [(name, type(name, (), {"__module__": module})) for module, name in names]
+        sklearn.utils.all_estimators = lambda *args, **kwargs: list(stand_ins)
+    try:
+        import skops.io
+        from skops.io import _trusted_types
+    finally:
+        sklearn.utils.all_estimators = original
+    if names is None:
+        found = [tuple(n.rsplit(".", 1)) for n in _trusted_types.SKLEARN_ESTIMATOR_TYPE_NAMES]
+        _write_names(cache, found)
+    return skops.io
+
+
+def _estimator_names_cache() -> Path:
+    """The cache file of skops's default-trusted estimator names, one per scikit-learn and skops version."""
+    import os
+    from importlib.metadata import version
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "otreebagger" / f"skops-trusted-sklearn-{version('scikit-learn')}-skops-{version('skops')}.txt"
+
+
+def _read_names(cache: Path) -> list[tuple[str, str]] | None:
+    try:
+        lines = cache.read_text(encoding="utf-8").split()
+    except (OSError, UnicodeDecodeError):
+        return None
+    names = [tuple(line.rsplit(".", 1)) for line in lines]
+    if not names or any(len(n) != 2 or not n[0].startswith("sklearn.") or not n[1].isidentifier() for n in names):
+        return None
+    return names
+
+
+def _write_names(cache: Path, names: list[tuple[str, str]]) -> None:
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temporary = cache.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text("\n".join(f"{m}.{n}" for m, n in names) + "\n", encoding="utf-8")
+        temporary.replace(cache)
+    except OSError:
+        pass
 
 
 class ModelFileError(ValueError):
@@ -94,7 +159,7 @@ def save_model(model: Any, path: str | Path) -> None:
     >>> load_model(path).predict(X).tolist() == model.predict(X).tolist()
     True
     """
-    import skops.io as sio
+    sio = _skops_io()
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted
 
@@ -186,7 +251,7 @@ def save_model_file(path: str | Path, model: Any, **fields: Any) -> None:
     >>> saved["target"], saved["model"].predict(X).tolist() == model.predict(X).tolist()
     ('y', True)
     """
-    import skops.io as sio
+    sio = _skops_io()
 
     payload = {"format": FORMAT, "version": FORMAT_VERSION, **fields, "model": model}
     sio.dump(payload, path, compression=zipfile.ZIP_DEFLATED)
@@ -246,27 +311,23 @@ def load_model_file(path: str | Path, *, unsafe_pickle: bool = False) -> dict:
 
 
 def _load_skops(path: Path) -> Any:
-    import skops.io as sio
+    sio = _skops_io()
     from skops.io.exceptions import UntrustedTypesFoundException
 
+    trusted = list(trusted_types())
     try:
-        untrusted = sorted(set(sio.get_untrusted_types(file=path)) - set(trusted_types()))
-    except Exception as exc:  # a damaged archive: its own message means nothing to the user
-        raise ModelFileError(
-            f"{path} is not a model saved by 'otreebagger fit': skops cannot read it ({type(exc).__name__})"
-        ) from exc
-    if untrusted:
+        # skops audits every type the archive names against ``trusted`` before it builds any
+        # object: one audit, and a second (for the message) only when it refuses.
+        return sio.load(path, trusted=trusted)
+    except UntrustedTypesFoundException as exc:
+        untrusted = sorted(set(sio.get_untrusted_types(file=path)) - set(trusted))
         raise ModelFileError(
             f"{path} names types that otreebagger does not trust ({', '.join(untrusted)}): "
             "refusing to load it (a tampered or foreign file)"
-        )
-    try:
-        return sio.load(path, trusted=list(trusted_types()))
-    except UntrustedTypesFoundException as exc:
-        raise ModelFileError(f"{path} names types that otreebagger does not trust: refusing to load it") from exc
-    except Exception as exc:
+        ) from exc
+    except Exception as exc:  # a damaged archive: its own message means nothing to the user
         raise ModelFileError(
-            f"{path} is not a model saved by 'otreebagger fit': skops cannot load it ({type(exc).__name__})"
+            f"{path} is not a model saved by 'otreebagger fit': skops cannot read it ({type(exc).__name__})"
         ) from exc
 
 

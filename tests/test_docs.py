@@ -140,3 +140,65 @@ def test_public_docstrings_have_no_unfilled_shared_fragment():
             doc = inspect.getdoc(obj) or ""
             unfilled += [f"{package}.{name}: {{{key}}}" for key in _SHARED if f"{{{key}}}" in doc]
     assert unfilled == []
+
+
+DOCS = ROOT / "docs"
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_TEST_COMMAND = 'python -m pip install -e ".[test]" && python -m pytest'
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def broken_links(path: Path) -> list[str]:
+    """Relative links of a Markdown file whose file, or whose #anchor in it, does not exist."""
+    broken = []
+    for target in _LINK.findall(path.read_text(encoding="utf-8")):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        name, _, anchor = target.partition("#")
+        linked = (path.parent / name).resolve() if name else path
+        if not linked.exists():
+            broken.append(target)
+        elif anchor and linked.suffix == ".md":
+            headings = re.findall(r"^#{1,6} (.+)$", linked.read_text(encoding="utf-8"), flags=re.M)
+            if anchor not in {_anchor(h) for h in headings}:
+                broken.append(target)
+    return broken
+
+
+def test_readme_is_short_and_its_documentation_links_resolve():
+    """Check that the README stays under 300 lines and links the user guide, the metrics glossary, the design
+    and the benchmarks page, and that every relative link (and #anchor) of the README and docs/ resolves."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 300
+    for page in ("docs/user_guide.md", "docs/metrics.md", "docs/design.md", "docs/benchmarks.md"):
+        assert f"]({page}" in text, page
+    pages = [README, *sorted(DOCS.glob("*.md"))]
+    assert {p: broken_links(p) for p in pages} == {p: [] for p in pages}
+
+
+def test_link_check_reports_a_missing_file_and_a_missing_anchor(tmp_path):
+    """Check that the link check catches a link to a missing file and to a heading that is not there."""
+    (tmp_path / "a.md").write_text("# Title\n\n## The forest\n\n[x](b.md) [y](a.md#the-forest) [z](#nowhere)\n")
+    assert broken_links(tmp_path / "a.md") == ["b.md", "#nowhere"]
+
+
+def test_readme_test_command_is_the_one_ci_runs():
+    """Check that set-up command 2 of the README is, verbatim, the test command of .ci/run."""
+    assert _TEST_COMMAND in README.read_text(encoding="utf-8")
+    assert _TEST_COMMAND in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+
+
+def test_every_readme_figure_is_on_the_benchmarks_page():
+    """Check that every measured figure of the README (a decimal number, or a count with a thousands comma)
+    appears on the benchmarks page, where its command is: one figure per claim, the same in both."""
+    readme = README.read_text(encoding="utf-8")
+    prose = re.sub(r"```.*?```", "", readme, flags=re.S)
+    figures = set(re.findall(r"(?<![\w.])\d+(?:,\d{3})+(?![\w])|(?<![\w.])\d+\.\d+(?![\w.])", prose))
+    figures -= {"3.10"}  # the Python version
+    assert len(figures) >= 8
+    benchmarks = (DOCS / "benchmarks.md").read_text(encoding="utf-8")
+    assert sorted(f for f in figures if f not in benchmarks) == []

@@ -97,3 +97,41 @@ def test_bad_files_and_models_give_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="cannot save a RankRules: a model file may not hold"):
         save_model(rules, tmp_path / "r.skops")
     assert not (tmp_path / "u.skops").exists() and not (tmp_path / "r.skops").exists()
+
+
+_TRUSTED_SCRIPT = """
+import json, sys
+from ensemble._model_file import _skops_io
+_skops_io()
+from skops.io import _trusted_types
+print(json.dumps({"names": _trusted_types.SKLEARN_ESTIMATOR_TYPE_NAMES,
+                  "all_imported": "sklearn.semi_supervised" in sys.modules}))
+"""
+
+
+def _trusted_in_fresh_process(cache_home):
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache_home), PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", _TRUSTED_SCRIPT], capture_output=True, text=True, env=env,
+                          cwd=str(root), timeout=300, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_skops_trusts_the_same_names_from_the_cache_without_importing_all_of_scikit_learn(tmp_path):
+    """Check that the first import computes skops's default-trusted estimators (importing every scikit-learn
+    module) and caches their names; that the next process trusts exactly the same names without importing
+    them (predict's start-up); and that a damaged cache file falls back to the full import."""
+    first = _trusted_in_fresh_process(tmp_path)
+    assert first["all_imported"] and "sklearn.ensemble._forest.RandomForestClassifier" in first["names"]
+    (cache,) = (tmp_path / "otreebagger").iterdir()
+    second = _trusted_in_fresh_process(tmp_path)
+    assert second == {"names": first["names"], "all_imported": False}
+    cache.write_text("os.system\n")  # not a scikit-learn name: ignored, recomputed and rewritten
+    third = _trusted_in_fresh_process(tmp_path)
+    assert third == first and cache.read_text().split() == first["names"]
