@@ -200,6 +200,7 @@ def test_regressor_cut_points_and_errors():
         audit(OTreeBagger(n_estimators=3, projection="pls", random_state=0).fit(np.c_[X, X[:, ::-1] ** 2, X * 3], y))
 
 
+@pytest.mark.slow
 def test_command_line_exit_status(tmp_path):
     X, y = _data(2, seed=6)
     model = RandomForestClassifier(10, random_state=0).fit(X, y)

@@ -84,6 +84,7 @@ def _title_counts(text):
     return int(match.group(1)), int(match.group(2) or 0)
 
 
+@pytest.mark.slow
 def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monkeypatch):
     """Check that demo shows progress, a table, and jump counts that are the same in the console and the PNG."""
     from ensemble._grid import grid_pairs
@@ -756,6 +757,7 @@ def _shared_sample(name, tmp_path, n=200):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("data", ["tae", "car", "LEV"])
 def test_cli_models_equal_the_python_estimators_with_their_defaults(tmp_path, capsys, data):
     """Check that fit + predict give the predictions of the Python estimator with its own defaults (only the

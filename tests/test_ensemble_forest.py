@@ -235,6 +235,7 @@ def _probe_around(model, X, rng, n_points=6, n_signs=32):
     seed=st.integers(0, 2**31 - 1),
     integer_data=st.booleans(),
 )
+@pytest.mark.slow
 def test_auto_model_is_certified_in_any_dimension(n_features, n_classes, n_samples, seed, integer_data):
     """Check that the default model is certified on random data up to 50 features, and that probes agree."""
     rng = np.random.RandomState(seed)

@@ -78,6 +78,7 @@ def test_forest_index_built_to_fail_is_caught(index_forest):
     assert _wrong_way_on_lines(broken, X, CST, np.random.RandomState(1), n_lines=30) > 0
 
 
+@pytest.mark.slow
 def test_forest_index_exact_grid_oracle_in_its_space():
     """Check certificates against the exact grid of every threshold in z (index + one free feature), and the
     same oracle on a model built to fail (x1's weight flipped)."""

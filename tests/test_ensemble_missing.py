@@ -355,6 +355,7 @@ def test_old_scikit_learn_regression_trees_refuse_missing_values_naming_the_way_
         model.fit(X, y)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 1000), missing=st.sampled_from([0.05, 0.2, 0.4]))
 def test_boosting_with_missing_values_is_certified_and_exactly_consistent_on_every_slice(seed, missing):
@@ -385,6 +386,7 @@ def test_boosting_learns_from_missingness_through_real_versus_missing_splits():
     assert all(_consistent(grid) for _, grid in _slices(model))
 
 
+@pytest.mark.slow
 def test_monotone_boosting_with_missing_values_is_monotone_on_every_slice():
     """Check that constrained boosting on data with gaps is certified monotone and monotone on each slice."""
     X, y = _data(600, 5)

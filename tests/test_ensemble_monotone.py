@@ -306,6 +306,7 @@ def _two_constrained(kind, n=1000, seed=0):
     return X, np.digitize(score, np.quantile(score, [0.2, 0.4, 0.6, 0.8]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, expected", [("sum", "index"), ("min", "axes")])
 def test_monotonic_space_auto_keeps_the_space_that_errs_less_on_held_out_rows(kind, expected):
     """Check monotonic_space='auto': the index where the constraints act through one score, their own axes

@@ -205,6 +205,7 @@ def test_certificates_equal_the_exact_oracle_on_adjacent_floats(labels, seed):
 
 # Planted bugs the suite did not notice (issue 23 item 4): each test fails under its mutation.
 
+@pytest.mark.slow
 def test_forest_is_monotone_checks_every_constrained_feature():
     """Check that is_monotone fails on the second constrained feature alone (not only the first is checked)."""
     rng = np.random.RandomState(0)
