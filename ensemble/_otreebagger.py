@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any
 
@@ -26,7 +26,7 @@ from ensemble._groups import (FittedGroup, GroupSpace, _additive_score, _constra
                               _resolution_in_space, grid_in_space)
 from ensemble._kernel_score import kernel_score
 from ensemble._parallel import one_blas_thread, run_jobs
-from ensemble._selection import CHOICES, Fold, held_out_folds, select
+from ensemble._selection import CHOICES, HeldOut, held_out_folds, select
 from ensemble._voting import DEPRECATED_VOTES, VOTES, check_vote, combine_votes, vote_counts
 from trees import CRITERIA, leaf_boxes
 
@@ -53,14 +53,6 @@ class GroupSizeWarning(UserWarning):
 # under 6 GB, so two parallel jobs fit a 24 GB machine with room to spare.
 DEFAULT_MAX_REGIONS = 1_000_000
 DEFAULT_MAX_EDGES = 5_000_000
-
-
-@dataclass
-class _HeldOut:
-    """The folds the ``"auto"`` choices score on (:class:`ensemble._selection.Fold`) and the groups each fits."""
-
-    folds: list[Fold]
-    n_groups: int
 
 
 def _group_votes(groups: list, X: NDArray[np.float64]) -> NDArray[np.intp]:
@@ -778,14 +770,14 @@ class OTreeBagger(OrdinalEnsemble):
             "residual_axes": job.residual_axes if additive else "pls",
             "thresholds": job.thresholds,
         }
-        jobs = {"index": job}
+        jobs = {index or "index": job}  # the space ``job`` already places its constrained features in
         held_out = self._held_out(data, seeds) if "auto" in assignment.values() else None
 
         def build(chosen: dict) -> _GroupJob:
             space = chosen["monotonic_space"]
             if space not in jobs:
                 jobs[space] = self._group_job(data, index=space == "index")
-            built = jobs[space] if index is not None else job
+            built = jobs[space]
             if additive:
                 built = replace(built, score_model=chosen["score_model"], residual_axes=chosen["residual_axes"])
             return replace(built, thresholds=chosen["thresholds"])
@@ -803,12 +795,11 @@ class OTreeBagger(OrdinalEnsemble):
         return build(chosen)
 
     @staticmethod
-    def _held_out(data, seeds: NDArray) -> _HeldOut | None:
+    def _held_out(data, seeds: NDArray) -> HeldOut | None:
         """The folds the ``"auto"`` choices score on (:func:`ensemble._selection.held_out_folds`), or None."""
-        folds, n_groups = held_out_folds(data, int(seeds[0, 0, 0]), seeds.shape[0])
-        return _HeldOut(folds, n_groups) if folds else None
+        return held_out_folds(data, int(seeds[0, 0, 0]), seeds.shape[0])
 
-    def _probe_error(self, data, job: _GroupJob, probe: str, seeds: NDArray, held_out: _HeldOut | None) -> float | None:
+    def _probe_error(self, data, job: _GroupJob, probe: str, seeds: NDArray, held_out: HeldOut | None) -> float | None:
         """Held-out MAE of the vote of the first groups' probes fitted with ``job``, over every fold, or None.
 
         ``probe="groups"``: the first ``held_out.n_groups`` groups of the fit (same
@@ -819,8 +810,7 @@ class OTreeBagger(OrdinalEnsemble):
         """
         if held_out is None:
             return None
-        n_probe = min(seeds.shape[0], held_out.n_groups)
-        probes = seeds[:n_probe]
+        probes = seeds[:held_out.n_groups]
         if probe == "trees":
             job, probes = replace(job, relabel=False), probes.reshape(-1, 1, 2)
         error = weight_sum = 0.0

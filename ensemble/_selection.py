@@ -105,7 +105,15 @@ def held_fraction(X: NDArray, y: NDArray, seed: int, weight: NDArray, fold: int 
     return (upto[1] - upto[0]) / total
 
 
-def held_out_folds(data, seed: int, n_groups: int) -> tuple[list[Fold], int]:
+@dataclass
+class HeldOut:
+    """The folds the choices score on, and the probe groups each fold fits (at most the fit's groups)."""
+
+    folds: list[Fold]
+    n_groups: int
+
+
+def held_out_folds(data, seed: int, n_groups: int) -> HeldOut | None:
     """Folds of about a quarter of the training weight each, and the probe groups each fits.
 
     One fold where it holds out ``PROBE_ROWS`` rows or more; smaller data is split
@@ -113,7 +121,7 @@ def held_out_folds(data, seed: int, n_groups: int) -> tuple[list[Fold], int]:
     probe groups: on one quarter of a few hundred rows the choices follow its noise
     (ESL, 366 training rows: the quarter chose the additive score, test MAE 0.328;
     four folds the kernel score, 0.270). A fold that would leave fewer than 10 rows
-    held out or one class to train on is dropped (no folds: an empty list). The
+    held out or one class to train on is dropped (None when every fold is). The
     folds fit at most twice the probe groups one quarter would.
     """
     weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
@@ -126,7 +134,9 @@ def held_out_folds(data, seed: int, n_groups: int) -> tuple[list[Fold], int]:
         held, kept = held_weight > 0, weight - held_weight
         if held.sum() >= 10 and np.unique(data.y[kept > 0]).shape[0] >= 2:
             folds.append(Fold(held, held_weight, replace(data, sample_weight=kept)))
-    return folds, min(n_groups, PROBE_GROUPS if n_folds == 1 else FOLD_GROUPS)
+    if not folds:
+        return None
+    return HeldOut(folds, min(n_groups, PROBE_GROUPS if n_folds == 1 else FOLD_GROUPS))
 
 
 @dataclass
