@@ -110,6 +110,12 @@ def _otreebagger():
     return OTreeBagger
 
 
+def _tree_bagger():
+    from ensemble import OTreeBagger
+
+    return OTreeBagger.tree_bagger
+
+
 def _forest():
     from ensemble import ConsistentForestClassifier
 
@@ -142,8 +148,7 @@ MODELS: dict[str, ModelEntry] = {
                               _OPTIONS_OF["otreebagger"]),
     "forest": ModelEntry("Certified forest (auto B)", _builder(_forest, _OPTIONS_OF["forest"]), _OPTIONS_OF["forest"]),
     "treebagger": ModelEntry("TreeBagger (gini, majority)",
-                             _builder(_otreebagger, _OPTIONS_OF["treebagger"], relabel=False, vote="mode",
-                                      criterion="gini", projection="none", max_depth=None),
+                             _builder(_tree_bagger, _OPTIONS_OF["treebagger"]),
                              _OPTIONS_OF["treebagger"]),
     "bagged": ModelEntry("Bagged ordinal trees (median)",
                          _builder(_otreebagger, _OPTIONS_OF["bagged"], relabel=False, projection="none",

@@ -387,14 +387,14 @@ def _hierarchy_of(lower, upper):
 
 
 def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, what, closed=None,
-                     hierarchy=_hierarchy_of, keep=None):
+                     hierarchy=_hierarchy_of, wanted_pairs=None):
     """Pairs ``(a, b)``, a < b, with ``rule(a, b)``, among the boxes b whose closures meet query box a.
 
     Candidates come from pushing every query box ``[q_lo, q_hi]`` down a guillotine
     hierarchy of all the regions with closed comparisons (open on categorical
     features, or where ``closed`` is False when given: a rule that asks open
     overlap there gets only the boxes it can accept); ``rule`` then decides exactly.
-    ``hierarchy``: the regions' guillotine hierarchy, when the caller built it; ``keep(a, b)``:
+    ``hierarchy``: the regions' guillotine hierarchy, when the caller built it; ``wanted_pairs(a, b)``:
     a mask of the candidates to test at all. Boxes without a guillotine hierarchy fall
     back to a sweep on the axis with the fewest overlapping pairs. Stops with
     :class:`TooManyRegionsError` once more than ``max_edges`` pairs are certain.
@@ -421,8 +421,8 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
                                       np.zeros(n_regions), lower[:, g], upper[:, g])
             a, b = queries[ia], jb
         wanted = a < b
-        if keep is not None:
-            wanted &= keep(a, b)
+        if wanted_pairs is not None:
+            wanted &= wanted_pairs(a, b)
         a, b = a[wanted], b[wanted]
         ok = rule(a, b)
         a, b = a[ok], b[ok]
@@ -440,7 +440,7 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
     return a.astype(np.intp), b.astype(np.intp)
 
 
-def _near_pairs(lower, upper, resolution, categorical, max_edges, keep=None):
+def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=None):
     """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
 
     Every box is dilated by r_f (a little more, so float rounding never loses a pair)
@@ -455,11 +455,11 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges, keep=None):
         return near_rule(lower[a], upper[a], lower[b], upper[b], resolution, categorical)
 
     a, b = _candidate_pairs(lower, upper, lower - slack, upper + slack, categorical, max_edges, rule,
-                            "at this resolution (use a smaller resolution)", keep=keep)
+                            "at this resolution (use a smaller resolution)", wanted_pairs=wanted_pairs)
     return a, b, _face_flags(lower[a], upper[a], lower[b], upper[b])
 
 
-def _grid_pairs(lower, upper, grid, categorical, max_edges, keep=None):
+def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None):
     """Neighbour pairs ``(a, b, is_face)`` along some feature at the data's resolution (:func:`grid_rule`).
 
     For every feature f with a grid, every box is widened on f to the ends of the
@@ -482,7 +482,7 @@ def _grid_pairs(lower, upper, grid, categorical, max_edges, keep=None):
         # positive length, and most closure neighbours of a fused partition only touch there.
         a, b = _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule,
                                 "at the data's resolution", closed=np.arange(lower.shape[1]) == f,
-                                hierarchy=hierarchy, keep=keep)
+                                hierarchy=hierarchy, wanted_pairs=wanted_pairs)
         found_a.append(a)
         found_b.append(b)
     a = np.concatenate(found_a) if found_a else np.empty(0, np.intp)
@@ -607,26 +607,26 @@ def adjacency_edges(
         raise ValueError("resolution > 0 needs contact='closure' (r-neighbours are closure contacts)")
     if contact == "face" and grid is not None:
         raise ValueError("grid needs contact='closure' (neighbours at the data's resolution are closure contacts)")
-    keep = None
+    wanted_pairs = None
     if jumps_of is not None:
         labels = np.asarray(jumps_of, dtype=np.int64)
         if labels.shape != (n_regions,):
             raise ValueError(f"jumps_of must hold one label per region ({n_regions}); got shape {labels.shape}")
 
-        def keep(a, b):
+        def wanted_pairs(a, b):
             return np.abs(labels[a] - labels[b]) >= 2
 
     if resolution.any():
-        a, b, face = _near_pairs(lower, upper, resolution, categorical, max_edges, keep)
+        a, b, face = _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs)
     else:
         a, b, face, _ = _touching_pairs(lower, upper, face_only=contact == "face", max_edges=max_edges,
-                                        categorical=categorical, axes=range(n_features), wanted_pairs=keep)
+                                        categorical=categorical, axes=range(n_features), wanted_pairs=wanted_pairs)
     extra = _alias_contacts(partition, lower, upper, contact, categorical, resolution, grid)
-    if extra is not None and keep is not None:
-        kept = keep(extra[0], extra[1])
+    if extra is not None and wanted_pairs is not None:
+        kept = wanted_pairs(extra[0], extra[1])
         extra = tuple(part[kept] for part in extra)
     if grid is not None:
-        ga, gb, gface = _grid_pairs(lower, upper, grid, categorical, max_edges, keep)
+        ga, gb, gface = _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs)
         a, b, face = np.concatenate((a, ga)), np.concatenate((b, gb)), np.concatenate((face, gface))
     lo_node, hi_node, face = _sorted_edges(a, b, face, extra)
     edges = np.column_stack((lo_node, hi_node)).reshape(-1, 2)
