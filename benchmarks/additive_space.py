@@ -98,10 +98,12 @@ def _compare(X, y, train, test, seed, n_jobs) -> tuple[dict, bool, str]:
     """Test MAE and fit seconds of the models on one split; the default's certificate and choice."""
     labels = np.arange(1, int(y.max()) + 1)
     row = {}
-    additive = {"projection": "additive", "score_model": "additive"}
-    fits = {"TreeBagger": BASELINE, "additive + PLS": {**additive, "residual_axes": "pls"},
-            "additive + features": {**additive, "residual_axes": "features"},
-            "kernel + PLS": {"projection": "additive", "score_model": "kernel", "residual_axes": "pls"},
+    def additive(score: str, axes: str) -> dict:
+        return {"projection": "additive", "space_params": {"score_model": score, "residual_axes": axes}}
+
+    fits = {"TreeBagger": BASELINE, "additive + PLS": additive("additive", "pls"),
+            "additive + features": additive("additive", "features"),
+            "kernel + PLS": additive("kernel", "pls"),
             "OTreeBagger()": {}}
     for label, params in fits.items():
         model, seconds = _timed(lambda p=params: OTreeBagger(**p, n_jobs=n_jobs, random_state=seed)

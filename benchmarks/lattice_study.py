@@ -133,14 +133,13 @@ def _models(args, classes, rep):
     for depth in args.depths:
         for M in args.group_sizes:
             for contact in ("closure", "face"):
-                yield (f"OTB M={M} {contact}", depth), OTreeBagger(group_size=M, contact=contact,
-                                                                     max_depth=depth, **common)
+                yield (f"OTB M={M} {contact}", depth), OTreeBagger(group_size=M, max_depth=depth, **common, relabel_params={'contact': contact})
         yield ("TreeBagger", depth), OTreeBagger(relabel=False, vote="mode", criterion="gini",
                                                  max_depth=depth, **common)
         yield ("Bagged median", depth), OTreeBagger(relabel=False, max_depth=depth, **common)
     for M in args.group_sizes:
         yield (f"OTB M={M} closure counts=train", None), OTreeBagger(
-            group_size=M, relabel_counts="train", max_depth=None, **common)
+            group_size=M, max_depth=None, **common, relabel_params={'relabel_counts': "train"})
 
 
 def main(argv=None) -> None:
@@ -207,7 +206,7 @@ def main(argv=None) -> None:
                 model.fit(X_tr, y_tr)
                 if args.check_cbc and model.relabel and depth is None:
                     # Same trees (same seeds), relabelled by CBC: every group's optimum must agree.
-                    cbc = clone(model).set_params(solver="cbc", formulation="tight").fit(X_tr, y_tr)
+                    cbc = clone(model).set_params(solver="cbc", relabel_params={**(model.relabel_params or {}), "formulation": "tight"}).fit(X_tr, y_tr)
                     gap = max(abs(a["objective"] - b["objective"]) / max(1.0, abs(a["objective"]))
                               for a, b in zip(model.groups_info_, cbc.groups_info_))
                     assert gap < 1e-6, (model_name, gap)

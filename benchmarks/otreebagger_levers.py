@@ -87,13 +87,18 @@ CATEGORICAL = {
 LEVERS = {
     "group_size": [("M=1", {"group_size": 1}), ("M=3", {"group_size": 3}), ("M=5", {"group_size": 5})],
     "depth": [("full", {"max_depth": None}), ("12", {"max_depth": 12}), ("8", {"max_depth": 8})],
-    "contact": [("closure", {"contact": "closure"}), ("face", {"contact": "face"})],
+    "contact": [("closure", {"relabel_params": {"contact": "closure"}}),
+                ("face", {"relabel_params": {"contact": "face"}})],
     "vote": [("median", {"vote": "median"}), ("mean", {"vote": "mean"})],
-    "counts": [("bootstrap", {"relabel_counts": "bootstrap"}), ("train", {"relabel_counts": "train"})],
-    "empty": [("leaves", {"empty_regions": "leaves"}), ("paper", {"empty_regions": "paper"})],
+    "counts": [("bootstrap", {"relabel_params": {"relabel_counts": "bootstrap"}}),
+               ("train", {"relabel_params": {"relabel_counts": "train"}})],
+    "empty": [("leaves", {"relabel_params": {"empty_regions": "leaves"}}),
+              ("paper", {"relabel_params": {"empty_regions": "paper"}})],
     "thresholds": [("gap", {"thresholds": "gap"}), ("midpoint", {"thresholds": "midpoint"}),
                    ("auto", {"thresholds": "auto"})],
-    "C": [("paper", {"C1": None, "C2": None}), ("0.01", {"C1": 0.01, "C2": 0.01}), ("0.1", {"C1": 0.1, "C2": 0.1})],
+    "C": [("paper", {"relabel_params": {"C1": None, "C2": None}}),
+          ("0.01", {"relabel_params": {"C1": 0.01, "C2": 0.01}}),
+          ("0.1", {"relabel_params": {"C1": 0.1, "C2": 0.1}})],
     "projection": [("none", {"projection": "none"}), ("pls2", {"projection": "pls", "n_components": 2}),
                    ("pls3", {"projection": "pls", "n_components": 3}),
                    ("pls4", {"projection": "pls", "n_components": 4})],
@@ -166,8 +171,8 @@ def _row(name, split, lever, variant, model, fit_time, error, caught, X, y, test
         row["adapted"] = sum(bool(i.get("adapted")) for i in info)
         row["n_groups"] = len(info)
         row["warned"] = any(issubclass(w.category, GroupSizeWarning) for w in caught)
-        if model.contact != "closure":
-            row["consistent_own_contact"] = bool(model.is_consistent(contact=model.contact))
+        if model.relabel_params_["contact"] != "closure":
+            row["consistent_own_contact"] = bool(model.is_consistent(contact=model.relabel_params_["contact"]))
     return row
 
 
@@ -240,7 +245,7 @@ def _unconstrained_votes(model, X) -> np.ndarray:
     loss = relabel.absolute_loss(model.n_classes_)
     votes = []
     for group in model.groups_:
-        prior = _leaf_prior(group.partition, group.counts) if model.empty_regions == "leaves" else 0.0
+        prior = _leaf_prior(group.partition, group.counts) if model.relabel_params_["empty_regions"] == "leaves" else 0.0
         free = ((group.counts + prior) @ loss).argmin(axis=1)  # the lowest class on ties
         votes.append(free[group.partition.locate(group.leaves(Xv))])
     return np.column_stack(votes)

@@ -57,18 +57,19 @@ class ModelEntry:
     options: frozenset[str] | None = None
 
 
-#: The model options: the ``argparse`` destination, its flag and the estimator parameter it sets.
-#: Only the options the user gave are passed: otherwise the estimator's own default applies.
+#: The model options: the ``argparse`` destination, its flag and the estimator parameter it sets
+#: (``"relabel_params.max_regions"``: that key of a dict parameter). Only the options the user
+#: gave are passed: otherwise the estimator's own default applies.
 OPTIONS: dict[str, tuple[str, str]] = {
     "n_estimators": ("--n-estimators", "n_estimators"),
     "group_size": ("--group-size", "group_size"),
     "max_depth": ("--max-depth", "max_depth"),
-    "max_regions": ("--max-regions", "max_regions"),
-    "max_edges": ("--max-edges", "max_edges"),
-    "on_budget": ("--on-budget", "on_budget"),
+    "max_regions": ("--max-regions", "relabel_params.max_regions"),
+    "max_edges": ("--max-edges", "relabel_params.max_edges"),
+    "on_budget": ("--on-budget", "relabel_params.on_budget"),
     "projection": ("--projection", "projection"),
-    "score_model": ("--score-model", "score_model"),
-    "residual_axes": ("--residual-axes", "residual_axes"),
+    "score_model": ("--score-model", "space_params.score_model"),
+    "residual_axes": ("--residual-axes", "space_params.residual_axes"),
     "seed": ("--seed", "random_state"),
     "n_jobs": ("--n-jobs", "n_jobs"),
     "verbose": ("--verbose", "verbose"),
@@ -91,7 +92,11 @@ def _given(args: argparse.Namespace, options: frozenset[str]) -> dict:
         if dest == "verbose":
             value = int(value) if value else None
         if value is not None:
-            params[OPTIONS[dest][1]] = value
+            name, _, key = OPTIONS[dest][1].partition(".")
+            if key:
+                params.setdefault(name, {})[key] = value
+            else:
+                params[name] = value
     return params
 
 

@@ -863,7 +863,7 @@ class PartitionDisplay:
             chosen.labels,
             classes=estimator.classes_,
             edges=getattr(chosen, "edges", None),
-            contact=getattr(estimator, "contact", "closure"),
+            contact=_fitted_contact(estimator),
             bounds=bounds,
             X=X,
             ax=ax,
@@ -871,3 +871,12 @@ class PartitionDisplay:
             show_edges=show_edges,
             colorbar=colorbar,
         )
+
+
+def _fitted_contact(estimator: Any) -> str:
+    """The contact an OTreeBagger was fitted with (a model saved before ``relabel_params`` keeps it in ``contact``)."""
+    settings = getattr(estimator, "relabel_params_", None)
+    if settings:
+        return settings["contact"]
+    contact = getattr(estimator, "contact", "closure")
+    return "closure" if contact == "deprecated" else contact

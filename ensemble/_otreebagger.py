@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions, validate_parameter_constraints
 from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import check_is_fitted
 
@@ -37,7 +37,7 @@ __all__ = ["FittedGroup", "GroupSizeWarning", "GroupSpace", "OTreeBagger", "TooM
 
 #: The parameters that make the paper's oTreeBagger and its TreeBagger baseline (OTreeBagger.paper, .tree_bagger).
 _PAPER = {"criterion": "gini", "max_depth": None, "projection": "none", "thresholds": "midpoint",
-          "empty_regions": "paper", "formulation": "paper", "consistency": "pointwise"}
+          "relabel_params": {"empty_regions": "paper", "formulation": "paper"}, "consistency": "pointwise"}
 _TREE_BAGGER = {"relabel": False, "vote": "mode", "criterion": "gini", "projection": "none", "max_depth": None}
 
 
@@ -53,6 +53,64 @@ class GroupSizeWarning(UserWarning):
 # under 6 GB, so two parallel jobs fit a 24 GB machine with room to spare.
 DEFAULT_MAX_REGIONS = 1_000_000
 DEFAULT_MAX_EDGES = 5_000_000
+
+
+#: The default of a deprecated parameter: never a value a user gives.
+DEPRECATED = "deprecated"
+
+#: The keys of ``relabel_params``: default and constraint of each.
+RELABEL_PARAMS: dict[str, tuple[Any, list]] = {
+    "formulation": ("paper", [StrOptions(set(relabel.FORMULATIONS))]),
+    "contact": ("closure", [StrOptions(set(relabel.CONTACTS))]),
+    "relabel_counts": ("bootstrap", [StrOptions({"bootstrap", "train"})]),
+    "empty_regions": ("leaves", [StrOptions({"leaves", "paper"})]),
+    "C1": (None, [Interval(Real, 0.0, None, closed="neither"), None]),
+    "C2": (None, [Interval(Real, 0.0, None, closed="neither"), None]),
+    "on_solver_failure": ("warn", [StrOptions({"warn", "raise"})]),
+    "max_regions": (DEFAULT_MAX_REGIONS, [Interval(Integral, 1, None, closed="left")]),
+    "max_edges": (DEFAULT_MAX_EDGES, [Interval(Integral, 0, None, closed="left")]),
+    "on_budget": ("adapt", [StrOptions({"adapt", "raise"})]),
+}
+
+#: The keys of ``space_params``: default and constraint of each.
+SPACE_PARAMS: dict[str, tuple[Any, list]] = {
+    "score_model": ("auto", [StrOptions({"auto", "additive", "kernel"})]),
+    "residual_axes": ("auto", [StrOptions({"auto", "pls", "features"})]),
+    "monotonic_space": ("auto", [StrOptions({"auto", "index", "axes"})]),
+}
+
+
+def resolve_settings(estimator: Any, name: str, table: dict[str, tuple[Any, list]]) -> dict[str, Any]:
+    """The settings of the dict parameter ``name``: its keys over the defaults of ``table``, validated.
+
+    A deprecated parameter of one of the keys, if given, counts as that key and warns
+    (FutureWarning naming the key); given both ways it is an error.
+
+    Examples
+    --------
+    >>> from ensemble import OTreeBagger
+    >>> model = OTreeBagger(relabel_params={"max_regions": 10_000})
+    >>> resolve_settings(model, "relabel_params", RELABEL_PARAMS)["max_regions"]
+    10000
+    """
+    given = getattr(estimator, name) or {}
+    unknown = sorted(set(given) - set(table), key=str)
+    if unknown:
+        raise ValueError(f"{name} has no key {unknown[0]!r}; expected keys among {sorted(table)}")
+    settings = {key: default for key, (default, _) in table.items()}
+    for key in table:
+        old = getattr(estimator, key, DEPRECATED)
+        if isinstance(old, str) and old == DEPRECATED:
+            continue
+        if key in given:
+            raise ValueError(f"{key} is given twice, as a parameter and in {name}; give it in {name} only")
+        warnings.warn(f"The parameter {key} is deprecated in 0.1 and will be removed in 0.3: "
+                      f"use {name}={{{key!r}: {old!r}}}", FutureWarning, stacklevel=4)
+        settings[key] = old
+    settings.update(given)
+    validate_parameter_constraints({key: rule for key, (_, rule) in table.items()}, settings,
+                                   caller_name=f"{type(estimator).__name__}({name}=...)")
+    return settings
 
 
 def _group_votes(groups: list, X: NDArray[np.float64]) -> NDArray[np.intp]:
@@ -101,7 +159,11 @@ class OTreeBagger(OrdinalEnsemble):
         Number of bootstrap trees B.
     group_size : int, default=3
         Trees per fused group M; must not exceed ``n_estimators``. Trees beyond
-        ``group_size * (n_estimators // group_size)`` are not grown.
+        ``group_size * (n_estimators // group_size)`` are not grown. Measured
+        (``python benchmarks/ensemble_accuracy.py``, the paper's protocol, 9
+        settings): M = 3 errs least in 5 of them, M = 5 in 4, M = 1 in 1; single
+        relabelled trees over-regularise on small samples (syntheticI at 10%:
+        test MAE 0.438 against 0.250 with M = 3).
     criterion : {"ogini", "gini", "entropy", "wig", "ranking"}, default="ogini"
         Splitting criterion of the trees (see :data:`trees.CRITERIA`).
     max_depth : int or None, default=12
@@ -132,56 +194,16 @@ class OTreeBagger(OrdinalEnsemble):
         break consistency, the median and the mean cannot. ``"majority"`` is the
         deprecated name of ``"mode"``.
     solver : {"graphcut", "cbc", "cpsat"}, default="graphcut"
-        Backend of :func:`relabel.solve`; all reach the same optimum.
-    formulation : {"paper", "tight"}, default="paper"
-        ILP formulation for CBC and CP-SAT (the graph cut is exact for both).
-    contact : {"closure", "face"}, default="closure"
-        Regions are adjacent when their closures meet (faces, edges or corners),
-        or with ``"face"`` only when they share a face (weaker: corner contacts
-        are then unconstrained and the model may jump two classes at a corner).
-    relabel_counts : {"bootstrap", "train"}, default="bootstrap"
-        Region counts from the union of the group's bootstrap samples (each
-        point once), or from every training point once.
-    empty_regions : {"leaves", "paper"}, default="leaves"
-        How the relabelling weighs the regions no counted row falls in (most
-        regions of a fused group; a quarter of the test rows of stock10 land in
-        one). ``"leaves"``: such a region costs ``2**-9`` times the counted rows
-        of the trees' leaves that hold it, so it follows the trees wherever the
-        consistency constraints leave it free; ``"paper"``: it costs nothing,
-        only the penalties ``C1`` and ``C2`` label it, and it takes whatever its
-        neighbours make cheapest. Measured (``python
-        benchmarks/otreebagger_levers.py --levers empty``, 12 shared data sets,
-        3 splits, at depth 8, the default then): mean test MAE 0.607 against 0.624 (balance-scale 0.180
-        against 0.278, tae 0.500 against 0.553, housing10 0.930 against 0.953;
-        worse on LEV, 0.444 against 0.424, and ESL, 0.303 against 0.295).
+        Backend of :func:`relabel.solve`; all reach the same optimum, so the
+        model is the same. Measured (``python benchmarks/relabel_solvers.py``):
+        on a 4D group of 1,207 regions the graph cut takes 0.02 s, CBC 49 s and
+        CP-SAT 46 s; the graph cut relabels 100,000 regions in 0.8 s (2D) to 4 s (4D).
     bootstrap : bool, default=True
         Draw bootstrap samples; ``False`` grows every tree on the whole training
         set (with ``n_estimators=group_size=1``: the single-tree relabelling of
         Cardoso & Sousa, 2010).
-    C1, C2 : float or None, default=None
-        Penalties for label changes between two empty regions (C1) and between an
-        empty and a non-empty region (C2); ``None`` gives the paper's
-        ``1 / (N (K - 1))`` and ``1 / (0.9 N (K - 1))``, in units of one row of
-        weight 1 (scaling every weight by c without them moves the balance
-        between the penalties and the ``empty_regions="leaves"`` prior).
     time_limit : float or None, default=None
         Seconds per group for the solver; ``None`` means no limit.
-    on_solver_failure : {"warn", "raise"}, default="warn"
-        When a solver stops without a proven optimum: warn and keep the best
-        consistent labelling found, or raise :class:`relabel.RelabelError`.
-    max_regions : int, default=1_000_000
-        Largest fused partition a group may build; the fusion stops before
-        allocating a larger one (:class:`relabel.TooManyRegionsError`).
-    max_edges : int, default=5_000_000
-        Largest adjacency graph a group may build (about 0.4 KB of graph-cut memory
-        per edge with K = 5); the contact search stops before the solver
-        allocates a larger one.
-    on_budget : {"adapt", "raise"}, default="adapt"
-        What a group does when it passes ``max_regions`` or ``max_edges``:
-        ``"adapt"`` fuses fewer trees (halving the group), then shallower trees
-        (halving their depth), until it fits, records it in ``groups_info_``
-        (``"adapted"``) and warns once per fit (:class:`GroupSizeWarning`);
-        ``"raise"`` raises :class:`relabel.TooManyRegionsError`.
     projection : {"auto", "additive", "pls", "none"}, default="auto"
         The space every group's trees split. ``"additive"``: the first
         component is an additive score of the continuous features, one smooth
@@ -211,32 +233,6 @@ class OTreeBagger(OrdinalEnsemble):
         0.836, stock10 0.366 -> 0.297), worse on ERA (1.268 -> 1.285) and tae
         (0.447 -> 0.465); synthetic data of 20 to 100 features and 20,000 rows
         0.93-1.03 -> 0.31-0.34 at the same fit time.
-    score_model : {"auto", "additive", "kernel"}, default="auto"
-        In the additive space, how the first component scores the continuous
-        features: ``"additive"``, one curve per feature (above), or
-        ``"kernel"``, kernel ridge regression of the class index on Gaussian
-        kernels centred on up to 500 training rows (standardised features,
-        width ``1 / n_features``), which follows interactions between
-        features too and is as smooth, so consistency in the group's space is
-        still consistency in the features. Its curves have no certified
-        direction: under monotone constraints the score is additive
-        (``"kernel"`` is then an error). ``"auto"`` scores each score (and,
-        with ``residual_axes="auto"``, each kind of axes beside it: the two
-        choices are made together) on held-out rows as ``thresholds="auto"``
-        does and keeps the one that errs less (``score_model_scores_``;
-        additive on a tie). Measured in ``benchmarks/additive_space.py``.
-    residual_axes : {"auto", "pls", "features"}, default="auto"
-        In the additive space, what the ``n_components - 1`` axes beside the
-        score are: ``"pls"``, PLS directions of what the score leaves of the
-        class index (linear, so blind to interactions: a class that follows
-        the sign of ``x_0 * x_1`` leaves no linear trace), or ``"features"``,
-        the features a regression tree of that residual on the group's rows
-        uses most, on their own axes (trees split them as the paper's groups
-        split raw features, so interactions between them are learnt).
-        ``"auto"`` scores each way on held-out rows as ``thresholds="auto"``
-        does, together with ``score_model="auto"``, and keeps the one that
-        errs less (``residual_axes_scores_``; PLS on a tie). Measured in ``benchmarks/additive_space.py`` (interaction data
-        and the 12 shared data sets).
     n_components : int, default=3
         Number of components of a group's space (the additive score counts as
         one). Under monotone constraints with ``projection="pls"`` the
@@ -263,6 +259,99 @@ class OTreeBagger(OrdinalEnsemble):
         LEV, rightly on two, but ESL's test rows err 0.434 against 0.303 with
         gaps), and gap draws need no probe fits. Only relabelled groups are
         affected.
+    relabel_params : dict or None, default=None
+        Settings of every group's relabelling besides ``solver`` and
+        ``time_limit``, by key (a key left out keeps its default; an unknown key
+        is an error). The defaults are what measured best or safest; the paper's
+        own settings are one call away (:meth:`paper`). The keys:
+
+        ``formulation`` : {"paper", "tight"}, default="paper"
+            ILP formulation for CBC and CP-SAT (the graph cut is exact for both).
+        ``contact`` : {"closure", "face"}, default="closure"
+            Regions are adjacent when their closures meet (faces, edges or corners),
+            or with ``"face"`` only when they share a face (weaker: corner contacts
+            are then unconstrained and the model may jump two classes at a corner).
+        ``relabel_counts`` : {"bootstrap", "train"}, default="bootstrap"
+            Region counts from the union of the group's bootstrap samples (each
+            point once), or from every training point once.
+        ``empty_regions`` : {"leaves", "paper"}, default="leaves"
+            How the relabelling weighs the regions no counted row falls in (most
+            regions of a fused group; a quarter of the test rows of stock10 land in
+            one). ``"leaves"``: such a region costs ``2**-9`` times the counted rows
+            of the trees' leaves that hold it, so it follows the trees wherever the
+            consistency constraints leave it free; ``"paper"``: it costs nothing,
+            only the penalties ``C1`` and ``C2`` label it, and it takes whatever its
+            neighbours make cheapest. Measured (``python
+            benchmarks/otreebagger_levers.py --levers empty``, 12 shared data sets,
+            3 splits, at depth 8, the default then): mean test MAE 0.607 against 0.624 (balance-scale 0.180
+            against 0.278, tae 0.500 against 0.553, housing10 0.930 against 0.953;
+            worse on LEV, 0.444 against 0.424, and ESL, 0.303 against 0.295).
+        ``C1``, ``C2`` : float or None, default=None
+            Penalties for label changes between two empty regions (C1) and between an
+            empty and a non-empty region (C2); ``None`` gives the paper's
+            ``1 / (N (K - 1))`` and ``1 / (0.9 N (K - 1))``, in units of one row of
+            weight 1 (scaling every weight by c without them moves the balance
+            between the penalties and the ``empty_regions="leaves"`` prior).
+        ``on_solver_failure`` : {"warn", "raise"}, default="warn"
+            When a solver stops without a proven optimum: warn and keep the best
+            consistent labelling found, or raise :class:`relabel.RelabelError`.
+        ``max_regions`` : int, default=1_000_000
+            Largest fused partition a group may build; the fusion stops before
+            allocating a larger one (:class:`relabel.TooManyRegionsError`).
+        ``max_edges`` : int, default=5_000_000
+            Largest adjacency graph a group may build (about 0.4 KB of graph-cut memory
+            per edge with K = 5); the contact search stops before the solver
+            allocates a larger one.
+        ``on_budget`` : {"adapt", "raise"}, default="adapt"
+            What a group does when it passes ``max_regions`` or ``max_edges``:
+            ``"adapt"`` fuses fewer trees (halving the group), then shallower trees
+            (halving their depth), until it fits, records it in ``groups_info_``
+            (``"adapted"``) and warns once per fit (:class:`GroupSizeWarning`);
+            ``"raise"`` raises :class:`relabel.TooManyRegionsError`.
+    space_params : dict or None, default=None
+        Settings of the group space besides ``projection``, ``n_components`` and
+        ``thresholds``, by key (a key left out keeps its default; an unknown key
+        is an error). Each ``"auto"`` is decided on held-out rows
+        (:mod:`ensemble._selection`); fixing it skips those probe fits. The keys:
+
+        ``score_model`` : {"auto", "additive", "kernel"}, default="auto"
+            In the additive space, how the first component scores the continuous
+            features: ``"additive"``, one curve per feature (above), or
+            ``"kernel"``, kernel ridge regression of the class index on Gaussian
+            kernels centred on up to 500 training rows (standardised features,
+            width ``1 / n_features``), which follows interactions between
+            features too and is as smooth, so consistency in the group's space is
+            still consistency in the features. Its curves have no certified
+            direction: under monotone constraints the score is additive
+            (``"kernel"`` is then an error). ``"auto"`` scores each score (and,
+            with ``residual_axes="auto"``, each kind of axes beside it: the two
+            choices are made together) on held-out rows as ``thresholds="auto"``
+            does and keeps the one that errs less (``score_model_scores_``;
+            additive on a tie). Measured in ``benchmarks/additive_space.py``.
+        ``residual_axes`` : {"auto", "pls", "features"}, default="auto"
+            In the additive space, what the ``n_components - 1`` axes beside the
+            score are: ``"pls"``, PLS directions of what the score leaves of the
+            class index (linear, so blind to interactions: a class that follows
+            the sign of ``x_0 * x_1`` leaves no linear trace), or ``"features"``,
+            the features a regression tree of that residual on the group's rows
+            uses most, on their own axes (trees split them as the paper's groups
+            split raw features, so interactions between them are learnt).
+            ``"auto"`` scores each way on held-out rows as ``thresholds="auto"``
+            does, together with ``score_model="auto"``, and keeps the one that
+            errs less (``residual_axes_scores_``; PLS on a tie). Measured in ``benchmarks/additive_space.py`` (interaction data
+            and the 12 shared data sets).
+        ``monotonic_space`` : {"auto", "index", "axes"}, default="auto"
+            With ``projection="pls"`` and two or more constrained features (the
+            additive space holds them in its score, as monotone curves): ``"index"`` combines them into one monotone
+            component (weights of their constraints' signs), ``"axes"`` keeps each
+            as its own axis in a component's place. The index suits data whose
+            constrained features act through one score (it fuses in fewer
+            dimensions: ``benchmarks/monotone.py``, machine10 test MAE 0.881
+            against 1.192 with axes); the axes suit interactions such as a class
+            that follows the smaller of two features (0.45 against 0.58 on such
+            data). ``"auto"`` scores each way on held-out rows as
+            ``thresholds="auto"`` does and keeps the one that errs less
+            (``monotonic_space_scores_``).
     {categorical_features}
     monotonic_cst : array-like of int, dict or None, default=None
         Monotone constraints: +1 (a larger value never lowers the class), -1
@@ -271,18 +360,6 @@ class OTreeBagger(OrdinalEnsemble):
         contact along the feature), so the median and the mean vote are
         monotone too; certified by :meth:`is_monotone`. A categorical feature
         cannot be constrained.
-    monotonic_space : {"auto", "index", "axes"}, default="auto"
-        With ``projection="pls"`` and two or more constrained features (the
-        additive space holds them in its score, as monotone curves): ``"index"`` combines them into one monotone
-        component (weights of their constraints' signs), ``"axes"`` keeps each
-        as its own axis in a component's place. The index suits data whose
-        constrained features act through one score (it fuses in fewer
-        dimensions: ``benchmarks/monotone.py``, machine10 test MAE 0.881
-        against 1.192 with axes); the axes suit interactions such as a class
-        that follows the smaller of two features (0.45 against 0.58 on such
-        data). ``"auto"`` scores each way on held-out rows as
-        ``thresholds="auto"`` does and keeps the one that errs less
-        (``monotonic_space_scores_``).
     resolution : float, array-like or None, default=None
         r-consistency (docs/design.md section 4c): classes two apart are forbidden
         between any points closer than r_f along every feature f (one value for
@@ -310,6 +387,10 @@ class OTreeBagger(OrdinalEnsemble):
     {random_state}
     verbose : int, default=0
         Log progress; ``verbose >= 1`` shows a progress bar over groups.
+    formulation, contact, relabel_counts, empty_regions, C1, C2, on_solver_failure, \
+    max_regions, max_edges, on_budget, score_model, residual_axes, monotonic_space : deprecated
+        Deprecated in 0.1, removed in 0.3: the keys of ``relabel_params`` and
+        ``space_params`` of the same names (a FutureWarning says which).
 
     Attributes
     ----------
@@ -335,6 +416,13 @@ class OTreeBagger(OrdinalEnsemble):
         contacts); ``"pointwise"``, only the paper's (a projected space, or
         ``consistency="pointwise"``); None, neither (``relabel=False``, or
         ``contact="face"``).
+    relabel_params_ : dict
+        The relabelling's settings in effect: every key of ``relabel_params``,
+        the defaults filled in.
+    space_params_ : dict
+        The group space's settings as given, every key of ``space_params`` with
+        the defaults filled in (the values the ``"auto"`` ones took are
+        ``score_model_``, ``residual_axes_`` and ``monotonic_space_``).
     groups_info_ : list of dict
         Per group: ``n_regions``, ``n_edges``, ``n_empty``, ``objective``,
         ``status``, ``solver`` and ``solve_time`` (seconds).
@@ -408,24 +496,15 @@ class OTreeBagger(OrdinalEnsemble):
         "relabel": ["boolean"],
         "vote": [StrOptions(set(VOTES) | set(DEPRECATED_VOTES), deprecated=set(DEPRECATED_VOTES))],
         "solver": [StrOptions(set(relabel.SOLVERS))],
-        "formulation": [StrOptions(set(relabel.FORMULATIONS))],
-        "contact": [StrOptions(set(relabel.CONTACTS))],
-        "relabel_counts": [StrOptions({"bootstrap", "train"})],
-        "empty_regions": [StrOptions({"leaves", "paper"})],
         "bootstrap": ["boolean"],
-        "C1": [Interval(Real, 0.0, None, closed="neither"), None],
-        "C2": [Interval(Real, 0.0, None, closed="neither"), None],
         "time_limit": [Interval(Real, 0.0, None, closed="neither"), None],
-        "on_solver_failure": [StrOptions({"warn", "raise"})],
-        "max_regions": [Interval(Integral, 1, None, closed="left")],
-        "max_edges": [Interval(Integral, 0, None, closed="left")],
-        "on_budget": [StrOptions({"adapt", "raise"})],
         "projection": [StrOptions({"auto", "pls", "additive", "none"})],
-        "residual_axes": [StrOptions({"auto", "pls", "features"})],
-        "score_model": [StrOptions({"auto", "additive", "kernel"})],
         "thresholds": [StrOptions({"gap", "midpoint", "auto"})],
-        "monotonic_space": [StrOptions({"auto", "index", "axes"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
+        "relabel_params": [dict, None],
+        "space_params": [dict, None],
+        **{name: [Hidden(StrOptions({DEPRECATED})), *rule]
+           for name, (_, rule) in {**RELABEL_PARAMS, **SPACE_PARAMS}.items()},
         **OrdinalEnsemble._parameter_constraints,
         "consistency": [StrOptions({"auto", "data", "pointwise"})],
     }
@@ -442,26 +521,15 @@ class OTreeBagger(OrdinalEnsemble):
         relabel: bool = True,
         vote: str = "median",
         solver: str = "graphcut",
-        formulation: str = "paper",
-        contact: str = "closure",
-        relabel_counts: str = "bootstrap",
-        empty_regions: str = "leaves",
         bootstrap: bool = True,
-        C1: float | None = None,
-        C2: float | None = None,
         time_limit: float | None = None,
-        on_solver_failure: str = "warn",
-        max_regions: int = DEFAULT_MAX_REGIONS,
-        max_edges: int = DEFAULT_MAX_EDGES,
-        on_budget: str = "adapt",
         projection: str = "auto",
         n_components: int = 3,
-        residual_axes: str = "auto",
-        score_model: str = "auto",
         thresholds: str = "gap",
+        relabel_params: dict | None = None,
+        space_params: dict | None = None,
         categorical_features: ArrayLike | str | None = "auto",
         monotonic_cst: ArrayLike | dict | None = None,
-        monotonic_space: str = "auto",
         resolution: float | ArrayLike | None = None,
         consistency: str = "auto",
         classes: ArrayLike | None = None,
@@ -469,6 +537,19 @@ class OTreeBagger(OrdinalEnsemble):
         n_jobs: int | None = None,
         random_state: Any = None,
         verbose: int = 0,
+        formulation: Any = DEPRECATED,
+        contact: Any = DEPRECATED,
+        relabel_counts: Any = DEPRECATED,
+        empty_regions: Any = DEPRECATED,
+        C1: Any = DEPRECATED,
+        C2: Any = DEPRECATED,
+        on_solver_failure: Any = DEPRECATED,
+        max_regions: Any = DEPRECATED,
+        max_edges: Any = DEPRECATED,
+        on_budget: Any = DEPRECATED,
+        score_model: Any = DEPRECATED,
+        residual_axes: Any = DEPRECATED,
+        monotonic_space: Any = DEPRECATED,
     ) -> None:
         self.n_estimators = n_estimators
         self.group_size = group_size
@@ -479,26 +560,15 @@ class OTreeBagger(OrdinalEnsemble):
         self.relabel = relabel
         self.vote = vote
         self.solver = solver
-        self.formulation = formulation
-        self.contact = contact
-        self.relabel_counts = relabel_counts
-        self.empty_regions = empty_regions
         self.bootstrap = bootstrap
-        self.C1 = C1
-        self.C2 = C2
         self.time_limit = time_limit
-        self.on_solver_failure = on_solver_failure
-        self.max_regions = max_regions
-        self.max_edges = max_edges
-        self.on_budget = on_budget
         self.projection = projection
         self.n_components = n_components
-        self.residual_axes = residual_axes
-        self.score_model = score_model
         self.thresholds = thresholds
+        self.relabel_params = relabel_params
+        self.space_params = space_params
         self.categorical_features = categorical_features
         self.monotonic_cst = monotonic_cst
-        self.monotonic_space = monotonic_space
         self.resolution = resolution
         self.consistency = consistency
         self.classes = classes
@@ -506,6 +576,26 @@ class OTreeBagger(OrdinalEnsemble):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.formulation = formulation
+        self.contact = contact
+        self.relabel_counts = relabel_counts
+        self.empty_regions = empty_regions
+        self.C1 = C1
+        self.C2 = C2
+        self.on_solver_failure = on_solver_failure
+        self.max_regions = max_regions
+        self.max_edges = max_edges
+        self.on_budget = on_budget
+        self.score_model = score_model
+        self.residual_axes = residual_axes
+        self.monotonic_space = monotonic_space
+
+    def __setstate__(self, state: dict) -> None:
+        # A model saved before relabel_params and space_params existed holds its settings in the
+        # deprecated parameters of the same names, which a refit reads (and warns of).
+        state.setdefault("relabel_params", None)
+        state.setdefault("space_params", None)
+        super().__setstate__(state)
 
     @classmethod
     def paper(cls, **params: Any) -> "OTreeBagger":
@@ -531,7 +621,10 @@ class OTreeBagger(OrdinalEnsemble):
         >>> model.get_params()["criterion"], model.consistency_notion_, model.is_consistent()
         ('gini', 'pointwise', True)
         """
-        return cls(**{**_PAPER, **params})
+        settings = {**_PAPER, **params}
+        # The user's relabelling keys refine the paper's, rather than replacing them all.
+        settings["relabel_params"] = {**_PAPER["relabel_params"], **(params.get("relabel_params") or {})}
+        return cls(**settings)
 
     @classmethod
     def tree_bagger(cls, **params: Any) -> "OTreeBagger":
@@ -610,16 +703,17 @@ class OTreeBagger(OrdinalEnsemble):
         n_groups = self.n_estimators // self.group_size_
         seeds = rng.randint(MAX_SEED, size=(n_groups, self.group_size_, 2))
         with one_blas_thread():
-            job = self._select(data, self._group_job(data, index=self.monotonic_space != "axes"), seeds)
+            job = self._select(data, self._group_job(data, index=self.space_params_["monotonic_space"] != "axes"), seeds)
             self.groups_ = self._fit_groups(data, job, seeds)
         self.estimators_ = [tree for group in self.groups_ for tree in group.trees]
         self.groups_info_ = [group.info for group in self.groups_]
         self._store_notion(data, job)
         changed = [i["adapted"] for i in self.groups_info_ if i.get("adapted")]
         if changed:
+            budget = self.relabel_params_
             warnings.warn(
-                f"{len(changed)} of {n_groups} groups passed max_regions={self.max_regions} or "
-                f"max_edges={self.max_edges} and were made smaller (e.g. {changed[0]}); see groups_info_. "
+                f"{len(changed)} of {n_groups} groups passed max_regions={budget['max_regions']} or "
+                f"max_edges={budget['max_edges']} and were made smaller (e.g. {changed[0]}); see groups_info_. "
                 "A smaller group_size or max_depth avoids this"
                 # Only the raw features can be traded for a smaller space: every projection
                 # already fuses in n_components axes plus the categorical ones.
@@ -765,7 +859,7 @@ class OTreeBagger(OrdinalEnsemble):
         index = _monotonic_space(job)
         additive = job.projection == "additive"
         assignment = {
-            "monotonic_space": self.monotonic_space if index == "index" else index or "index",
+            "monotonic_space": self.space_params_["monotonic_space"] if index == "index" else index or "index",
             "score_model": job.score_model if additive else "additive",
             "residual_axes": job.residual_axes if additive else "pls",
             "thresholds": job.thresholds,
@@ -830,6 +924,8 @@ class OTreeBagger(OrdinalEnsemble):
 
     def _check_params(self) -> None:
         check_vote(self.vote)
+        self.relabel_params_ = resolve_settings(self, "relabel_params", RELABEL_PARAMS)
+        self.space_params_ = resolve_settings(self, "space_params", SPACE_PARAMS)
         self._threshold_rule = self.thresholds if self.relabel else "midpoint"
         if self.relabel and self.group_size > self.n_estimators:
             raise ValueError(
@@ -903,10 +999,10 @@ class OTreeBagger(OrdinalEnsemble):
         continuous = ~data.categorical
         free = continuous if monotone is None else continuous & (monotone == 0)
         projected = np.flatnonzero(free)
-        axes = self.residual_axes
+        axes = self.space_params_["residual_axes"]
         if self.n_components < 2 or projected.shape[0] == 0:
             axes = "pls"  # no axis beside the score: nothing to choose
-        model = self.score_model
+        model = self.space_params_["score_model"]
         constrained = monotone is not None and bool(np.any(monotone[continuous] != 0))
         if constrained:
             if model == "kernel":
@@ -955,18 +1051,9 @@ class OTreeBagger(OrdinalEnsemble):
             relabel=self.relabel,
             thresholds=self._threshold_rule,
             bootstrap=self.bootstrap,
-            relabel_counts=self.relabel_counts,
-            empty_regions=self.empty_regions,
-            contact=self.contact,
             solver=self.solver,
-            formulation=self.formulation,
-            C1=self.C1,
-            C2=self.C2,
             time_limit=self.time_limit,
-            on_solver_failure=self.on_solver_failure,
-            max_regions=self.max_regions,
-            max_edges=self.max_edges,
-            on_budget=self.on_budget,
+            **self.relabel_params_,
             categorical=data.categorical if data.categorical.any() else None,
             monotonic_cst=data.monotonic,
             resolution=data.resolution,
@@ -977,6 +1064,35 @@ class OTreeBagger(OrdinalEnsemble):
         """Class index of every voter for every sample, shape (n_samples, n_voters)."""
         X = self._validate_X_predict(X)
         return _group_votes(self.groups_, X)
+
+    def voter_predictions(self, X: ArrayLike) -> NDArray:
+        """The class every voter (relabelled group, or tree without relabelling) predicts for every row.
+
+        ``predict`` combines these columns by ``vote``; the first L columns are the
+        model with the first L voters (seeds are drawn voter by voter), so curves of
+        the error against the number of trees need one fit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_voters)
+            Class labels (of ``classes_``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ensemble import OTreeBagger
+        >>> from ensemble.datasets import make_synthetic_i
+        >>> X, y = make_synthetic_i(200, random_state=0)
+        >>> model = OTreeBagger(n_estimators=9, random_state=0).fit(X, y)
+        >>> votes = model.voter_predictions(X[:5])
+        >>> votes.shape, bool(np.all(np.sort(votes, axis=1)[:, 1] == model.predict(X[:5])))
+        ((5, 3), True)
+        """
+        return self.classes_[self._votes(X)]
 
     @property
     def feature_importances_(self) -> NDArray[np.float64]:
@@ -1097,7 +1213,7 @@ class OTreeBagger(OrdinalEnsemble):
         >>> from ensemble import OTreeBagger
         >>> from ensemble.datasets import make_synthetic_i
         >>> X, y = make_synthetic_i(200, random_state=0)
-        >>> model = OTreeBagger(n_estimators=6, contact="face", random_state=0).fit(X, y)
+        >>> model = OTreeBagger(n_estimators=6, random_state=0, relabel_params={"contact": "face"}).fit(X, y)
         >>> model.is_consistent(contact="face")
         True
         """

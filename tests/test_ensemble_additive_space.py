@@ -197,8 +197,7 @@ def test_space_constraints_follow_the_curves_directions():
 def test_additive_otreebagger_is_certified_and_the_oracle_agrees():
     """Check is_consistent() on an additive-space model and a line-scan oracle in the features."""
     X, y = _data(400)
-    model = OTreeBagger(consistency="pointwise", n_estimators=30, projection="additive", score_model="additive", residual_axes="pls",
-                        random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=30, projection="additive", random_state=0, space_params={'score_model': "additive", 'residual_axes': "pls"}).fit(X, y)
     assert all(group.space.additive is not None for group in model.groups_)
     assert all(group.space.n_components == 3 for group in model.groups_)
     assert model.is_consistent()
@@ -225,8 +224,7 @@ def test_additive_space_beats_pls_on_additive_data():
     errors = {}
     for projection in ("pls", "additive"):
         # The additive score with PLS beside it: the space alone, no held-out choice.
-        model = OTreeBagger(consistency="pointwise", n_estimators=30, projection=projection, score_model="additive", residual_axes="pls",
-                            random_state=0).fit(X[train], y[train])
+        model = OTreeBagger(consistency="pointwise", n_estimators=30, projection=projection, random_state=0, space_params={'score_model': "additive", 'residual_axes': "pls"}).fit(X[train], y[train])
         errors[projection] = np.mean(np.abs(model.predict(X[test]) - y[test]))
     assert errors["additive"] < errors["pls"] - 0.05
 
@@ -333,7 +331,7 @@ def test_additive_model_saves_loads_and_keeps_categorical_axes():
     """Check a saved additive-space model predicts the same, and categorical columns keep their axes."""
     X, y = _data(300)
     X = np.column_stack([X, (X[:, 0] > 0.5).astype(float)])  # a 0/1 column: categorical by default
-    model = OTreeBagger(consistency="pointwise", n_estimators=9, projection="additive", residual_axes="pls", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=9, projection="additive", random_state=0, space_params={'residual_axes': "pls"}).fit(X, y)
     space = model.groups_[0].space
     assert space.kept.tolist() == [5] and 5 not in space.additive.features
     importances = model.feature_importances_
@@ -381,15 +379,14 @@ def test_auto_residual_axes_learn_an_interaction_that_pls_cannot():
     X, y = _interaction()
     train, test = np.arange(600), np.arange(600, 1200)
     # Beside the additive score, which cannot hold the interaction (a kernel score may: its own tests).
-    model = OTreeBagger(consistency="pointwise", n_estimators=30, score_model="additive", random_state=0).fit(X[train], y[train])
+    model = OTreeBagger(consistency="pointwise", n_estimators=30, random_state=0, space_params={'score_model': "additive"}).fit(X[train], y[train])
     scores = model.residual_axes_scores_
     assert set(scores) == {"pls", "features"} and model.residual_axes_ == min(scores, key=scores.get)
     assert model.residual_axes_ == "features"
     kept = [set(group.space.kept.tolist()) for group in model.groups_]
     assert sum(k == {0, 1} for k in kept) >= 0.8 * len(kept)
     error = np.abs(model.predict(X[test]) - y[test]).mean()
-    pls = OTreeBagger(consistency="pointwise", n_estimators=30, score_model="additive", residual_axes="pls",
-                      random_state=0).fit(X[train], y[train])
+    pls = OTreeBagger(consistency="pointwise", n_estimators=30, random_state=0, space_params={'score_model': "additive", 'residual_axes': "pls"}).fit(X[train], y[train])
     assert pls.residual_axes_ == "pls" and pls.residual_axes_scores_ is None
     assert error < 0.2 < 0.4 < np.abs(pls.predict(X[test]) - y[test]).mean()
     assert model.is_consistent()
@@ -403,7 +400,7 @@ def test_residual_axes_never_hold_a_constrained_feature():
     X, y = _interaction(900)
     y = np.minimum(y + (X[:, 2] > 0.5), 4)  # rises with feature 2 too
     cst = [0, 0, 1, 0, 0]
-    model = OTreeBagger(consistency="pointwise", n_estimators=12, residual_axes="features", monotonic_cst=cst, random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=12, monotonic_cst=cst, random_state=0, space_params={'residual_axes': "features"}).fit(X, y)
     assert all(2 not in group.space.kept for group in model.groups_)
     assert model.is_monotone() and model.is_consistent()
     assert _wrong_way_steps(model, cst, np.random.RandomState(5)) == 0

@@ -476,7 +476,7 @@ def test_budget_categorical_and_verbose_options(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "OTreeBagger groups" in captured.err
     model = load_model_file(out)["model"]
-    assert model.categorical_features == [1] and model.monotonic_cst == [1, 0] and model.max_edges == 100000
+    assert model.categorical_features == [1] and model.monotonic_cst == [1, 0] and model.relabel_params == {"max_edges": 100000}
     assert model.is_monotone()
     for bad, message in ((["--categorical", "zz"], "--categorical: 'zz' is not a feature column"),
                          (["--monotone", "a=up"], "--monotone: 'a=up' is not NAME=+1 or NAME=-1"),
@@ -493,7 +493,7 @@ def test_projection_and_residual_axes_options_reach_the_model(tmp_path, capsys):
     assert main(["fit", str(data), "-o", str(out), "--n-estimators", "6", "--projection", "additive",
                  "--residual-axes", "features"]) == 0
     model = load_model_file(out)["model"]
-    assert model.projection == "additive" and model.residual_axes == model.residual_axes_ == "features"
+    assert model.projection == "additive" and model.space_params_["residual_axes"] == model.residual_axes_ == "features"
     # The class follows the product of the two features, an interaction: beside the score, the residual
     # tree puts features on axes of their own (with PLS there would be none).
     assert all(group.space.additive is not None and group.space.kept.shape[0] >= 1 for group in model.groups_)
@@ -505,7 +505,7 @@ def test_projection_and_residual_axes_options_reach_the_model(tmp_path, capsys):
     assert main(["fit", str(data), "-o", str(out), "--n-estimators", "6", "--projection", "additive",
                  "--score-model", "kernel"]) == 0
     model = load_model_file(out)["model"]
-    assert model.score_model == model.score_model_ == "kernel"
+    assert model.space_params_["score_model"] == model.score_model_ == "kernel"
     assert all(isinstance(group.space.additive, KernelScore) for group in model.groups_)
     # A kernel score has no certified direction: refused under --monotone, one line naming the options.
     capsys.readouterr()
@@ -553,7 +553,7 @@ def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path,
     assert type(load_model_file(model)["model"]).__name__ == "ConsistentForestClassifier"
     # --max-regions is OTreeBagger's only (refused beside the forest): here OTreeBagger's own budget is 1.
     entry = _cli.ModelEntry("OTreeBagger (M={group_size})",
-                            lambda args: OTreeBagger(max_regions=1, on_budget="raise", n_estimators=6))
+                            lambda args: OTreeBagger(n_estimators=6, relabel_params={'max_regions': 1, 'on_budget': "raise"}))
     monkeypatch.setitem(_cli.MODELS, "otreebagger", entry)
     code = main(["evaluate", str(data), "--folds", "3", "--quiet", "--model", "otreebagger", "forest"])
     out = capsys.readouterr().out

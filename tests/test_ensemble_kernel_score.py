@@ -121,15 +121,14 @@ def test_kernel_otreebagger_is_certified_and_the_oracle_agrees():
     """Check is_consistent() on a kernel-score model and the line-scan oracle in the features."""
     X, y = _product(800)
     train, test = np.arange(500), np.arange(500, 800)
-    model = OTreeBagger(consistency="pointwise", n_estimators=30, score_model="kernel", residual_axes="pls", random_state=0).fit(X[train],
+    model = OTreeBagger(consistency="pointwise", n_estimators=30, random_state=0, space_params={'score_model': "kernel", 'residual_axes': "pls"}).fit(X[train],
                                                                                                       y[train])
     assert model.score_model_ == "kernel" and model.score_model_scores_ is None
     assert all(isinstance(group.space.additive, KernelScore) for group in model.groups_)
     assert model.is_consistent()
     assert _line_jumps(model, X, np.random.RandomState(0)) == 0
     # The score itself holds the product: PLS axes beside it suffice (beside an additive score they do not).
-    additive = OTreeBagger(consistency="pointwise", n_estimators=30, score_model="additive", residual_axes="pls",
-                           random_state=0).fit(X[train], y[train])
+    additive = OTreeBagger(consistency="pointwise", n_estimators=30, random_state=0, space_params={'score_model': "additive", 'residual_axes': "pls"}).fit(X[train], y[train])
     errors = [np.abs(m.predict(X[test]) - y[test]).mean() for m in (model, additive)]
     assert errors[0] < errors[1] - 0.15
     # Importances come from the score's shares: the product's two features lead.
@@ -139,7 +138,7 @@ def test_kernel_otreebagger_is_certified_and_the_oracle_agrees():
 def test_kernel_certificate_fails_on_a_model_built_to_fail():
     """Check that scrambled region labels of a kernel-score model are not certified, and the oracle sees jumps."""
     X, y = _product(300)
-    model = OTreeBagger(consistency="pointwise", n_estimators=9, score_model="kernel", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=9, random_state=0, space_params={'score_model': "kernel"}).fit(X, y)
     for group in model.groups_:
         group.labels[:] = np.where(np.arange(group.labels.shape[0]) % 2 == 0, 0, model.n_classes_ - 1)
     assert model.is_consistent() is False
@@ -150,7 +149,7 @@ def test_kernel_space_with_resolution_is_r_consistent():
     """Check that r-consistency maps through the kernel score's Lipschitz bound and certifies."""
     X, y = _product(300)
     r = 0.05
-    model = OTreeBagger(consistency="pointwise", n_estimators=6, score_model="kernel", resolution=r, random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=6, resolution=r, random_state=0, space_params={'score_model': "kernel"}).fit(X, y)
     assert model.is_consistent(resolution=r)
     rng = np.random.RandomState(4)
     base = rng.uniform(-1, 1, size=(20000, 5))
@@ -163,7 +162,7 @@ def test_auto_score_model_chooses_by_held_out_error_and_keeps_additive_on_a_tie(
     """Check score_model="auto": the held-out scores decide; equal scores keep the additive score."""
     X, y = _product(600)
     # With PLS beside it, only a score that holds the product itself can follow it.
-    model = OTreeBagger(consistency="pointwise", n_estimators=12, residual_axes="pls", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=12, random_state=0, space_params={'residual_axes': "pls"}).fit(X, y)
     scores = model.score_model_scores_
     assert set(scores) == {"additive", "kernel"} and model.score_model_ == min(scores, key=scores.get)
     assert model.score_model_ == "kernel" and model.residual_axes_scores_ is None
@@ -192,13 +191,13 @@ def test_monotone_constraints_keep_the_additive_score():
     rng = np.random.RandomState(5)
     assert _wrong_way_steps(model, cst, rng) == 0
     with pytest.raises(ValueError, match="score_model='kernel' cannot follow monotonic_cst"):
-        OTreeBagger(consistency="pointwise", n_estimators=3, score_model="kernel", monotonic_cst=cst).fit(X, y)
+        OTreeBagger(consistency="pointwise", n_estimators=3, monotonic_cst=cst, space_params={'score_model': "kernel"}).fit(X, y)
 
 
 def test_kernel_model_saves_loads_and_predicts_the_same():
     """Check the model file: a kernel-score model loads as a trusted type and predicts the same."""
     X, y = _product(300, units=UNITS)
-    model = OTreeBagger(consistency="pointwise", n_estimators=6, score_model="kernel", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=6, random_state=0, space_params={'score_model': "kernel"}).fit(X, y)
     loaded = _reloaded(model)
     assert np.array_equal(loaded.predict(X), model.predict(X)) and loaded.is_consistent()
 
@@ -206,8 +205,8 @@ def test_kernel_model_saves_loads_and_predicts_the_same():
 def test_kernel_space_is_free_of_the_features_units():
     """Check that odd units give nearly the same model (power-of-two scales, then standardised)."""
     X, y = _product(300)
-    plain = OTreeBagger(consistency="pointwise", n_estimators=9, score_model="kernel", random_state=0).fit(X, y)
-    odd = OTreeBagger(consistency="pointwise", n_estimators=9, score_model="kernel", random_state=0).fit(X * UNITS, y)
+    plain = OTreeBagger(consistency="pointwise", n_estimators=9, random_state=0, space_params={'score_model': "kernel"}).fit(X, y)
+    odd = OTreeBagger(consistency="pointwise", n_estimators=9, random_state=0, space_params={'score_model': "kernel"}).fit(X * UNITS, y)
     assert np.mean(plain.predict(X) == odd.predict(X * UNITS)) >= 0.97
     assert odd.is_consistent()
 

@@ -175,8 +175,8 @@ def test_otreebagger_constrained_features_form_one_monotone_index():
     weights have their directions, and that the model is monotone by its certificate and by probes."""
     X, y = _index_data()
     cst = np.array([1, -1, 1, 0, 0, 0, 0, 0])
-    model = OTreeBagger(consistency="pointwise", n_estimators=9, monotonic_cst=cst, monotonic_space="index", projection="pls",
-                        random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=9, monotonic_cst=cst, projection="pls",
+                        random_state=0, space_params={'monotonic_space': "index"}).fit(X, y)
     for group in model.groups_:
         space = group.space
         assert space is not None and not np.isin([0, 1, 2], space.kept).any()
@@ -328,8 +328,7 @@ def test_monotonic_space_auto_keeps_the_space_that_errs_less_on_held_out_rows(ki
     assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(0)) == 0
     # The chosen space is the better one on fresh data too.
     X_test, y_test = _two_constrained(kind, 3000, seed=1)
-    other = OTreeBagger(consistency="pointwise", n_estimators=30, monotonic_cst=cst, random_state=0, projection="pls",
-                        monotonic_space="axes" if expected == "index" else "index").fit(X, y)
+    other = OTreeBagger(consistency="pointwise", n_estimators=30, monotonic_cst=cst, random_state=0, projection="pls", space_params={'monotonic_space': "axes" if expected == "index" else "index"}).fit(X, y)
     mae = lambda m: np.mean(np.abs(m.predict(X_test) - y_test))  # noqa: E731
     assert mae(model) < mae(other)
 
@@ -346,8 +345,7 @@ def test_monotonic_space_applies_only_to_two_or_more_projected_constraints():
                               max_depth=3, random_state=0).fit(X, y)
     for model in (one, unprojected, additive):
         assert model.monotonic_space_ is None and model.monotonic_space_scores_ is None
-    axes = OTreeBagger(consistency="pointwise", n_estimators=6, monotonic_cst=np.r_[1, -1, 1, np.zeros(5, int)], monotonic_space="axes",
-                       projection="pls", random_state=0).fit(X, y)
+    axes = OTreeBagger(consistency="pointwise", n_estimators=6, monotonic_cst=np.r_[1, -1, 1, np.zeros(5, int)], projection="pls", random_state=0, space_params={'monotonic_space': "axes"}).fit(X, y)
     assert axes.monotonic_space_ == "axes" and axes.monotonic_space_scores_ is None
     for group in axes.groups_:
         assert list(group.space.kept) == [0, 1, 2] and group.space.n_components == 1

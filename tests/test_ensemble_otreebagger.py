@@ -102,7 +102,7 @@ def test_face_contact_alone_can_leave_corner_jumps_that_closure_forbids():
     """Check that contact='closure' constrains at least as many pairs as contact='face'."""
     X, y = _lattice_data(300, 2, 5, seed=3)
     closure = OTreeBagger(n_estimators=3, group_size=3, random_state=0).fit(X, y)
-    face = OTreeBagger(n_estimators=3, group_size=3, contact="face", random_state=0).fit(X, y)
+    face = OTreeBagger(n_estimators=3, group_size=3, random_state=0, relabel_params={'contact': "face"}).fit(X, y)
     assert closure.groups_info_[0]["n_regions"] == face.groups_info_[0]["n_regions"]
     assert closure.groups_info_[0]["n_edges"] > face.groups_info_[0]["n_edges"]
     # The optimum under more constraints cannot be lower.
@@ -126,8 +126,7 @@ def test_n_jobs_and_repeated_fits_give_identical_predictions():
 def test_single_tree_relabelling_is_the_cbc_optimum():
     """Check that B = M = 1 without bootstrap reaches CBC's optimum on the same problem."""
     X, y = _lattice_data(150, 2, 4, seed=7)
-    model = OTreeBagger(n_estimators=1, group_size=1, bootstrap=False, relabel_counts="train",
-                        random_state=0).fit(X, y)
+    model = OTreeBagger(n_estimators=1, group_size=1, bootstrap=False, random_state=0, relabel_params={'relabel_counts': "train"}).fit(X, y)
     group = model.groups_[0]
     region = group.partition.locate(group.leaves(X))
     counts = relabel.region_counts(region, np.searchsorted(model.classes_, y), model.n_classes_,
@@ -240,11 +239,11 @@ def test_region_budget_is_enforced_before_solving():
     """Check that a fused partition over max_regions raises TooManyRegionsError with advice."""
     X, y = _lattice_data(300, 3, 5, seed=2)
     with pytest.raises(TooManyRegionsError, match="more than max_regions=300.*group_size or max_depth"):
-        OTreeBagger(n_estimators=5, group_size=5, max_regions=300, on_budget="raise", random_state=0).fit(X, y)
+        OTreeBagger(n_estimators=5, group_size=5, random_state=0, relabel_params={'max_regions': 300, 'on_budget': "raise"}).fit(X, y)
     with pytest.raises(TooManyRegionsError, match="first tree alone.*max_depth"):
-        OTreeBagger(n_estimators=5, group_size=5, max_regions=20, on_budget="raise", random_state=0).fit(X, y)
+        OTreeBagger(n_estimators=5, group_size=5, random_state=0, relabel_params={'max_regions': 20, 'on_budget': "raise"}).fit(X, y)
     # A budget the partition fits in changes nothing.
-    ok = OTreeBagger(n_estimators=5, group_size=5, max_regions=10**6, random_state=0).fit(X, y)
+    ok = OTreeBagger(n_estimators=5, group_size=5, random_state=0, relabel_params={'max_regions': 10**6}).fit(X, y)
     assert ok.groups_info_[0]["n_regions"] > 300
 
 
@@ -263,9 +262,9 @@ def test_edge_budget_is_enforced_before_solving():
     X, y = _lattice_data(300, 3, 5, seed=2)
     ok = OTreeBagger(n_estimators=3, group_size=3, random_state=0).fit(X, y)
     n_edges = ok.groups_info_[0]["n_edges"]
-    OTreeBagger(n_estimators=3, group_size=3, max_edges=n_edges, random_state=0).fit(X, y)
+    OTreeBagger(n_estimators=3, group_size=3, random_state=0, relabel_params={'max_edges': n_edges}).fit(X, y)
     with pytest.raises(TooManyRegionsError, match=f"more than max_edges={n_edges - 1}"):
-        OTreeBagger(n_estimators=3, group_size=3, max_edges=n_edges - 1, on_budget="raise", random_state=0).fit(X, y)
+        OTreeBagger(n_estimators=3, group_size=3, random_state=0, relabel_params={'max_edges': n_edges - 1, 'on_budget': "raise"}).fit(X, y)
 
 
 def test_pandas_ordered_categorical_gives_the_class_order():
@@ -292,7 +291,7 @@ def test_is_consistent_rederives_contacts_from_the_geometry(monkeypatch):
     honest = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
     assert honest.is_consistent()
     # A face-contact model is certified in the weaker sense only (corners jump on this data).
-    face = OTreeBagger(n_estimators=6, contact="face", random_state=0).fit(*make_synthetic_i(300, random_state=0))
+    face = OTreeBagger(n_estimators=6, random_state=0, relabel_params={'contact': "face"}).fit(*make_synthetic_i(300, random_state=0))
     assert face.is_consistent(contact="face")
     assert not face.is_consistent()
     with pytest.raises(ValueError, match="contact"):
@@ -319,23 +318,23 @@ def test_groups_past_a_budget_are_made_smaller_and_say_so():
 
     X, y = _lattice_data(300, 3, 5, seed=2)
     with pytest.warns(GroupSizeWarning, match="groups passed max_regions=300.*groups_info_"):
-        model = OTreeBagger(n_estimators=5, group_size=5, max_regions=300, random_state=0).fit(X, y)
+        model = OTreeBagger(n_estimators=5, group_size=5, random_state=0, relabel_params={'max_regions': 300}).fit(X, y)
     info = model.groups_info_[0]
     assert info["adapted"].startswith("group_size 5 -> 2")
     assert info["n_regions"] <= 300 and info["group_size"] == len(model.groups_[0].trees) < 5
     assert model.is_consistent()
     with pytest.warns(GroupSizeWarning):
-        tiny = OTreeBagger(n_estimators=2, group_size=2, max_regions=20, random_state=0).fit(X, y)
+        tiny = OTreeBagger(n_estimators=2, group_size=2, random_state=0, relabel_params={'max_regions': 20}).fit(X, y)
     info = tiny.groups_info_[0]
     assert "group_size 2 -> 1" in info["adapted"] and "max_depth" in info["adapted"]
     assert info["n_regions"] <= 20 and tiny.groups_[0].trees[0].get_depth() == info["max_depth"]
     assert tiny.is_consistent()
     # The advice names a smaller space only where one exists: raw features past two.
     with pytest.warns(GroupSizeWarning) as record:
-        OTreeBagger(n_estimators=2, group_size=2, max_regions=20, projection="none", random_state=0).fit(X, y)
+        OTreeBagger(n_estimators=2, group_size=2, projection="none", random_state=0, relabel_params={'max_regions': 20}).fit(X, y)
     assert "projection='auto'" in str(record[0].message)
     with pytest.warns(GroupSizeWarning) as record:
-        OTreeBagger(n_estimators=2, group_size=2, max_regions=20, random_state=0).fit(X, y)
+        OTreeBagger(n_estimators=2, group_size=2, random_state=0, relabel_params={'max_regions': 20}).fit(X, y)
     assert "projection" not in str(record[0].message)
     # A budget that holds changes nothing and warns nothing.
     with warnings.catch_warnings():
@@ -354,8 +353,7 @@ def test_group_labels_are_optimal_for_the_leaf_prior_rebuilt_independently(empty
     from trees import leaf_boxes
 
     X, y = make_synthetic_i(300, random_state=3)
-    model = OTreeBagger(n_estimators=6, group_size=3, max_depth=5, relabel_counts="train",
-                        empty_regions=empty_regions, random_state=0).fit(X, y)
+    model = OTreeBagger(n_estimators=6, group_size=3, max_depth=5, random_state=0, relabel_params={'relabel_counts': "train", 'empty_regions': empty_regions}).fit(X, y)
     index = np.searchsorted(model.classes_, y)
     prior_decided = []
     for group in model.groups_:
@@ -499,3 +497,61 @@ def test_every_feature_categorical_makes_every_tree_its_own_group():
     mixed = OTreeBagger(n_estimators=10, random_state=0).fit(np.column_stack([X, rng.uniform(size=300)]), y)
     assert mixed.group_size_ == 3 and len(mixed.groups_) == 3
     assert OTreeBagger(n_estimators=10, categorical_features=None, random_state=0).fit(X, y).group_size_ == 3
+
+
+def test_public_parameters_are_at_most_25_and_the_rest_deprecated():
+    """Check the surface: 25 parameters at most besides the deprecated ones, each of those a key of a dict."""
+    import inspect
+
+    from ensemble._otreebagger import DEPRECATED, RELABEL_PARAMS, SPACE_PARAMS
+
+    params = inspect.signature(OTreeBagger.__init__).parameters
+    deprecated = {name for name, p in params.items() if p.default == DEPRECATED}
+    public = set(params) - deprecated - {"self"}
+    assert len(public) <= 25
+    assert deprecated == set(RELABEL_PARAMS) | set(SPACE_PARAMS)
+    assert {"relabel_params", "space_params"} <= public
+
+
+def test_a_deprecated_parameter_warns_naming_its_key_and_is_honoured():
+    """Check that contact='face' as a parameter warns, names relabel_params, and fits what the key fits."""
+    X, y = make_synthetic_i(200, random_state=0)
+    with pytest.warns(FutureWarning, match=r"relabel_params=\{'contact': 'face'\}"):
+        old = OTreeBagger(n_estimators=6, contact="face", random_state=0).fit(X, y)
+    new = OTreeBagger(n_estimators=6, relabel_params={"contact": "face"}, random_state=0).fit(X, y)
+    assert old.relabel_params_ == new.relabel_params_ and new.relabel_params_["contact"] == "face"
+    assert old.consistency_notion_ is None is new.consistency_notion_  # face contacts certify no notion
+    np.testing.assert_array_equal(old.predict(X), new.predict(X))
+    assert [g["n_edges"] for g in old.groups_info_] == [g["n_edges"] for g in new.groups_info_]
+    with pytest.warns(FutureWarning, match=r"space_params=\{'residual_axes': 'pls'\}"):
+        OTreeBagger(n_estimators=3, residual_axes="pls", random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="contact is given twice"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        OTreeBagger(n_estimators=3, contact="face", relabel_params={"contact": "closure"}).fit(X, y)
+
+
+def test_paper_preset_merges_the_users_relabelling_keys():
+    """Check that OTreeBagger.paper keeps the paper's relabelling keys beside the ones a user adds."""
+    model = OTreeBagger.paper(relabel_params={"max_regions": 50_000, "formulation": "tight"})
+    assert model.relabel_params == {"empty_regions": "paper", "formulation": "tight", "max_regions": 50_000}
+    assert OTreeBagger.paper().relabel_params is not OTreeBagger.paper().relabel_params  # no shared dict
+
+
+def test_a_model_saved_before_the_dict_parameters_loads_and_refits():
+    """Check that a pickled model without relabel_params/space_params (older files) loads, predicts and refits."""
+    import pickle
+
+    X, y = make_synthetic_i(150, random_state=1)
+    model = OTreeBagger(n_estimators=3, random_state=0).fit(X, y)
+    state = model.__getstate__()
+    # The state an older version wrote: the settings as parameters of their own.
+    for name in ("relabel_params", "space_params", "relabel_params_", "space_params_"):
+        state.pop(name)
+    state["contact"] = "closure"
+    old = OTreeBagger.__new__(OTreeBagger)
+    old.__setstate__(state)
+    loaded = pickle.loads(pickle.dumps(old))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.get_params()["relabel_params"] is None and loaded.is_consistent()
+    with pytest.warns(FutureWarning, match="contact"):
+        loaded.fit(X, y)

@@ -42,7 +42,7 @@ def _check_no_silent_change(model, warned):
             assert info["group_size"] == model.group_size and info["max_depth"] == model.max_depth
         else:
             assert info["group_size"] < model.group_size or info["max_depth"] != model.max_depth
-            assert info["n_regions"] <= model.max_regions and info["n_edges"] <= model.max_edges
+            assert info["n_regions"] <= model.relabel_params_["max_regions"] and info["n_edges"] <= model.relabel_params_["max_edges"]
     if warned:
         assert f"{len(adapted)} of {len(model.groups_)} groups" in str(warned[0].message)
 
@@ -88,7 +88,7 @@ def test_defaults_fit_thirty_features_and_adapt_loudly():
     _check_no_silent_change(model, warned)
     assert model.is_consistent()
     # Unprojected, 30 features pass a small edge budget: smaller groups, then shallower trees, all reported.
-    tight = OTreeBagger(consistency="pointwise", n_estimators=6, projection="none", max_edges=500, random_state=0)
+    tight = OTreeBagger(consistency="pointwise", n_estimators=6, projection="none", random_state=0, relabel_params={'max_edges': 500})
     warned = _fit_recording(tight, X[:300], y[:300])
     adapted = [info["adapted"] for info in tight.groups_info_]
     assert warned and all(re.search(r"group_size 3 -> 1; max_depth \d+ ->", a) for a in adapted)
@@ -195,8 +195,7 @@ def test_constrained_axes_take_the_place_of_components(n_constrained, space, exp
     X, y = _many_features(240, 12, seed=2)
     cst = np.zeros(12, int)
     cst[:n_constrained] = 1  # the first five features raise the score
-    model = OTreeBagger(consistency="pointwise", n_estimators=3, monotonic_cst=cst, max_depth=4, monotonic_space=space,
-                        projection="pls", random_state=0).fit(X, y)
+    model = OTreeBagger(consistency="pointwise", n_estimators=3, monotonic_cst=cst, max_depth=4, projection="pls", random_state=0, space_params={'monotonic_space': space}).fit(X, y)
     for group in model.groups_:
         assert group.space.n_components == expected
         assert list(group.space.kept) == kept

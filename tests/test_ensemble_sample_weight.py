@@ -61,7 +61,7 @@ def test_integer_weights_equal_repeated_rows(params):
     """Check that integer weights give the model of the data with each row repeated that often (no bootstrap)."""
     X, y = _data()
     w = np.random.RandomState(1).randint(1, 4, size=X.shape[0])
-    kwargs = dict(params, bootstrap=False, max_features=1, relabel_counts="train", random_state=0)
+    kwargs = dict(params, bootstrap=False, max_features=1, relabel_params={"relabel_counts": "train"}, random_state=0)
     weighted = OTreeBagger(**kwargs).fit(X, y, sample_weight=w)
     repeated = OTreeBagger(**kwargs).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
     _assert_same_models(weighted, repeated)
@@ -81,7 +81,7 @@ def test_zero_weight_rows_change_nothing_under_bootstrap(relabel_counts):
     # Far outside the data and with reversed labels: any leak would move splits, counts or votes.
     X_moved[zero] = X[zero] + 5.0
     y_moved[zero] = 5 - y[zero]
-    kwargs = dict(n_estimators=6, group_size=3, relabel_counts=relabel_counts, random_state=3)
+    kwargs = dict(n_estimators=6, group_size=3, relabel_params={"relabel_counts": relabel_counts}, random_state=3)
     a = OTreeBagger(**kwargs).fit(X, y, sample_weight=w)
     b = OTreeBagger(**kwargs).fit(X_moved, y_moved, sample_weight=w)
     _assert_same_models(a, b)
@@ -103,7 +103,7 @@ def test_counts_are_the_weighted_counts_of_all_rows():
     """Check that with relabel_counts='train' each group's counts equal an independent weighted recount."""
     X, y = _data(n=50, seed=4)
     w = np.random.RandomState(0).choice([0.0, 0.1, 1 / 3, 1.0, 2.5], size=X.shape[0])
-    model = OTreeBagger(n_estimators=4, group_size=2, relabel_counts="train", random_state=1)
+    model = OTreeBagger(n_estimators=4, group_size=2, random_state=1, relabel_params={'relabel_counts': "train"})
     model.fit(X, y, sample_weight=w)
     union = [np.ones(X.shape[0])] * len(model.groups_)
     for counts, group in zip(_recount(model, X, y, w, union), model.groups_):
@@ -133,7 +133,7 @@ def test_bootstrap_counts_are_the_weighted_union_of_the_bootstrap_samples(random
     base = 8  # a multiplicity of 8 or more in 16 draws is rare; the decoded totals are checked below
     w = float(base) ** -np.arange(16)
     w[[3, 10]] = 0.0
-    model = OTreeBagger(n_estimators=6, group_size=3, relabel_counts="bootstrap", random_state=random_state)
+    model = OTreeBagger(n_estimators=6, group_size=3, random_state=random_state, relabel_params={'relabel_counts': "bootstrap"})
     model.fit(X, y, sample_weight=w)
     y_idx = np.searchsorted(model.classes_, y)
     union = []
@@ -157,10 +157,11 @@ def test_scaled_weights_and_penalties_give_the_same_model(empty_regions):
     between them and the prior)."""
     X, y = _data(n=60, seed=2)
     w = np.random.RandomState(2).choice([0.5, 1.0, 2.0, 1 / 3], size=X.shape[0])
-    kwargs = dict(n_estimators=4, group_size=2, bootstrap=False, max_features=1, random_state=0,
-                  empty_regions=empty_regions)
-    a = OTreeBagger(**kwargs, C1=1 / 512, C2=1 / 448).fit(X, y, sample_weight=w)
-    b = OTreeBagger(**kwargs, C1=3 / 512, C2=3 / 448).fit(X, y, sample_weight=3 * w)
+    kwargs = dict(n_estimators=4, group_size=2, bootstrap=False, max_features=1, random_state=0)
+    a = OTreeBagger(**kwargs, relabel_params={"empty_regions": empty_regions, "C1": 1 / 512, "C2": 1 / 448})
+    b = OTreeBagger(**kwargs, relabel_params={"empty_regions": empty_regions, "C1": 3 / 512, "C2": 3 / 448})
+    a.fit(X, y, sample_weight=w)
+    b.fit(X, y, sample_weight=3 * w)
     _assert_same_models(a, b, scale=3.0)
 
 
@@ -177,8 +178,7 @@ def test_weighted_models_are_consistent(weights, seed, group_size, relabel_count
     if not np.any(w > 0):
         w[0] = 1.0
     model = OTreeBagger(
-        n_estimators=2 * group_size, group_size=group_size, relabel_counts=relabel_counts, random_state=seed
-    ).fit(X, y, sample_weight=w)
+        n_estimators=2 * group_size, group_size=group_size, random_state=seed, relabel_params={'relabel_counts': relabel_counts}).fit(X, y, sample_weight=w)
     assert model.is_consistent()
     assert set(model.predict(_grid())) <= set(model.classes_)
     for group in model.groups_:

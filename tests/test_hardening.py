@@ -76,13 +76,17 @@ BAD_PARAMS = {
         ({"n_estimators": 0}, "n_estimators"),
         ({"group_size": "3"}, "group_size"),
         ({"solver": "glpk"}, "solver"),
-        ({"formulation": "loose"}, "formulation"),
-        ({"contact": "edge"}, "contact"),
-        ({"relabel_counts": "all"}, "relabel_counts"),
-        ({"C1": -1.0}, "C1"),
+        ({"relabel_params": {"formulation": "loose"}}, "formulation"),
+        ({"relabel_params": {"contact": "edge"}}, "contact"),
+        ({"relabel_params": {"relabel_counts": "all"}}, "relabel_counts"),
+        ({"relabel_params": {"C1": -1.0}}, "C1"),
         ({"time_limit": -5}, "time_limit"),
-        ({"on_solver_failure": "ignore"}, "on_solver_failure"),
-        ({"max_regions": 0}, "max_regions"),
+        ({"relabel_params": {"on_solver_failure": "ignore"}}, "on_solver_failure"),
+        ({"relabel_params": {"max_regions": 0}}, "max_regions"),
+        ({"relabel_params": {"max_region": 10}}, "relabel_params has no key 'max_region'"),
+        ({"relabel_params": [("contact", "face")]}, "relabel_params"),
+        ({"space_params": {"score_model": "trees"}}, "score_model"),
+        ({"contact": "edge"}, "contact"),  # a deprecated parameter is still validated
     ],
     "RankRules": [
         ({"n_rules": 0}, "n_rules"),
@@ -152,7 +156,7 @@ def test_time_limit_raises_when_asked():
     """Check that on_solver_failure='raise' turns a time-limited solve into RelabelTimeLimitError."""
     X, y = _hard_instance()
     model = OTreeBagger(n_estimators=2, group_size=2, solver="cpsat", time_limit=0.05,
-                        on_solver_failure="raise", random_state=0)
+                        random_state=0, relabel_params={'on_solver_failure': "raise"})
     with pytest.raises(relabel.RelabelTimeLimitError, match="time|TIME_LIMIT"):
         model.fit(X, y)
     assert issubclass(relabel.RelabelTimeLimitError, relabel.RelabelError)
