@@ -56,12 +56,35 @@ def _rational(value: float) -> Fraction:
     return exact
 
 
+def _dyadic(values: NDArray[np.float64]):
+    """``(2**p, values * 2**p)`` for the least p >= 0 that makes every value whole, if 2**p <= the denominator limit.
+
+    A float whose exact binary denominator 2**q is at most ``_MAX_DENOMINATOR`` is its
+    own simplest rational (:func:`_rational`), so the common denominator of such values
+    is the largest 2**q: what the rational reading gives, without a Fraction per value
+    (the relabelling's weights are counts plus the leaves' prior, multiples of 2**-9).
+    """
+    if not np.all(np.isfinite(values)):
+        return None
+    scaled = values.copy()
+    for p in range(int(math.log2(_MAX_DENOMINATOR)) + 1):
+        if np.all(scaled == np.rint(scaled)):
+            if np.abs(scaled).max(initial=0) >= _INT_LIMIT:
+                return None
+            return 2**p, scaled.astype(np.int64)
+        scaled *= 2.0  # exact: a power of two only moves the exponent
+    return None
+
+
 def _rationalise(values: NDArray[np.float64], name: str):
     """Common denominator D and int64 numerators of an array of floats."""
     if np.all(np.abs(values) < 2**53) and np.all(values == np.rint(values)):
         # Whole numbers (counts of unweighted or bootstrap rows): D = 1, the values
         # themselves, which is what the rational reading below gives, without a sort.
         return 1, values.astype(np.int64)
+    dyadic = _dyadic(values)
+    if dyadic is not None:
+        return dyadic
     unique, inverse = np.unique(values, return_inverse=True)
     fractions = [_rational(float(v)) for v in unique]
     denominator = 1

@@ -315,3 +315,23 @@ def test_on_failure_is_a_deprecated_alias():
         assert result.status is relabel.SolverStatus.OPTIMAL
         with pytest.warns(FutureWarning), pytest.raises(ValueError, match="contradicts on_solver_failure"):
             relabel.solve(problem, on_solver_failure="raise", on_failure="warn")
+
+
+@given(numerators=st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=30), exponent=st.integers(0, 45))
+def test_dyadic_fast_path_equals_the_rational_reading(numerators, exponent):
+    """Check that the power-of-two shortcut gives the common denominator and numerators of the Fraction path."""
+    import math
+    from fractions import Fraction
+
+    from relabel._scaling import _dyadic, _rational
+
+    values = np.asarray(numerators, dtype=np.float64) / 2.0**exponent
+    fractions = [_rational(float(v)) for v in values]
+    denominator = math.lcm(*(f.denominator for f in fractions))
+    fast = _dyadic(values)
+    if fast is None:  # only when a binary denominator passes the rational reading's limit
+        assert max(Fraction(float(v)).denominator for v in values) > 2**39
+        return
+    scale, table = fast
+    assert scale == denominator
+    assert [Fraction(int(n), scale) for n in table] == fractions
