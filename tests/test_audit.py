@@ -110,6 +110,7 @@ def test_float32_routing_matches_float32_predict():
     assert np.all(T.astype(np.float32) <= t) and not np.any(np.nextafter(T, np.inf).astype(np.float32) <= t)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [2, 3])
 def test_ours_agree_with_brute_force_and_certificates(d):
     X, y = _data(d, n=150, seed=3)

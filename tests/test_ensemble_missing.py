@@ -91,6 +91,7 @@ def test_forest_fits_and_predicts_with_missing_values():
     assert np.allclose(model.predict_proba(X).sum(axis=1), 1.0)
 
 
+@pytest.mark.slow
 @settings(max_examples=15)
 @given(seed=st.integers(0, 1000), missing=st.sampled_from([0.05, 0.2, 0.4]),
        criterion=st.sampled_from(CRITERIA))

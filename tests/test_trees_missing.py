@@ -97,6 +97,7 @@ def reference_values(leaves, X):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("criterion", CRITERIA)
 @pytest.mark.parametrize("fraction", [0.1, 0.4])
 def test_tree_with_missing_values_equals_brute_force_grower(criterion, fraction):
