@@ -194,3 +194,33 @@ def test_jumps_of_keeps_exactly_the_contacts_of_labels_two_apart(seed, option):
     assert relabel.adjacency_edges(partition, jumps_of=np.zeros(partition.n_regions, int), **kwargs).edges.shape[0] == 0
     with pytest.raises(ValueError, match="jumps_of must hold one label per region"):
         relabel.adjacency_edges(partition, jumps_of=labels[1:])
+
+
+@given(n_features=st.integers(1, 3), seed=st.integers(0, 10_000), n_pad=st.integers(1, 3), data=st.data())
+def test_axes_no_region_is_bounded_on_change_no_contact(n_features, seed, n_pad, data):
+    """Check contacts, r-neighbours and grid neighbours of a partition padded with unbounded axes (the search
+    skips them) against the all-pairs oracles and against the partition without them."""
+    part = _one_hot_instance(n_features, 2, 8, seed, 0)
+    n, pos = part.lower.shape[0], data.draw(st.integers(0, n_features))
+    pad_lo, pad_hi = np.full((n, n_pad), -np.inf), np.full((n, n_pad), np.inf)
+    padded = SimpleNamespace(lower=np.insert(part.lower, [pos] * n_pad, pad_lo, axis=1),
+                             upper=np.insert(part.upper, [pos] * n_pad, pad_hi, axis=1))
+    d = n_features + n_pad
+    categorical = np.array(data.draw(st.lists(st.booleans(), min_size=d, max_size=d)))
+    edges, faces = categorical_oracle(padded.lower, padded.upper, categorical)
+    got = relabel.adjacency_edges(padded, categorical_features=categorical)
+    np.testing.assert_array_equal(got.edges, edges)
+    np.testing.assert_array_equal(got.is_face, faces)
+    radius = np.full(d, 0.125)
+    near = relabel.adjacency_edges(padded, resolution=radius, categorical_features=categorical)
+    np.testing.assert_array_equal(near.edges, resolution_oracle(padded.lower, padded.upper,
+                                                                np.where(categorical, 0.0, radius), categorical))
+    # Grid neighbours: a move along an axis every region spans stays in one region, and one along
+    # another axis sees the same boxes.
+    values = [np.linspace(-1.0, 2.0, 7)] * d
+    kept = np.insert(np.ones(n_features, bool), [pos] * n_pad, False)
+    on_grid = relabel.adjacency_edges(padded, grid=values, categorical_features=categorical)
+    plain = relabel.adjacency_edges(part, grid=[v for v, k in zip(values, kept) if k],
+                                    categorical_features=categorical[kept])
+    np.testing.assert_array_equal(on_grid.edges, plain.edges)
+    np.testing.assert_array_equal(on_grid.is_face, plain.is_face)
