@@ -79,7 +79,7 @@ MUTATIONS = [
              "            meet = overlap | (reach[a] & reach[b])\n",
              "            meet = overlap.copy()\n",
              ("tests/test_ensemble_certificate_contacts.py",)),
-    Mutation("the kernel score's Lipschitz bound halved", "ensemble/_kernel_score.py",
+    Mutation("the kernel score's Lipschitz bound halved", "ensemble/_spaces.py",
              "        return peak / (self.scale * self.std)\n",
              "        return 0.5 * peak / (self.scale * self.std)\n",
              ("tests/test_ensemble_certificate_contacts.py",)),

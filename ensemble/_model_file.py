@@ -37,8 +37,8 @@ def trusted_types() -> tuple[str, ...]:
     from ensemble._base import _TextColumns
     from ensemble._boosting import ConsistentGradientBoostingClassifier, _Tree
     from ensemble._forest import ConsistentForestClassifier, _Voter
-    from ensemble._groups import AdditiveScore, FittedGroup, GroupSpace
-    from ensemble._kernel_score import KernelScore
+    from ensemble._groups import FittedGroup
+    from ensemble._spaces import AdditiveScore, GroupSpace, KernelScore
     from ensemble._otreebagger import OTreeBagger
     from relabel import DataGrid, FusedPartition
     from trees import OrdinalTree, OrdinalTreeClassifier
@@ -48,7 +48,11 @@ def trusted_types() -> tuple[str, ...]:
                _TextColumns, OrdinalTreeClassifier, OrdinalTree, DataGrid)
     # scikit-learn's tree structure (the forest's squared-error trees), which skops rebuilds
     # through its own loader for it, not through pickle.
-    return tuple(f"{c.__module__}.{c.__qualname__}" for c in classes) + ("sklearn.tree._tree.Tree",)
+    return tuple(f"{c.__module__}.{c.__qualname__}" for c in classes) + ("sklearn.tree._tree.Tree",) + _FORMER_NAMES
+
+
+#: Where classes of files written by earlier versions lived (the modules still name them).
+_FORMER_NAMES = ("ensemble._groups.GroupSpace", "ensemble._groups.AdditiveScore", "ensemble._kernel_score.KernelScore")
 
 
 def _skops_io():

@@ -22,9 +22,9 @@ from ensemble._base import (MAX_SEED, OrdinalEnsemble, TrainingData, TreeSpec, c
                             tree_feature_importances)
 from ensemble._certificates import check_notion, voters_certificate
 from ensemble._docs import fill_doc
-from ensemble._groups import (FittedGroup, GroupSpace, _additive_score, _constraints_in_space, _fit_group, _GroupJob, _in_space,
-                              _resolution_in_space, grid_in_space)
-from ensemble._kernel_score import kernel_score
+from ensemble._groups import FittedGroup, _fit_group, _GroupJob
+from ensemble._spaces import (GroupSpace, _additive_score, _constraints_in_space, _in_space, _resolution_in_space,
+                              grid_in_space, kernel_score)
 from ensemble._parallel import one_blas_thread, run_jobs
 from ensemble._selection import CHOICES, HeldOut, held_out_folds, select
 from ensemble._voting import DEPRECATED_VOTES, VOTES, check_vote, combine_votes, vote_counts
@@ -992,7 +992,7 @@ class OTreeBagger(OrdinalEnsemble):
         """The group job of the additive space: every continuous feature in the score, PLS on the free ones.
 
         Constrained features enter the score only, each through a curve that moves
-        its way (:func:`ensemble._groups._additive_score`), so the score is their
+        its way (:func:`ensemble._spaces._additive_score`), so the score is their
         monotone index and the PLS directions never touch them.
         """
         monotone = data.monotonic

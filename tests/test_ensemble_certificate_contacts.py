@@ -14,7 +14,7 @@ from itertools import combinations, product
 import numpy as np
 
 from ensemble._certificates import exact_jump, monotone_leaf_pairs
-from ensemble._kernel_score import KernelScore
+from ensemble._spaces import KernelScore
 
 
 def _slice_leaves(left, right, feature, threshold, missing_left, n_features, missing):

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from ensemble._cli import main
-from ensemble._kernel_score import KernelScore
+from ensemble._spaces import KernelScore
 from ensemble._base import SKLEARN_ROUTES_MISSING
 from ensemble._model_file import load_model_file, save_model_file
 

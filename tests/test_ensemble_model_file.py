@@ -135,3 +135,35 @@ def test_skops_trusts_the_same_names_from_the_cache_without_importing_all_of_sci
     cache.write_text("os.system\n")  # not a scikit-learn name: ignored, recomputed and rewritten
     third = _trusted_in_fresh_process(tmp_path)
     assert third == first and cache.read_text().split() == first["names"]
+
+
+@pytest.mark.parametrize("score_model", ["additive", "kernel"])
+def test_a_file_naming_the_spaces_former_modules_loads_and_predicts_the_same(tmp_path, score_model):
+    """Check that a model file whose space classes carry their former module names (ensemble._groups,
+    ensemble._kernel_score: files written before ensemble._spaces) loads and predicts as the model did."""
+    import re
+    import zipfile
+
+    rng = np.random.RandomState(0)
+    X = rng.rand(200, 4)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0.8).astype(int) + (X[:, 3] > 0.5)
+    model = OTreeBagger(n_estimators=3, consistency="pointwise", projection="additive", random_state=0,
+                        space_params={"score_model": score_model, "residual_axes": "pls"}).fit(X, y)
+    path, old = tmp_path / "new.skops", tmp_path / "old.skops"
+    save_model(model, path)
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(old, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename == "schema.json":
+                text = data.decode()
+                assert '"ensemble._spaces"' in text
+                former = {"GroupSpace": "ensemble._groups", "AdditiveScore": "ensemble._groups",
+                          "KernelScore": "ensemble._kernel_score"}
+                text = re.sub(r'("__class__": "(\w+)",\s*"__module__": )"ensemble\._spaces"',
+                              lambda m, former=former: f'{m.group(1)}"{former[m.group(2)]}"', text)
+                assert '"ensemble._spaces"' not in text
+                data = text.encode()
+            dst.writestr(item, data)
+    loaded = load_model(old)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.is_consistent()
