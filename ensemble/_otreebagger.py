@@ -161,9 +161,9 @@ class OTreeBagger(OrdinalEnsemble):
         Trees per fused group M; must not exceed ``n_estimators``. Trees beyond
         ``group_size * (n_estimators // group_size)`` are not grown. Measured
         (``python benchmarks/ensemble_accuracy.py``, the paper's protocol, 9
-        settings): M = 3 errs least in 5 of them, M = 5 in 4, M = 1 in 1; single
-        relabelled trees over-regularise on small samples (syntheticI at 10%:
-        test MAE 0.438 against 0.250 with M = 3).
+        settings, with :meth:`paper`'s settings): M = 2 to 4 err least in 8 of
+        them; single relabelled trees over-regularise small samples (syntheticI
+        at 10%: test MAE 0.415 against 0.242 with M = 3).
     criterion : {"ogini", "gini", "entropy", "wig", "ranking"}, default="ogini"
         Splitting criterion of the trees (see :data:`trees.CRITERIA`).
     max_depth : int or None, default=12
