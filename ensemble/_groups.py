@@ -357,3 +357,19 @@ def _fit_group(X, y, n_classes, seeds, job, sample_weight=None, score=None) -> F
         ) from first_error
     info.update(group_size=len(trees), max_depth=depth, adapted="; ".join(adapted) or None)
     return FittedGroup(trees, partition, labels, edges, counts, info, space, monotone)
+
+
+def _group_votes(groups: list, X: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Class index of every group for every row of validated ``X``, shape (n_samples, n_groups).
+
+    The groups of a fit share one additive score: it is evaluated once per score,
+    not once per group (on 91 features, 33 evaluations were most of a prediction's time).
+    """
+    values: dict[int, NDArray[np.float64]] = {}
+    columns = []
+    for group in groups:
+        score = None if group.space is None else group.space.additive
+        if score is not None and id(score) not in values:
+            values[id(score)] = score.value(X)
+        columns.append(group.predict_index(X, None if score is None else values[id(score)]))
+    return np.column_stack(columns)

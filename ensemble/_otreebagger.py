@@ -12,23 +12,23 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions, validate_parameter_constraints
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import check_is_fitted
 
 import relabel
 from relabel import TooManyRegionsError
-from ensemble._base import (MAX_SEED, OrdinalEnsemble, TrainingData, TreeSpec, constraint_to_check,
-                            tree_feature_importances)
-from ensemble._certificates import check_notion, voters_certificate
+from ensemble._base import (MAX_SEED, OrdinalEnsemble, tree_feature_importances)
 from ensemble._docs import fill_doc
-from ensemble._groups import FittedGroup, _fit_group, _GroupJob
-from ensemble._spaces import (GroupSpace, _additive_score, _constraints_in_space, _in_space, _resolution_in_space,
-                              grid_in_space, kernel_score)
+from ensemble._groups import FittedGroup, _fit_group, _group_votes, _GroupJob
+from ensemble._spaces import GroupSpace, _additive_score, kernel_score
 from ensemble._parallel import one_blas_thread, run_jobs
-from ensemble._selection import CHOICES, HeldOut, held_out_folds, select
+from ensemble._group_jobs import GroupJobs
+from ensemble._missing_indicators import MissingIndicators
+from ensemble._settings import DEPRECATED, RELABEL_PARAMS, SPACE_PARAMS, resolve_settings
+from ensemble._voter_checks import VoterChecks
 from ensemble._voting import DEPRECATED_VOTES, VOTES, check_vote, combine_votes, vote_counts
-from trees import CRITERIA, leaf_boxes
+from trees import CRITERIA
 
 logger = logging.getLogger(__name__)
 
@@ -45,104 +45,8 @@ class GroupSizeWarning(UserWarning):
     """Some groups of an :class:`OTreeBagger` fit were made smaller to fit the size budgets."""
 
 
-# Measured (benchmarks/memory.py and the relabel benchmark, K = 5): a group's peak
-# memory is driven by its adjacency edges. With OR-Tools' max-flow it was about
-# 1 KB per edge (10.3 M edges in 4D: 10.9 GB; 1.7 M edges in 2D: 2.2 GB); the
-# pseudoflow graph cut needs about 0.4 KB per edge (2.84 M edges in 4D: 1.14 GB
-# above the data), plus about 0.3 KB per region. These budgets keep one group well
-# under 6 GB, so two parallel jobs fit a 24 GB machine with room to spare.
-DEFAULT_MAX_REGIONS = 1_000_000
-DEFAULT_MAX_EDGES = 5_000_000
-
-
-#: The default of a deprecated parameter: never a value a user gives.
-DEPRECATED = "deprecated"
-
-#: The keys of ``relabel_params``: default and constraint of each.
-RELABEL_PARAMS: dict[str, tuple[Any, list]] = {
-    "formulation": ("paper", [StrOptions(set(relabel.FORMULATIONS))]),
-    "contact": ("closure", [StrOptions(set(relabel.CONTACTS))]),
-    "relabel_counts": ("bootstrap", [StrOptions({"bootstrap", "train"})]),
-    "empty_regions": ("leaves", [StrOptions({"leaves", "paper"})]),
-    "C1": (None, [Interval(Real, 0.0, None, closed="neither"), None]),
-    "C2": (None, [Interval(Real, 0.0, None, closed="neither"), None]),
-    "on_solver_failure": ("warn", [StrOptions({"warn", "raise"})]),
-    "max_regions": (DEFAULT_MAX_REGIONS, [Interval(Integral, 1, None, closed="left")]),
-    "max_edges": (DEFAULT_MAX_EDGES, [Interval(Integral, 0, None, closed="left")]),
-    "on_budget": ("adapt", [StrOptions({"adapt", "raise"})]),
-}
-
-#: The keys of ``space_params``: default and constraint of each.
-SPACE_PARAMS: dict[str, tuple[Any, list]] = {
-    "score_model": ("auto", [StrOptions({"auto", "additive", "kernel"})]),
-    "residual_axes": ("auto", [StrOptions({"auto", "pls", "features"})]),
-    "monotonic_space": ("auto", [StrOptions({"auto", "index", "axes"})]),
-}
-
-
-def resolve_settings(estimator: Any, name: str, table: dict[str, tuple[Any, list]]) -> dict[str, Any]:
-    """The settings of the dict parameter ``name``: its keys over the defaults of ``table``, validated.
-
-    A deprecated parameter of one of the keys, if given, counts as that key and warns
-    (FutureWarning naming the key); given both ways it is an error.
-
-    Examples
-    --------
-    >>> from ensemble import OTreeBagger
-    >>> model = OTreeBagger(relabel_params={"max_regions": 10_000})
-    >>> resolve_settings(model, "relabel_params", RELABEL_PARAMS)["max_regions"]
-    10000
-    """
-    given = getattr(estimator, name) or {}
-    unknown = sorted(set(given) - set(table), key=str)
-    if unknown:
-        raise ValueError(f"{name} has no key {unknown[0]!r}; expected keys among {sorted(table)}")
-    settings = {key: default for key, (default, _) in table.items()}
-    for key in table:
-        old = getattr(estimator, key, DEPRECATED)
-        if isinstance(old, str) and old == DEPRECATED:
-            continue
-        if key in given:
-            raise ValueError(f"{key} is given twice, as a parameter and in {name}; give it in {name} only")
-        warnings.warn(f"The parameter {key} is deprecated in 0.1 and will be removed in 0.3: "
-                      f"use {name}={{{key!r}: {old!r}}}", FutureWarning, stacklevel=4)
-        settings[key] = old
-    settings.update(given)
-    validate_parameter_constraints({key: rule for key, (_, rule) in table.items()}, settings,
-                                   caller_name=f"{type(estimator).__name__}({name}=...)")
-    return settings
-
-
-def _group_votes(groups: list, X: NDArray[np.float64]) -> NDArray[np.intp]:
-    """Class index of every group for every row of validated ``X``, shape (n_samples, n_groups).
-
-    The groups of a fit share one additive score: it is evaluated once per score,
-    not once per group (on 91 features, 33 evaluations were most of a prediction's time).
-    """
-    values: dict[int, NDArray[np.float64]] = {}
-    columns = []
-    for group in groups:
-        score = None if group.space is None else group.space.additive
-        if score is not None and id(score) not in values:
-            values[id(score)] = score.value(X)
-        columns.append(group.predict_index(X, None if score is None else values[id(score)]))
-    return np.column_stack(columns)
-
-
-def _monotonic_space(job: "_GroupJob") -> str | None:
-    """How a group job places two or more constrained features in projected groups, if it does.
-
-    ``"index"`` (one monotone component), ``"axes"`` (each its own axis) or ``None``
-    (no projection, or fewer than two constrained features: nothing to choose).
-    """
-    if (job.monotonic_cst is None or job.projected.shape[0] == 0 or np.count_nonzero(job.monotonic_cst) < 2
-            or job.projection == "additive"):  # the additive score is the constrained features' index
-        return None
-    return "index" if np.any(job.monotonic_cst[job.projected] != 0) else "axes"
-
-
 @fill_doc
-class OTreeBagger(OrdinalEnsemble):
+class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
     """Bagged ordinal trees whose fused group partitions are relabelled to be consistent.
 
     The ``n_estimators`` bootstrap trees are split into ``n_estimators // group_size``
@@ -169,15 +73,9 @@ class OTreeBagger(OrdinalEnsemble):
     max_depth : int or None, default=12
         Maximum depth of every tree (``None``: grown until pure). Depth 12 bounds
         a tree at 4,096 leaves, so a group's fused partition and its contacts
-        stay within the budgets at 100,000 rows, and is as accurate as full
-        depth on the 12 shared data sets (within 0.006 test MAE on each; 3 seeds
-        on their hold-out splits): mean 0.598 against 0.612 at depth 8, better on
-        8 sets and worse on 2 by at most 0.009. Deep trees pay since their empty
-        regions follow their leaves (``empty_regions="leaves"``; with the
-        paper's costs full depth was worse on car, 0.070 against 0.043). Cost:
-        fits up to 4x longer than at depth 8 (abalone10 on 2 cores 3.1 s
-        -> 13 s; full depth 20 s); on synthetic data of 20 and 50 features
-        and 20,000 to 100,000 rows the depth changes only the fit time (x3).
+        stay within the budgets at 100,000 rows, and is within 0.006 test MAE of
+        full depth on each of the 12 shared data sets; depth 8 errs more (mean
+        0.612 against 0.598) and fits up to 4x faster (benchmarks page, section 5).
     min_samples_leaf : int, default=1
         Minimum number of (distinct) bootstrap rows in a leaf.
     max_features : int, float, {"sqrt", "log2"} or None, default=None
@@ -222,17 +120,14 @@ class OTreeBagger(OrdinalEnsemble):
         on its bootstrap rows, over the features that are neither categorical
         nor constrained; constrained features keep their own axes, or two or
         more form one more component (``monotonic_space``), the monotone index.
-        ``"none"``: the features themselves. ``"auto"``: ``"additive"`` when
-        the groups are relabelled and 3 or more features are continuous, else
-        ``"none"`` (2D data keeps the paper's own space; bagged trees without
-        relabelling fuse nothing and a projection only loses information).
-        Measured (``benchmarks/additive_space.py``, the 12 shared data sets on
-        their hold-out splits): mean test MAE 0.557 against 0.597 with the
-        previous rule (PLS past 4 continuous features, the features below),
-        better on 7 sets (balance-scale 0.187 -> 0.047, machine10 0.972 ->
-        0.836, stock10 0.366 -> 0.297), worse on ERA (1.268 -> 1.285) and tae
-        (0.447 -> 0.465); synthetic data of 20 to 100 features and 20,000 rows
-        0.93-1.03 -> 0.31-0.34 at the same fit time.
+        ``"none"``: the features themselves. ``"auto"``: ``"none"`` where the
+        fit enforces consistency at the data's resolution (certified on the
+        features' own axes only: ``consistency``), else ``"additive"`` when the
+        groups are relabelled and 3 or more features are continuous, else
+        ``"none"`` (bagged trees without relabelling fuse nothing, and a
+        projection only loses information). On synthetic data of 20 to 100
+        features and 20,000 rows the additive space errs 0.31-0.34 where PLS
+        erred 0.93-1.03, at the same fit time (``benchmarks/additive_space.py``).
     n_components : int, default=3
         Number of components of a group's space (the additive score counts as
         one). Under monotone constraints with ``projection="pls"`` the
@@ -251,14 +146,10 @@ class OTreeBagger(OrdinalEnsemble):
         vote errs less on the held-out rows (``threshold_scores_``); below
         8,000 rows up to four quarters are held out in turn (4 groups each) so
         that about 2,000 rows, or all of them, are scored. The model is then
-        fitted on all rows. With ``empty_regions="leaves"`` the slivers
-        follow the trees' leaves where no step needs them, and gap draws
-        measured best (``benchmarks/otreebagger_levers.py --levers thresholds``,
-        mean test MAE over the 12 shared data sets at depth 8: gap 0.607, auto 0.614,
-        midpoint 0.636; auto's held-out quarter chose midpoints on ERA, ESL and
-        LEV, rightly on two, but ESL's test rows err 0.434 against 0.303 with
-        gaps), and gap draws need no probe fits. Only relabelled groups are
-        affected.
+        fitted on all rows. Gap draws measured best and need no probe fits
+        (``benchmarks/otreebagger_levers.py --levers thresholds``, 12 shared
+        data sets: mean test MAE gap 0.607, auto 0.614, midpoint 0.636). Only
+        relabelled groups are affected.
     relabel_params : dict or None, default=None
         Settings of every group's relabelling besides ``solver`` and
         ``time_limit``, by key (a key left out keeps its default; an unknown key
@@ -283,9 +174,7 @@ class OTreeBagger(OrdinalEnsemble):
             only the penalties ``C1`` and ``C2`` label it, and it takes whatever its
             neighbours make cheapest. Measured (``python
             benchmarks/otreebagger_levers.py --levers empty``, 12 shared data sets,
-            3 splits, at depth 8, the default then): mean test MAE 0.607 against 0.624 (balance-scale 0.180
-            against 0.278, tae 0.500 against 0.553, housing10 0.930 against 0.953;
-            worse on LEV, 0.444 against 0.424, and ESL, 0.303 against 0.295).
+            3 splits): mean test MAE 0.607 against 0.624 with ``"paper"``.
         ``C1``, ``C2`` : float or None, default=None
             Penalties for label changes between two empty regions (C1) and between an
             empty and a non-empty region (C2); ``None`` gives the paper's
@@ -732,86 +621,6 @@ class OTreeBagger(OrdinalEnsemble):
         self._warn_if_one_class(given)
         return self
 
-    def _store_notion(self, data: TrainingData, job: "_GroupJob") -> None:
-        """``consistency_notion_`` from how the groups were relabelled, and the grid a later check reads.
-
-        Groups on the features' own axes were relabelled with the neighbours at the
-        data's resolution among their contacts (docs/design.md section 13); projected
-        groups only with the closure contacts of their space.
-        """
-        raw = [g for g in self.groups_ if grid_in_space(g.space, data.grid) is not None]
-        keeps = self.relabel and VOTES[self._vote].keeps_consistency
-        if not keeps:
-            self.consistency_notion_ = None
-        elif job.contact == "closure" and job.grid is not None and len(raw) == len(self.groups_):
-            self.consistency_notion_ = "data"
-        else:
-            self.consistency_notion_ = "pointwise" if job.contact == "closure" else None
-        # The values bracketing the raw groups' thresholds: all a later check needs (DataGrid.around).
-        thresholds = [[] for _ in range(data.n_features)]
-        for group in raw:
-            for tree in group.trees:
-                inner = tree.tree_.children_left >= 0
-                for f, t in zip(tree.tree_.feature[inner], tree.tree_.threshold[inner], strict=True):
-                    thresholds[f].append(t)
-        self._grid = data.grid.around([np.asarray(t, dtype=np.float64) for t in thresholds])
-
-    def _encode_missing(self, data: TrainingData) -> TrainingData:
-        """The training data with every missing value filled and, per feature that has one, a
-        categorical indicator column appended (the groups' features; docs/design.md section 11).
-
-        A missing value is a category of its own: not near any number, so moving between
-        it and a value is not a small move. Filling x_f with a constant c_f and adding the
-        categorical indicator ``x_f is missing`` gives exactly that: regions on either side
-        of the indicator are never in contact, and on the slice where x_f is missing the
-        groups see x_f = c_f, so the relabelled labelling is consistent (and monotone) on
-        every slice of missing patterns. c_f is the feature's median over the training
-        rows (over every feature: a value missing at prediction in a feature never missing
-        in training is read as that median, without a category of its own).
-        """
-        X = data.X
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column: filled with 0
-            fill = np.nanmedian(X, axis=0) if X.shape[0] else np.zeros(X.shape[1])
-        self._fill = np.where(np.isnan(fill), 0.0, fill)
-        missing = np.isnan(X)
-        self.missing_features_ = np.flatnonzero(missing.any(axis=0))
-        # An unseen category at prediction is read as missing only where "missing" is a
-        # category of the column; elsewhere it is an error naming the column and value.
-        self._text.unseen_as_missing = tuple(self.missing_features_.tolist())
-        if self.missing_features_.shape[0] == 0:
-            return data
-        m = self.missing_features_.shape[0]
-        self._categorical = np.concatenate([data.categorical, np.ones(m, dtype=bool)])
-        return replace(
-            data,
-            X=self._with_indicators(X),
-            categorical=self._categorical,
-            monotonic=None if data.monotonic is None else np.concatenate([data.monotonic, np.zeros(m, np.int8)]),
-            resolution=None if data.resolution is None else np.concatenate([data.resolution, np.zeros(m)]),
-            # An indicator is a category: no move of it is small.
-            grid=None if data.grid is None else relabel.DataGrid(data.grid.values + (None,) * m),
-        )
-
-    def _with_indicators(self, X: NDArray) -> NDArray:
-        """``X`` in the groups' features: missing values filled, the indicators appended."""
-        missing = np.isnan(X)
-        if not missing.any() and self.missing_features_.shape[0] == 0:
-            return X
-        filled = np.where(missing, self._fill, X)
-        indicators = missing[:, self.missing_features_].astype(np.float64)
-        return np.ascontiguousarray(np.hstack([filled, indicators]))
-
-    def _padded(self, values: NDArray | None) -> NDArray | None:
-        """Per-feature ``values`` extended with zeros over the missing-value indicators."""
-        if values is None:
-            return None
-        return np.concatenate([values, np.zeros(self.missing_features_.shape[0], dtype=values.dtype)])
-
-    def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        return self._with_indicators(super()._validate_X_predict(X))
-
-    _supports_missing = True
     #: What a model saved before the data's resolution existed was fitted for.
     consistency = "pointwise"
 
@@ -850,73 +659,6 @@ class OTreeBagger(OrdinalEnsemble):
         return run_jobs(jobs, n_jobs=self.n_jobs, total=seeds.shape[0], desc="OTreeBagger groups",
                         verbose=self.verbose)
 
-    def _select(self, data, job: _GroupJob, seeds: NDArray) -> _GroupJob:
-        """The group job with every ``"auto"`` choice decided on held-out rows (:mod:`ensemble._selection`).
-
-        Sets the chosen values (``monotonic_space_``, ``score_model_``,
-        ``residual_axes_``) and the errors behind them (``*_scores_``).
-        """
-        index = _monotonic_space(job)
-        additive = job.projection == "additive"
-        assignment = {
-            "monotonic_space": self.space_params_["monotonic_space"] if index == "index" else index or "index",
-            "score_model": job.score_model if additive else "additive",
-            "residual_axes": job.residual_axes if additive else "pls",
-            "thresholds": job.thresholds,
-        }
-        jobs = {index or "index": job}  # the space ``job`` already places its constrained features in
-        held_out = self._held_out(data, seeds) if "auto" in assignment.values() else None
-
-        def build(chosen: dict) -> _GroupJob:
-            space = chosen["monotonic_space"]
-            if space not in jobs:
-                jobs[space] = self._group_job(data, index=space == "index")
-            built = jobs[space]
-            if additive:
-                built = replace(built, score_model=chosen["score_model"], residual_axes=chosen["residual_axes"])
-            return replace(built, thresholds=chosen["thresholds"])
-
-        selection = select(CHOICES, assignment, build,
-                           lambda candidate, probe: self._probe_error(data, candidate, probe, seeds, held_out))
-        chosen, scores = selection.assignment, selection.scores
-        self.monotonic_space_ = chosen["monotonic_space"] if index is not None else None
-        self.score_model_ = chosen["score_model"] if additive else None
-        self.residual_axes_ = chosen["residual_axes"] if additive else None
-        self.monotonic_space_scores_ = scores.get("monotonic_space")
-        self.score_model_scores_ = scores.get("score_model")
-        self.residual_axes_scores_ = scores.get("residual_axes")
-        self.threshold_scores_ = scores.get("thresholds")
-        return build(chosen)
-
-    @staticmethod
-    def _held_out(data, seeds: NDArray) -> HeldOut | None:
-        """The folds the ``"auto"`` choices score on (:func:`ensemble._selection.held_out_folds`), or None."""
-        return held_out_folds(data, int(seeds[0, 0, 0]), seeds.shape[0])
-
-    def _probe_error(self, data, job: _GroupJob, probe: str, seeds: NDArray, held_out: HeldOut | None) -> float | None:
-        """Held-out MAE of the vote of the first groups' probes fitted with ``job``, over every fold, or None.
-
-        ``probe="groups"``: the first ``held_out.n_groups`` groups of the fit (same
-        seeds) on the rows each fold keeps, scored on the rows it holds out. ``"trees"``:
-        their trees alone, each a voter, unfused and not relabelled: choices of the
-        group space are as well decided by the trees' vote in that space, at a sixth of
-        the cost. The error is the mean over every fold's held-out weight.
-        """
-        if held_out is None:
-            return None
-        probes = seeds[:held_out.n_groups]
-        if probe == "trees":
-            job, probes = replace(job, relabel=False), probes.reshape(-1, 1, 2)
-        error = weight_sum = 0.0
-        for fold in held_out.folds:
-            X_held, y_held, w_held = data.X[fold.rows], data.y[fold.rows], fold.weight[fold.rows]
-            groups = self._fit_groups(fold.train, job, probes, fold.cache)
-            votes = _group_votes(groups, X_held)
-            predicted = VOTES[self._vote].combine(votes, self.n_classes_)
-            error += float(np.dot(np.abs(predicted - y_held), w_held))
-            weight_sum += float(w_held.sum())
-        return error / weight_sum
-
     @property
     def _vote(self) -> str:
         # The vote's current name (a deprecated one is translated; fit warned of it).
@@ -936,129 +678,6 @@ class OTreeBagger(OrdinalEnsemble):
                 f"vote={self.vote!r} breaks the consistency that relabelling guarantees; "
                 "use vote='median' or relabel=False"
             )
-
-    def _group_job(self, data, *, index: bool) -> _GroupJob:
-        """The frozen job every group worker shares: its trees, space, contacts and solver.
-
-        ``index``: two or more constrained features of projected groups form one
-        monotone index; otherwise each keeps its own axis.
-        """
-        monotone = data.monotonic
-        # Categorical and constrained features keep their own axes; the others may be projected
-        # (and the constrained ones too, below, into one monotone index of their own).
-        kept = data.categorical.copy() if monotone is None else data.categorical | (monotone != 0)
-        projectable = np.flatnonzero(~kept)
-        # "auto" looks at the dimension the groups would fuse in unprojected: every continuous
-        # feature, the constrained ones included (they take at least one axis either way).
-        continuous = int(np.count_nonzero(~data.categorical))
-        self._consistency = self._resolve_consistency(continuous)
-        # "auto": the additive space from 3 continuous features (it beat both the features and
-        # PLS on the shared 4-feature sets: otreebagger_levers.py --decompose, additive_space.py);
-        # 2D data keeps the paper's own space. Consistency at the data's resolution is certified
-        # on the features' own axes only (docs/design.md section 13): "auto" keeps them then.
-        auto = self.projection == "auto" and self.relabel and self._consistency != "data"
-        if self._consistency == "data" and self.relabel and self.projection in ("pls", "additive"):
-            warnings.warn(f"projection={self.projection!r} cannot be certified at the data's resolution (a move "
-                          "of one feature moves every component it enters): the model is certified pointwise "
-                          "only (consistency_notion_); use projection='none' or 'auto' for the data's resolution",
-                          UserWarning, stacklevel=4)
-        additive = self.projection == "additive" or (auto and continuous > 2)
-        if additive and continuous >= 2:
-            return self._additive_job(data)
-        project = self.projection == "pls" or (auto and projectable.shape[0] >= 2 and continuous > 4)
-        n_constrained = 0 if monotone is None else int(np.count_nonzero(monotone))
-        n_free = self.n_components
-        if not project:
-            projectable = np.empty(0, np.intp)
-        elif n_constrained >= 2 and index:
-            # Two or more constrained features form one monotone index of their own
-            # (GroupSpace.pls): one axis for all of them, beside n_components - 1 free ones.
-            projectable = np.concatenate([projectable, np.flatnonzero(monotone != 0)])
-            kept = data.categorical.copy()
-            n_free = max(1, self.n_components - 1)
-        elif n_constrained:
-            # Each constrained feature keeps its own axis, in a component's place.
-            n_free = max(1, self.n_components - n_constrained)
-        return _GroupJob(
-            **self._job_settings(data),
-            projected=projectable,
-            kept=np.flatnonzero(kept) if project else np.arange(data.n_features),
-            # The constrained features take components' places, so monotone groups fuse in as
-            # few dimensions as free ones (3 PLS + 3 constrained axes fused ~10x slower, no better).
-            n_components=n_free,
-        )
-
-    def _additive_job(self, data) -> _GroupJob:
-        """The group job of the additive space: every continuous feature in the score, PLS on the free ones.
-
-        Constrained features enter the score only, each through a curve that moves
-        its way (:func:`ensemble._spaces._additive_score`), so the score is their
-        monotone index and the PLS directions never touch them.
-        """
-        monotone = data.monotonic
-        continuous = ~data.categorical
-        free = continuous if monotone is None else continuous & (monotone == 0)
-        projected = np.flatnonzero(free)
-        axes = self.space_params_["residual_axes"]
-        if self.n_components < 2 or projected.shape[0] == 0:
-            axes = "pls"  # no axis beside the score: nothing to choose
-        model = self.space_params_["score_model"]
-        constrained = monotone is not None and bool(np.any(monotone[continuous] != 0))
-        if constrained:
-            if model == "kernel":
-                raise ValueError("score_model='kernel' cannot follow monotonic_cst: a kernel score has no "
-                                 "certified direction; use score_model='additive' or 'auto'")
-            model = "additive"  # its constrained curves are the constrained features' monotone index
-        categorical = np.flatnonzero(data.categorical)
-        score_features = np.flatnonzero(continuous)
-        if categorical.shape[0] > self.n_components:
-            # Many categorical features on axes of their own fuse groups in as many more
-            # dimensions, most of their regions in category combinations no row has, and
-            # pass the budgets (700 rows, 85 one-hot columns and 6 continuous features: a
-            # group of 3 trees past 5,000,000 contacts, 45 s, cut down to one tree). They
-            # enter the score instead, each through a curve over its values: no category
-            # move is small, so consistency in the group's space is still consistency on
-            # every slice of fixed categories (docs/design.md section 5).
-            score_features = np.arange(data.n_features)
-            categorical = np.empty(0, np.intp)
-        return _GroupJob(**self._job_settings(data), projected=projected,
-                         kept=categorical, n_components=self.n_components,
-                         projection="additive", score_features=score_features,
-                         residual_axes=axes, score_model=model)
-
-    def _resolve_consistency(self, continuous: int) -> str:
-        """The notion the fit enforces: ``consistency``, with "auto" resolved.
-
-        "auto" is "data" where the groups can fuse on the features' own axes (at most
-        four continuous features, the dimension below which ``projection="auto"`` never
-        projected to PLS either), else "pointwise" in the projected space: fused on the
-        raw axes of more features, groups explode and must be cut down (measured with
-        ``benchmarks/next_value.py``: housing10, 13 features, test MAE 1.80 against
-        0.655 and 655 s against 6 s; abalone10, 8 features, 1.81 against 1.38), while
-        no projected space is certified at the data's resolution (docs/design.md
-        section 13).
-        """
-        if self.consistency != "auto":
-            return self.consistency
-        raw = self.relabel and self.projection in ("auto", "none")
-        return "data" if raw and (continuous <= 4 or self.projection == "none") else "pointwise"
-
-    def _job_settings(self, data) -> dict:
-        """The group job's settings that do not depend on the group space."""
-        return dict(
-            spec=TreeSpec(self.criterion, self.max_depth, self.min_samples_leaf, self.max_features,
-                          self.n_classes_, leaf_label="mode" if self._vote == "mode" else "median"),
-            relabel=self.relabel,
-            thresholds=self._threshold_rule,
-            bootstrap=self.bootstrap,
-            solver=self.solver,
-            time_limit=self.time_limit,
-            **self.relabel_params_,
-            categorical=data.categorical if data.categorical.any() else None,
-            monotonic_cst=data.monotonic,
-            resolution=data.resolution,
-            grid=data.grid if self._consistency == "data" else None,
-        )
 
     def _votes(self, X: ArrayLike) -> NDArray[np.intp]:
         """Class index of every voter for every sample, shape (n_samples, n_voters)."""
@@ -1152,149 +771,3 @@ class OTreeBagger(OrdinalEnsemble):
         votes = self._votes(X)
         return vote_counts(votes, self.n_classes_) / votes.shape[1]
 
-    def _voter_geometry(self):
-        """Every voter's partition (in its own space) and region labels, from the fitted trees."""
-        for group in self.groups_:
-            if group.partition is not None:
-                yield group, group.geometry(), group.labels
-            else:
-                # A plain tree: its leaves are its partition, keyed by node id.
-                tree = group.trees[0]
-                # No snapping: a plain tree predicts with its own raw thresholds, thin leaves included.
-                partition = relabel.fuse([leaf_boxes(tree)], snap=False)
-                yield group, partition, group.labels[partition.keys[:, 0]]
-
-    def is_consistent(self, contact: str = "closure", resolution: float | ArrayLike | None = None, *,
-                      notion: str | None = None) -> bool:
-        """Certify the model from its fitted geometry, not from the solver's edges.
-
-        For every voter the contacts of its partition are derived again from the
-        regions' boxes (:func:`relabel.adjacency_edges`, with the model's
-        categorical features) and every contact's two labels must differ by at
-        most one; then the median or the rounded mean of the voters is
-        consistent (Theorem 1; docs/design.md sections 4 and 5).
-
-        Parameters
-        ----------
-        contact : {"closure", "face"}, default="closure"
-            ``"closure"`` is the paper's pointwise consistency (regions whose
-            closures meet, at a face, an edge or a corner), whatever contact the
-            model was fitted with: a ``contact="face"`` model usually fails it.
-            ``"face"`` is the weaker check that only shared faces are
-            consistent.
-        resolution : float, array-like or None, default=None
-            Check r-consistency too (docs/design.md section 4c): no classes two
-            apart between points closer than r_f along every feature.
-        notion : {"data", "pointwise"} or None, default=None
-            The notion checked; None: the one the model was fitted for (its
-            ``consistency``). ``"data"``: consistency at the data's resolution (docs/design.md
-            section 13): with ``contact="closure"``, moving one feature anywhere
-            between two consecutive distinct training values (the others fixed)
-            changes the class by at most one, besides the pointwise notion. It is
-            checked on the features' own axes: a voter whose trees split a
-            projected space (``projection`` other than ``"none"``) cannot show
-            it, and the answer is then False. ``"pointwise"``: the paper's notion.
-
-        Returns
-        -------
-        bool
-            True when certified. Always False for ``vote="mode"``, which
-            carries no guarantee; bagged trees without relabelling are checked
-            like any voters (and are rarely consistent).
-
-        Raises
-        ------
-        ValueError
-            If ``contact`` is not one of :data:`relabel.CONTACTS`, or
-            ``resolution`` is invalid.
-
-        Examples
-        --------
-        >>> from ensemble import OTreeBagger
-        >>> from ensemble.datasets import make_synthetic_i
-        >>> X, y = make_synthetic_i(200, random_state=0)
-        >>> model = OTreeBagger(n_estimators=6, random_state=0, relabel_params={"contact": "face"}).fit(X, y)
-        >>> model.is_consistent(contact="face")
-        True
-        """
-        check_is_fitted(self)
-        if contact not in relabel.CONTACTS:
-            raise ValueError(f"contact must be one of {relabel.CONTACTS}; got {contact!r}")
-        notion = check_notion(self.__dict__.get("_consistency", "pointwise") if notion is None else notion)
-        r = None if resolution is None else self._padded(relabel.check_resolution(resolution, self.n_features_in_))
-        categorical = self._categorical if self._categorical.any() else None
-        grid = self.__dict__.get("_grid") if notion == "data" and contact == "closure" else None
-        if notion == "data" and contact == "closure" and grid is None:
-            return False  # a model saved before the data's resolution: nothing to check it on
-
-        def check(group, partition, labels) -> bool:
-            in_space = grid_in_space(group.space, grid)
-            if grid is not None and in_space is None:
-                return False  # a projected voter: its moves along a feature are not axis moves
-            # Only the contacts of labels two or more apart: none, when certified.
-            edges = relabel.adjacency_edges(partition, contact=contact,
-                                            categorical_features=_in_space(group.space, categorical),
-                                            resolution=_resolution_in_space(group.space, r), grid=in_space,
-                                            jumps_of=labels).edges
-            return relabel.is_consistent(edges, labels)
-
-        checks = (check(*voter) for voter in self._voter_geometry())
-        return voters_certificate(checks, self._vote)
-
-    def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
-        """Certify monotone constraints from the fitted geometry.
-
-        Parameters
-        ----------
-        monotonic_cst : array-like of int, dict or None, default=None
-            The constraints to check (as the parameter of the same name);
-            ``None`` checks the model's own ``monotonic_cst`` (trivially True
-            without one). Checking constraints an unconstrained model was not
-            fitted with shows where it breaks a known direction.
-
-        Returns
-        -------
-        bool
-            True when in every voter, for every face contact along a
-            constrained axis of the voter's space, the region above has a class
-            at least as high (+1; at most as high for -1) as the region below:
-            then every voter, and the median or the mean of the voters, is
-            monotone (docs/design.md section 4b). A feature projected into
-            components constrains each component it moves along, in the
-            direction of its weight there (:meth:`GroupSpace.constraints`).
-            Always False for ``vote="mode"``.
-
-        Raises
-        ------
-        ValueError
-            If ``monotonic_cst`` is invalid, or asks opposite directions of one
-            component the model projected features into.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from ensemble import OTreeBagger
-        >>> rng = np.random.RandomState(0)
-        >>> X = rng.uniform(size=(150, 2)); y = np.digitize(X[:, 0] + 0.2 * rng.normal(size=150), [0.3, 0.7])
-        >>> model = OTreeBagger(n_estimators=6, monotonic_cst=[1, 0], random_state=0).fit(X, y)
-        >>> model.is_monotone()
-        True
-        """
-        check_is_fitted(self)
-        cst = self._padded(constraint_to_check(self, monotonic_cst))
-        if cst is None:
-            return True
-        categorical = self._categorical if self._categorical.any() else None
-        checks = []
-        for group, partition, labels in self._voter_geometry():
-            in_space = _constraints_in_space(group.space, cst)
-            if in_space is None:
-                raise ValueError(
-                    "monotonic_cst asks opposite directions of one of the PLS components this model "
-                    "projected its features into; such constraints can be checked on a model fitted "
-                    "with them or with projection='none'"
-                )
-            pairs = relabel.monotone_pairs(partition, in_space,
-                                           categorical_features=_in_space(group.space, categorical))
-            checks.append(relabel.is_monotone(pairs, labels))
-        return voters_certificate(checks, self._vote)
