@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from trees import leaf_boxes
 
-__all__ = ["Component", "Reading", "inside_points", "read_model", "UnsupportedModel"]
+__all__ = ["Component", "Reading", "inside_points", "read_sklearn", "UnsupportedModel"]
 
 
 class UnsupportedModel(NotImplementedError):
@@ -248,7 +248,7 @@ def _offset(model: Any, components: list, raw: Callable, n_features: int) -> NDA
     return np.asarray(raw(x0), dtype=np.float64).reshape(1, -1)[0] - np.asarray(total, dtype=np.float64)[0]
 
 
-def _read_sklearn(model: Any, classes: Any, cuts: Any) -> Reading:
+def read_sklearn(model: Any, classes: Any, cuts: Any) -> Reading:
     from sklearn.base import is_classifier
     from sklearn.ensemble import (ExtraTreesClassifier, ExtraTreesRegressor, GradientBoostingClassifier,
                                   GradientBoostingRegressor, HistGradientBoostingClassifier,
@@ -335,16 +335,3 @@ def _regressor_reading(model, comps, offset, classes, cuts, d, name) -> Reading:
     theta, labels = _regressor_cuts(comps, float(offset[0]), classes, cuts)
     return Reading(comps, "threshold", offset, theta.shape[0] + 1, d, _cut_predictor(model, theta), labels,
                    theta=theta, column=np.zeros(theta.shape[0], dtype=np.intp), name=name)
-
-
-def read_model(model: Any, *, classes: Any = None, cuts: Any = None) -> Reading:
-    """The audit's reading of a fitted model, or :class:`UnsupportedModel`."""
-    module = type(model).__module__
-    if module.startswith("sklearn."):
-        return _read_sklearn(model, classes, cuts)
-    if module.startswith(("lightgbm", "xgboost")):
-        raise UnsupportedModel(f"the audit does not read {type(model).__name__} models yet (LightGBM and XGBoost "
-                               "are optional and not installed here)")
-    from ensemble._audit_ours import read_ours
-
-    return read_ours(model, classes)

@@ -29,7 +29,8 @@ from numpy.typing import ArrayLike, NDArray
 from ensemble._audit_bound import sum_bound_proof
 from ensemble._audit_grid import cell_points, grid_audit, grid_size, pair_points
 from ensemble._audit_probe import next_value_moves, probe_lines
-from ensemble._audit_read import read_model
+from ensemble._audit_ours import read_ours
+from ensemble._audit_read import Reading, UnsupportedModel, read_sklearn
 from ensemble._audit_sat import sat_audit
 
 __all__ = ["AuditReport", "audit"]
@@ -197,6 +198,17 @@ def _merge(total: dict, counts: dict, classes) -> None:
         key = (classes[a].item() if hasattr(classes[a], "item") else classes[a],
                classes[b].item() if hasattr(classes[b], "item") else classes[b])
         total[key] = total.get(key, 0) + n
+
+
+def read_model(model: Any, *, classes: Any = None, cuts: Any = None) -> Reading:
+    """The audit's reading of a fitted model, or :class:`UnsupportedModel`."""
+    module = type(model).__module__
+    if module.startswith("sklearn."):
+        return read_sklearn(model, classes, cuts)
+    if module.startswith(("lightgbm", "xgboost")):
+        raise UnsupportedModel(f"the audit does not read {type(model).__name__} models yet (LightGBM and XGBoost "
+                               "are optional and not installed here)")
+    return read_ours(model, classes)
 
 
 def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: ArrayLike | None = None,

@@ -12,7 +12,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 import relabel
 from ensemble import ConsistentGradientBoostingClassifier, OTreeBagger, audit
-from ensemble._audit_read import float32_routing, read_model
+from ensemble._audit_read import float32_routing
+from ensemble.audit import read_model
 from oracles import gap_walk_spans, inside_points
 from trees import OrdinalTreeClassifier
 
