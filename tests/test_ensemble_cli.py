@@ -154,10 +154,10 @@ def test_demo_times_the_fits_after_the_compile(monkeypatch, tmp_path, capsys):
     """Check that demo warms up every model before any timed fit starts, and that no timed fit compiles
     (or loads from the cache) a numba kernel: between each fit's two clock readings the package's kernels
     gain no signature, so "fit s" is the fit alone, also on a first run."""
-    from ensemble import _cli
+    from ensemble import _cli, _cli_demo
 
     events, signatures = [], []
-    warm = _cli._warm_up
+    warm = _cli_demo._warm_up
 
     def warm_up(names, *rest):
         events.append(("warm-up", tuple(names)))
@@ -168,9 +168,9 @@ def test_demo_times_the_fits_after_the_compile(monkeypatch, tmp_path, capsys):
         signatures.append(_numba_signatures())
         return time.perf_counter()
 
-    monkeypatch.setattr(_cli, "_warm_up", warm_up)
+    monkeypatch.setattr(_cli_demo, "_warm_up", warm_up)
     # Only the command line's own clock: the solvers time themselves with the same function.
-    monkeypatch.setattr(_cli, "time", SimpleNamespace(perf_counter=clock))
+    monkeypatch.setattr(_cli_demo, "time", SimpleNamespace(perf_counter=clock))
     assert main(["demo", "--max-depth", "3", "--output", "", "--quiet"]) == 0
     assert events[0] == ("warm-up", tuple(_cli.MODELS)) and events.count("clock") == 2 * len(_cli.MODELS)
     assert signatures[0] > 0
