@@ -394,6 +394,65 @@ def _partition(binned, rows, buffer, start, stop, f, b, missing_bin, missing_lef
 
 
 @_compiled
+def _root_sums(gradient, hessian, weight, rows, out):
+    """Gradient, hessian and weight summed over ``rows`` into ``out``."""
+    for j in range(rows.shape[0]):
+        i = rows[j]
+        out[0] += gradient[i]
+        out[1] += hessian[i]
+        out[2] += weight[i]
+
+
+@_compiled
+def _best_candidate(gain, n_nodes):
+    """The node of largest positive gain among the first ``n_nodes`` (-1 for none; the first on a tie)."""
+    node = -1
+    top = -1.0
+    for m in range(n_nodes):
+        if gain[m] > top:
+            top = gain[m]
+            node = m
+    return node
+
+
+@_compiled
+def _below(h, b, k):
+    """Column k of a feature's histogram summed over the bins 0..b (the rows going left of bin b)."""
+    acc = 0.0
+    for bb in range(b + 1):
+        acc += h[bb, k]
+    return acc
+
+
+@_compiled
+def _child_bounds(lo, hi, node, lc, rc, sign, value_left, value_right):
+    """The children's value bounds: the parent's, cut at the mid-point of their values under a constraint."""
+    lo[lc] = lo[node]
+    hi[lc] = hi[node]
+    lo[rc] = lo[node]
+    hi[rc] = hi[node]
+    if sign != 0:
+        # scikit-learn's basic rule: the children's values stay on their side of the mid-point.
+        mid = 0.5 * (value_left + value_right)
+        if sign == 1:
+            hi[lc] = mid
+            lo[rc] = mid
+        else:
+            lo[lc] = mid
+            hi[rc] = mid
+
+
+@_compiled
+def _subtract(large, small, ok, n_bins):
+    """The larger child's histogram: the parent's (held in ``large``) minus the smaller child's."""
+    for ff in range(large.shape[0]):
+        if ok[ff]:
+            for bb in range(n_bins[ff] + 1):
+                for k in range(3):
+                    large[ff, bb, k] -= small[ff, bb, k]
+
+
+@_compiled
 def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, ordered, hist, ok, closed, cst, max_leaves, max_depth,
           min_leaf, l2):
     """Best-first growth; returns the node arrays (oversized) and the number of nodes."""
@@ -419,11 +478,7 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, ordered, hist
     free = list(range(hist.shape[0] - 1, -1, -1))
 
     stop[0] = rows.shape[0]
-    for j in range(rows.shape[0]):
-        i = rows[j]
-        sums[0, 0] += gradient[i]
-        sums[0, 1] += hessian[i]
-        sums[0, 2] += weight[i]
+    _root_sums(gradient, hessian, weight, rows, sums[0])
     n_nodes = 1
     slot[0] = free.pop()
     _build_histogram(binned, gradient, hessian, weight, rows, 0, stop[0], ok, hist[slot[0]], ordered)
@@ -450,12 +505,7 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, ordered, hist
         n_candidates = 0
         if n_leaves >= max_leaves:
             break
-        node = -1
-        top = -1.0
-        for m in range(n_nodes):
-            if gain[m] > top:
-                top = gain[m]
-                node = m
+        node = _best_candidate(gain, n_nodes)
         if node < 0:
             break
         f = best[node, 0]
@@ -464,10 +514,7 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, ordered, hist
         ml = best_ml[node]
         if h[n_bins[f], 2] == 0.0:
             # No missing value here: they will go to the child with more rows (right on a tie).
-            acc = 0.0
-            for bb in range(b + 1):
-                acc += h[bb, 2]
-            ml = 1 if acc > sums[node, 2] - acc else 0
+            ml = 1 if _below(h, b, 2) > sums[node, 2] - _below(h, b, 2) else 0
         middle = _partition(binned, rows, buffer, start[node], stop[node], f, b, n_bins[f], ml)
         lc = n_nodes
         rc = n_nodes + 1
@@ -485,26 +532,10 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, ordered, hist
         stop[rc] = stop[node]
         depth[lc] = depth[node] + 1
         depth[rc] = depth[node] + 1
-        lo[lc] = lo[node]
-        hi[lc] = hi[node]
-        lo[rc] = lo[node]
-        hi[rc] = hi[node]
-        if cst[f] != 0:
-            # scikit-learn's basic rule: the children's values stay on their side of the mid-point.
-            mid = 0.5 * (child_values[node, 0] + child_values[node, 1])
-            if cst[f] == 1:
-                hi[lc] = mid
-                lo[rc] = mid
-            else:
-                lo[lc] = mid
-                hi[rc] = mid
+        _child_bounds(lo, hi, node, lc, rc, cst[f], child_values[node, 0], child_values[node, 1])
         # Sums of the children from the parent's histogram on the split feature.
         for k in range(3):
-            acc = 0.0
-            for bb in range(b + 1):
-                acc += h[bb, k]
-            if ml:
-                acc += h[n_bins[f], k]
+            acc = _below(h, b, k) + (h[n_bins[f], k] if ml else 0.0)
             sums[lc, k] = acc
             sums[rc, k] = sums[node, k] - acc
         # Histogram the child with fewer rows; the other is the parent minus it.
@@ -514,13 +545,7 @@ def _grow(binned, n_bins, gradient, hessian, weight, rows, buffer, ordered, hist
         slot[small] = free.pop()
         _build_histogram(binned, gradient, hessian, weight, rows, start[small], stop[small], ok, hist[slot[small]],
                          ordered)
-        hl = hist[slot[large]]
-        hs = hist[slot[small]]
-        for ff in range(hl.shape[0]):
-            if ok[ff]:
-                for bb in range(n_bins[ff] + 1):
-                    for k in range(3):
-                        hl[ff, bb, k] -= hs[ff, bb, k]
+        _subtract(hist[slot[large]], hist[slot[small]], ok, n_bins)
         n_leaves += 1
         candidates[0] = lc
         candidates[1] = rc
