@@ -279,7 +279,7 @@ def _cmd_predict(args) -> int:
     saved, model = _load_model(args.model, args.unsafe_pickle)
     import numpy as np
 
-    from ensemble.datasets import _parse_numeric_column, _read_table, _text_column
+    from ensemble._csv import _parse_numeric_column, _read_table, _text_column
 
     with _CSVErrors(args.data):
         header, rows, lines = _read_table(Path(args.data), ",")

@@ -51,7 +51,7 @@ def run(args, error) -> int:
     import numpy as np
 
     from ensemble.audit import audit
-    from ensemble.datasets import _parse_numeric_column, _read_table
+    from ensemble._csv import _parse_numeric_column, _read_table
 
     model, saved = _load(Path(args.model), error)
     data = Path(args.data)
