@@ -17,7 +17,7 @@ _LAZY = {
     "AuditReport": "ensemble.audit",
     "count_jumps": "ensemble._display",
     "RegionDisplay": "ensemble._display",
-    "PartitionDisplay": "ensemble._display",
+    "PartitionDisplay": "ensemble._partition_display",
     "save_model": "ensemble._model_file",
     "load_model": "ensemble._model_file",
     "ModelFileError": "ensemble._model_file",

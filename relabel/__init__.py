@@ -21,7 +21,8 @@ The pipeline of docs/design.md section 4, on boxes and counts only (no tree code
   :mod:`relabel._numba`.
 """
 
-from relabel._adjacency import CONTACTS, AdjacencyEdges, adjacency_edges, adjacency_graph, monotone_pairs
+from relabel._adjacency import CONTACTS, AdjacencyEdges, adjacency_edges, adjacency_graph
+from relabel._monotone_pairs import monotone_pairs
 from relabel._backends.cbc import cbc_info
 from relabel._certificate import (
     edge_violations,

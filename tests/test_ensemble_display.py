@@ -359,7 +359,7 @@ def test_partition_boxes_tile_the_window_and_carry_label_colours(pyplot, fused):
     """Check that the drawn boxes tile the window exactly and are filled by label colour."""
     import shapely
 
-    from ensemble._display import PartitionDisplay
+    from ensemble import PartitionDisplay
 
     partition, X = fused.partition, fused.X
     rng = np.random.default_rng(0)
@@ -380,7 +380,7 @@ def test_partition_boxes_tile_the_window_and_carry_label_colours(pyplot, fused):
 
 def test_partition_edges_match_shapely_closure_oracle(pyplot, fused):
     """Check that drawn edges are exactly the box pairs whose closures intersect (shapely)."""
-    from ensemble._display import PartitionDisplay
+    from ensemble import PartitionDisplay
 
     partition, X = fused.partition, fused.X
     labels = np.arange(partition.n_regions) % 5
@@ -421,7 +421,7 @@ def test_partition_edges_match_shapely_closure_oracle(pyplot, fused):
 
 def test_partition_accepts_graph_or_edge_array(pyplot, fused):
     """Check that a networkx graph or a bare edge array gives the same edges and contact kinds."""
-    from ensemble._display import PartitionDisplay
+    from ensemble import PartitionDisplay
 
     relabel, partition = fused.relabel, fused.partition
     labels = np.zeros(partition.n_regions, dtype=int)
@@ -441,7 +441,7 @@ def test_partition_display_relabelled_by_solver_is_consistent(pyplot, fused):
     """Check that labels from relabel.solve draw with no violating (red) edge."""
     from types import SimpleNamespace
 
-    from ensemble._display import PartitionDisplay
+    from ensemble import PartitionDisplay
 
     relabel, partition, X = fused.relabel, fused.partition, fused.X
     counts = relabel.region_counts(
@@ -462,7 +462,7 @@ def test_partition_display_rejects_bad_input(pyplot, fused):
     """Check that malformed partitions, labels, edges, bounds and estimators raise ValueError."""
     from types import SimpleNamespace
 
-    from ensemble._display import PartitionDisplay
+    from ensemble import PartitionDisplay
 
     partition, X = fused.partition, fused.X
     n = partition.n_regions
@@ -497,7 +497,7 @@ def test_partition_display_rejects_bad_input(pyplot, fused):
 def test_displays_of_a_real_otreebagger(pyplot):
     """Check both displays on a fitted OTreeBagger: regions match predict, groups are consistent."""
     from ensemble import OTreeBagger
-    from ensemble._display import PartitionDisplay
+    from ensemble import PartitionDisplay
     from ensemble.datasets import make_synthetic_i
 
     X, y = make_synthetic_i(200, random_state=1)
