@@ -1,6 +1,7 @@
-"""Compiled loops over tree structures: threshold gaps and leaf lookup.
+"""Compiled loops over tree structures: threshold gaps, leaf lookup and monotone envelopes.
 
-The per-tree jump kernel of the certificates lives in :mod:`ensemble._certificates`.
+The per-tree jump kernel of the certificates lives in :mod:`ensemble._certificates`;
+the walks down the trees (:func:`tree_apply`) are those of :mod:`trees._routing`.
 
 Trees are given as scikit-learn-style node arrays (``left``, ``right``, ``feature``,
 ``threshold``; ``left == -1`` at a leaf, ``x <= threshold`` goes left, a missing value
@@ -13,11 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from relabel import compiled as _compiled
+from trees.utils import apply_trees
 
 __all__ = ["compiled", "missing_reach", "node_gaps", "tree_apply", "tree_envelope"]
 
 #: The project's numba decorator (cached, one set of compile flags) for ensemble kernels.
 compiled = _compiled
+_ONE_ROOT = np.zeros(1, dtype=np.int64)
 
 
 @_compiled
@@ -51,23 +54,9 @@ def node_gaps(left, right, feature, threshold, missing_left, X):
     return lo, hi
 
 
-@_compiled
 def tree_apply(X, left, right, feature, threshold, missing_left):
-    """Node id of the leaf every row of ``X`` reaches (``x <= threshold`` goes left, NaN as ``missing_left``)."""
-    n = X.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        node = 0
-        while left[node] != -1:
-            v = X[i, feature[node]]
-            if v != v:
-                node = left[node] if missing_left[node] else right[node]
-            elif v <= threshold[node]:
-                node = left[node]
-            else:
-                node = right[node]
-        out[i] = node
-    return out
+    """Node id of the leaf every row of ``X`` reaches (:func:`trees.utils.apply_trees` of one tree)."""
+    return apply_trees(X, _ONE_ROOT, left, right, feature, threshold, missing_left)[:, 0]
 
 
 @_compiled
