@@ -1,9 +1,10 @@
 """The one routing rule of the trees: which child a value goes to.
 
-Every place of the project that sends a value down a split uses the kernels of
+Every place of ``trees`` that sends a value down a split uses the kernels of
 this module: the growers' partition of the training rows, ``apply`` (and so
-``predict``), the leaf boxes, and the ensembles' walks of many trees
-(:func:`apply_trees`, :func:`sum_trees`). The rule is scikit-learn's:
+``predict``) and the leaf boxes; so do the ensembles, walking many trees at once
+(:func:`apply_trees`, :func:`sum_trees`) and finding the gaps of training values
+around their thresholds (:func:`node_gaps`). The rule is scikit-learn's:
 
 * a number ``x`` goes left when ``x <= threshold`` and right otherwise; so a
   leaf is the half-open box ``lower < x <= upper`` (docs/design.md section 3);
@@ -18,7 +19,8 @@ import numpy as np
 
 from trees._compile import compiled
 
-__all__ = ["apply_nodes", "apply_trees", "goes_left", "leaf_of", "split_box", "sum_trees", "traversal_tables"]
+__all__ = ["apply_nodes", "apply_trees", "goes_left", "leaf_of", "node_gaps", "split_box", "sum_trees",
+           "traversal_tables"]
 
 
 @compiled
@@ -144,6 +146,44 @@ def sum_trees(X, roots, left, right, feature, threshold, missing_left, value, ou
         for t in range(roots.shape[0]):
             total += value[leaf_of(X, i, roots[t], left, right, feature, threshold, missing_left)]
         out[i] = total
+
+
+@compiled
+def node_gaps(left, right, feature, threshold, missing_left, X):
+    """Largest value sent left and smallest value sent right at every node.
+
+    Every row of ``X`` is walked down the tree by :func:`goes_left`. For an internal
+    node, ``lo`` is the largest ``X[i, feature]`` among its rows sent left and ``hi``
+    the smallest among those sent right (``-inf``/``inf`` when a side has no row). Any
+    threshold in ``[lo, hi)`` sends the rows exactly as before; a missing value follows
+    ``missing_left`` whatever the threshold, so it takes no part. O(n_rows * depth).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from trees._routing import node_gaps
+    >>> nodes = (np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]), np.array([0.5, -2.0, -2.0]))
+    >>> lo, hi = node_gaps(*nodes, np.zeros(3, np.uint8), np.array([[0.1], [0.4], [0.9], [np.nan]]))
+    >>> float(lo[0]), float(hi[0])
+    (0.4, 0.9)
+    """
+    n_nodes = left.shape[0]
+    lo = np.full(n_nodes, -np.inf)
+    hi = np.full(n_nodes, np.inf)
+    for i in range(X.shape[0]):
+        node = 0
+        while left[node] != -1:
+            v = X[i, feature[node]]
+            # A missing value compares false with every bound: it moves neither.
+            if goes_left(v, threshold[node], missing_left[node] != 0):
+                if v > lo[node]:
+                    lo[node] = v
+                node = left[node]
+            else:
+                if v < hi[node]:
+                    hi[node] = v
+                node = right[node]
+    return lo, hi
 
 
 @compiled

@@ -25,7 +25,8 @@ Routing (docs/design.md section 3)
     :func:`apply_trees` and :func:`sum_trees` walk many trees stored as
     concatenated node arrays with the one routing rule of the trees (NaN follows
     ``missing_go_to_left``, else ``x <= threshold`` goes left): the leaves reached,
-    and the sum of integer leaf values.
+    and the sum of integer leaf values; :func:`node_gaps` the training values on
+    either side of every split, between which its threshold may move.
 Compiled kernels
     :func:`compiled` is the project's numba decorator (``njit`` with ``nogil``,
     cached on disk when possible).
@@ -49,7 +50,7 @@ from trees._labels import (
     warn_text_order,
 )
 from trees._monotone import resolve_monotonic_cst
-from trees._routing import apply_trees, sum_trees
+from trees._routing import apply_trees, node_gaps, sum_trees
 from trees._validation import check_sample_weight
 from trees._weights import class_weight_factors, tree_feature_importances
 
@@ -64,6 +65,7 @@ __all__ = [
     "compiled",
     "encode_labels",
     "grow_hist_tree",
+    "node_gaps",
     "ordered_categories",
     "resolve_monotonic_cst",
     "sum_trees",
