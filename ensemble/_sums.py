@@ -14,12 +14,12 @@ predictions, the certificate it records, :meth:`SumOfTrees.is_consistent`,
 An estimator supplies its trees as node arrays with integer leaf values
 (:meth:`SumOfTrees._trees_nodes`, :meth:`SumOfTrees._trees_values`), the integer sum
 that means one class (:attr:`SumOfTrees._sum_scale`) and its fitting; docs/design.md
-("A new sum of trees") gives the recipe.
+section 10 ("One base for every sum of trees") gives the recipe.
 
 Two optional readings of the trees are the base's too, so that every certificate
 follows them: monotone envelopes (``_envelope``, the constraints the trees are read
 through, docs/design.md section 9) and a space of coordinates the trees split
-(``space_``, a :class:`ensemble._groups.GroupSpace` such as the monotone index).
+(``space_``, a :class:`ensemble._spaces.GroupSpace` such as the monotone index).
 """
 
 from __future__ import annotations
@@ -226,8 +226,9 @@ class SumOfTrees:
     def predict_value(self, X: ArrayLike) -> NDArray[np.float64]:
         """The sum of the trees on the class-index scale: what ``predict`` cuts at ``cut_points_``.
 
-        The forest's mean of its trees' values (in [0, K - 1]), boosting's F(x);
-        exact multiples of the trees' value unit (2**-20 of a class per tree).
+        The forest's mean of its trees' values (in [0, K - 1]), boosting's F(x): the
+        exact integer sum divided by the integer that means one class
+        (``n_estimators_ * 2**20`` for the forest, ``2**20`` for boosting).
 
         Parameters
         ----------
@@ -248,8 +249,9 @@ class SumOfTrees:
         """Class probabilities: cumulative on the sum of the trees, or the model's own leaf distributions.
 
         With a fitted spread ``s`` (``_proba_scale``): ``P(class > k) = Phi((sum - cut_k) / s)``
-        (:func:`ensemble._voting.cumulative_proba`), ``s`` fitted on held-out rows to
-        minimise the ranked probability score; ``P(class >= k)`` grows with the sum, so a
+        (:func:`ensemble._voting.cumulative_proba`), ``s`` fitted to minimise the ranked
+        probability score on held-out rows (out of bag, validation or out of fold; the
+        training rows where there are none); ``P(class >= k)`` grows with the sum, so a
         monotone model has cumulative probabilities monotone in its constrained features,
         and ``predict`` is the median of the distribution. Without (the forest without
         constraints): the mean of the trees' leaf class distributions.
