@@ -36,11 +36,11 @@ class Mutation:
 
 MUTATIONS = [
     # Issue 23's four, which the suite used to miss.
-    Mutation("forest is_monotone checks only the first constrained feature", "ensemble/_certificates.py",
+    Mutation("forest is_monotone checks only the first constrained feature", "ensemble/_certificate_monotone.py",
              "    cst = np.asarray(monotonic_cst)\n",
              "    cst = np.asarray(monotonic_cst).copy()\n    cst[np.flatnonzero(cst)[1:]] = 0\n",
              ("tests/test_ensemble_trust.py", "tests/test_ensemble_monotone.py")),
-    Mutation("per-tree jump from face contacts only (corners dropped)", "ensemble/_certificates.py",
+    Mutation("per-tree jump from face contacts only (corners dropped)", "ensemble/_certificate_jumps.py",
              "    return int(tree_jump(left, right, feature, np.ascontiguousarray(threshold, dtype=np.float64), "
              "missing, reach,\n",
              "    part = relabel.fuse([boxes], snap=False)\n"
@@ -52,7 +52,7 @@ MUTATIONS = [
              ("tests/test_ensemble_trust.py", "tests/test_ensemble_forest.py")),
     # Every pair of leaves is searched from both of its leaves, so one strict comparison
     # alone changes no jump (an equivalent mutant, measured MISSED): both sides are made strict.
-    Mutation("jump kernel compares strictly at a window's edge", "ensemble/_certificates.py",
+    Mutation("jump kernel compares strictly at a window's edge", "ensemble/_certificate_jumps.py",
              "(present_a and lower[j, f] - resolution[f] <= t) or (missing_a and missing_left[node] != 0):\n"
              "                stack[top] = left[node]\n                top += 1\n"
              "            if (present_a and upper[j, f] + resolution[f] >= t and t < np.inf)",
@@ -63,7 +63,7 @@ MUTATIONS = [
     # Hand-built trees whose exact jump tests/test_ensemble_certificate_contacts.py computes
     # independently, slice by slice of missing features.
     Mutation("jump kernel compares strictly at a window's edge (hand-built corner and end point)",
-             "ensemble/_certificates.py",
+             "ensemble/_certificate_jumps.py",
              "(present_a and lower[j, f] - resolution[f] <= t) or (missing_a and missing_left[node] != 0):\n"
              "                stack[top] = left[node]\n                top += 1\n"
              "            if (present_a and upper[j, f] + resolution[f] >= t and t < np.inf)",
@@ -71,11 +71,11 @@ MUTATIONS = [
              "                stack[top] = left[node]\n                top += 1\n"
              "            if (present_a and upper[j, f] + resolution[f] > t and t < np.inf)",
              ("tests/test_ensemble_certificate_contacts.py",)),
-    Mutation("jump kernel ignores leaves that meet only inside a missing-value slice", "ensemble/_certificates.py",
+    Mutation("jump kernel ignores leaves that meet only inside a missing-value slice", "ensemble/_certificate_jumps.py",
              "            missing_a = reach[leaves[j], f]\n",
              "            missing_a = False\n",
              ("tests/test_ensemble_certificate_contacts.py",)),
-    Mutation("monotone pairs ignore leaves that meet only inside a missing-value slice", "ensemble/_certificates.py",
+    Mutation("monotone pairs ignore leaves that meet only inside a missing-value slice", "ensemble/_certificate_monotone.py",
              "            meet = overlap | (reach[a] & reach[b])\n",
              "            meet = overlap.copy()\n",
              ("tests/test_ensemble_certificate_contacts.py",)),
@@ -83,7 +83,7 @@ MUTATIONS = [
              "        return peak / (self.scale * self.std)\n",
              "        return 0.5 * peak / (self.scale * self.std)\n",
              ("tests/test_ensemble_certificate_contacts.py",)),
-    Mutation("cut-spacing comparison strict", "ensemble/_certificates.py",
+    Mutation("cut-spacing comparison strict", "ensemble/_certificate_jumps.py",
              "    return int(bound) <= int(spacing)",
              "    return int(bound) < int(spacing)",
              ("tests/test_ensemble_trust.py",)),
@@ -92,7 +92,7 @@ MUTATIONS = [
              "partition = relabel.fuse([leaf_boxes(tree)], snap=False)",
              "partition = relabel.fuse([leaf_boxes(tree)])",
              ("tests/test_ensemble_trust.py",)),
-    Mutation("monotone certificate of trees drops leaves thinner than 4 ulps", "ensemble/_certificates.py",
+    Mutation("monotone certificate of trees drops leaves thinner than 4 ulps", "ensemble/_certificate_monotone.py",
              "            present = lower[:, f] < upper[:, f]\n",
              "            present = upper[:, f] - lower[:, f] > 4 * np.spacing(np.abs(upper[:, f]))\n",
              ("tests/test_ensemble_trust.py",)),
@@ -100,7 +100,7 @@ MUTATIONS = [
              '"mode": Vote("mode", _mode, keeps_consistency=False)',
              '"mode": Vote("mode", _mode, keeps_consistency=True)',
              ("tests/test_ensemble_otreebagger.py", "tests/test_ensemble_otreebagger_real.py")),
-    Mutation("bound sums one jump fewer than the boundaries", "ensemble/_certificates.py",
+    Mutation("bound sums one jump fewer than the boundaries", "ensemble/_certificate_jumps.py",
              "    return int(jumps[: max(int(n_boundaries), 0)].sum())",
              "    return int(jumps[: max(int(n_boundaries) - 1, 0)].sum())",
              ("tests/test_ensemble_forest.py",)),
@@ -135,7 +135,7 @@ MUTATIONS = [
              "    if not ranges_only and (exact or",
              "    if (exact or",
              ("tests/test_ensemble_envelope.py",)),
-    Mutation("envelope forest claims monotone in every feature", "ensemble/_forest.py",
+    Mutation("envelope forest claims monotone in every feature", "ensemble/_sums.py",
              "            cst = np.where(self._envelope == cst, 0, cst)",
              "            cst = np.zeros_like(cst)",
              ("tests/test_ensemble_envelope.py",)),
@@ -163,13 +163,13 @@ MUTATIONS = [
              '            chosen = "axes" if scores["axes"] < scores["index"] else "index"\n',
              '            chosen = "axes" if scores["axes"] > scores["index"] else "index"\n',
              ("tests/test_ensemble_forest_index.py",)),
-    Mutation("the forest's is_monotone checks an index asked both ways only rising", "ensemble/_forest.py",
+    Mutation("the forest's is_monotone checks an index asked both ways only rising", "ensemble/_sums.py",
              "for sign in (1, -1))\n",
              "for sign in (1,))\n",
              ("tests/test_ensemble_forest_index.py",)),
-    Mutation("the forest's index keeps the features' resolution on its own axis", "ensemble/_forest.py",
-             "                        _resolution_in_space(space, data.resolution))\n",
-             "                        None if data.resolution is None else space.kept_mask(data.resolution))\n",
+    Mutation("the forest's index keeps the features' resolution on its own axis", "ensemble/_forest_trees.py",
+             "                        _resolution_in_space(space, data.resolution), None)\n",
+             "                        None if data.resolution is None else space.kept_mask(data.resolution), None)\n",
              ("tests/test_ensemble_forest_index.py",)),
     Mutation("the graph cut's exact scaling drops the empty regions' prior", "relabel/_scaling.py",
              "    weights = problem.counts + problem.prior  # the prior lives on empty rows: the sum is exact\n",
@@ -208,20 +208,18 @@ MUTATIONS = [
              "    above = ndtr((values[:, None] - cuts[None, ::-1]) / float(scale))",
              ("tests/test_ensemble_monotone.py", "ensemble/_voting.py")),
     # Trees and the relabelling.
-    Mutation("routing sends x == threshold right", "ensemble/_kernels.py",
-             "            elif v <= threshold[node]:\n                node = left[node]\n            else:\n"
-             "                node = right[node]\n        out[i] = node",
-             "            elif v < threshold[node]:\n                node = left[node]\n            else:\n"
-             "                node = right[node]\n        out[i] = node",
+    Mutation("routing sends x == threshold right", "trees/_routing.py",
+             "    return x <= threshold\n",
+             "    return x < threshold\n",
              ("tests/test_ensemble_forest.py", "tests/test_ensemble_trust.py")),
     # Missing values in certified boosting.
     Mutation("histogram split tries missing values on the right only", "trees/_hist.py",
              "        sides = 2 if mc > 0.0 else 1\n",
              "        sides = 1\n",
              ("tests/test_trees_hist.py",)),
-    Mutation("boosting's prediction sends every missing value right", "ensemble/_boosting.py",
-             "                    node = left[node] if missing_left[node] else right[node]\n",
-             "                    node = right[node]\n",
+    Mutation("the routing rule sends every missing value right", "trees/_routing.py",
+             "    if x != x:\n        return missing_left\n",
+             "    if x != x:\n        return False\n",
              ("tests/test_ensemble_missing.py",)),
     Mutation("class weights ignored", "ensemble/_base.py",
              "        factors = class_weight_factors(getattr(self, \"class_weight\", None), y_idx, self.classes_)",

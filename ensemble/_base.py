@@ -49,6 +49,7 @@ __all__ = [
     "class_weight_factors",
     "draw_in_gaps",
     "encode_target",
+    "feature_resolution",
     "grow_tree",
     "monotonic_array",
     "tree_feature_importances",
@@ -238,6 +239,23 @@ def constraint_to_check(estimator: Any, monotonic_cst: Any) -> NDArray[np.int8] 
         categorical = estimator._categorical[: estimator.n_features_in_]
         cst = monotonic_array(monotonic_cst, estimator.n_features_in_, names, categorical)
     return cst if cst is not None and np.any(cst) else None
+
+
+def feature_resolution(resolution: float | ArrayLike, categorical: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """A resolution r_f per feature, validated, and 0 on the categorical features.
+
+    A categorical feature has no small moves (docs/design.md section 4b): two of its
+    values are never near, whatever the user's r.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> feature_resolution(0.5, np.array([False, True])).tolist()
+    [0.5, 0.0]
+    """
+    r = relabel.check_resolution(resolution, int(np.asarray(categorical).shape[0]))
+    r[np.asarray(categorical, dtype=bool)] = 0.0
+    return r
 
 
 def draw_in_gaps(rng: np.random.RandomState, lo: NDArray, hi: NDArray) -> NDArray[np.float64]:
@@ -511,8 +529,7 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
         self._monotonic = monotonic
         resolution = None
         if self.resolution is not None:
-            resolution = relabel.check_resolution(self.resolution, n_features)
-            resolution[self._categorical] = 0.0
+            resolution = feature_resolution(self.resolution, self._categorical)
         grid = relabel.DataGrid.from_data(X, categorical=self._categorical, sample_weight=sample_weight)
         return TrainingData(np.ascontiguousarray(X), y_idx, sample_weight, self._categorical, monotonic, resolution,
                             grid)

@@ -18,17 +18,17 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ensemble import _kernels
-from ensemble._base import MAX_SEED, OrdinalEnsemble, constraint_to_check
-from ensemble._certificates import SumCertificate, exact_jump, face_steps, sum_certificate, trees_are_monotone
+from ensemble._boosting_loss import (LOSSES, _NO_OUTPUT, _all_threshold_gradient, _loss_kernel, gradient_quanta,
+                                     quantize)
+from ensemble._base import MAX_SEED, OrdinalEnsemble
+from ensemble._certificates import exact_jump, face_steps
 from ensemble._docs import fill_doc
-from ensemble._sums import CertifiedSum
+from ensemble._sums import SumOfTrees
 from ensemble._kernels import compiled as _compiled
 from ensemble._thresholds import ThresholdBook
-from ensemble._voting import (UNIT_BITS, cumulative_proba, cut_spacing, fit_proba_scale, half_cut_points,
-                              learn_cut_points)
+from ensemble._voting import (UNIT_BITS, cut_spacing, fit_proba_scale)
 from trees.utils import MIN_GAP_ULPS, bin_features
 from trees.utils import grow_hist_tree as grow_tree
 
@@ -58,147 +58,6 @@ def _add_leaf_values(total, rows, start, stop, left, value):
             v = value[n]
             for j in range(start[n], stop[n]):
                 total[rows[j]] += v
-
-
-@_compiled
-def _sum_trees(X, roots, left, right, feature, threshold, missing_left, value, out):
-    """``out[i] += sum over trees of the value of the leaf row i reaches`` (global node ids; NaN as ``missing_left``)."""
-    for i in range(X.shape[0]):
-        total = out[i]
-        for t in range(roots.shape[0]):
-            node = roots[t]
-            while left[node] != -1:
-                v = X[i, feature[node]]
-                if v != v:
-                    node = left[node] if missing_left[node] else right[node]
-                elif v <= threshold[node]:
-                    node = left[node]
-                else:
-                    node = right[node]
-            total += value[node]
-        out[i] = total
-
-
-#: The losses, by the code the compiled kernels take.
-LOSSES = {"squared_error": 0, "all_threshold": 1}
-#: Slope of the all-threshold logistic loss: a class away from a half-way threshold costs about exp(-2).
-_SLOPE = 4.0
-
-
-@_compiled
-def _loss_kernel(kind, F, y, w, n_classes, grad, hess):
-    """Weighted mean loss at F (integer units), or, when ``grad`` is non-empty, only its gradient and hessian.
-
-    ``kind`` 0: squared error ``(F - y)^2 / 2`` on the class index. ``kind`` 1: the
-    all-threshold logistic loss (Rennie & Srebro 2005) on half-way thresholds
-    ``k + 1/2``: ``sum_k log(1 + exp(-s_k * slope * (F - k - 1/2)))`` with
-    ``s_k = +1`` for the thresholds below y, -1 for those above.
-    """
-    unit = 1.0 / (1 << 20)
-    fill = grad.shape[0] > 0
-    total = 0.0
-    weight = 0.0
-    for i in range(F.shape[0]):
-        f = F[i] * unit
-        if kind == 0:
-            r = f - y[i]
-            loss = 0.5 * r * r
-            g = r
-            h = 1.0
-        else:
-            loss = 0.0
-            g = 0.0
-            h = 0.0
-            for k in range(n_classes - 1):
-                z = _SLOPE * (f - k - 0.5)
-                if y[i] <= k:
-                    z = -z  # a class at or below k wants F below the threshold
-                # log(1 + exp(-z)) and its derivative -sigmoid(-z), computed stably.
-                if z > 0:
-                    e = np.exp(-z)
-                    p = e / (1.0 + e)
-                    if not fill:
-                        loss += np.log1p(e)
-                else:
-                    e = np.exp(z)
-                    p = 1.0 / (1.0 + e)
-                    if not fill:
-                        loss += -z + np.log1p(e)
-                sign = 1.0 if y[i] > k else -1.0
-                g -= sign * _SLOPE * p
-                h += _SLOPE * _SLOPE * p * (1.0 - p)
-            h = max(h, 1e-6)
-        total += w[i] * loss
-        weight += w[i]
-        if fill:
-            grad[i] = w[i] * g
-            hess[i] = w[i] * h
-    return total / weight if weight > 0 else 0.0
-
-
-@_compiled
-def _all_threshold_gradient(F, y, w, n_classes, grad, hess):
-    """Gradient and hessian of the all-threshold loss, one ``exp`` per row instead of one per threshold.
-
-    With ``u_k = exp(-slope (f - k - 1/2))``, ``u_(k+1) = u_k exp(slope)``; the
-    probability of :func:`_loss_kernel` is ``u_k / (1 + u_k)`` for thresholds below y
-    and ``1 / (1 + u_k)`` above. Rows whose exponents could overflow are left to
-    :func:`_loss_kernel`'s direct formula.
-    """
-    unit = 1.0 / (1 << 20)
-    step = np.exp(_SLOPE)
-    for i in range(F.shape[0]):
-        f = F[i] * unit
-        first = _SLOPE * (f - 0.5)
-        last = _SLOPE * (f - (n_classes - 2) - 0.5)
-        g = 0.0
-        h = 0.0
-        if abs(first) < 600.0 and abs(last) < 600.0:
-            u = np.exp(-first)
-            for k in range(n_classes - 1):
-                q = 1.0 / (1.0 + u)
-                if y[i] > k:
-                    g -= _SLOPE * u * q
-                else:
-                    g += _SLOPE * q
-                h += _SLOPE * _SLOPE * u * q * q  # p (1 - p) = u / (1 + u)^2 on either side
-                u *= step
-        else:
-            # Exponents that could overflow: the direct formula, one row (views, no copies).
-            _loss_kernel(1, F[i:i + 1], y[i:i + 1], w[i:i + 1], n_classes, grad[i:i + 1], hess[i:i + 1])
-            continue
-        h = max(h, 1e-6)
-        grad[i] = w[i] * g
-        hess[i] = w[i] * h
-
-
-_NO_OUTPUT = np.empty(0)
-
-
-def gradient_quanta(kind: int, n_classes: int, total_weight: float) -> tuple[float, float]:
-    """Powers of two for the gradients and hessians: every partial sum of the rounded values is exact.
-
-    A sum of multiples of q below 2**53 q in magnitude is exact in float64, in any order.
-    So histograms summed over rows, over data partitions (Dask workers) or by
-    subtraction are equal bit for bit, and a distributed fit grows the same trees as
-    one machine. Per unit weight the all-threshold loss has |g| <= slope (K - 1) and
-    h <= slope**2 (K - 1) / 4; squared error |g| = |F - y|, taken below 2K (the
-    bounded leaf values keep F near 0..K-1; beyond, sums are merely rounded).
-    """
-    per_g, per_h = ((_SLOPE * (n_classes - 1), _SLOPE ** 2 * (n_classes - 1) / 4) if kind == 1
-                    else (2.0 * n_classes, 1.0))
-    total = max(total_weight, 1.0)
-    return tuple(2.0 ** (np.ceil(np.log2(per * total)) - 52) for per in (per_g, per_h))
-
-
-def quantize(grad: NDArray[np.float64], hess: NDArray[np.float64], quanta: tuple[float, float]) -> None:
-    """Round ``grad`` and ``hess`` in place to multiples of their quanta (hessians to at least one quantum)."""
-    qg, qh = quanta
-    np.rint(grad / qg, out=grad)
-    grad *= qg
-    np.rint(hess / qh, out=hess)
-    np.maximum(hess, 1.0, out=hess)
-    hess *= qh
 
 
 class _Tree:
@@ -309,7 +168,7 @@ class _Fitted(NamedTuple):
 
 
 @fill_doc
-class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
+class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
     """Gradient boosting on the class index whose cut classes are certified consistent.
 
     F(x) = f_0 + sum_t s_t v_t(x) is boosted with histogram regression trees (the
@@ -840,22 +699,15 @@ class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
         their classes and weights, or None: the cut points are then half-way and
         the probability scale is fitted on the training rows.
         """
-        K = self.n_classes_
-        self._build_predictor()
         rule = self.cut_points
         if rule == "auto":
             rule = "learned" if F_ref is not None else "half"
         self._cut_rule = rule
-        half = half_cut_points(K, _UNIT)
-        certificate = self._certificate(cut_spacing(half), self._resolution)
+        certificate = self._certificate(cut_spacing(self._choose_cuts(_UNIT)), self._resolution, grid=self._grid)
         if F_ref is None:
             F_ref, y_ref, w_ref = train_sums, y_train, w_train
-        cuts = half
-        if rule == "learned":
-            cuts = learn_cut_points(F_ref, y_ref, K, _UNIT, spacing=min(self._enforced(certificate), _UNIT),
-                                    sample_weight=w_ref)
-        self._cuts = cuts
-        self.cut_points_ = cuts / float(_UNIT)
+        held_out = (F_ref, y_ref, w_ref) if rule == "learned" else None
+        self._set_cuts(self._choose_cuts(_UNIT, self._enforced(certificate), held_out), _UNIT)
         self._store_certificate(certificate)
         self._proba_scale = fit_proba_scale(F_ref, y_ref, self._cuts, w_ref, unit=float(_UNIT))
         if self._stopped_by_bound:
@@ -863,120 +715,23 @@ class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
                           "would break the consistency bound (thresholds of several trees had to share a gap "
                           "between training values too narrow to keep them apart: within r_f with a resolution, "
                           "or within a few ulps); use a smaller resolution, or centre the features", UserWarning, stacklevel=3)
-        if not self._certified:
+        if not self._certifies_fit():
             warnings.warn(f"ConsistentGradientBoostingClassifier is not certified consistent: consistency_bound_="
                           f"{self.consistency_bound_:.3f} > 1", UserWarning, stacklevel=3)
 
-    def _certificate(self, spacing: int, resolution=None, notion: str = "data") -> SumCertificate:
-        """The oscillation certificate of the sum of the trees (:func:`ensemble._certificates.sum_certificate`),
-        with the gap loads at the data's resolution for ``notion="data"``."""
-        grid = self._grid if notion == "data" else None
-        return sum_certificate([t.nodes() for t in self.estimators_], [t.value for t in self.estimators_],
-                               self.n_features_in_, ~self._categorical, spacing, resolution, grid=grid)
+    def _trees_nodes(self) -> list[tuple]:
+        return [t.nodes() for t in self.estimators_]
 
-    def _store_certificate(self, certificate: SumCertificate) -> None:
-        final = certificate.with_spacing(cut_spacing(self._cuts))
-        self._record(final)
-        if self.n_classes_ == 2:
-            self.consistency_bound_ = 0.0
-        self.n_boundaries_ = final.n_boundaries
-        self.threshold_multiplicity_ = final.multiplicity
-        self._certified = self.n_classes_ == 2 or final.certified
-        self._keep_grid([np.concatenate([t.threshold[(t.children_left >= 0) & (t.feature == f)]
-                                         for t in self.estimators_]) if self.estimators_ else np.empty(0)
-                         for f in range(self.n_features_in_)])
+    def _trees_values(self) -> list[NDArray[np.int64]]:
+        return [t.value for t in self.estimators_]
 
-    def __getstate__(self) -> dict:
-        # The flat copy of the trees is derived: a saved model keeps the trees only, which
-        # the certificates read, and prediction walks a copy rebuilt from them on load.
-        state = dict(super().__getstate__())  # a copy: object.__getstate__ may return __dict__ itself
-        state.pop("_flat", None)
-        return state
+    @property
+    def _sum_scale(self) -> int:
+        return _UNIT
 
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        # Rebuilt from the trees whatever the file held: a file with a flat copy of its own
-        # (saved by an earlier version, or edited) would otherwise predict from other trees
-        # than the ones is_consistent() certifies.
-        self.__dict__.pop("_flat", None)
-        if "estimators_" in self.__dict__:
-            self._build_predictor()
-
-    def _build_predictor(self) -> None:
-        """All trees' nodes in flat arrays (global node ids) for one compiled walk."""
-        sizes = np.array([t.children_left.shape[0] for t in self.estimators_], dtype=np.int64)
-        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)[: sizes.shape[0]]
-        if not self.estimators_:
-            empty_i, empty_f = np.empty(0, np.int64), np.empty(0)
-            self._flat = (offsets, empty_i, empty_i, empty_i, empty_f, np.empty(0, np.uint8), empty_i)
-            return
-        shift = np.repeat(offsets, sizes)
-        left = np.concatenate([t.children_left for t in self.estimators_])
-        right = np.concatenate([t.children_right for t in self.estimators_])
-        self._flat = (offsets, np.where(left >= 0, left + shift, -1), np.where(right >= 0, right + shift, -1),
-                      np.concatenate([t.feature for t in self.estimators_]),
-                      np.concatenate([t.threshold for t in self.estimators_]),
-                      np.concatenate([t.missing_go_to_left for t in self.estimators_]),
-                      np.concatenate([t.value for t in self.estimators_]))
-
-    def _sums(self, X: NDArray[np.float64]) -> NDArray[np.int64]:
-        out = np.full(X.shape[0], self._f0, dtype=np.int64)
-        _sum_trees(X, *self._flat, out)
-        return out
-
-    def predict(self, X: ArrayLike) -> NDArray:
-        """Predict the class: the number of cut points F(x) reaches.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-            Members of ``classes_``.
-        """
-        if is_dask_collection(X):
-            return predict_dask(self, X, "predict")
-        X = self._validate_X_predict(X)
-        return self.classes_[np.searchsorted(self._cuts, self._sums(X), side="right")]
-
-    def predict_value(self, X: ArrayLike) -> NDArray[np.float64]:
-        """F(x), the boosted value on the class-index scale (exact multiples of 2**-20).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        if is_dask_collection(X):
-            return predict_dask(self, X, "predict_value")
-        X = self._validate_X_predict(X)
-        return self._sums(X) / float(_UNIT)
-
-    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Class probabilities of a cumulative logit on F: ``P(y > k) = sigmoid((F - cut_k) / scale)``.
-
-        The scale is fitted on the validation rows (the training rows without early
-        stopping) to minimise the ranked probability score. ``P(y >= k)`` grows
-        with F, so a monotone model has cumulative probabilities monotone in its
-        constrained features; rows sum to 1.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        if is_dask_collection(X):
-            return predict_dask(self, X, "predict_proba")
-        X = self._validate_X_predict(X)
-        return cumulative_proba(self._sums(X).astype(np.float64), self._cuts, self._proba_scale)
+    def _predict_elsewhere(self, X: Any, method: str) -> Any:
+        # Dask collections are predicted partition by partition, on the workers.
+        return predict_dask(self, X, method) if is_dask_collection(X) else None
 
     def staged_predict(self, X: ArrayLike) -> Iterator[NDArray]:
         """The class after each tree (with the final cut points).
@@ -993,51 +748,13 @@ class ConsistentGradientBoostingClassifier(CertifiedSum, OrdinalEnsemble):
         total = np.full(X.shape[0], self._f0, dtype=np.int64)
         for t in self.estimators_:
             total += t.value[t.apply(X)]
-            yield self.classes_[np.searchsorted(self._cuts, total, side="right")]
+            yield self.classes_[self._class_index(total)]
 
-    def _recheck(self, resolution: NDArray[np.float64] | None, notion: str) -> bool:
-        # With one cut point (two classes) every model is consistent.
-        if self.n_classes_ == 2:
-            return True
-        if notion == "data" and self.__dict__.get("_grid") is None:
-            return False  # a model saved before the data's resolution: nothing to check it on
-        return self._certificate(cut_spacing(self._cuts), resolution, notion).certified
-
-    @property
-    def feature_importances_(self) -> NDArray[np.float64]:
-        """Gain importances: each split's training-loss decrease times its tree's step, per feature, summing to 1.
-
-        Gain importances favour features with many distinct values; for an
-        unbiased reading use :func:`sklearn.inspection.permutation_importance`
-        (see ``examples/plot_importances.py``).
-        """
-        check_is_fitted(self)
+    def _axis_importances(self) -> NDArray[np.float64]:
+        """Gain importances: each split's training-loss decrease times its tree's step, per feature, summing to 1."""
         out = np.zeros(self.n_features_in_)
         for t in self.estimators_:
             inner = t.children_left >= 0
             np.add.at(out, t.feature[inner], t.gain[inner])
         total = out.sum()
         return out / total if total > 0 else out
-
-    def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
-        """Certify monotone constraints from the face contacts of every tree.
-
-        Parameters
-        ----------
-        monotonic_cst : array-like of int, dict or None, default=None
-            The constraints to check; ``None`` checks the model's own.
-
-        Returns
-        -------
-        bool
-            True when in every tree, across every face on a constrained feature,
-            the leaf above has a value at least (at most, for -1) the one below:
-            each tree is monotone along every line parallel to the feature, so is
-            their sum, and the classes (the cut points increase).
-        """
-        check_is_fitted(self)
-        cst = constraint_to_check(self, monotonic_cst)
-        if cst is None:
-            return True
-        return trees_are_monotone([t.nodes() for t in self.estimators_], [t.value for t in self.estimators_],
-                                  self.n_features_in_, cst)

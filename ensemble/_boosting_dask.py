@@ -5,7 +5,7 @@ holding its partitions binned; per tree the workers compute gradients and the
 histograms of the nodes being split, the client sums them, finds the splits
 (the compiled ``_find_split`` of one machine), places the thresholds, bounds the step
 and keeps the certificate. Gradients are rounded to power-of-two quanta
-(:func:`ensemble._boosting.gradient_quanta`), so every histogram sum is exact in any
+(:func:`ensemble._boosting_loss.gradient_quanta`), so every histogram sum is exact in any
 order: with the same bins, the trees are the single-machine trees, bit for bit.
 """
 
@@ -15,9 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 import relabel
-from ensemble._base import categorical_mask, monotonic_array, _TextColumns
-from ensemble._boosting import (LOSSES, _NO_OUTPUT, _UNIT, _Budget, _all_threshold_gradient, _add_leaf_values,
-                                _loss_kernel, _step_cap, gradient_quanta, quantize)
+from ensemble._base import categorical_mask, feature_resolution, monotonic_array, _TextColumns
+from ensemble._boosting import _UNIT, _Budget, _add_leaf_values, _step_cap
+from ensemble._boosting_loss import LOSSES, _NO_OUTPUT, _all_threshold_gradient, _loss_kernel, gradient_quanta, quantize
 from ensemble._thresholds import ThresholdBook
 from trees._hist import MIN_GAP_ULPS, Bins, HistTree, _bin_edges, _build_histogram, _find_split, _leaf_value
 from trees._hist import _partition
@@ -343,8 +343,7 @@ def _setup(model, summaries, names, d: int) -> None:
     model._monotonic = None if monotonic is None else monotonic.astype(np.int64)
     model._resolution = None
     if model.resolution is not None:
-        model._resolution = relabel.check_resolution(model.resolution, d)
-        model._resolution[mask] = 0.0
+        model._resolution = feature_resolution(model.resolution, mask)
 
 
 def fit_dask(model, X, y, sample_weight=None, client=None):

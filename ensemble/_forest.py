@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import logging
 import warnings
-from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import sklearn
@@ -20,30 +19,27 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.parallel import delayed
-from sklearn.utils.validation import check_is_fitted
 
-from ensemble import _kernels
-from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TrainingData, TreeSpec,
-                            bootstrap_weights, constraint_to_check, draw_in_gaps, grow_tree, tree_feature_importances)
+from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TreeSpec,
+                            tree_feature_importances)
 from ensemble._certificates import (
     MAX_LOCALISED_PAIRS,
     SumCertificate,
     gap_pairs,
     sum_certificate,
     tree_nodes,
-    trees_are_monotone,
 )
 from ensemble._docs import fill_doc
-from ensemble._sums import CertifiedSum
-from ensemble._groups import GroupSpace, _resolution_in_space
+from ensemble._forest_trees import _OutOfBag, _TreeJob, _Voter, _data_in_space, _fit_tree
+from ensemble._sums import SumOfTrees
+from ensemble._spaces import GroupSpace
 from ensemble._monotone import isotonic_leaf_values
-from ensemble._thresholds import (Gaps, Ranks, float32_margins, separate_thresholds, set_thresholds,
+from ensemble._thresholds import (Gaps, Ranks, separate_thresholds, set_thresholds,
                                   spread_thresholds, thresholds_of, warn_crowded)
 from ensemble._parallel import run_jobs
 from ensemble._resolution import capped_leaf_values, one_threshold_per_gap
-from ensemble._voting import (UNIT_BITS, cumulative_proba, cut_spacing, fit_proba_scale, half_cut_points,
-                              learn_cut_points)
-from trees import CRITERIA, OrdinalTreeClassifier
+from ensemble._voting import (UNIT_BITS, cut_spacing, fit_proba_scale)
+from trees import CRITERIA
 
 logger = logging.getLogger(__name__)
 
@@ -54,126 +50,6 @@ _MIN_AUTO_TREES = 100
 _ISOTONIC_STEP = 2.0 ** -4
 _ORDINAL_CRITERIA = tuple(CRITERIA)
 FOREST_CRITERIA = ("squared_error",) + _ORDINAL_CRITERIA
-
-
-def _data_in_space(data: TrainingData, space: GroupSpace | None) -> TrainingData:
-    """The training data on the coordinates of ``space``: features, kinds, constraints and resolution mapped."""
-    if space is None:
-        return data
-    monotonic = space.constraints(data.monotonic)  # one component, every weight of its feature's sign
-    # No grid: a move inside one gap of a feature the index combines moves the index across
-    # many of its own gaps, which its grid would not see.
-    return TrainingData(np.ascontiguousarray(space.transform(data.X)), data.y, data.sample_weight,
-                        space.kept_mask(data.categorical), monotonic.astype(np.int8),
-                        _resolution_in_space(space, data.resolution), None)
-
-
-@dataclass(frozen=True)
-class _TreeJob:
-    """What a worker needs to grow the forest's trees (module level, so joblib can pickle it).
-
-    ``X_fit`` is what the trees are grown on: the ranks of the training values
-    (:class:`Ranks`; float32 for scikit-learn's trees, passed unchecked as its
-    forests do), and ``X_route`` its rows of positive weight as float64, which
-    define the gaps, mapped back to raw values by ``ranks``.
-    """
-
-    spec: TreeSpec
-    bootstrap: bool
-    cut_rule: str
-    X: NDArray[np.float64]
-    X_fit: NDArray
-    X_route: NDArray[np.float64]
-    ranks: "Ranks"
-    missing: NDArray[np.bool_]
-    y: NDArray[np.intp]
-    sample_weight: NDArray[np.float64] | None
-
-
-def _fit_tree(job: _TreeJob, seeds: NDArray):
-    """Grow one tree on a bootstrap sample and move its thresholds into their gaps.
-
-    Returns the fitted tree (its thresholds as grown, on ranks), the moved
-    thresholds (raw values), the gap ``[lo, hi)`` of every internal node, the
-    tree's voter tables (:class:`_Voter`) and, for ``cut_points="oob"``, its
-    out-of-bag rows with their values.
-    """
-    bootstrap_seed, tree_seed = seeds
-    X, y, n_classes = job.X, job.y, job.spec.n_classes
-    w = bootstrap_weights(X.shape[0], bootstrap_seed, job.bootstrap, job.sample_weight)
-    out_of_bag = np.flatnonzero(w == 0) if job.cut_rule == "oob" else None
-    if job.sample_weight is not None:
-        w = w * job.sample_weight
-    tree = grow_tree(job.spec, job.X_fit, y, w, tree_seed, missing=job.missing)
-    left, right, feature, threshold, missing = tree_nodes(tree)
-    lo, hi = _kernels.node_gaps(left, right, feature, threshold, missing, job.X_route)
-    internal = np.asarray(left) >= 0
-    lo, hi = job.ranks.raw_gaps(np.asarray(feature)[internal], lo[internal], hi[internal])
-    # A split at an infinite threshold sends present values one way and missing ones the
-    # other: it stays where it is (a gap with no room), and it is no boundary in space.
-    # A finite threshold with no present training value of its node on one side
-    # separates the same rows (older scikit-learn writes such splits so); its gap is
-    # unbounded on that side, so it goes to that end: +inf (present values left) or
-    # -inf (present values right), no boundary either.
-    present_only = ~np.isfinite(np.asarray(threshold)[internal])
-    end = np.asarray(threshold, dtype=np.float64)[internal].copy()
-    end[~present_only & (hi == np.inf)] = np.inf
-    end[~present_only & (lo == -np.inf)] = -np.inf
-    present_only = ~np.isfinite(end)
-    lo[present_only] = hi[present_only] = end[present_only]
-    if job.spec.criterion == "squared_error":
-        lo, hi = float32_margins(lo, hi)
-    moved = np.array(threshold, dtype=np.float64)
-    moved[internal] = draw_in_gaps(np.random.RandomState(tree_seed), lo, hi)
-    # Leaf class counts of the tree's own (weighted bootstrap) sample: the mean class
-    # index is the tree's value, the normalised counts its class distribution. The moved
-    # thresholds send the rows as the grown ones did; they are written into the tree once
-    # the forest has separated them from the other trees'.
-    leaf = _kernels.tree_apply(X, left, right, feature, moved, missing)
-    counts = np.bincount(leaf * n_classes + y, weights=w, minlength=internal.shape[0] * n_classes)
-    voter = _Voter.from_tree(_tree_values(tree), counts.reshape(-1, n_classes), internal)
-    # Out-of-bag rows with their leaves: their values are read once the tree's values are final.
-    oob = None if out_of_bag is None else (out_of_bag.astype(np.int32), leaf[out_of_bag].astype(np.int32))
-    return tree, moved, lo, hi, voter, oob
-
-
-def _tree_values(tree: Any) -> NDArray[np.float64]:
-    """The mean class index of every node as the tree itself holds it.
-
-    scikit-learn's regression tree stores it as its value, our trees as
-    ``mean_index``; under monotone constraints both are clipped into the bounds
-    that keep the tree monotone, so they are read, not recomputed from counts.
-    """
-    if isinstance(tree, OrdinalTreeClassifier):
-        return np.asarray(tree.tree_.mean_index, dtype=np.float64)
-    return np.asarray(tree.tree_.value, dtype=np.float64)[:, 0, 0]
-
-
-class _Voter(NamedTuple):
-    """What a tree contributes besides its structure: integer values and leaf distributions.
-
-    ``value`` holds each leaf's mean class index as an integer multiple of
-    2**-UNIT_BITS (0 at internal nodes), ``leaf_row`` each node's row in ``proba``
-    (-1 at internal nodes) and ``proba`` the class distribution of every leaf.
-    """
-
-    value: NDArray[np.int64]
-    leaf_row: NDArray[np.int32]
-    proba: NDArray[np.float32]
-
-    @classmethod
-    def from_tree(cls, values: NDArray[np.float64], counts: NDArray[np.float64],
-                  internal: NDArray[np.bool_]) -> "_Voter":
-        """From the tree's own leaf values (clipped when it is monotone) and its leaf class counts."""
-        leaves = np.flatnonzero(~internal)
-        total = counts[leaves].sum(axis=1)
-        share = counts[leaves] / np.where(total > 0, total, 1.0)[:, None]
-        value = np.zeros(internal.shape[0], dtype=np.int64)
-        # Rounding to the integer grid keeps the order of the values (monotone trees stay monotone).
-        value[leaves] = np.rint(values[leaves] * (1 << UNIT_BITS))
-        leaf_row = np.full(internal.shape[0], -1, dtype=np.int32)
-        leaf_row[leaves] = np.arange(leaves.shape[0], dtype=np.int32)
-        return cls(value, leaf_row, share.astype(np.float32))
 
 
 def forest_certificate(estimators: list, voters: list, n_features: int, countable: NDArray[np.bool_],
@@ -198,30 +74,8 @@ def forest_certificate(estimators: list, voters: list, n_features: int, countabl
                            grid=grid, pairs=pairs)
 
 
-class _OutOfBag(NamedTuple):
-    """Out-of-bag sums of the trees' values per training row, for learned cut points."""
-
-    y: NDArray[np.intp]
-    sums: NDArray[np.int64]
-    counts: NDArray[np.int64]
-    sample_weight: NDArray[np.float64] | None
-
-    def means(self, n_trees: int) -> tuple:
-        """``(values, y, weight)`` of the rows out of bag at least once (and of positive weight).
-
-        ``values`` are their out-of-bag mean values on the scale of the sums
-        ``predict`` cuts (``n_trees * unit`` per class); ``weight`` is None without
-        sample weights.
-        """
-        seen = self.counts > 0
-        if self.sample_weight is not None:
-            seen &= self.sample_weight > 0
-        weight = None if self.sample_weight is None else self.sample_weight[seen]
-        return self.sums[seen] * (n_trees / self.counts[seen]), self.y[seen], weight
-
-
 @fill_doc
-class ConsistentForestClassifier(CertifiedSum, OrdinalEnsemble):
+class ConsistentForestClassifier(SumOfTrees, OrdinalEnsemble):
     """Bagged trees with distinct thresholds whose rounded mean is certified consistent.
 
     Each of the B trees predicts a value in [0, K - 1]: the mean class index of its
@@ -410,16 +264,15 @@ default="squared_error"
     (3,)
     """
 
-    #: The constraints the trees are read through as envelopes (int64 per feature), or None:
-    #: the trees are read by their leaves (also what a model saved before envelopes holds).
-    _envelope: NDArray[np.int64] | None = None
-    #: The coordinates the trees split (also what a model saved before the index holds).
-    space_: GroupSpace | None = None
+    def _trees_nodes(self) -> list[tuple]:
+        return [tree_nodes(tree) for tree in self.estimators_]
+
+    def _trees_values(self) -> list[NDArray[np.int64]]:
+        return [voter.value for voter in self._voters]
 
     @property
-    def _split_categorical(self) -> NDArray[np.bool_]:
-        """Which axes the trees split are categorical (the features', unless the trees split ``space_``)."""
-        return self.__dict__.get("_split_mask", self._categorical)
+    def _sum_scale(self) -> int:
+        return self.n_estimators_ << UNIT_BITS
 
     @property
     def _supports_missing(self) -> bool:
@@ -610,9 +463,7 @@ default="squared_error"
                                         for t, v in zip(self.estimators_, self._voters, strict=True)]
             n_trees = len(self.estimators_)
             _, wanted = self._cut_points(None, n_trees, oob)
-            certificate = forest_certificate(self.estimators_, self._voters, data.n_features, countable,
-                                             certify_at, spacing=wanted, cache=jumps,
-                                             envelopes=self._envelope is not None)
+            certificate = self._certificate(wanted, certify_at, cache=jumps)
             self._cuts, _ = self._cut_points(certificate.bound, n_trees, oob)
             if first_round:
                 first_round = False
@@ -638,11 +489,9 @@ default="squared_error"
             self._smooth(countable, oob)
             jumps.clear()  # the values moved: so may the exact jumps
         _, wanted = self._cut_points(None, n_trees, oob)
-        certificate = forest_certificate(self.estimators_, self._voters, data.n_features, countable, certify_at,
-                                         spacing=wanted, cache=jumps, envelopes=self._envelope is not None,
-                                         grid=self._grid, pairs=self.__dict__.pop("_pairs", None))
-        self._cuts, _ = self._cut_points(self._enforced(certificate), n_trees, oob)
-        self.cut_points_ = self._cuts / float(n_trees << UNIT_BITS)
+        certificate = self._certificate(wanted, certify_at, cache=jumps, grid=self._grid,
+                                        pairs=self.__dict__.pop("_pairs", None))
+        self._set_cuts(self._cut_points(self._enforced(certificate), n_trees, oob)[0], n_trees << UNIT_BITS)
         del self._grown_values, self._oob_leaves
         self._store_certificate(certificate)
         self._proba_scale = self._fit_proba_scale(data, oob) if data.monotonic is not None else None
@@ -653,7 +502,7 @@ default="squared_error"
         values, y, weight = oob.means(n_trees)
         if values.shape[0] == 0:
             return float("inf")
-        return float(np.average(np.abs(np.searchsorted(self._cuts, values, side="right") - y), weights=weight))
+        return float(np.average(np.abs(self._class_index(values) - y), weights=weight))
 
     def _check_params(self) -> None:
         self._cut_rule = ("oob" if self.bootstrap else "half") if self.cut_points == "auto" else self.cut_points
@@ -769,7 +618,8 @@ default="squared_error"
                 if self._envelope is None:
                     values = voter.value[out_of_bag[1]]
                 else:
-                    values = self._envelope_values(len(self.estimators_), tree, voter, job.X[out_of_bag[0]])
+                    values = self._envelope_values(len(self.estimators_), tree_nodes(tree), voter.value,
+                                                   job.X[out_of_bag[0]])
                 np.add.at(oob.sums, out_of_bag[0], values)
                 np.add.at(oob.counts, out_of_bag[0], 1)
             self.estimators_.append(tree)
@@ -819,12 +669,6 @@ default="squared_error"
                 np.add.at(oob.sums, out_of_bag[0], smoothed[out_of_bag[1]])
                 np.add.at(oob.counts, out_of_bag[0], 1)
 
-    def _envelope_values(self, index: int, tree, voter: _Voter, X: NDArray[np.float64]) -> NDArray[np.int64]:
-        """Tree ``index``'s monotone envelope at the rows of X: upper for even trees, lower for odd ones."""
-        upper = index % 2 == 0
-        reach = self._envelope if upper else -self._envelope
-        return _kernels.tree_envelope(X, *tree_nodes(tree), voter.value, reach, upper)
-
     def _project(self, tree, voter: _Voter) -> NDArray[np.int64]:
         """A tree's integer leaf values, isotonic along the constraints (:func:`isotonic_leaf_values`)."""
         unit = float(1 << UNIT_BITS)
@@ -842,12 +686,10 @@ default="squared_error"
         ``bound`` the cuts are moved apart to at least ``min(bound, n_trees * unit)``.
         """
         scale = n_trees << UNIT_BITS
-        half = half_cut_points(self.n_classes_, scale)
+        half = self._choose_cuts(scale)
         if self._cut_rule == "half":
             return half, cut_spacing(half)
-        scaled, y, weight = oob.means(n_trees)
-        spacing = 0 if bound is None else min(bound, scale)
-        cuts = learn_cut_points(scaled, y, self.n_classes_, scale, spacing=spacing, sample_weight=weight)
+        cuts = self._choose_cuts(scale, bound, oob.means(n_trees))
         return cuts, min(max(cut_spacing(cuts), scale // 2), cut_spacing(half))
 
     def _fit_proba_scale(self, data, oob: "_OutOfBag") -> float:
@@ -866,122 +708,18 @@ default="squared_error"
 
     def _store_certificate(self, certificate: SumCertificate) -> None:
         self.n_estimators_ = len(self.estimators_)
-        final = certificate.with_spacing(cut_spacing(self._cuts))
-        self._record(final)
-        feature, threshold, _ = thresholds_of(self.estimators_)
-        self._keep_grid([threshold[feature == f] for f in range(self._split_categorical.shape[0])])
-        self.n_boundaries_ = final.n_boundaries
-        multiplicity = final.multiplicity
-        if self.space_ is not None:  # the index's multiplicity is that of every feature it combines
-            multiplicity = self.space_.largest_per_feature(multiplicity, self.n_features_in_)
-        self.threshold_multiplicity_ = multiplicity
-        self._certified = final.pointwise
+        super()._store_certificate(certificate)
 
-    def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        # The trees split the coordinates of space_ (the monotone index and the other features).
-        X = super()._validate_X_predict(X)
-        return X if self.space_ is None else self.space_.transform(X)
-
-    def _leaves(self, X: NDArray[np.float64]):
-        """Leaf id of every row in every tree, one tree at a time."""
-        for tree, voter in zip(self.estimators_, self._voters, strict=True):
-            yield _kernels.tree_apply(X, *tree_nodes(tree)), voter
-
-    def _sums(self, X: NDArray[np.float64]) -> NDArray[np.int64]:
-        total = np.zeros(X.shape[0], dtype=np.int64)
-        if self._envelope is not None:
-            for index, (tree, voter) in enumerate(zip(self.estimators_, self._voters, strict=True)):
-                total += self._envelope_values(index, tree, voter, X)
-            return total
-        for leaf, voter in self._leaves(X):
-            total += voter.value[leaf]
-        return total
-
-    def predict(self, X: ArrayLike) -> NDArray:
-        """Predict the class of the trees' mean value: the number of cut points it reaches.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-            Members of ``classes_``.
-
-        Notes
-        -----
-        This is the ordinal reading of the trees (the class whose interval between cut
-        points holds their mean value), not the most probable class: it differs from
-        ``argmax(predict_proba(X))`` on some rows, e.g. where the leaf distributions put
-        most weight on an end class and the rest two classes away, so that the mean
-        falls on the class in between. The certificate holds for ``predict``.
-        """
-        X = self._validate_X_predict(X)
-        # The number of cut points the sum of the trees' values reaches (exact integers).
-        return self.classes_[np.searchsorted(self._cuts, self._sums(X), side="right")]
-
-    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Class probabilities: the mean of the trees' leaf class distributions, or cumulative when monotone.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns in ``classes_`` order; rows sum to 1.
-
-        Notes
-        -----
-        Without constraints: the mean of the trees' leaf class distributions
-        (mean RPS 0.396 over the 12 shared data sets, 3 splits each). With
-        ``monotonic_cst``: ``P(class > k) = Phi((sum - cut_k) / s)`` of the
-        trees' summed value (:func:`ensemble._voting.cumulative_proba`, ``s``
-        fitted out of bag to minimise the RPS; mean RPS 0.400 on the same
-        splits), so that ``P(class >= k)`` never decreases along a +1 feature
-        (certified with the values by :meth:`is_monotone`) and ``predict`` is the
-        median of the distribution.
-        """
-        X = self._validate_X_predict(X)
-        if self._proba_scale is not None:
-            return cumulative_proba(self._sums(X).astype(np.float64), self._cuts, self._proba_scale)
+    def _leaf_proba(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The mean of the trees' leaf class distributions (the forest without constraints)."""
         total = np.zeros((X.shape[0], self.n_classes_))
-        for leaf, voter in self._leaves(X):
+        for leaf, voter in zip(self._leaves(X), self._voters, strict=True):
             total += voter.proba[voter.leaf_row[leaf]]
         return total / self.n_estimators_
 
-    def predict_value(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Mean of the trees' values (the mean class index before rounding).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Values in [0, K - 1]; ``predict`` rounds them half up.
-        """
-        X = self._validate_X_predict(X)
-        return self._sums(X) / float(self.n_estimators_ << UNIT_BITS)
-
-    @property
-    def feature_importances_(self) -> NDArray[np.float64]:
-        """Mean of the trees' impurity-decrease importances (each tree's summing to 1), as scikit-learn's forests.
-
-        Impurity importances favour features with many distinct values; for an
-        unbiased reading use :func:`sklearn.inspection.permutation_importance`
-        (see ``examples/plot_importances.py``).
-        """
-        check_is_fitted(self)
-        n_axes = self._split_categorical.shape[0]
-        importances = np.mean([tree_feature_importances(t, n_axes) for t in self.estimators_], axis=0)
-        return importances if self.space_ is None else self.space_.importances(importances, self.n_features_in_)
+    def _axis_importances(self) -> NDArray[np.float64]:
+        """Mean of the trees' impurity-decrease importances (each tree's summing to 1), as scikit-learn's forests."""
+        return np.mean([tree_feature_importances(t, self._n_axes) for t in self.estimators_], axis=0)
 
     def apply(self, X: ArrayLike) -> NDArray[np.int64]:
         """Leaf id reached in every tree.
@@ -997,86 +735,4 @@ default="squared_error"
             Node id of the leaf of each sample in each tree (as the tree's own ``apply``).
         """
         X = self._validate_X_predict(X)
-        return np.column_stack([leaf for leaf, _ in self._leaves(X)])
-
-    def _check_resolution(self, resolution: float | ArrayLike) -> NDArray[np.float64]:
-        return _resolution_in_space(self.space_, super()._check_resolution(resolution))
-
-    def _recheck(self, resolution: NDArray[np.float64] | None, notion: str) -> bool:
-        grid = self.__dict__.get("_grid") if notion == "data" else None
-        if notion == "data" and grid is None:
-            return False  # trees on a monotone index (or a model saved before section 13)
-        split = self._split_categorical
-        return forest_certificate(self.estimators_, self._voters, split.shape[0], ~split, resolution,
-                                  spacing=cut_spacing(self._cuts), envelopes=self._envelope is not None,
-                                  grid=grid).certified
-
-    def is_monotone(self, monotonic_cst: ArrayLike | dict | None = None) -> bool:
-        """Certify monotone constraints from the fitted trees.
-
-        Parameters
-        ----------
-        monotonic_cst : array-like of int, dict or None, default=None
-            The constraints to check (as the parameter of the same name);
-            ``None`` checks the model's own (trivially True without any).
-
-        Returns
-        -------
-        bool
-            True when in every tree, for every pair of leaves sharing a face
-            across a constrained feature, the leaf above has a value at least as
-            high (+1; at most as high for -1) as the leaf below. Then every tree
-            is monotone along every line parallel to the feature, so is their
-            mean, and the cut classes follow (the cut points increase), and so
-            do the cumulative probabilities ``P(class >= k)`` of a constrained
-            model's :meth:`predict_proba`. Under ``monotonic_method="envelope"``
-            the trees are read through envelopes monotone along the model's own
-            constraints by construction; only the features checked beyond them
-            (or against their direction) are checked on the leaves as above,
-            which suffices for an envelope too. With a monotone index
-            (``space_``) the constraints are first carried to the axes the trees
-            split (:meth:`GroupSpace.constraints`): a move along a feature the
-            index combines moves the index alone, in the direction of its weight;
-            checking one such feature against its constraint and another with it
-            asks the index both ways, which only a model constant along it meets.
-
-        Raises
-        ------
-        ValueError
-            If ``monotonic_cst`` is invalid.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from ensemble import ConsistentForestClassifier
-        >>> rng = np.random.RandomState(0)
-        >>> X = rng.uniform(size=(150, 2)); y = np.digitize(X[:, 0] + 0.2 * rng.normal(size=150), [0.3, 0.7])
-        >>> model = ConsistentForestClassifier(monotonic_cst=[1, 0], random_state=0).fit(X, y)
-        >>> model.is_monotone(), model.is_monotone([0, 1])
-        (True, False)
-        """
-        check_is_fitted(self)
-        cst = constraint_to_check(self, monotonic_cst)
-        if cst is None:
-            return True
-        if self.space_ is None:
-            return self._trees_follow(cst)
-        in_space = self.space_.constraints(cst)
-        if in_space is not None:
-            return self._trees_follow(in_space)
-        # The index asked to rise and to fall: the model must be constant along it.
-        return all(self._trees_follow(self.space_.constraints(cst, conflict=sign)) for sign in (1, -1))
-
-    def _trees_follow(self, cst: NDArray) -> bool:
-        """Whether every tree (as the model reads it) is monotone along ``cst`` on the axes it splits."""
-        if self._envelope is not None:
-            # An envelope is monotone along its own constraints by construction (a step up
-            # only enlarges the set its max runs over, or shrinks its min's); along any other
-            # feature it is monotone wherever the tree's leaves are (each leaf below is
-            # matched by the leaf across the face, reachable from the step's end).
-            cst = np.where(self._envelope == cst, 0, cst)
-            if not cst.any():
-                return True
-        # No snapping: predict compares with the raw thresholds, thin leaves included.
-        return trees_are_monotone([tree_nodes(tree) for tree in self.estimators_],
-                                  [voter.value for voter in self._voters], self._split_categorical.shape[0], cst)
+        return np.column_stack(list(self._leaves(X)))

@@ -1,6 +1,8 @@
-"""Compiled loops over tree structures: threshold gaps and leaf lookup.
+"""Compiled loops over tree structures: threshold gaps, leaf lookup and monotone envelopes.
 
-The per-tree jump kernel of the certificates lives in :mod:`ensemble._certificates`.
+The per-tree jump kernel of the certificates lives in :mod:`ensemble._certificates`;
+the walks down the trees (:func:`tree_apply`, :func:`node_gaps`) are those of
+:mod:`trees._routing`.
 
 Trees are given as scikit-learn-style node arrays (``left``, ``right``, ``feature``,
 ``threshold``; ``left == -1`` at a leaf, ``x <= threshold`` goes left, a missing value
@@ -13,61 +15,18 @@ from __future__ import annotations
 import numpy as np
 
 from relabel import compiled as _compiled
+from trees.utils import apply_trees, node_gaps
 
 __all__ = ["compiled", "missing_reach", "node_gaps", "tree_apply", "tree_envelope"]
 
 #: The project's numba decorator (cached, one set of compile flags) for ensemble kernels.
 compiled = _compiled
+_ONE_ROOT = np.zeros(1, dtype=np.int64)
 
 
-@_compiled
-def node_gaps(left, right, feature, threshold, missing_left, X):
-    """Largest value sent left and smallest value sent right at every node.
-
-    Every row of ``X`` is walked down the tree. For an internal node, ``lo`` is the
-    largest ``X[i, feature]`` among its rows with ``x <= threshold`` and ``hi`` the
-    smallest among those with ``x > threshold`` (``-inf``/``inf`` when a side has no
-    row). Any threshold in ``[lo, hi)`` sends the rows exactly as before; a missing
-    value follows ``missing_left`` whatever the threshold, so it takes no part.
-    O(n_rows * depth).
-    """
-    n_nodes = left.shape[0]
-    lo = np.full(n_nodes, -np.inf)
-    hi = np.full(n_nodes, np.inf)
-    for i in range(X.shape[0]):
-        node = 0
-        while left[node] != -1:
-            v = X[i, feature[node]]
-            if v != v:
-                node = left[node] if missing_left[node] else right[node]
-            elif v <= threshold[node]:
-                if v > lo[node]:
-                    lo[node] = v
-                node = left[node]
-            else:
-                if v < hi[node]:
-                    hi[node] = v
-                node = right[node]
-    return lo, hi
-
-
-@_compiled
 def tree_apply(X, left, right, feature, threshold, missing_left):
-    """Node id of the leaf every row of ``X`` reaches (``x <= threshold`` goes left, NaN as ``missing_left``)."""
-    n = X.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        node = 0
-        while left[node] != -1:
-            v = X[i, feature[node]]
-            if v != v:
-                node = left[node] if missing_left[node] else right[node]
-            elif v <= threshold[node]:
-                node = left[node]
-            else:
-                node = right[node]
-        out[i] = node
-    return out
+    """Node id of the leaf every row of ``X`` reaches (:func:`trees.utils.apply_trees` of one tree)."""
+    return apply_trees(X, _ONE_ROOT, left, right, feature, threshold, missing_left)[:, 0]
 
 
 @_compiled

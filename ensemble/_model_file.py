@@ -36,7 +36,8 @@ def trusted_types() -> tuple[str, ...]:
     """
     from ensemble._base import _TextColumns
     from ensemble._boosting import ConsistentGradientBoostingClassifier, _Tree
-    from ensemble._forest import ConsistentForestClassifier, _Voter
+    from ensemble._forest import ConsistentForestClassifier
+    from ensemble._forest_trees import _Voter
     from ensemble._groups import FittedGroup
     from ensemble._spaces import AdditiveScore, GroupSpace, KernelScore
     from ensemble._otreebagger import OTreeBagger
@@ -52,7 +53,8 @@ def trusted_types() -> tuple[str, ...]:
 
 
 #: Where classes of files written by earlier versions lived (the modules still name them).
-_FORMER_NAMES = ("ensemble._groups.GroupSpace", "ensemble._groups.AdditiveScore", "ensemble._kernel_score.KernelScore")
+_FORMER_NAMES = ("ensemble._groups.GroupSpace", "ensemble._groups.AdditiveScore", "ensemble._kernel_score.KernelScore",
+                 "ensemble._forest._Voter")
 
 
 def _skops_io():

@@ -36,6 +36,7 @@ def _force_threshold(model, tree_index, node, value):
     threshold = np.asarray(tree.tree_.threshold, dtype=np.float64).copy()
     threshold[node] = value
     _set_thresholds(tree, threshold)
+    model._build_predictor()  # predict walks a flat copy of the trees, built once they are final
 
 
 def _all_thresholds(model):

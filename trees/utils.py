@@ -21,6 +21,12 @@ Histogram trees (docs/design.md section 10)
     :func:`bin_features` bins the features once, :func:`grow_hist_tree` grows one
     regression tree on the bins from gradients, with thresholds inside the training
     gaps at least :data:`MIN_GAP_ULPS` ulps from every training value.
+Routing (docs/design.md section 3)
+    :func:`apply_trees` and :func:`sum_trees` walk many trees stored as
+    concatenated node arrays with the one routing rule of the trees (NaN follows
+    ``missing_go_to_left``, else ``x <= threshold`` goes left): the leaves reached,
+    and the sum of integer leaf values; :func:`node_gaps` the training values on
+    either side of every split, between which its threshold may move.
 Compiled kernels
     :func:`compiled` is the project's numba decorator (``njit`` with ``nogil``,
     cached on disk when possible).
@@ -44,12 +50,14 @@ from trees._labels import (
     warn_text_order,
 )
 from trees._monotone import resolve_monotonic_cst
+from trees._routing import apply_trees, node_gaps, sum_trees
 from trees._validation import check_sample_weight
 from trees._weights import class_weight_factors, tree_feature_importances
 
 __all__ = [
     "MIN_GAP_ULPS",
     "ClassOrderWarning",
+    "apply_trees",
     "bin_features",
     "check_classes",
     "check_sample_weight",
@@ -57,8 +65,10 @@ __all__ = [
     "compiled",
     "encode_labels",
     "grow_hist_tree",
+    "node_gaps",
     "ordered_categories",
     "resolve_monotonic_cst",
+    "sum_trees",
     "tree_feature_importances",
     "warn_text_order",
 ]
