@@ -7,7 +7,6 @@ the gap between two cut points near any point, whatever the number of trees.
 
 from __future__ import annotations
 
-import bisect
 import logging
 import warnings
 from numbers import Integral, Real
@@ -26,9 +25,9 @@ from ensemble._base import MAX_SEED, OrdinalEnsemble
 from ensemble._certificates import exact_jump, face_steps
 from ensemble._docs import fill_doc
 from ensemble._sums import SumOfTrees
-from ensemble._kernels import compiled as _compiled
+from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _step_cap
 from ensemble._thresholds import ThresholdBook
-from ensemble._voting import (UNIT_BITS, cut_spacing, fit_proba_scale)
+from ensemble._voting import (cut_spacing, fit_proba_scale)
 from trees.utils import MIN_GAP_ULPS, bin_features
 from trees.utils import grow_hist_tree as grow_tree
 
@@ -46,18 +45,6 @@ def predict_dask(model: Any, X: Any, method: str) -> Any:
     return run(model, X, method)
 
 __all__ = ["ConsistentGradientBoostingClassifier"]
-
-_UNIT = 1 << UNIT_BITS
-
-
-@_compiled
-def _add_leaf_values(total, rows, start, stop, left, value):
-    """``total[rows of leaf n] += value[n]`` for every leaf (training rows, in the grower's order)."""
-    for n in range(left.shape[0]):
-        if left[n] == -1:
-            v = value[n]
-            for j in range(start[n], stop[n]):
-                total[rows[j]] += v
 
 
 class _Tree:
@@ -87,31 +74,6 @@ class _Tree:
         return _kernels.tree_apply(X, *self.nodes())
 
 
-class _Budget:
-    """The sorted jumps J_t so far: how large a new tree's jump may be while the model stays certified.
-
-    Invariant: the sum of the k largest jumps is at most the cut spacing g, with
-    k = max(d_eff, n_boundaries). A new tree may then jump by
-    ``g - (sum of the k - 1 largest)`` (docs/design.md section 10).
-    """
-
-    def __init__(self, spacing: int, d_eff: int):
-        self.spacing, self.d_eff, self.jumps = spacing, max(d_eff, 1), []
-
-    def top(self, k: int) -> int:
-        return int(sum(self.jumps[-k:])) if k > 0 else 0
-
-    def allowance(self, n_boundaries: int) -> int:
-        """Largest jump of a new tree, or -1 when the trees so far already fill the bound."""
-        k = max(self.d_eff, n_boundaries)
-        if self.top(k) > self.spacing:
-            return -1
-        return self.spacing - self.top(k - 1)
-
-    def add(self, jump: int) -> None:
-        bisect.insort(self.jumps, int(jump))
-
-
 #: The learning rates cross-validation compares, as factors of ``learning_rate`` (issue 39: a
 #: fifth of the default was the more accurate on most small sets, the default on others).
 RATE_FACTORS = (1.0, 0.2)
@@ -128,12 +90,6 @@ def small_data_cap(n_rows: int) -> int:
     ``max_iter``'s default and changes nothing.
     """
     return max(MIN_TREE_CAP, TREES_PER_ROW * int(n_rows))
-
-
-def _step_cap(spacing: int, d_eff: int) -> int:
-    """Largest jump J_t of one tree: ``g / d_eff``, so that d_eff trees with boundaries through one point move
-    the sum by at most g (docs/design.md section 10)."""
-    return max(spacing // max(d_eff, 1), 2)
 
 
 def _content_folds(X: NDArray, y: NDArray, k: int, seed: int) -> list:

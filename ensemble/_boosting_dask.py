@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 import relabel
 from ensemble._base import categorical_mask, feature_resolution, monotonic_array, _TextColumns
-from ensemble._boosting import _UNIT, _Budget, _add_leaf_values, _step_cap
+from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _step_cap
 from ensemble._boosting_loss import LOSSES, _NO_OUTPUT, _all_threshold_gradient, _loss_kernel, gradient_quanta, quantize
 from ensemble._thresholds import ThresholdBook
 from trees._hist import MIN_GAP_ULPS, Bins, HistTree, _bin_edges, _build_histogram, _find_split, _leaf_value
