@@ -8,6 +8,12 @@ Run::
 
     python benchmarks/planted_bugs.py                 # every mutation (a few minutes)
     python benchmarks/planted_bugs.py --only corner   # the rows whose name contains "corner"
+    python benchmarks/planted_bugs.py --smoke         # seconds: every row applies; one row run
+
+``--smoke`` checks that every row's edit still applies to the source (a row whose code moved
+fails it), then runs one row end to end (:data:`SMOKE_ROW`) against the doctests of its own
+module only, one process (``-n 0``): no test needs a compiled kernel, so the copy's empty
+numba cache costs nothing.
 """
 
 from __future__ import annotations
@@ -151,13 +157,13 @@ MUTATIONS = [
              "    weights = signs * np.maximum(covariance, 0.0) / sd\n",
              "    weights = np.abs(covariance) / sd\n",
              ("tests/test_ensemble_monotone.py",)),
-    Mutation("OTreeBagger's held-out choices keep the candidate that errs more", "ensemble/_otreebagger.py",
-             "        chosen = min(by_name, key=lambda candidate: (by_name[candidate], candidate != preferred))\n",
-             "        chosen = max(by_name, key=lambda candidate: (by_name[candidate], candidate != preferred))\n",
+    Mutation("OTreeBagger's held-out choices keep the candidate that errs more", "ensemble/_selection.py",
+             "        chosen = min(table, key=lambda combo: (table[combo], combo != first))\n",
+             "        chosen = max(table, key=lambda combo: (table[combo], combo != first))\n",
              ("tests/test_ensemble_monotone.py", "tests/test_ensemble_additive_space.py")),
-    Mutation("OTreeBagger's held-out choices leave the preferred candidate on a tie", "ensemble/_otreebagger.py",
-             "        chosen = min(by_name, key=lambda candidate: (by_name[candidate], candidate != preferred))\n",
-             "        chosen = min(by_name, key=lambda candidate: (by_name[candidate], candidate == preferred))\n",
+    Mutation("OTreeBagger's held-out choices leave the preferred candidate on a tie", "ensemble/_selection.py",
+             "        chosen = min(table, key=lambda combo: (table[combo], combo != first))\n",
+             "        chosen = min(table, key=lambda combo: (table[combo], combo == first))\n",
              ("tests/test_ensemble_additive_space.py",)),
     Mutation("the forest's monotonic_space='auto' keeps the forest that errs more out of bag", "ensemble/_forest.py",
              '            chosen = "axes" if scores["axes"] < scores["index"] else "index"\n',
@@ -168,8 +174,8 @@ MUTATIONS = [
              "for sign in (1,))\n",
              ("tests/test_ensemble_forest_index.py",)),
     Mutation("the forest's index keeps the features' resolution on its own axis", "ensemble/_forest.py",
-             "                        _resolution_in_space(space, data.resolution))\n",
-             "                        None if data.resolution is None else space.kept_mask(data.resolution))\n",
+             "                        _resolution_in_space(space, data.resolution), None)\n",
+             "                        None if data.resolution is None else space.kept_mask(data.resolution), None)\n",
              ("tests/test_ensemble_forest_index.py",)),
     Mutation("the graph cut's exact scaling drops the empty regions' prior", "relabel/_scaling.py",
              "    weights = problem.counts + problem.prior  # the prior lives on empty rows: the sum is exact\n",
@@ -244,7 +250,16 @@ MUTATIONS = [
 ]
 
 
-def _run(mutation: Mutation, timeout: float) -> tuple[str, float]:
+#: --smoke's row, and the tests it runs (its module's doctests: pure numpy, seconds).
+SMOKE_ROW, SMOKE_TESTS = "upper instead of lower median", ("ensemble/_voting.py",)
+
+
+def _applies(mutation: Mutation) -> bool:
+    """Whether the row's edit finds its code in the checkout."""
+    return mutation.old in (ROOT / mutation.path).read_text()
+
+
+def _run(mutation: Mutation, timeout: float, pytest_options: tuple[str, ...] = ()) -> tuple[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "repo"
         shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", "__pycache__", "*.nbi", "*.nbc"))
@@ -257,8 +272,8 @@ def _run(mutation: Mutation, timeout: float) -> tuple[str, float]:
         start = time.perf_counter()
         try:
             result = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                                     *mutation.tests], cwd=copy, env=env, capture_output=True, text=True,
-                                    timeout=timeout)
+                                     *pytest_options, *mutation.tests], cwd=copy, env=env, capture_output=True,
+                                    text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return "timeout", time.perf_counter() - start
         seconds = time.perf_counter() - start
@@ -269,7 +284,19 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run the rows whose name contains this text")
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: every row's edit applies, and one row run against its module's doctests")
     args = parser.parse_args(argv)
+    if args.smoke:
+        stale = [m for m in MUTATIONS if not _applies(m)]
+        for m in stale:
+            print(f"not applied (the code moved: update the row): {m.name} ({m.path})")
+        print(f"{len(MUTATIONS) - len(stale)} of {len(MUTATIONS)} planted bugs apply to the source")
+        row = next(m for m in MUTATIONS if m.name == SMOKE_ROW)
+        row = Mutation(row.name, row.path, row.old, row.new, SMOKE_TESTS)
+        outcome, seconds = _run(row, args.timeout, ("-n", "0"))
+        print(f"| {row.name} | {row.path} | {', '.join(SMOKE_TESTS)} | {outcome} ({seconds:.0f} s) |")
+        return 1 if stale or outcome != "caught" else 0
     rows = [m for m in MUTATIONS if args.only in m.name]
     print("| planted bug | file | tests run | result |")
     print("|---|---|---|---|")
