@@ -234,11 +234,11 @@ def main(argv=None) -> None:
     parser.add_argument("--dask", type=int, default=0, metavar="N", help="N x 20 on a LocalCluster of 2 workers")
     parser.add_argument("--dask-trees", type=int, default=20, help="trees of the Dask comparison fit")
     parser.add_argument("--smoke", action="store_true",
-                        help="seconds: every method on 300 additive rows (2,000 test rows, fewer trees), "
+                        help="seconds: every method on 200 additive rows (2,000 test rows, fewer trees), "
                              "--small on 20 rows, --dask 4000 (3 trees, a cluster of threads)")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.datasets, args.synthetic, args.small, args.dask, args.dask_trees = ["none"], ["8x300:additive"], True, \
+        args.datasets, args.synthetic, args.small, args.dask, args.dask_trees = ["none"], ["8x200:additive"], True, \
             4_000, 3
     if args.datasets is None:
         args.datasets = shared_names(args.data_dir)

@@ -20,7 +20,7 @@ Run::
     python benchmarks/consistent_forest.py                       # everything (about an hour on 2 cores)
     python benchmarks/consistent_forest.py --quick               # one split, small synthetic sets
     python benchmarks/consistent_forest.py --skip otreebagger    # without the slow peer
-    python benchmarks/consistent_forest.py --smoke               # seconds: 6 x 400 synthetic rows, fewer trees
+    python benchmarks/consistent_forest.py --smoke               # seconds: 6 x 200 synthetic rows, fewer trees
 """
 
 from __future__ import annotations
@@ -175,15 +175,15 @@ def main(argv=None) -> None:
                         help="data sets for the peak-memory comparison (default: winequality-red and the largest synthetic)")
     parser.add_argument("--quick", action="store_true", help="one split, synthetic 20x2000 and 50x4000")
     parser.add_argument("--smoke", action="store_true",
-                        help="seconds: synthetic 6x400 alone (no shared set), fewer trees; the forest's peak memory "
+                        help="seconds: synthetic 6x200 alone (no shared set), fewer trees; the forest's peak memory "
                              "on it")
     args = parser.parse_args(argv)
     if args.output is None:
         args.output = tempfile.mkdtemp(prefix="consistent_forest_") if args.smoke else "results/consistent_forest"
     if args.smoke:
         args.datasets = [] if args.datasets is None else args.datasets
-        args.splits, args.synthetic = 1, [(6, 400)]
-        args.memory = args.memory or ["synthetic-6x400"]
+        args.splits, args.synthetic = 1, [(6, 200)]
+        args.memory = args.memory or ["synthetic-6x200"]
     if args.datasets is None:
         args.datasets = shared_names()
     if args.quick:
