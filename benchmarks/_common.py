@@ -2,16 +2,45 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 
-DATA_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+#: The team's shared data sets (``OTB_DATASETS`` overrides it: CI's clean clone has no such folder).
+DATA_DIR = Path(os.environ.get("OTB_DATASETS", Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"))
 
 
 def shared_names(data_dir: Path = DATA_DIR) -> list[str]:
     """Names of the CSV data sets of the team's shared folder (without the splits files)."""
     return sorted(p.stem for p in Path(data_dir).glob("*.csv") if not p.stem.endswith(".splits"))
+
+
+def otreebagger_command():
+    """The ``otreebagger`` command's main function (``main(argv) -> status``), from its console-script entry point.
+
+    Found through the installed package's metadata (``pip install -e .``), so that a benchmark
+    runs the command in its own process without naming the module behind it.
+    """
+    from importlib.metadata import entry_points
+
+    found = [e for e in entry_points(group="console_scripts") if e.name == "otreebagger"]
+    if not found:
+        raise SystemExit("no 'otreebagger' console script: install the package (pip install -e .)")
+    return found[0].load()
+
+
+def smoke_shared(names: list[str], data_dir: Path = DATA_DIR) -> list[str]:
+    """For ``--smoke``: the names among ``names`` whose CSV is in ``data_dir``.
+
+    Prints one line naming what is left out, so that a smoke run on a clean clone (no
+    shared folder) skips that part instead of failing.
+    """
+    found = [n for n in names if (Path(data_dir) / f"{n}.csv").exists()]
+    if len(found) < len(names):
+        missing = sorted(set(names) - set(found))
+        print(f"smoke: shared data set(s) {', '.join(missing)} not found in {data_dir}: skipped")
+    return found
 
 
 def shared_splits(name: str, n_splits: int, data_dir: Path = DATA_DIR):

@@ -28,6 +28,7 @@ Run::
 
     python benchmarks/additive_space.py                       # 12 sets, 20 x 20,000, interactions (about 20 min on 2 cores)
     python benchmarks/additive_space.py --datasets none --interaction xor product
+    python benchmarks/additive_space.py --smoke               # seconds: ESL, 6 x 400, xor-5; 6 trees
 """
 
 from __future__ import annotations
@@ -41,10 +42,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import make_ordinal_synthetic, shared_names, shared_splits  # noqa: E402
+from _common import make_ordinal_synthetic, shared_names, shared_splits, smoke_shared  # noqa: E402
 
 from ensemble import OTreeBagger  # noqa: E402
-from ensemble._grid import _walk_bisect  # noqa: E402
 from ensemble.metrics import mean_absolute_error  # noqa: E402
 
 # The paper's TreeBagger: full-depth Gini trees on the features, majority vote.
@@ -72,7 +72,7 @@ def interaction_data(kind: str, n_samples: int = 2000, n_features: int = 5, seed
 INTERACTIONS = ("xor", "checker", "product", "radial")
 
 
-def _datasets(names, n_splits, synthetic, interactions):
+def _datasets(names, n_splits, synthetic, interactions, interaction_shape=(2000, (5, 20))):
     for name in names:
         for split, X, y, train, test in shared_splits(name, n_splits):
             yield name, split, X, y, train, test
@@ -80,10 +80,12 @@ def _datasets(names, n_splits, synthetic, interactions):
         X, y = make_ordinal_synthetic(n_samples, n_features, random_state=0)
         half = n_samples // 2
         yield f"synthetic-{n_features}x{n_samples}", 0, X, y, np.arange(half), np.arange(half, n_samples)
+    n_rows, widths = interaction_shape
     for kind in interactions:
-        for n_features in (5, 20):
-            X, y = interaction_data(kind, 2000, n_features)
-            yield f"{kind}-{n_features}", 0, X, y, np.arange(1000), np.arange(1000, 2000)
+        for n_features in widths:
+            X, y = interaction_data(kind, n_rows, n_features)
+            half = n_rows // 2
+            yield f"{kind}-{n_features}", 0, X, y, np.arange(half), np.arange(half, n_rows)
 
 
 def _timed(fit):
@@ -94,8 +96,13 @@ def _timed(fit):
     return out, time.perf_counter() - t0
 
 
-def _compare(X, y, train, test, seed, n_jobs) -> tuple[dict, bool, str]:
-    """Test MAE and fit seconds of the models on one split; the default's certificate and choice."""
+def _compare(X, y, train, test, seed, n_jobs, n_estimators=None, lines=(100, 2000)) -> tuple[dict, bool, str]:
+    """Test MAE and fit seconds of the models on one split; the default's certificate and choice.
+
+    ``n_estimators``: every model's (None: OTreeBagger's default); ``lines``: the oracle's
+    segments and steps per segment.
+    """
+    size = {} if n_estimators is None else {"n_estimators": n_estimators}
     labels = np.arange(1, int(y.max()) + 1)
     row = {}
     def additive(score: str, axes: str) -> dict:
@@ -106,11 +113,11 @@ def _compare(X, y, train, test, seed, n_jobs) -> tuple[dict, bool, str]:
             "kernel + PLS": additive("kernel", "pls"),
             "OTreeBagger()": {}}
     for label, params in fits.items():
-        model, seconds = _timed(lambda p=params: OTreeBagger(**p, n_jobs=n_jobs, random_state=seed)
+        model, seconds = _timed(lambda p=params: OTreeBagger(**p, **size, n_jobs=n_jobs, random_state=seed)
                                 .fit(X[train], y[train]))
         row[label] = (mean_absolute_error(y[test], model.predict(X[test]), labels=labels), seconds)
     certified = bool(model.is_consistent())
-    jumps = _line_jumps(model, X[test], np.random.RandomState(seed))
+    jumps = _line_jumps(model, X[test], np.random.RandomState(seed), *lines)
     if certified and jumps:
         raise SystemExit(f"the certificate holds in z but {jumps} line steps in x jump two classes")
     return row, certified, f"{model.score_model_}/{model.residual_axes_}"
@@ -145,6 +152,34 @@ def _line_jumps(model, X, rng, n_lines: int = 100, n_steps: int = 2000) -> int:
                             tol=1e-15).sum())
 
 
+def _walk_bisect(P, Q, r0, r1, rank, tol: float) -> np.ndarray:
+    """Whether each segment PQ (ends of class indices r0, r1) holds a jump, by bisection.
+
+    Halves of a segment whose ends are two or more classes apart are halved again until
+    shorter than ``tol`` times the segment: one left then is a jump (a band thinner than
+    ``tol`` counts as one; a detour inside a half whose ends are at most one class
+    apart is not looked for). The same bisection as the library's grid walk, written here
+    so that the oracle does not share the library's code.
+    """
+    n = P.shape[0]
+    jump = np.zeros(n, dtype=bool)
+    pair = np.arange(n)
+    s0, s1 = np.zeros(n), np.ones(n)
+    v0, v1 = np.asarray(r0), np.asarray(r1)
+    D = Q - P
+    while pair.shape[0]:
+        done = s1 - s0 <= tol
+        jump[pair[done]] = True
+        pair, s0, s1, v0, v1 = pair[~done], s0[~done], s1[~done], v0[~done], v1[~done]
+        m = (s0 + s1) / 2.0
+        vm = rank(P[pair] + m[:, None] * D[pair])
+        left, right = np.abs(v0 - vm) > 1, np.abs(vm - v1) > 1
+        pair = np.concatenate((pair[left], pair[right]))
+        s0, s1 = np.concatenate((s0[left], m[right])), np.concatenate((m[left], s1[right]))
+        v0, v1 = np.concatenate((v0[left], vm[right])), np.concatenate((vm[left], v1[right]))
+    return jump
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="*", default=None,
@@ -155,12 +190,20 @@ def main(argv=None) -> None:
     parser.add_argument("--interaction", nargs="*", default=list(INTERACTIONS), choices=INTERACTIONS,
                         help="interaction data, in 5 and 20 features")
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: ESL's first split (if the shared folder is there), 6 x 400 synthetic rows, "
+                             "xor on 5 features and 400 rows; 6 trees, one process, 20 oracle lines of 200 steps")
     args = parser.parse_args(argv)
     names = shared_names() if args.datasets is None else [n for n in args.datasets if n != "none"]
+    extra, shape = {}, (2000, (5, 20))
+    if args.smoke:
+        names = smoke_shared(["ESL"]) if args.datasets is None else names
+        args.splits, args.synthetic, args.interaction, args.n_jobs = 1, [(6, 400)], ["xor"], 1
+        extra, shape = {"n_estimators": 6, "lines": (20, 200)}, (400, (5,))
     models = ("TreeBagger", "additive + PLS", "additive + features", "kernel + PLS", "OTreeBagger()")
     results: dict = {}
-    for name, split, X, y, train, test in _datasets(names, args.splits, args.synthetic, args.interaction):
-        row, certified, chosen = _compare(X, y, train, test, split, args.n_jobs)
+    for name, split, X, y, train, test in _datasets(names, args.splits, args.synthetic, args.interaction, shape):
+        row, certified, chosen = _compare(X, y, train, test, split, args.n_jobs, **extra)
         results.setdefault(name, []).append((row, chosen))
         print(f"{name} split {split}: " + "  ".join(f"{m} {row[m][0]:.3f} ({row[m][1]:.1f}s)" for m in models)
               + f"  chose {chosen}  certified={certified}", flush=True)

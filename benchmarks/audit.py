@@ -49,7 +49,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import shared_names, shared_splits  # noqa: E402
+from _common import make_ordinal_synthetic, shared_names, shared_splits, smoke_shared  # noqa: E402
 
 from ensemble import (ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger,  # noqa: E402
                       audit)
@@ -75,8 +75,9 @@ MODELS = {
     "cgb": (lambda: ConsistentGradientBoostingClassifier(random_state=SEED),
             lambda: ConsistentGradientBoostingClassifier(max_iter=10, random_state=SEED)),
     "otb": (lambda: OTreeBagger(projection="none", random_state=SEED),
-            lambda: OTreeBagger(n_estimators=4, projection="none", random_state=SEED)),
+            lambda: OTreeBagger(n_estimators=3, max_depth=4, projection="none", random_state=SEED)),
 }
+SYNTHETIC = "synthetic-4x300"  # the smoke run's data without the shared folder
 HEADER = ["data", "model", "verdict", "jump", "bound", "method", "witness s", "proof s", "trees", "leaves",
           "fit s", "audit s", "check"]
 
@@ -151,16 +152,21 @@ def main(argv=None) -> int:
     parser.add_argument("--models", nargs="*", choices=list(MODELS), default=None, help="default: all")
     parser.add_argument("--datasets", nargs="*", default=None, help="default: the 12 shared sets")
     parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per audit (default 10)")
-    parser.add_argument("--smoke", action="store_true", help="ESL only, small models, 1 s per audit")
+    parser.add_argument("--smoke", action="store_true",
+                        help="ESL only (300 synthetic rows without the shared folder), small models, 0.3 s per audit")
     parser.add_argument("--out", default=None, help="also write the table to this file")
     args = parser.parse_args(argv)
-    names = args.datasets or (["ESL"] if args.smoke else shared_names())
+    names = args.datasets or (smoke_shared(["ESL"]) or [SYNTHETIC] if args.smoke else shared_names())
     keys = args.models or list(MODELS)
     if args.smoke:
-        args.time_limit = min(args.time_limit, 1.0)
+        args.time_limit = min(args.time_limit, 0.3)
     rows = []
     for name in names:
-        _, X, y, train, _ = next(shared_splits(name, 1))
+        if name == SYNTHETIC:
+            X, y = make_ordinal_synthetic(300, 4, n_informative=4, random_state=SEED)
+            train = np.arange(300)
+        else:
+            _, X, y, train, _ = next(shared_splits(name, 1))
         for key in keys:
             rows.append(run_one(name, key, X[train], np.asarray(y)[train], args))
             print(" | ".join(rows[-1]), flush=True)

@@ -12,6 +12,9 @@ that cache filled, with the CPU time of each (less sensitive than wall time to
 other processes on the machine), and the load average before each run.
 
 Run: ``python benchmarks/cli_startup.py [--repeat 7] [--demo]``
+
+``--smoke``: every quick path once (seconds); with ``--demo`` too, the demo once on a small
+size (TreeBagger alone, 3 trees, no PNG) with the numba cache as it is (nothing cleared).
 """
 
 from __future__ import annotations
@@ -40,11 +43,19 @@ def _time(argv: list[str], repeat: int) -> tuple[float, float, int]:
     return min(times), statistics.median(times), status
 
 
-def _demo(tmp: str) -> None:
-    """The demo with an empty numba cache, then with it filled: wall and CPU seconds."""
+def _demo(tmp: str, smoke: bool = False) -> None:
+    """The demo with an empty numba cache, then with it filled: wall and CPU seconds.
+
+    ``smoke``: one run of a small demo with the cache as it is.
+    """
     env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "numba-cache")}
+    # The command line's entry module: what the otreebagger script runs.
     argv = [sys.executable, "-m", "ensemble._cli", "demo", "--quiet", "--output", str(Path(tmp) / "demo")]
-    for name in ("first run (empty cache)", "second run (cached)"):
+    runs = ("first run (empty cache)", "second run (cached)")
+    if smoke:
+        env, runs = dict(os.environ), ("smoke run (cache as it is)",)
+        argv = argv[:-2] + ["--output", "", "--n-estimators", "3", "--model", "treebagger"]
+    for name in runs:
         load = os.getloadavg()[0]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
@@ -59,12 +70,16 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--demo", action="store_true", help="also time the demo's first and second runs")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: every command once (with --demo: one small demo, the cache as it is)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.repeat = 1
     with tempfile.TemporaryDirectory() as tmp:
         if args.demo:
-            _demo(tmp)
+            _demo(tmp, smoke=args.smoke)
         missing = str(Path(tmp) / "missing.csv")
-        cli = ["-m", "ensemble._cli"]
+        cli = ["-m", "ensemble._cli"]  # what the otreebagger script runs
         cases = {
             "python -c pass": ["-c", "pass"],
             "python -c 'import sklearn.base'": ["-c", "import sklearn.base"],
@@ -79,9 +94,14 @@ def main(argv=None) -> None:
             "otreebagger fit (no arguments)": cli + ["fit"],
         }
         print(f"{'command':58s} {'best s':>8s} {'median s':>9s} {'exit':>5s}")
+        crashed = []
         for name, command in cases.items():
             best, median, status = _time(command, args.repeat)
             print(f"{name:58s} {best:8.3f} {median:9.3f} {status:5d}")
+            if status not in (0, 2):  # 2: the command line's own error message; anything else is a crash
+                crashed.append(name)
+    if args.smoke and crashed:
+        raise SystemExit(f"crashed (exit status neither 0 nor 2): {', '.join(crashed)}")
 
 
 if __name__ == "__main__":

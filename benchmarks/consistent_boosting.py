@@ -85,33 +85,41 @@ def make_synthetic(n_samples: int, n_features: int, shape: str, n_classes: int =
     return X, np.searchsorted(cuts, score).astype(np.int64) + 1
 
 
-def _model(name: str, seed: int):
+#: --smoke: fewer trees and iterations (the other parameters are the defaults of the full run).
+SMOKE_SIZES = {"cgb": {"max_iter": 30}, "cgb_squared_error": {"max_iter": 30},
+               "otreebagger": {"n_estimators": 6},
+               "hgb_classifier": {"max_iter": 10}, "hgb_regressor_rounded": {"max_iter": 10},
+               "rf_regressor_rounded": {"n_estimators": 10}, "lightgbm_rounded": {"n_estimators": 10}}
+
+
+def _model(name: str, seed: int, smoke: bool = False):
+    extra = SMOKE_SIZES.get(name, {}) if smoke else {}
     if name == "cgb":
-        return ConsistentGradientBoostingClassifier(random_state=seed)
+        return ConsistentGradientBoostingClassifier(random_state=seed, **extra)
     if name == "cgb_squared_error":
-        return ConsistentGradientBoostingClassifier(loss="squared_error", random_state=seed)
+        return ConsistentGradientBoostingClassifier(loss="squared_error", random_state=seed, **extra)
     if name == "consistent_forest":
-        return ConsistentForestClassifier(random_state=seed)
+        return ConsistentForestClassifier(random_state=seed, **extra)
     if name == "otreebagger":
-        return OTreeBagger(random_state=seed)
+        return OTreeBagger(random_state=seed, **extra)
     if name == "hgb_classifier":
-        return HistGradientBoostingClassifier(random_state=seed)
+        return HistGradientBoostingClassifier(random_state=seed, **extra)
     if name == "hgb_regressor_rounded":
-        return HistGradientBoostingRegressor(random_state=seed)
+        return HistGradientBoostingRegressor(random_state=seed, **extra)
     if name == "rf_regressor_rounded":
-        return RandomForestRegressor(n_estimators=100, random_state=seed)
+        return RandomForestRegressor(**{"n_estimators": 100, **extra}, random_state=seed)
     if name == "lightgbm_rounded":
         from lightgbm import LGBMRegressor
 
-        return LGBMRegressor(n_estimators=100, num_threads=1, verbose=-1, random_state=seed)
+        return LGBMRegressor(**{"n_estimators": 100, **extra}, num_threads=1, verbose=-1, random_state=seed)
     raise ValueError(name)
 
 
-def _fit_score(method, X, y, train, test, seed):
+def _fit_score(method, X, y, train, test, seed, smoke: bool = False):
     """Fit one method on the training rows; scores on the test rows, fit time, certificate."""
     K = int(y.max())
     labels = np.arange(1, K + 1)
-    model = _model(method, seed)
+    model = _model(method, seed, smoke)
     row = {"method": method}
     t0 = time.perf_counter()
     try:
@@ -161,10 +169,11 @@ def _datasets(args):
     for name in args.datasets:
         for split, X, y, train, test in shared_splits(name, args.splits, args.data_dir):
             yield name, split, X, y, train, test
+    n_test = 2_000 if args.smoke else N_TEST
     for n_features, n_samples, shape in args.synthetic:
-        X, y = make_synthetic(n_samples + N_TEST, n_features, shape)
+        X, y = make_synthetic(n_samples + n_test, n_features, shape)
         yield (f"{shape}-{n_features}x{n_samples}", 0, X, y, np.arange(n_samples),
-               np.arange(n_samples, n_samples + N_TEST))
+               np.arange(n_samples, n_samples + n_test))
 
 
 _MEMORY_SNIPPET = """
@@ -224,10 +233,13 @@ def main(argv=None) -> None:
     parser.add_argument("--small", action="store_true", help="fits of 15-99 rows: time and MAE vs the forest")
     parser.add_argument("--dask", type=int, default=0, metavar="N", help="N x 20 on a LocalCluster of 2 workers")
     parser.add_argument("--dask-trees", type=int, default=20, help="trees of the Dask comparison fit")
-    parser.add_argument("--smoke", action="store_true", help="seconds: --small on 20 rows and --dask 20000")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: every method on 200 additive rows (2,000 test rows, fewer trees), "
+                             "--small on 20 rows, --dask 4000 (3 trees, a cluster of threads)")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.datasets, args.synthetic, args.small, args.dask, args.dask_trees = ["none"], [], True, 20_000, 5
+        args.datasets, args.synthetic, args.small, args.dask, args.dask_trees = ["none"], ["8x200:additive"], True, \
+            4_000, 3
     if args.datasets is None:
         args.datasets = shared_names(args.data_dir)
     elif args.datasets == ["none"]:
@@ -254,7 +266,7 @@ def main(argv=None) -> None:
         for method in methods:
             if method in SLOW and train.shape[0] > args.slow_max_rows:
                 continue
-            row, model = _fit_score(method, X, y, train, test, seed=split)
+            row, model = _fit_score(method, X, y, train, test, seed=split, smoke=args.smoke)
             row.update(dataset=name, split=split, n_train=train.shape[0], d=X.shape[1])
             if method == "cgb" and model is not None and train.shape[0] >= 100_000 and X.shape[1] == 20:
                 row["hgb_same_size_time"] = _same_size_hgb_time(model, X, y, train)
@@ -277,7 +289,7 @@ def main(argv=None) -> None:
     if args.small:
         _small_data(sizes=(20,) if args.smoke else (15, 20, 30, 50, 99), seeds=1 if args.smoke else 3)
     if args.dask:
-        _dask_fit(args.dask, args.dask_trees)
+        _dask_fit(args.dask, args.dask_trees, smoke=args.smoke)
 
 
 def _small_data(sizes, seeds) -> None:
@@ -322,7 +334,7 @@ params = dict(early_stopping=False, max_iter={trees}, random_state=0)
 ConsistentGradientBoostingClassifier(max_iter=2).fit(X[:2000], y[:2000])
 t0 = time.perf_counter(); local = ConsistentGradientBoostingClassifier(**params).fit(X, y)
 local_time = time.perf_counter() - t0
-with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+with LocalCluster(n_workers=2, threads_per_worker=1, processes={processes}, dashboard_address=None,
                   memory_limit="4GiB") as cluster, Client(cluster) as client:
     client.run(lambda: ConsistentGradientBoostingClassifier(max_iter=2).fit(X[:2000], y[:2000]))
     chunks = -(-{n} // 8)
@@ -338,16 +350,24 @@ print(json.dumps({{"local_time": local_time, "dask_time": dask_time, "trees": di
 """
 
 
-def _dask_fit(n: int, trees: int) -> None:
-    """N x 20 on a LocalCluster of 2 worker processes against one machine: equality, time per tree, memory."""
+def _dask_fit(n: int, trees: int, smoke: bool = False) -> None:
+    """N x 20 on a LocalCluster of 2 worker processes against one machine: equality, time per tree, memory.
+
+    ``smoke``: the workers are threads of the child process (no worker processes to start and
+    warm, seconds each), and a failed fit is an error instead of a line of the report.
+    """
     bench = Path(__file__).resolve().parent
-    code = _DASK_SNIPPET.format(bench=str(bench), root=str(bench.parent), n=n, trees=trees)
+    code = _DASK_SNIPPET.format(bench=str(bench), root=str(bench.parent), n=n, trees=trees, processes=not smoke)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if out.returncode:
-        print(f"\nDask fit failed: {out.stderr.strip().splitlines()[-1]}")
+        message = f"Dask fit failed: {(out.stderr.strip().splitlines() or ['no output'])[-1]}"
+        if smoke:
+            raise SystemExit(f"{message}\n{out.stderr[-2000:]}")
+        print(f"\n{message}")
         return
     r = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"\nDask, {n:,} x 20 on a LocalCluster of 2 workers, {r['trees']} trees: {r['dask_time']:.1f}s "
+    kind = "threads" if smoke else "workers"
+    print(f"\nDask, {n:,} x 20 on a LocalCluster of 2 {kind}, {r['trees']} trees: {r['dask_time']:.1f}s "
           f"({1000 * r['dask_time'] / max(r['trees'], 1):.0f} ms/tree) against one machine {r['local_time']:.1f}s "
           f"({1000 * r['local_time'] / max(r['trees'], 1):.0f} ms/tree); same predictions: {r['equal']}; "
           f"certified: {r['certified']}; peak memory per worker "

@@ -20,6 +20,7 @@ Run::
     python benchmarks/consistent_forest.py                       # everything (about an hour on 2 cores)
     python benchmarks/consistent_forest.py --quick               # one split, small synthetic sets
     python benchmarks/consistent_forest.py --skip otreebagger    # without the slow peer
+    python benchmarks/consistent_forest.py --smoke               # seconds: 6 x 200 synthetic rows, fewer trees
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import csv
 import json
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -47,23 +49,31 @@ METHODS = ["consistent_forest", "otreebagger", "treebagger", "bagged_ordinal", "
            "rf_regressor_rounded", "hgb_classifier"]
 
 
-def _model(name: str, n_jobs: int, seed: int):
+#: --smoke: fewer trees (the certified forest keeps n_estimators="auto": its certificate is checked).
+SMOKE_SIZES = {"otreebagger": {"n_estimators": 6}, "treebagger": {"n_estimators": 6},
+               "bagged_ordinal": {"n_estimators": 6}, "rf_classifier": {"n_estimators": 10},
+               "rf_regressor_rounded": {"n_estimators": 10}, "hgb_classifier": {"max_iter": 10}}
+
+
+def _model(name: str, n_jobs: int, seed: int, smoke: bool = False):
+    extra = SMOKE_SIZES.get(name, {}) if smoke else {}
     if name == "consistent_forest":
         return ConsistentForestClassifier(n_jobs=n_jobs, random_state=seed)
     if name == "otreebagger":
-        return OTreeBagger(n_jobs=n_jobs, random_state=seed)
+        return OTreeBagger(n_jobs=n_jobs, random_state=seed, **extra)
     # The bagged baselines: full-depth trees on the features themselves (no PLS projection).
     if name == "treebagger":
         return OTreeBagger(relabel=False, vote="mode", criterion="gini", projection="none", max_depth=None,
-                           n_jobs=n_jobs, random_state=seed)
+                           n_jobs=n_jobs, random_state=seed, **extra)
     if name == "bagged_ordinal":
-        return OTreeBagger(relabel=False, projection="none", max_depth=None, n_jobs=n_jobs, random_state=seed)
+        return OTreeBagger(relabel=False, projection="none", max_depth=None, n_jobs=n_jobs, random_state=seed,
+                           **extra)
     if name == "rf_classifier":
-        return RandomForestClassifier(n_estimators=100, n_jobs=n_jobs, random_state=seed)
+        return RandomForestClassifier(**{"n_estimators": 100, **extra}, n_jobs=n_jobs, random_state=seed)
     if name == "rf_regressor_rounded":
-        return RandomForestRegressor(n_estimators=100, n_jobs=n_jobs, random_state=seed)
+        return RandomForestRegressor(**{"n_estimators": 100, **extra}, n_jobs=n_jobs, random_state=seed)
     if name == "hgb_classifier":
-        return HistGradientBoostingClassifier(random_state=seed)
+        return HistGradientBoostingClassifier(random_state=seed, **extra)
     raise ValueError(name)
 
 
@@ -78,11 +88,11 @@ def _datasets(args):
         yield f"synthetic-{n_features}x{n_samples}", 0, X, y, np.arange(half), np.arange(half, n_samples)
 
 
-def _fit_score(method, X, y, train, test, n_jobs, seed):
+def _fit_score(method, X, y, train, test, n_jobs, seed, smoke: bool = False):
     """Fit one method; return its scores, fit time and (for consistent models) certificate."""
     K = int(y.max())
     labels = np.arange(1, K + 1)
-    model = _model(method, n_jobs, seed)
+    model = _model(method, n_jobs, seed, smoke)
     row = {"method": method}
     t0 = time.perf_counter()
     try:
@@ -153,7 +163,8 @@ def _peak_memory(name: str, method: str, n_trees: int) -> dict:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default="results/consistent_forest")
+    parser.add_argument("--output", default=None,
+                        help="folder of results.csv (default results/consistent_forest; with --smoke a temporary one)")
     parser.add_argument("--datasets", nargs="*", default=None, help="shared CSV names (default: all)")
     parser.add_argument("--splits", type=int, default=3, help="hold-out partitions per shared data set")
     parser.add_argument("--synthetic", type=lambda s: tuple(int(v) for v in s.split("x")), nargs="*",
@@ -163,7 +174,16 @@ def main(argv=None) -> None:
     parser.add_argument("--memory", nargs="*", default=None,
                         help="data sets for the peak-memory comparison (default: winequality-red and the largest synthetic)")
     parser.add_argument("--quick", action="store_true", help="one split, synthetic 20x2000 and 50x4000")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: synthetic 6x200 alone (no shared set), fewer trees; the forest's peak memory "
+                             "on it")
     args = parser.parse_args(argv)
+    if args.output is None:
+        args.output = tempfile.mkdtemp(prefix="consistent_forest_") if args.smoke else "results/consistent_forest"
+    if args.smoke:
+        args.datasets = [] if args.datasets is None else args.datasets
+        args.splits, args.synthetic = 1, [(6, 200)]
+        args.memory = args.memory or ["synthetic-6x200"]
     if args.datasets is None:
         args.datasets = shared_names()
     if args.quick:
@@ -178,7 +198,7 @@ def main(argv=None) -> None:
     for name, split, X, y, train, test in _datasets(args):
         print(f"\n{name} split {split}: {X.shape[0]} x {X.shape[1]}, K = {int(y.max())}", flush=True)
         for method in methods:
-            row, model = _fit_score(method, X, y, train, test, args.n_jobs, seed=split)
+            row, model = _fit_score(method, X, y, train, test, args.n_jobs, seed=split, smoke=args.smoke)
             row.update(dataset=name, split=split)
             if method == "consistent_forest" and model is not None:
                 # The speed target: RandomForestRegressor with the same number of trees, same run.
@@ -258,6 +278,10 @@ def _memory(args, rows) -> None:
     print("\npeak memory of one fit (fresh process, RSS growth):")
     for name in names:
         cf = _peak_memory(name, "cf", 0)
+        if args.smoke:  # one fresh process: the regressor's is the same snippet
+            print(f"  {name}: consistent_forest {cf['peak_mb']:.0f} MB ({cf['trees']} trees); smoke: "
+                  "RandomForestRegressor's process left out", flush=True)
+            continue
         rfr = _peak_memory(name, "rfr", cf["trees"])
         print(f"  {name}: consistent_forest {cf['peak_mb']:.0f} MB ({cf['trees']} trees), "
               f"RandomForestRegressor {rfr['peak_mb']:.0f} MB, ratio {cf['peak_mb'] / max(rfr['peak_mb'], 1e-9):.2f} "

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,6 +35,9 @@ from ensemble import OTreeBagger
 from relabel import TooManyRegionsError
 from ensemble.datasets import load_ordinal_csv, make_synthetic_i, make_synthetic_ii
 from ensemble.metrics import mean_absolute_error, quadratic_weighted_kappa, ranked_probability_score
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DATA_DIR  # noqa: E402
 
 
 def _counts(votes: np.ndarray, n_classes: int) -> np.ndarray:
@@ -66,8 +71,10 @@ def _datasets(args):
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default="results/ensemble_accuracy")
-    parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"))
+    parser.add_argument("--output", default=None,
+                        help="folder of results.csv and the PNGs (default results/ensemble_accuracy; "
+                             "with --smoke a temporary folder)")
+    parser.add_argument("--data-dir", default=str(DATA_DIR))
     parser.add_argument("--datasets", nargs="*", help="CSV names in --data-dir (default: LEV); 'all' for every CSV")
     parser.add_argument("--fractions", type=float, nargs="*", default=[0.1, 0.3, 0.5])
     parser.add_argument("--group-sizes", type=int, nargs="*", default=[1, 2, 3, 4, 5])
@@ -77,12 +84,14 @@ def main(argv=None) -> None:
     parser.add_argument("--max-depth", type=int, default=None,
                         help="depth of every tree (default: OTreeBagger's own, full for the baselines)")
     parser.add_argument("--quick", action="store_true", help="fractions 0.1 and 0.3, M in {1,3,5}, B=30, 3 reps")
-    parser.add_argument("--smoke", action="store_true", help="seconds: 10%% training, M=3, B=6, 1 rep")
+    parser.add_argument("--smoke", action="store_true", help="seconds: 10%% training, M=3, B=6, 1 rep, one process")
     args = parser.parse_args(argv)
+    if args.output is None:
+        args.output = tempfile.mkdtemp(prefix="ensemble_accuracy_") if args.smoke else "results/ensemble_accuracy"
     if args.quick:
         args.fractions, args.group_sizes, args.n_estimators, args.reps = [0.1, 0.3], [1, 3, 5], 30, 3
     if args.smoke:
-        args.fractions, args.group_sizes, args.n_estimators, args.reps = [0.1], [3], 6, 1
+        args.fractions, args.group_sizes, args.n_estimators, args.reps, args.n_jobs = [0.1], [3], 6, 1, 1
     if args.datasets == ["all"]:
         args.datasets = sorted(p.stem for p in Path(args.data_dir).glob("*.csv") if not p.stem.endswith(".splits"))
 

@@ -8,6 +8,7 @@ Targets (docs/design.md section 7): fit within 3x, predict within 1.5x.
 Run::
 
     python benchmarks/ensemble_speed.py
+    python benchmarks/ensemble_speed.py --smoke    # seconds: 200 points, B = 10, one repeat
 """
 
 from __future__ import annotations
@@ -39,10 +40,14 @@ def main(argv=None) -> None:
     parser.add_argument("--group-size", type=int, default=5)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="seconds: 200 points, B=10, 1,000 test points, 1 repeat")
     args = parser.parse_args(argv)
+    n_test = 10_000
+    if args.smoke:
+        args.n_samples, args.n_estimators, args.repeats, n_test = 200, 10, 1, 1_000
 
     X, y = make_synthetic_i(args.n_samples, random_state=0)
-    X_test, _ = make_synthetic_i(10_000, random_state=1)
+    X_test, _ = make_synthetic_i(n_test, random_state=1)
     ours = OTreeBagger(n_estimators=args.n_estimators, group_size=args.group_size, random_state=0,
                        n_jobs=args.n_jobs)
     theirs = BaggingClassifier(DecisionTreeClassifier(), n_estimators=args.n_estimators, random_state=0,

@@ -22,6 +22,12 @@ Run::
 
     python benchmarks/first_run.py            # a few minutes on 2 cores
     python benchmarks/first_run.py --no-demo  # the tree fits and the command line only
+    python benchmarks/first_run.py --smoke    # seconds: every step once, in this checkout, caches as they are
+
+``--smoke`` copies nothing and clears no cache (every process runs on this checkout with
+the caches as they are), leaves the demo out (``benchmarks/demo_compile.py --smoke`` runs
+it), writes the data file and saves a model of 3 trees in this process (neither is timed), and
+runs each timed command once.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import otreebagger_command  # noqa: E402
 
 TREE = (
     "import time; t = time.perf_counter()\n"
@@ -65,10 +73,14 @@ def _copy_repository(target: Path) -> None:
             shutil.copy2(source, target / name)
 
 
-def _run(args: list[str], copy: Path, cache: Path, cwd: Path) -> tuple[float, float, str]:
-    """Wall and CPU seconds of ``args`` in a fresh process, and its last line of output."""
-    env = dict(os.environ, PYTHONPATH=str(copy), NUMBA_CACHE_DIR=str(cache), MPLBACKEND="Agg",
-               XDG_CACHE_HOME=str(cache.parent / "xdg"))
+def _run(args: list[str], copy: Path, cache: Path | None, cwd: Path) -> tuple[float, float, str]:
+    """Wall and CPU seconds of ``args`` in a fresh process, and its last line of output.
+
+    ``cache`` None: the numba and skops caches as they are (``--smoke``).
+    """
+    env = dict(os.environ, PYTHONPATH=str(copy), MPLBACKEND="Agg")
+    if cache is not None:
+        env.update(NUMBA_CACHE_DIR=str(cache), XDG_CACHE_HOME=str(cache.parent / "xdg"))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
@@ -88,15 +100,23 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-demo", action="store_true")
     parser.add_argument("--repeat", type=int, default=5, help="runs of --help and predict (best and median)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: this checkout, caches as they are, no demo, a 3-tree model, every command once")
     args = parser.parse_args(argv)
-    cli = [sys.executable, "-m", "ensemble._cli"]
+    cli = [sys.executable, "-m", "ensemble._cli"]  # what the otreebagger script runs
+    if args.smoke:
+        args.no_demo, args.repeat = True, 1
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         copy, cache, work = tmp / "repo", tmp / "numba", tmp / "work"
-        copy.mkdir()
         work.mkdir()
-        _copy_repository(copy)
-        for label in ("first tree fit, empty cache", "first tree fit, cache loaded"):
+        if args.smoke:
+            copy, cache = ROOT, None
+        else:
+            copy.mkdir()
+            _copy_repository(copy)
+        fits = ("first tree fit, empty cache", "first tree fit, cache loaded")
+        for label in ("tree fit, caches as they are",) if args.smoke else fits:
             load = os.getloadavg()[0]
             wall, cpu, fit = _run([sys.executable, "-c", TREE], copy, cache, work)
             _line(label, wall, cpu, load, f"   fit alone {float(fit):.1f} s")
@@ -108,15 +128,23 @@ def main(argv=None) -> int:
                 wall, cpu, _ = _run(cli + ["demo", "--quiet", "--output", str(work / "demo")], copy, cache, work)
                 _line(label, wall, cpu, load)
         data, model = work / "data.csv", work / "model.skops"
-        _run([sys.executable, "-c", SAMPLE.format(path=str(data))], copy, cache, work)
-        _run(cli + ["fit", str(data), "--target", "y", "-o", str(model)], copy, cache, work)
+        if args.smoke:  # the data file is not timed: written here, without a process of its own
+            exec(SAMPLE.format(path=str(data)), {})
+        else:
+            _run([sys.executable, "-c", SAMPLE.format(path=str(data))], copy, cache, work)
+        if args.smoke:
+            if otreebagger_command()(["fit", str(data), "--target", "y", "-o", str(model), "--n-estimators", "3"]):
+                raise SystemExit("otreebagger fit failed")
+        else:
+            _run(cli + ["fit", str(data), "--target", "y", "-o", str(model)], copy, cache, work)
         quick = {
             "otreebagger --help": cli + ["--help"],
             "otreebagger predict (1,000 rows, saved model)":
                 cli + ["predict", str(model), str(data), "-o", str(work / "p.csv")],
         }
         for label, command in quick.items():
-            _run(command, copy, cache, work)  # the caches filled
+            if not args.smoke:
+                _run(command, copy, cache, work)  # the caches filled
             load = os.getloadavg()[0]
             runs = [_run(command, copy, cache, work)[:2] for _ in range(args.repeat)]
             walls, cpus = [w for w, _ in runs], [c for _, c in runs]

@@ -21,6 +21,7 @@ Run::
 
     python benchmarks/group_space.py                     # the grid (about 15 min on 2 cores)
     python benchmarks/group_space.py --rows 40 --features 40 --seeds 2
+    python benchmarks/group_space.py --smoke        # seconds: one cell (40 x 6), one generator, 6 trees
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ GENERATORS = {
 }
 
 
-def _fit_score(projection: str, X, y, n: int) -> tuple[float, float, str]:
-    model = OTreeBagger(projection=projection, random_state=0)
+def _fit_score(projection: str, X, y, n: int, n_estimators: int | None = None) -> tuple[float, float, str]:
+    model = OTreeBagger(projection=projection, random_state=0,
+                        **({} if n_estimators is None else {"n_estimators": n_estimators}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start = time.perf_counter()
@@ -78,7 +80,13 @@ def main(argv=None) -> int:
     parser.add_argument("--features", type=int, nargs="+", default=[8, 25, 50])
     parser.add_argument("--generators", nargs="+", default=list(GENERATORS), choices=list(GENERATORS))
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: 40 rows x 6 features, the additive generator, one seed, 6 trees, 500 test rows")
     args = parser.parse_args(argv)
+    n_test, size = TEST_ROWS, None
+    if args.smoke:
+        args.rows, args.features, args.generators, args.seeds = [40], [6], ["additive"], 1
+        n_test, size = 500, 6
     print("| n | d | MAE pls | MAE none | none - pls | none better | fit pls | fit none | auto chose |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for n in args.rows:
@@ -88,14 +96,14 @@ def main(argv=None) -> int:
             chosen = set()
             for name in args.generators:
                 for seed in range(args.seeds):
-                    X, y = GENERATORS[name](n + TEST_ROWS, d, seed)
+                    X, y = GENERATORS[name](n + n_test, d, seed)
                     if np.unique(y[:n]).shape[0] < 2:
                         continue
                     for projection in ("pls", "none"):
-                        mae, t, _ = _fit_score(projection, X, y, n)
+                        mae, t, _ = _fit_score(projection, X, y, n, size)
                         got[projection].append(mae)
                         seconds[projection].append(t)
-                    chosen.add(_fit_score("auto", X, y, n)[2])
+                    chosen.add(_fit_score("auto", X, y, n, size)[2])
             pls, none = np.array(got["pls"]), np.array(got["none"])
             print(f"| {n} | {d} | {pls.mean():.3f} | {none.mean():.3f} | {none.mean() - pls.mean():+.3f} | "
                   f"{np.mean(none < pls):.0%} | {np.mean(seconds['pls']):.1f} s | {np.mean(seconds['none']):.1f} s | "

@@ -32,6 +32,9 @@ Run::
 
     nice -n 10 python benchmarks/lattice_study.py --output results/lattice_study
     nice -n 10 python benchmarks/lattice_study.py --reps 1 --check-cbc   # cross-check floors with CBC
+    python benchmarks/lattice_study.py --smoke     # seconds: balance-scale, 1 rep, M=1, depth 4, B=3
+
+``--smoke`` uses a synthetic 4 x 4 x 4 lattice (``lattice-4x3``) where the shared folder is missing.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,6 +55,19 @@ import relabel
 from ensemble import OTreeBagger
 from ensemble.datasets import load_ordinal_csv
 from ensemble.metrics import mean_absolute_error
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import DATA_DIR, smoke_shared  # noqa: E402
+
+SMOKE_LATTICE = "lattice-4x3"
+
+
+def lattice_data(n_samples: int = 300, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Integer features on a 4 x 4 x 4 grid, 4 classes from their noisy sum (the smoke run's data)."""
+    rng = np.random.RandomState(seed)
+    X = rng.randint(4, size=(n_samples, 3)).astype(np.float64)
+    score = X.sum(axis=1) + rng.normal(scale=1.0, size=n_samples)
+    return X, np.digitize(score, np.quantile(score, [0.25, 0.5, 0.75])) + 1
 
 
 class Lattice:
@@ -144,8 +162,9 @@ def _models(args, classes, rep):
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default="results/lattice_study")
-    parser.add_argument("--data-dir", default=str(Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"))
+    parser.add_argument("--output", default=None,
+                        help="folder of the CSVs (default results/lattice_study; with --smoke a temporary one)")
+    parser.add_argument("--data-dir", default=str(DATA_DIR))
     parser.add_argument("--datasets", nargs="*", default=["ESL", "balance-scale"])
     parser.add_argument("--fraction", type=float, default=0.3)
     parser.add_argument("--group-sizes", type=int, nargs="*", default=[1, 3])
@@ -155,14 +174,22 @@ def main(argv=None) -> None:
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--check-cbc", action="store_true",
                         help="recompute the floors and the full-depth models' group relabellings with CBC")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: balance-scale (a synthetic lattice without the shared folder), 1 rep, "
+                             "M=1, depth 4, B=3, one process")
     args = parser.parse_args(argv)
+    if args.output is None:
+        args.output = tempfile.mkdtemp(prefix="lattice_study_") if args.smoke else "results/lattice_study"
+    if args.smoke:
+        args.datasets = smoke_shared(["balance-scale"], args.data_dir) or [SMOKE_LATTICE]
+        args.reps, args.group_sizes, args.depths, args.n_estimators, args.n_jobs = 1, [1], ["4"], 3, 1
     args.depths = [None if d == "None" else int(d) for d in args.depths]
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
 
     rows, floor_rows, population = [], [], {}
     for name in args.datasets:
-        X, y = load_ordinal_csv(Path(args.data_dir) / f"{name}.csv")
+        X, y = lattice_data() if name == SMOKE_LATTICE else load_ordinal_csv(Path(args.data_dir) / f"{name}.csv")
         classes = np.unique(y)
         K = len(classes)
         lattice = Lattice(X)

@@ -11,6 +11,7 @@ Run::
 
     python benchmarks/memory.py
     python benchmarks/memory.py --n-estimators 20 --group-size 5
+    python benchmarks/memory.py --smoke      # seconds: one child, 2,000 x 4, B=2, M=2, depth 6
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ print(json.dumps({
 """
 
 
+SMOKE_CONFIGS = [(2_000, 4, 2, 2, "6")]
 CONFIGS = [  # (n, d, B, M, max_depth)
     (10_000, 10, 10, 5, "None"),
     (10_000, 10, 10, 5, "8"),
@@ -71,11 +73,12 @@ CONFIGS = [  # (n, d, B, M, max_depth)
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.parse_args(argv)
+    parser.add_argument("--smoke", action="store_true", help="seconds: one small configuration, one child process")
+    args = parser.parse_args(argv)
     print("OTreeBagger fits, one fresh process each, n_jobs=1")
     print(f"{'data':<14}{'B':>4}{'M':>3}{'depth':>6}{'RSS peak MB':>12}{'RSS base MB':>12}"
           f"{'fit s':>8}{'regions mean/max':>20}{'edges max':>11}{'consistent':>11}")
-    for n, d, B, M, depth in CONFIGS:
+    for n, d, B, M, depth in SMOKE_CONFIGS if args.smoke else CONFIGS:
         out = subprocess.run(
             [sys.executable, "-c", CHILD, str(n), str(d), str(B), str(M), depth, ROOT],
             capture_output=True, text=True, check=True,

@@ -25,6 +25,7 @@ monotone and consistent.
 Run::
 
     python benchmarks/monotone.py
+    python benchmarks/monotone.py --smoke     # seconds: monotone-4 on 300 + 500 rows, fewer trees
 """
 
 from __future__ import annotations
@@ -66,16 +67,21 @@ def _credit():
     return module.make_credit(2200, random_state=0)
 
 
-def _splits(name, n_splits):
+#: --smoke: fewer trees and iterations (the forest keeps n_estimators="auto").
+SMOKE_SIZES = {"OTreeBagger": {"n_estimators": 6}, "boosting": {"max_iter": 30}}
+
+
+def _splits(name, n_splits, smoke=False):
     if name == "credit":
         X, y = _credit()
         yield X, y, np.arange(200), np.arange(200, 2200)
     elif name == "monotone-4":
+        n_train, n = (300, 800) if smoke else (600, 4600)
         rng = np.random.RandomState(0)
-        X = rng.uniform(size=(4600, 4))
-        score = 2 * X[:, 0] - 1.5 * X[:, 1] + 0.5 * np.sin(6 * X[:, 2]) + 0.3 * rng.normal(size=4600)
-        y = np.digitize(score, np.quantile(score[:600], [0.2, 0.4, 0.6, 0.8])) + 1
-        yield X, y, np.arange(600), np.arange(600, 4600)
+        X = rng.uniform(size=(n, 4))
+        score = 2 * X[:, 0] - 1.5 * X[:, 1] + 0.5 * np.sin(6 * X[:, 2]) + 0.3 * rng.normal(size=n)
+        y = np.digitize(score, np.quantile(score[:n_train], [0.2, 0.4, 0.6, 0.8])) + 1
+        yield X, y, np.arange(n_train), np.arange(n_train, n)
     elif name == "synthetic-10":
         X, y = make_ordinal_synthetic(3000, 10, random_state=0)
         yield X, y, np.arange(1000), np.arange(1000, 3000)
@@ -108,7 +114,12 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", nargs="*", default=list(DIRECTIONS))
     parser.add_argument("--splits", type=int, default=3)
     parser.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: monotone-4 alone on 300 training and 500 test rows; 6 OTreeBagger trees, "
+                             "30 boosting iterations")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.datasets, args.splits = ["monotone-4"], 1
     print("| data set | model | MAE free | MAE monotone | fit s free | fit s monotone | free models breaking "
           "the direction | wrong-way share of class steps (free) | monotone certified |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
@@ -116,7 +127,7 @@ def main(argv=None) -> None:
     for name in args.datasets:
         for label, cls in ((label, MODELS[label]) for label in args.models):
             rows = []
-            for X, y, train, test in _splits(name, args.splits):
+            for X, y, train, test in _splits(name, args.splits, args.smoke):
                 cst = np.zeros(X.shape[1], dtype=int)
                 for f, sign in DIRECTIONS[name].items():
                     cst[f] = sign
@@ -125,7 +136,8 @@ def main(argv=None) -> None:
                     start = time.perf_counter()
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        model = cls(monotonic_cst=value, random_state=0).fit(X[train], y[train])
+                        extra = SMOKE_SIZES.get(label, {}) if args.smoke else {}
+                        model = cls(monotonic_cst=value, random_state=0, **extra).fit(X[train], y[train])
                     out[key] = (model, time.perf_counter() - start,
                                 mean_absolute_error(y[test], model.predict(X[test])))
                 free, mono = out["free"][0], out["mono"][0]

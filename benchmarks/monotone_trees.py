@@ -20,7 +20,8 @@ and whether every constrained model is certified (``is_monotone()``, ours) and h
 no wrong-way step along lines parallel to a constrained feature (an independent
 probe of ``predict``, every constrained model).
 
-Run from the repository root: ``PYTHONPATH=. python benchmarks/monotone_trees.py``.
+Run from the repository root: ``PYTHONPATH=. python benchmarks/monotone_trees.py``
+(``--smoke``: seconds, sin-4 alone on 200 training and 1,000 test rows, one repeat, 3 trees).
 """
 
 from __future__ import annotations
@@ -134,14 +135,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--trees", type=int, default=25)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: sin-4 alone, 200 training and 1,000 test rows, one repeat, 3 trees")
     args = parser.parse_args(argv)
+    data, n_test = DATA, 5000
+    if args.smoke:
+        args.repeats, args.trees, n_test = 1, 3, 1000
+        data = {"sin-4": (DATA["sin-4"][0], 200, DATA["sin-4"][2])}
 
     print(f"{'data':13s} {'model':14s} {'rule':12s} {'test MAE':>9s} {'vs free':>8s} {'fit s':>7s} {'certified':>10s}")
-    for name, (make, n_train, cst) in DATA.items():
+    for name, (make, n_train, cst) in data.items():
         rows: dict[tuple, list] = {}
         for r in range(args.repeats):
             rng = np.random.default_rng(args.seed * 1000 + r)
-            X, y = make(n_train + 5000, rng)
+            X, y = make(n_train + n_test, rng)
             X_train, y_train, X_test, y_test = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
             for kind, method, factory in models(args.trees, args.seed + r):
                 start = time.perf_counter()

@@ -58,7 +58,7 @@ from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import make_ordinal_synthetic, shared_names, shared_splits  # noqa: E402
+from _common import make_ordinal_synthetic, shared_names, shared_splits, smoke_shared  # noqa: E402
 
 from ensemble import (  # noqa: E402
     ConsistentForestClassifier,
@@ -259,9 +259,9 @@ def run_one(name, split, X, y, train, test, model_name, args, notes) -> dict:
     return res
 
 
-def data_splits(name: str, n_splits: int):
+def data_splits(name: str, n_splits: int, smoke: bool = False):
     if name == SYNTHETIC:
-        X, y = make_ordinal_synthetic(20000, 20)
+        X, y = make_ordinal_synthetic(800, 6) if smoke else make_ordinal_synthetic(20000, 20)
         perm = np.random.RandomState(SEED).permutation(X.shape[0])
         cut = X.shape[0] * 3 // 4
         yield 0, X, y, np.sort(perm[:cut]), np.sort(perm[cut:])
@@ -354,12 +354,13 @@ def main(argv=None) -> int:
     parser.add_argument("--odd-units", action=argparse.BooleanOptionalAction, default=True,
                         help="refit library models on X + 1e9 and X * 1e-10 and probe one-float moves (default on)")
     parser.add_argument("--smoke", action="store_true",
-                        help="tiny run: 2 small data sets, 2 models, 30 rows, few trees, no synthetic set")
+                        help="tiny run: 2 small data sets (800 x 6 synthetic rows without the shared folder), "
+                             "2 models, 30 rows, few trees")
     parser.add_argument("--out", default=None, help="also write the table to this file")
     args = parser.parse_args(argv)
 
     if args.smoke:
-        names = args.datasets or SMOKE_DATASETS
+        names = args.datasets or smoke_shared(SMOKE_DATASETS) or [SYNTHETIC]
         model_names = args.models or SMOKE_MODELS
         args.rows = min(args.rows, 30)
     else:
@@ -374,7 +375,7 @@ def main(argv=None) -> int:
     all_results: dict = {}
     notes: set = set()
     for name in names:
-        for split, X, y, train, test in data_splits(name, args.splits):
+        for split, X, y, train, test in data_splits(name, args.splits, args.smoke):
             for m in model_names:
                 start = time.perf_counter()
                 res = run_one(name, split, X, y, train, test, m, args, notes)

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import make_ordinal_synthetic, shared_names, shared_splits  # noqa: E402
+from _common import make_ordinal_synthetic, shared_names, shared_splits, smoke_shared  # noqa: E402
 
 from ensemble import OTreeBagger  # noqa: E402
 
@@ -75,10 +75,12 @@ def main(argv=None) -> None:
     parser.add_argument("--synthetic", nargs="*", default=[], help="DxN sizes, e.g. 20x1000")
     parser.add_argument("--mixed", type=int, default=700, help="rows of the mixed 91-column shape (0: none)")
     parser.add_argument("--n-estimators", type=int, default=100)
-    parser.add_argument("--smoke", action="store_true", help="two small sets, 12 trees: seconds")
+    parser.add_argument("--smoke", action="store_true",
+                        help="ESL (if the shared folder is there) and two small shapes, 6 trees: seconds")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.datasets, args.synthetic, args.mixed, args.n_estimators = ["ESL"], ["8x300"], 200, 12
+        args.datasets = smoke_shared(["ESL"]) or ["none"]
+        args.synthetic, args.mixed, args.n_estimators = ["6x200"], 100, 6
     print(f"{'data':<22}{'fit s':>8}{'TB s':>8}{'ratio':>7}{'check %':>9}{'MAE':>7}{'TB MAE':>8}"
           f"{'notion':>11}  choices", flush=True)
     ratios, maes, tb_maes = [], [], []

@@ -45,6 +45,11 @@ Run (each under ``nice -n 10`` on a shared machine)::
     python benchmarks/otreebagger_levers.py --datasets car tae --levers categorical projection
     python benchmarks/otreebagger_levers.py --defaults --forest      # every CSV and 100 x 20,000
     python benchmarks/otreebagger_levers.py --decompose --datasets ESL LEV stock10
+    python benchmarks/otreebagger_levers.py --smoke                  # seconds: the three modes on 6 x 300, 6 trees
+
+``--smoke`` runs the levers, ``--defaults`` and ``--decompose`` one after the other (one of them
+if its flag is given) on synthetic data of 6 features and 300 rows (no shared set), 6 trees
+per model unless the lever sets the number, one process; the CSVs go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -63,10 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import make_ordinal_synthetic, shared_names, shared_splits  # noqa: E402
 
 import relabel  # noqa: E402
-from ensemble import ConsistentForestClassifier, OTreeBagger  # noqa: E402
-from ensemble._groups import _leaf_prior  # noqa: E402
-from ensemble._voting import combine_votes  # noqa: E402
-from ensemble._otreebagger import GroupSizeWarning  # noqa: E402
+from ensemble import ConsistentForestClassifier, GroupSizeWarning, OTreeBagger  # noqa: E402
 from ensemble.metrics import mean_absolute_error  # noqa: E402
 
 REAL = ["SWD", "car", "winequality-red", "housing10", "machine10", "stock10", "abalone10", "tae"]
@@ -134,9 +137,13 @@ def _datasets(names, n_splits, synthetic):
         yield f"synthetic-{n_features}x{n_samples}", 0, X, y, np.arange(half), np.arange(half, n_samples)
 
 
+#: --smoke: trees per model where the parameters do not say (set by main).
+SMOKE_TREES: dict = {}
+
+
 def _fit(params, X, y, train, seed, n_jobs):
     """Fit one model; its fit time, the warnings it raised, or the error that stopped it."""
-    model = OTreeBagger(**params, n_jobs=n_jobs, random_state=seed)
+    model = OTreeBagger(**{**SMOKE_TREES, **params}, n_jobs=n_jobs, random_state=seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -208,7 +215,7 @@ def _run_levers(args) -> list[dict]:
 def _run_defaults(args) -> list[dict]:
     """OTreeBagger() on every shared CSV and large synthetic data, against TreeBagger and the forest."""
     rows = []
-    for name, split, X, y, train, test in _datasets(shared_names(), args.splits, args.synthetic_defaults):
+    for name, split, X, y, train, test in _datasets(args.defaults_datasets, args.splits, args.synthetic_defaults):
         print(f"\n{name} split {split}: {len(train)} train x {X.shape[1]} features, K = {int(y.max())}", flush=True)
         base_model, base_time, base_error, _ = _fit(BASELINE, X, y, train, split, args.n_jobs)
         tb = _row(name, split, "baseline", "TreeBagger", base_model, base_time, base_error, [], X, y, test)
@@ -239,13 +246,50 @@ def _run_defaults(args) -> list[dict]:
     return rows
 
 
+def _leaf_counts(partition, counts: np.ndarray) -> np.ndarray:
+    """Every empty region's class counts from the trees' leaves that hold it (zero rows elsewhere).
+
+    The regions of a leaf are the fused regions with its key; a leaf's counts are the sum
+    of its regions'. ``empty_regions="leaves"`` labels an empty region by these counts
+    times a small positive weight: the cheapest class does not depend on the weight.
+    """
+    prior = np.zeros_like(counts)
+    empty = counts.sum(axis=1) == 0
+    for keys in partition.keys.T:
+        leaf = np.zeros((int(keys.max()) + 1, counts.shape[1]))
+        np.add.at(leaf, keys, counts)
+        prior[empty] += leaf[keys[empty]]
+    return prior
+
+
+def _combine(votes: np.ndarray, n_classes: int, vote: str) -> np.ndarray:
+    """Class index of the voters' classes (columns of ``votes``), recomputed here.
+
+    The lower median (rank ceil(L/2)), the rounded mean ``floor(mean + 1/2)`` or the most
+    frequent class (the lowest on ties).
+    """
+    L = votes.shape[1]
+    if vote == "median":
+        return np.sort(votes, axis=1)[:, (L + 1) // 2 - 1]
+    if vote == "mean":
+        return np.clip((2 * votes.sum(axis=1, dtype=np.int64) + L) // (2 * L), 0, n_classes - 1)
+    return np.argmax(np.stack([(votes == k).sum(axis=1) for k in range(n_classes)], axis=1), axis=1)
+
+
 def _unconstrained_votes(model, X) -> np.ndarray:
-    """The fitted groups' votes with every region labelled by its own costs (no consistency)."""
-    Xv = model._validate_X_predict(X)
+    """The fitted groups' votes with every region labelled by its own costs (no consistency).
+
+    Reads the fitted groups (``groups_``: their trees, fused partition and region counts);
+    ``X`` must be a numeric array without missing values (the rows the groups see as they are).
+    """
+    if model.missing_features_.shape[0]:
+        raise ValueError("the decomposition reads numeric rows without missing values")
+    Xv = np.asarray(X, dtype=np.float64)
     loss = relabel.absolute_loss(model.n_classes_)
     votes = []
     for group in model.groups_:
-        prior = _leaf_prior(group.partition, group.counts) if model.relabel_params_["empty_regions"] == "leaves" else 0.0
+        prior = _leaf_counts(group.partition, group.counts) if model.relabel_params_["empty_regions"] == "leaves" \
+            else 0.0
         free = ((group.counts + prior) @ loss).argmin(axis=1)  # the lowest class on ties
         votes.append(free[group.partition.locate(group.leaves(Xv))])
     return np.column_stack(votes)
@@ -264,7 +308,11 @@ def _run_decompose(args) -> list[dict]:
             if error is not None:
                 raise RuntimeError(f"{name}: {variant} failed: {error}")
             steps[variant] = model.predict(X[test])
-        index = combine_votes(_unconstrained_votes(model, X[test]), model.n_classes_, model.vote)
+        # The vote recomputed here is the model's own on its relabelled voters.
+        own = _combine(np.searchsorted(model.classes_, model.voter_predictions(X[test])), model.n_classes_, model.vote)
+        if not np.array_equal(model.classes_[own], steps["OTreeBagger()"]):
+            raise AssertionError(f"{name}: the recomputed {model.vote!r} vote differs from OTreeBagger's predict")
+        index = _combine(_unconstrained_votes(model, X[test]), model.n_classes_, model.vote)
         steps["groups unconstrained"] = model.classes_[index]
         for variant in ("TreeBagger", "bagged trees", "groups unconstrained", "OTreeBagger()"):
             rows.append({"dataset": name, "split": split, "variant": variant,
@@ -356,7 +404,8 @@ def _summary(rows, args) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", default="results/otreebagger_levers")
+    parser.add_argument("--output", default=None,
+                        help="folder of the CSV (default results/otreebagger_levers; with --smoke a temporary one)")
     parser.add_argument("--datasets", nargs="*", default=None,
                         help=f"shared CSV names (default: {' '.join(REAL)}); 'none' for synthetic only")
     parser.add_argument("--levers", nargs="*", default=list(LEVERS), choices=list(LEVERS))
@@ -373,33 +422,43 @@ def main(argv=None) -> None:
     parser.add_argument("--slow-splits", type=int, default=1, help="partitions for the slow levers (projection none)")
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="one split, synthetic 20x2000 only")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: the levers, --defaults and --decompose on synthetic 6x300, 6 trees, one process")
     args = parser.parse_args(argv)
+    if args.output is None:
+        args.output = tempfile.mkdtemp(prefix="otreebagger_levers_") if args.smoke else "results/otreebagger_levers"
     if args.datasets is None:
         args.datasets = REAL
     elif args.datasets == ["none"]:
         args.datasets = []
+    args.defaults_datasets = shared_names()
     if args.quick:
         args.splits, args.synthetic = 1, [(20, 2000)]
+    modes = ["decompose" if args.decompose else "defaults" if args.defaults else "levers"]
+    if args.smoke:
+        args.datasets, args.defaults_datasets, args.splits, args.n_jobs = [], [], 1, 1
+        args.synthetic = args.synthetic_defaults = [(6, 300)]
+        SMOKE_TREES["n_estimators"] = 6
+        if not (args.decompose or args.defaults):
+            modes = ["levers", "defaults", "decompose"]
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    if args.decompose:
-        rows = _run_decompose(args)
-    else:
-        rows = _run_defaults(args) if args.defaults else _run_levers(args)
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    path = out / ("decompose.csv" if args.decompose else "defaults.csv" if args.defaults else "levers.csv")
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(rows)
-    if args.decompose:
-        _summary_decompose(rows)
-    elif args.defaults:
-        _summary_defaults(rows)
-    else:
-        _summary(rows, args)
-    print(f"\nwrote {path} in {time.perf_counter() - t0:.0f} s")
+    for mode in modes:
+        t0 = time.perf_counter()
+        rows = {"decompose": _run_decompose, "defaults": _run_defaults, "levers": _run_levers}[mode](args)
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        path = out / f"{mode}.csv"
+        with open(path, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=keys)
+            writer.writeheader()
+            writer.writerows(rows)
+        if mode == "decompose":
+            _summary_decompose(rows)
+        elif mode == "defaults":
+            _summary_defaults(rows)
+        else:
+            _summary(rows, args)
+        print(f"\nwrote {path} in {time.perf_counter() - t0:.0f} s")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ Run::
     python benchmarks/otreebagger_variants.py                             # defaults vs forest, TreeBagger
     python benchmarks/otreebagger_variants.py --variants default gap gap-none
     python benchmarks/otreebagger_variants.py --datasets ESL balance-scale --splits 1
+    python benchmarks/otreebagger_variants.py --smoke      # seconds: default and gap on 6 x 300, 6 trees
 """
 
 from __future__ import annotations
@@ -77,12 +78,19 @@ def main(argv=None) -> int:
     parser.add_argument("--synthetic", nargs="*", default=[], help="e.g. 20x4000")
     parser.add_argument("--splits", type=int, default=3)
     parser.add_argument("--no-peers", action="store_true", help="skip the forest and TreeBagger")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: the default and gap variants and the peers on synthetic 6x300 (no shared "
+                             "set), 6 OTreeBagger trees")
     args = parser.parse_args(argv)
+    trees = {}
+    if args.smoke:
+        args.datasets, args.synthetic, args.splits, args.variants = [], ["6x300"], 1, ["default", "gap"]
+        trees = {"n_estimators": 6}
 
-    models = {v: (lambda v=v: OTreeBagger(random_state=0, **VARIANTS[v])) for v in args.variants}
+    models = {v: (lambda v=v: OTreeBagger(random_state=0, **{**VARIANTS[v], **trees})) for v in args.variants}
     if not args.no_peers:
         models["forest"] = lambda: ConsistentForestClassifier(random_state=0)
-        models["TreeBagger"] = lambda: OTreeBagger(random_state=0, **TREEBAGGER)
+        models["TreeBagger"] = lambda: OTreeBagger(random_state=0, **{**TREEBAGGER, **trees})
     scores: dict[str, dict[str, list]] = {}
     times: dict[str, dict[str, list]] = {}
     uncertified = []

@@ -8,6 +8,12 @@ Run::
 
     python benchmarks/planted_bugs.py                 # every mutation (a few minutes)
     python benchmarks/planted_bugs.py --only corner   # the rows whose name contains "corner"
+    python benchmarks/planted_bugs.py --smoke         # seconds: every row applies; one row run
+
+``--smoke`` checks that every row's edit still applies to the source (a row whose code moved
+fails it), then runs one row end to end (:data:`SMOKE_ROW`) against the doctests of its own
+module only, one process (``-n 0``): no test needs a compiled kernel, so the copy's empty
+numba cache costs nothing.
 """
 
 from __future__ import annotations
@@ -88,7 +94,7 @@ MUTATIONS = [
              "    return int(bound) < int(spacing)",
              ("tests/test_ensemble_trust.py",)),
     # Certificates must check what predict computes.
-    Mutation("a plain voter's certificate snaps thin leaves away", "ensemble/_otreebagger.py",
+    Mutation("a plain voter's certificate snaps thin leaves away", "ensemble/_voter_checks.py",
              "partition = relabel.fuse([leaf_boxes(tree)], snap=False)",
              "partition = relabel.fuse([leaf_boxes(tree)])",
              ("tests/test_ensemble_trust.py",)),
@@ -139,25 +145,25 @@ MUTATIONS = [
              "            cst = np.where(self._envelope == cst, 0, cst)",
              "            cst = np.zeros_like(cst)",
              ("tests/test_ensemble_envelope.py",)),
-    Mutation("OTreeBagger's auto projection ignores the constrained features' axes", "ensemble/_otreebagger.py",
+    Mutation("OTreeBagger's auto projection ignores the constrained features' axes", "ensemble/_group_jobs.py",
              "        continuous = int(np.count_nonzero(~data.categorical))\n",
              "        continuous = projectable.shape[0]\n",
              ("tests/test_ensemble_otreebagger_real.py",)),
-    Mutation("a group's constraints leave its components unconstrained", "ensemble/_groups.py",
+    Mutation("a group's constraints leave its components unconstrained", "ensemble/_spaces.py",
              "            out[j] = directions[0] if directions.shape[0] else 0\n",
              "            out[j] = 0\n",
              ("tests/test_ensemble_monotone.py",)),
-    Mutation("the monotone index weighs features by |covariance|, whatever their direction", "ensemble/_groups.py",
+    Mutation("the monotone index weighs features by |covariance|, whatever their direction", "ensemble/_spaces.py",
              "    weights = signs * np.maximum(covariance, 0.0) / sd\n",
              "    weights = np.abs(covariance) / sd\n",
              ("tests/test_ensemble_monotone.py",)),
-    Mutation("OTreeBagger's held-out choices keep the candidate that errs more", "ensemble/_otreebagger.py",
-             "        chosen = min(by_name, key=lambda candidate: (by_name[candidate], candidate != preferred))\n",
-             "        chosen = max(by_name, key=lambda candidate: (by_name[candidate], candidate != preferred))\n",
+    Mutation("OTreeBagger's held-out choices keep the candidate that errs more", "ensemble/_selection.py",
+             "        chosen = min(table, key=lambda combo: (table[combo], combo != first))\n",
+             "        chosen = max(table, key=lambda combo: (table[combo], combo != first))\n",
              ("tests/test_ensemble_monotone.py", "tests/test_ensemble_additive_space.py")),
-    Mutation("OTreeBagger's held-out choices leave the preferred candidate on a tie", "ensemble/_otreebagger.py",
-             "        chosen = min(by_name, key=lambda candidate: (by_name[candidate], candidate != preferred))\n",
-             "        chosen = min(by_name, key=lambda candidate: (by_name[candidate], candidate == preferred))\n",
+    Mutation("OTreeBagger's held-out choices leave the preferred candidate on a tie", "ensemble/_selection.py",
+             "        chosen = min(table, key=lambda combo: (table[combo], combo != first))\n",
+             "        chosen = min(table, key=lambda combo: (table[combo], combo == first))\n",
              ("tests/test_ensemble_additive_space.py",)),
     Mutation("the forest's monotonic_space='auto' keeps the forest that errs more out of bag", "ensemble/_forest.py",
              '            chosen = "axes" if scores["axes"] < scores["index"] else "index"\n',
@@ -175,27 +181,27 @@ MUTATIONS = [
              "    weights = problem.counts + problem.prior  # the prior lives on empty rows: the sum is exact\n",
              "    weights = problem.counts + 0 * problem.prior\n",
              ("tests/test_relabel_solvers.py",)),
-    Mutation("the additive score's resolution leaves out its curves' slopes", "ensemble/_groups.py",
+    Mutation("the additive score's resolution leaves out its curves' slopes", "ensemble/_spaces.py",
              "            out[0] += self.additive.lipschitz() @ r[self.additive.features]\n",
              "            out[0] += 0.0\n",
              ("tests/test_ensemble_additive_space.py",)),
-    Mutation("the additive score's Lipschitz bound forgets the feature's scale", "ensemble/_groups.py",
+    Mutation("the additive score's Lipschitz bound forgets the feature's scale", "ensemble/_spaces.py",
              "        return np.array([np.max(np.abs(self._slope_coefs(i)), initial=0.0) / self.scale[i]\n",
              "        return np.array([np.max(np.abs(self._slope_coefs(i)), initial=0.0)\n",
              ("tests/test_ensemble_additive_space.py",)),
-    Mutation("an additive curve that both rises and falls is called rising", "ensemble/_groups.py",
+    Mutation("an additive curve that both rises and falls is called rising", "ensemble/_spaces.py",
              "            out[i] = 2 if rising and falling else 1 if rising else -1 if falling else 0\n",
              "            out[i] = 1 if rising else -1 if falling else 0\n",
              ("tests/test_ensemble_additive_space.py",)),
-    Mutation("a constrained additive curve's increments are left unbounded", "ensemble/_groups.py",
+    Mutation("a constrained additive curve's increments are left unbounded", "ensemble/_spaces.py",
              "    lower = np.where(nonneg, 0.0, -np.inf)\n",
              "    lower = np.full(design.shape[1], -np.inf)\n",
              ("tests/test_ensemble_additive_space.py",)),
-    Mutation("the additive space's PLS directions mix in the constrained features", "ensemble/_otreebagger.py",
+    Mutation("the additive space's PLS directions mix in the constrained features", "ensemble/_group_jobs.py",
              "        free = continuous if monotone is None else continuous & (monotone == 0)\n",
              "        free = continuous\n",
              ("tests/test_ensemble_additive_space.py",)),
-    Mutation("residual axes include features the residual tree never split", "ensemble/_groups.py",
+    Mutation("residual axes include features the residual tree never split", "ensemble/_spaces.py",
              "    return np.sort(candidates[order[importance[order] > 0]]).astype(np.intp)\n",
              "    return np.sort(candidates[order]).astype(np.intp)\n",
              ("tests/test_ensemble_additive_space.py",)),
@@ -230,7 +236,7 @@ MUTATIONS = [
              "    code, use_table, _ = kernel_variant(kern)\n",
              "    code, use_table, _ = 0, False, None\n",
              ("tests/test_trees_engines.py",)),
-    Mutation("OTreeBagger reads a missing value as the median, no category", "ensemble/_otreebagger.py",
+    Mutation("OTreeBagger reads a missing value as the median, no category", "ensemble/_missing_indicators.py",
              "        indicators = missing[:, self.missing_features_].astype(np.float64)\n",
              "        indicators = np.zeros((X.shape[0], self.missing_features_.shape[0]))\n",
              ("tests/test_ensemble_missing.py",)),
@@ -242,7 +248,16 @@ MUTATIONS = [
 ]
 
 
-def _run(mutation: Mutation, timeout: float) -> tuple[str, float]:
+#: --smoke's row, and the tests it runs (its module's doctests: pure numpy, seconds).
+SMOKE_ROW, SMOKE_TESTS = "upper instead of lower median", ("ensemble/_voting.py",)
+
+
+def _applies(mutation: Mutation) -> bool:
+    """Whether the row's edit finds its code in the checkout."""
+    return mutation.old in (ROOT / mutation.path).read_text()
+
+
+def _run(mutation: Mutation, timeout: float, pytest_options: tuple[str, ...] = ()) -> tuple[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "repo"
         shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", "__pycache__", "*.nbi", "*.nbc"))
@@ -255,8 +270,8 @@ def _run(mutation: Mutation, timeout: float) -> tuple[str, float]:
         start = time.perf_counter()
         try:
             result = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                                     *mutation.tests], cwd=copy, env=env, capture_output=True, text=True,
-                                    timeout=timeout)
+                                     *pytest_options, *mutation.tests], cwd=copy, env=env, capture_output=True,
+                                    text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return "timeout", time.perf_counter() - start
         seconds = time.perf_counter() - start
@@ -267,7 +282,19 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run the rows whose name contains this text")
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: every row's edit applies, and one row run against its module's doctests")
     args = parser.parse_args(argv)
+    if args.smoke:
+        stale = [m for m in MUTATIONS if not _applies(m)]
+        for m in stale:
+            print(f"not applied (the code moved: update the row): {m.name} ({m.path})")
+        print(f"{len(MUTATIONS) - len(stale)} of {len(MUTATIONS)} planted bugs apply to the source")
+        row = next(m for m in MUTATIONS if m.name == SMOKE_ROW)
+        row = Mutation(row.name, row.path, row.old, row.new, SMOKE_TESTS)
+        outcome, seconds = _run(row, args.timeout, ("-n", "0"))
+        print(f"| {row.name} | {row.path} | {', '.join(SMOKE_TESTS)} | {outcome} ({seconds:.0f} s) |")
+        return 1 if stale or outcome != "caught" else 0
     rows = [m for m in MUTATIONS if args.only in m.name]
     print("| planted bug | file | tests run | result |")
     print("|---|---|---|---|")

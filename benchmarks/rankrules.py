@@ -25,6 +25,10 @@ Dembczyński & Kotłowski (2009), section 4. Three parts, each printed as a tabl
 Usage: ``nice -n 10 python benchmarks/rankrules.py [--part all] [--repeats 10]
 [--splits 20]``; the paper's Table 1 setting is ``--part artificial --n-rules 1000
 --subsample 0.25 --techniques sm,cs@0.1,cs@0.2,cs@0.5,gd,gb``. Single-threaded BLAS is requested so the times are one core's.
+
+``--smoke``: every part in seconds: 20,000 Monte Carlo draws, one repeat, 20 rules (20 trees
+or iterations for the references), 200 and 400 rows (timing), 300 and 600 rows of 10 features
+(scaling), one split of the first Table 4 data set found.
 """
 
 from __future__ import annotations
@@ -120,10 +124,10 @@ def mae(y_true, y_pred) -> float:
     return float(np.mean(np.abs(np.asarray(y_true) - np.asarray(y_pred))))
 
 
-def part_artificial(repeats: int, techniques: list[str], n_rules: int, subsample: float):
+def part_artificial(repeats: int, techniques: list[str], n_rules: int, subsample: float, n_mc: int = 200_000):
     t0 = time.perf_counter()
-    pi, theta = calibrate()
-    f_check = latent_f(np.random.default_rng(777).normal(size=(200_000, 14)))
+    pi, theta = calibrate(n_mc)
+    f_check = latent_f(np.random.default_rng(777).normal(size=(n_mc, 14)))
     check = bayes_risk(f_check, pi, theta)
     priors = -np.diff(np.concatenate([[1.0], prob_above(f_check, pi, theta).mean(axis=0), [0.0]]))
     print("\n== Artificial data of section 4.1 ==")
@@ -156,10 +160,11 @@ def part_artificial(repeats: int, techniques: list[str], n_rules: int, subsample
               f"{np.mean(times):6.1f}  {PAPER_TABLE1.get(spec, float('nan')):.2f}")
 
 
-def part_timing(sizes: list[int]):
+def part_timing(sizes: list[int], n_mc: int = 200_000, smoke: bool = False):
     from sklearn.ensemble import GradientBoostingRegressor
 
-    pi, theta = calibrate()
+    rules = {"n_rules": 20} if smoke else {}
+    pi, theta = calibrate(n_mc)
     print("\n== Fit time against N (artificial model, 14 features, defaults, one core) ==")
     print("CPU seconds of this process (time.process_time: robust to other jobs on the machine)")
     print(f"{'N':>6} {'RankRules':>9} {'ratio':>6} {'cond/rule':>9} {'us/(N*cond)':>11} "
@@ -169,11 +174,12 @@ def part_timing(sizes: list[int]):
         X, y, _ = sample(n, pi, theta, np.random.default_rng(n))
         wall = time.perf_counter()
         start = time.process_time()
-        model = RankRules(random_state=0).fit(X, y)
+        model = RankRules(random_state=0, **rules).fit(X, y)
         t_rr = time.process_time() - start
         wall = time.perf_counter() - wall
         start = time.process_time()
-        GradientBoostingRegressor(n_estimators=500, subsample=0.5, max_depth=3, random_state=0).fit(X, y)
+        GradientBoostingRegressor(n_estimators=20 if smoke else 500, subsample=0.5, max_depth=3,
+                                  random_state=0).fit(X, y)
         t_gb = time.process_time() - start
         conditions = np.mean([len(rule.conditions) for rule in model.rules_])
         per_unit = 1e6 * t_rr / (n * conditions * len(model.rules_))
@@ -198,24 +204,25 @@ def scaling_data(n: int, n_features: int = 50, n_classes: int = 5, seed: int = 0
     return X, np.digitize(latent, cuts) + 1
 
 
-def part_scaling(sizes: list[int], n_features: int = 50):
+def part_scaling(sizes: list[int], n_features: int = 50, smoke: bool = False):
     from sklearn.ensemble import HistGradientBoostingRegressor
 
+    rules = {"n_rules": 20} if smoke else {}
     print(f"\n== Fit time against N ({n_features} features, 5 classes, RankRules() defaults) ==")
     print("CPU = time.process_time of this process (robust to other jobs); wall = perf_counter")
     print(f"{'N':>6} {'RR CPU':>7} {'RR wall':>7} {'per 2x':>6} {'cond/rule':>9} {'ns/(N*cond)':>11} "
           f"{'HGB CPU':>7} {'per 2x':>6} {'RR/HGB':>6} {'test MAE':>8}")
-    X_test, y_test = scaling_data(10_000, n_features, seed=999)
+    X_test, y_test = scaling_data(1_000 if smoke else 10_000, n_features, seed=999)
     previous = None
     for n in sizes:
         X, y = scaling_data(n, n_features, seed=n)
         wall = time.perf_counter()
         start = time.process_time()
-        model = RankRules(random_state=0).fit(X, y)
+        model = RankRules(random_state=0, **rules).fit(X, y)
         t_rr = time.process_time() - start
         wall = time.perf_counter() - wall
         start = time.process_time()
-        HistGradientBoostingRegressor(max_iter=500, early_stopping=False, random_state=0).fit(X, y)
+        HistGradientBoostingRegressor(max_iter=20 if smoke else 500, early_stopping=False, random_state=0).fit(X, y)
         t_hgb = time.process_time() - start
         conditions = np.mean([len(rule.conditions) for rule in model.rules_])
         per_unit = 1e9 * t_rr / (n * conditions * len(model.rules_))
@@ -241,11 +248,18 @@ def load(name: str):
     return data[:, :-1], data[:, -1].astype(int), splits
 
 
-def part_datasets(max_splits: int):
+def part_datasets(max_splits: int, smoke: bool = False):
     print("\n== Table 4 data sets (hold-out splits of .splits.csv), RankRules() defaults ==")
+    names = list(PAPER_TABLE4)
+    if smoke:  # the first one found, 20 rules
+        names = [n for n in names if (DATA_DIR / f"{n}.csv").exists()][:1]
+        if not names:
+            print(f"smoke: no Table 4 data set in {DATA_DIR}: skipped")
+            return
     print(f"{'data set':>10} {'splits':>6} {'train':>5} {'test':>5} {'MAE':>7} {'s.e.':>6} "
           f"{'paper':>6} {'fit s':>6}  (fit s = CPU seconds)")
-    for name, paper in PAPER_TABLE4.items():
+    for name in names:
+        paper = PAPER_TABLE4[name]
         if not (DATA_DIR / f"{name}.csv").exists():
             print(f"{name:>10}  missing in {DATA_DIR}")
             continue
@@ -256,7 +270,7 @@ def part_datasets(max_splits: int):
             rows = splits[splits["split"] == split]
             train = rows["row"][rows["role"] == "train"]
             test = rows["row"][rows["role"] == "test"]
-            model = RankRules(random_state=int(split))
+            model = RankRules(random_state=int(split), **({"n_rules": 20} if smoke else {}))
             start = time.process_time()
             model.fit(X[train], y[train])
             times.append(time.process_time() - start)
@@ -286,16 +300,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,2000,4000,8000")
     parser.add_argument("--scaling-sizes", default="5000,20000,50000")
     parser.add_argument("--splits", type=int, default=20, help="at most this many splits per data set")
+    parser.add_argument("--smoke", action="store_true", help="seconds: every part on tiny sizes")
     args = parser.parse_args(argv)
+    n_mc, n_features = 200_000, 50
+    if args.smoke:
+        args.repeats, args.n_rules, args.splits, n_mc, n_features = 1, 20, 1, 20_000, 10
+        args.sizes, args.scaling_sizes = "200,400", "300,600"
     warm_up()
     if args.part in ("artificial", "all"):
-        part_artificial(args.repeats, args.techniques.split(","), args.n_rules, args.subsample)
+        part_artificial(args.repeats, args.techniques.split(","), args.n_rules, args.subsample, n_mc)
     if args.part in ("timing", "all"):
-        part_timing([int(s) for s in args.sizes.split(",")])
+        part_timing([int(s) for s in args.sizes.split(",")], n_mc, args.smoke)
     if args.part in ("scaling", "all"):
-        part_scaling([int(s) for s in args.scaling_sizes.split(",")])
+        part_scaling([int(s) for s in args.scaling_sizes.split(",")], n_features, args.smoke)
     if args.part in ("datasets", "all"):
-        part_datasets(args.splits)
+        part_datasets(args.splits, args.smoke)
     return 0
 
 

@@ -25,6 +25,9 @@ Usage::
     python benchmarks/relabel_solvers.py --quick    # small sizes only (about a minute)
     python benchmarks/relabel_solvers.py --large    # the two ~100k-region rows only
     python benchmarks/relabel_solvers.py --compile  # cold and warm first-run times
+    python benchmarks/relabel_solvers.py --smoke    # seconds: the first two --quick partitions, 2 s limits
+
+``--smoke`` then runs ``--compile``'s fresh process once, without deleting the cache (warm).
 """
 
 from __future__ import annotations
@@ -82,15 +85,18 @@ print(*solve, *fusion)
 """
 
 
-def compile_times() -> None:
-    """Cold and warm first-run seconds of relabel's kernels, each in a fresh process."""
+def compile_times(clear: bool = True) -> None:
+    """Cold and warm first-run seconds of relabel's kernels, each in a fresh process (``clear=False``: one warm run)."""
     caches = [path for pattern in ("*.nbi", "*.nbc")
               for path in glob.glob(os.path.join(ROOT, "relabel", "**", "__pycache__", pattern), recursive=True)]
-    for path in caches:
-        os.remove(path)
-    print(f"deleted {len(caches)} cached kernel files under relabel/")
+    if clear:
+        for path in caches:
+            os.remove(path)
+        print(f"deleted {len(caches)} cached kernel files under relabel/")
+    else:
+        print(f"kept the {len(caches)} cached kernel files under relabel/ (smoke: one warm run)")
     print(f"{'':5} {'first solve cpu':>16} {'wall':>7} {'first fuse+adjacency cpu':>25} {'wall':>7}")
-    for which in ("cold", "warm"):
+    for which in ("cold", "warm") if clear else ("warm",):
         out = subprocess.run([sys.executable, "-c", COMPILE_CHILD, ROOT], capture_output=True, text=True, check=True)
         solve_cpu, solve_wall, fuse_cpu, fuse_wall = (float(v) for v in out.stdout.split())
         print(f"{which:5} {solve_cpu:15.2f}s {solve_wall:6.2f}s {fuse_cpu:24.2f}s {fuse_wall:6.2f}s")
@@ -127,10 +133,8 @@ def make_partition(n_features, n_trees, max_leaf_nodes, n_samples, n_classes=5, 
 
 def run_ortools_cut(problem):
     """The same graph cut with OR-Tools' push-relabel instead of the pseudoflow (seconds, labels)."""
-    from relabel._backends import graphcut
-
     start = time.perf_counter()
-    result = graphcut.solve(problem, formulation="tight", time_limit=None, threads=1, verbose=False, engine="ortools")
+    result = relabel.graph_cut(problem, engine="ortools")
     return time.perf_counter() - start, result
 
 
@@ -149,12 +153,15 @@ def main(argv=None):
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds for CBC and CP-SAT")
     parser.add_argument("--cbc-max", type=int, default=2500, help="largest N given to CBC")
     parser.add_argument("--cpsat-max", type=int, default=1500, help="largest N given to CP-SAT")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: the first two --quick partitions, 2 s solver limits, then --compile's "
+                             "fresh process once, no cache deleted")
     args = parser.parse_args(argv)
     if args.compile:
-        compile_times()
+        compile_times(clear=not args.smoke)
         return 0
-    configs = QUICK if args.quick else LARGE if args.large else FULL
-    time_limit = min(args.time_limit, 10.0) if args.quick else args.time_limit
+    configs = QUICK[:2] if args.smoke else QUICK if args.quick else LARGE if args.large else FULL
+    time_limit = min(args.time_limit, 2.0 if args.smoke else 10.0) if args.quick or args.smoke else args.time_limit
     print(f"relabel from {os.path.dirname(relabel.__file__)}; {relabel.cbc_info()}")
     # Load (or compile, on a fresh install) the pseudoflow code before anything is timed.
     run_solver(relabel.ConsistencyProblem.from_counts([[1, 0], [0, 1]], [[0, 1]]), "graphcut", "paper", None)
@@ -211,6 +218,9 @@ def main(argv=None):
         verdict = "met" if seconds < target else "MISSED"
         print(f"target graph cut on {n:,} regions ({d}D) under {target:g} s: {seconds:.2f} s {verdict} (first run "
               f"{first:.2f} s; OR-Tools max-flow {ortools_seconds:.2f} s, {ortools_seconds / seconds:.1f}x slower)")
+    if args.smoke:
+        print()
+        compile_times(clear=False)
     return 0
 
 

@@ -11,6 +11,7 @@ Run::
 
     python benchmarks/resolution.py                   # all shared data sets
     python benchmarks/resolution.py --datasets LEV SWD
+    python benchmarks/resolution.py --smoke          # seconds: 200 synthetic rows, 6 OTreeBagger trees
 """
 
 from __future__ import annotations
@@ -24,13 +25,23 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import DATA_DIR, shared_names  # noqa: E402
+from _common import DATA_DIR, make_ordinal_synthetic, shared_names  # noqa: E402
 
 from ensemble import ConsistentForestClassifier, OTreeBagger  # noqa: E402
 from ensemble.datasets import load_benchmark  # noqa: E402
 from ensemble.metrics import mean_absolute_error  # noqa: E402
 
 MODELS = {"OTreeBagger": OTreeBagger, "forest": ConsistentForestClassifier}
+#: --smoke: fewer trees (the forest keeps n_estimators="auto"); its data without the shared folder.
+SMOKE_SIZES = {"OTreeBagger": {"n_estimators": 6}}
+SYNTHETIC = "synthetic-4x200"
+
+
+def _load(name: str):
+    if name == SYNTHETIC:
+        X, y = make_ordinal_synthetic(200, 4, n_informative=4, random_state=0)
+        return X, y, np.arange(100), np.arange(100, 200)
+    return load_benchmark(name, DATA_DIR, split=0)
 
 
 def main(argv=None) -> None:
@@ -38,18 +49,24 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", nargs="*", default=None)
     parser.add_argument("--fraction", type=float, default=1 / 400, help="r_f as a fraction of each feature's range")
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds: 200 synthetic rows of 4 features (half for training; no shared set), "
+                             "6 OTreeBagger trees")
     args = parser.parse_args(argv)
     names = args.datasets or shared_names()
+    if args.smoke:
+        names = args.datasets or [SYNTHETIC]
     print("| data set | model | MAE r=0 | MAE r | fit s r=0 | fit s r | trees r=0 / r | certified at r | at 0 |")
     print("|---|---|---:|---:|---:|---:|---:|---|---|")
     totals = {}
     for name in names:
-        X, y, train, test = load_benchmark(name, DATA_DIR, split=0)
+        X, y, train, test = _load(name)
         r = (X[train].max(axis=0) - X[train].min(axis=0)) * args.fraction
         for label, cls in MODELS.items():
             row = {}
             for key, resolution in (("0", None), ("r", r)):
-                model = cls(resolution=resolution, random_state=0, n_jobs=args.n_jobs)
+                extra = SMOKE_SIZES.get(label, {}) if args.smoke else {}
+                model = cls(resolution=resolution, random_state=0, n_jobs=args.n_jobs, **extra)
                 start = time.perf_counter()
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")

@@ -73,7 +73,7 @@ def guillotine_tree(lower: ArrayLike, upper: ArrayLike, groups: ArrayLike | None
     Examples
     --------
     >>> import numpy as np
-    >>> from relabel._guillotine import guillotine_tree
+    >>> from relabel import guillotine_tree
     >>> h = guillotine_tree([[-np.inf], [0.5]], [[0.5], [np.inf]])
     >>> h.feature[:3].tolist(), float(h.threshold[0]), h.leaf[1:3].tolist()
     ([0, -1, -1], 0.5, [0, 1])
@@ -214,7 +214,7 @@ def push_down(lower: ArrayLike, upper: ArrayLike, hierarchy: Hierarchy, *, start
     Examples
     --------
     >>> import numpy as np
-    >>> from relabel._guillotine import guillotine_tree, push_down
+    >>> from relabel import guillotine_tree, push_down
     >>> h = guillotine_tree([[-np.inf], [0.5]], [[0.5], [np.inf]])
     >>> [a.tolist() for a in push_down([[0.0], [0.5]], [[1.0], [0.7]], h)]
     [[0, 0, 1], [0, 1, 1]]
