@@ -44,7 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import make_ordinal_synthetic, shared_names, shared_splits, smoke_shared  # noqa: E402
 
-from ensemble import OTreeBagger  # noqa: E402
+from ensemble import OTreeBagger, segment_jumps  # noqa: E402
 from ensemble.metrics import mean_absolute_error  # noqa: E402
 
 # The paper's TreeBagger: full-depth Gini trees on the features, majority vote.
@@ -148,36 +148,8 @@ def _line_jumps(model, X, rng, n_lines: int = 100, n_steps: int = 2000) -> int:
     if line.shape[0] == 0:
         return 0
     start, end = line * n_steps + step, line * n_steps + step + 1
-    return int(_walk_bisect(points[start], points[end], ranks[line, step], ranks[line, step + 1], rank,
+    return int(segment_jumps(points[start], points[end], ranks[line, step], ranks[line, step + 1], rank,
                             tol=1e-15).sum())
-
-
-def _walk_bisect(P, Q, r0, r1, rank, tol: float) -> np.ndarray:
-    """Whether each segment PQ (ends of class indices r0, r1) holds a jump, by bisection.
-
-    Halves of a segment whose ends are two or more classes apart are halved again until
-    shorter than ``tol`` times the segment: one left then is a jump (a band thinner than
-    ``tol`` counts as one; a detour inside a half whose ends are at most one class
-    apart is not looked for). The same bisection as the library's grid walk, written here
-    so that the oracle does not share the library's code.
-    """
-    n = P.shape[0]
-    jump = np.zeros(n, dtype=bool)
-    pair = np.arange(n)
-    s0, s1 = np.zeros(n), np.ones(n)
-    v0, v1 = np.asarray(r0), np.asarray(r1)
-    D = Q - P
-    while pair.shape[0]:
-        done = s1 - s0 <= tol
-        jump[pair[done]] = True
-        pair, s0, s1, v0, v1 = pair[~done], s0[~done], s1[~done], v0[~done], v1[~done]
-        m = (s0 + s1) / 2.0
-        vm = rank(P[pair] + m[:, None] * D[pair])
-        left, right = np.abs(v0 - vm) > 1, np.abs(vm - v1) > 1
-        pair = np.concatenate((pair[left], pair[right]))
-        s0, s1 = np.concatenate((s0[left], m[right])), np.concatenate((m[left], s1[right]))
-        v0, v1 = np.concatenate((v0[left], vm[right])), np.concatenate((vm[left], v1[right]))
-    return jump
 
 
 def main(argv=None) -> None:

@@ -16,6 +16,7 @@ _LAZY = {
     "audit": "ensemble.audit",
     "AuditReport": "ensemble.audit",
     "count_jumps": "ensemble._display",
+    "segment_jumps": "ensemble._grid",
     "RegionDisplay": "ensemble._display",
     "PartitionDisplay": "ensemble._partition_display",
     "save_model": "ensemble._model_file",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from trees.utils import check_classes
 
-__all__ = ["GridJumps", "count_jumps", "find_jumps"]
+__all__ = ["GridJumps", "count_jumps", "find_jumps", "segment_jumps"]
 
 # Side and corner neighbours, each pair once: (row step, column step).
 _OFFSETS = ((0, 1), (1, 0), (1, 1), (1, -1))
@@ -379,14 +379,42 @@ def _walk_exact(P, Q, lines, ranker) -> NDArray[np.bool_]:
     return jump
 
 
-def _walk_bisect(P, Q, r0, r1, ranker, tol: float = _BISECTION_TOL) -> NDArray[np.bool_]:
-    """Whether each segment PQ holds a jump, found by bisection where the ends are 2+ classes apart.
+def segment_jumps(P: ArrayLike, Q: ArrayLike, r0: ArrayLike, r1: ArrayLike, ranker: Callable,
+                  tol: float = _BISECTION_TOL) -> NDArray[np.bool_]:
+    """Whether each segment PQ holds a jump of two classes or more, found by bisection.
 
     Intervals whose ends are two or more classes apart are halved until shorter
     than ``tol`` times the segment: one left then is a jump. Approximate: a band
     thinner than ``tol`` counts as a jump, and a detour inside a half whose ends
     are at most one class apart (1, 3, 2) is not looked for.
+
+    Parameters
+    ----------
+    P, Q : array-like of shape (n, d)
+        The segments' ends.
+    r0, r1 : array-like of shape (n,)
+        The class indices (ranks) at P and at Q.
+    ranker : callable
+        Class index of every row of an (m, d) array of points (for example a
+        model's ``predict`` mapped to ranks).
+    tol : float, default=1e-9
+        Shortest interval bisected, as a fraction of the segment.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ensemble import segment_jumps
+    >>> step = lambda X: np.where(X[:, 0] < 0.5, 0, 2)  # 0 then 2: a jump at 0.5
+    >>> ramp = lambda X: np.digitize(X[:, 0], [0.3, 0.6])  # 0, 1, 2: no jump
+    >>> P, Q = np.array([[0.0]]), np.array([[1.0]])
+    >>> segment_jumps(P, Q, [0], [2], step).tolist(), segment_jumps(P, Q, [0], [2], ramp).tolist()
+    ([True], [False])
     """
+    P, Q = np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64)
     n = P.shape[0]
     jump = np.zeros(n, dtype=bool)
     pair = np.arange(n)
@@ -419,7 +447,7 @@ def walk_grid(estimator: Any, xx0, xx1, response, ranker) -> GridJumps:
     else:
         r0 = response[pairs[:, 0], pairs[:, 1]]
         r1 = response[pairs[:, 2], pairs[:, 3]]
-        jump = _walk_bisect(P, Q, r0, r1, ranker)
+        jump = segment_jumps(P, Q, r0, r1, ranker)
     return GridJumps(pairs[jump], pairs[~jump], pieces is not None)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ensemble import OTreeBagger, count_jumps
-from ensemble._grid import _walk_bisect
+from ensemble import segment_jumps
 from ensemble._spaces import AdditiveScore, GroupSpace, _additive_score, _residual_features
 from ensemble._model_file import load_model_file, save_model_file
 
@@ -76,7 +76,7 @@ def _line_jumps(model, X, rng, n_lines=60, n_steps=1500):
     ranks = rank(points).reshape(n_lines, n_steps)
     line, step = np.nonzero(np.abs(np.diff(ranks, axis=1)) > 1)
     start, end = line * n_steps + step, line * n_steps + step + 1
-    return int(_walk_bisect(points[start], points[end], ranks[line, step], ranks[line, step + 1], rank,
+    return int(segment_jumps(points[start], points[end], ranks[line, step], ranks[line, step + 1], rank,
                             tol=1e-15).sum())
 
 
