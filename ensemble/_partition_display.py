@@ -463,7 +463,4 @@ class PartitionDisplay:
 def _fitted_contact(estimator: Any) -> str:
     """The contact an OTreeBagger was fitted with (a model saved before ``relabel_params`` keeps it in ``contact``)."""
     settings = getattr(estimator, "relabel_params_", None)
-    if settings:
-        return settings["contact"]
-    contact = getattr(estimator, "contact", "closure")
-    return "closure" if contact == "deprecated" else contact
+    return settings["contact"] if settings else getattr(estimator, "contact", "closure")
