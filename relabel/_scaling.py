@@ -78,10 +78,8 @@ def _dyadic(values: NDArray[np.float64]):
 
 def _rationalise(values: NDArray[np.float64], name: str):
     """Common denominator D and int64 numerators of an array of floats."""
-    if np.all(np.abs(values) < 2**53) and np.all(values == np.rint(values)):
-        # Whole numbers (counts of unweighted or bootstrap rows): D = 1, the values
-        # themselves, which is what the rational reading below gives, without a sort.
-        return 1, values.astype(np.int64)
+    # Whole numbers (counts of unweighted or bootstrap rows: D = 1) and multiples of a power
+    # of two (counts plus the leaves' prior) without a sort or a Fraction per value.
     dyadic = _dyadic(values)
     if dyadic is not None:
         return dyadic
