@@ -6,8 +6,13 @@ whose closures meet. So near p the sum moves by at most the sum of J_t over the 
 with a bound at p, bounded per feature by the heaviest threshold value. Along a move of
 one feature inside one gap between training values, a tree with one threshold value there
 moves by at most J_t (it crosses from one box to a touching one) and by at most its value
-range otherwise. Two classes apart needs a move of more than the smallest spacing g of
-consecutive cut points; a bound <= g proves the notion. Written for the audit alone, from
+range otherwise; and the trees crossing a threshold in the gap along one line all do so at
+face pairs whose boxes (on the other features) hold that line, so they meet pairwise: if
+N(p) trees have a face pair in the gap whose box meets pair p's, the n trees changing
+along a line each step by at most max_q step_q N(q) / n, the n of them by at most
+max_q step_q N(q) (docs/design.md section 13, Theorem 13.2). Two classes apart needs a
+move of more than the smallest spacing g of consecutive cut points; a bound <= g proves
+the notion. Written for the audit alone, from
 the boxes it read: it does not call the models' certificates.
 """
 
@@ -48,6 +53,55 @@ def _face_steps(comp, f: int) -> tuple[NDArray, NDArray, NDArray]:
     np.maximum.at(rise, inv, np.maximum(step, 0.0))
     np.maximum.at(fall, inv, np.maximum(-step, 0.0))
     return b, rise, fall
+
+
+def _face_pairs(comp, f: int) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Every face pair of one component across f: its threshold, its step (upper box minus lower),
+    and the closed intersection of the two boxes on the other features (lower, upper)."""
+    lo, up, v = comp.lower, comp.upper, comp.values[:, 0].astype(np.float64)
+    a, c = np.nonzero((up[:, f][:, None] == lo[:, f][None, :]) & np.isfinite(up[:, f])[:, None])
+    others = np.ones(lo.shape[1], dtype=bool)
+    others[f] = False
+    low = np.maximum(lo[a][:, others], lo[c][:, others])
+    high = np.minimum(up[a][:, others], up[c][:, others])
+    ok = np.all(low < high, axis=1)
+    return up[a[ok], f], v[c[ok]] - v[a[ok]], low[ok], high[ok]
+
+
+def _crowded_steps(pairs: list, gaps_of: list, k: int, g: float, rises: bool, falls: bool) -> bool:
+    """Whether max over face pairs p in gap k of rise_p N(p) (if ``rises``) and of fall_p N(p) (if
+    ``falls``) is at most g (N(p): the trees with a face pair in the gap meeting p's).
+
+    Pairs are taken largest step first, and the search stops once even N = every tree with a
+    pair in the gap cannot take the rest past g.
+    """
+    tree, step, low, high = [], [], [], []
+    for t, (_, st, lo, up) in enumerate(pairs):
+        here = gaps_of[t] == k
+        if here.any():
+            tree.append(np.full(int(here.sum()), t))
+            step.append(np.maximum(st[here], 0.0) * rises + np.maximum(-st[here], 0.0) * falls)
+            low.append(lo[here])
+            high.append(up[here])
+    if not tree:
+        return True
+    tree, step = np.concatenate(tree), np.concatenate(step)
+    low, high = np.concatenate(low), np.concatenate(high)
+    _, owner = np.unique(tree, return_inverse=True)
+    n_trees = int(owner.max()) + 1
+    order = np.argsort(-step, kind="stable")
+    for s in range(0, order.shape[0], 256):  # blocks of pairs against all: memory stays small
+        rows = order[s:s + 256]
+        if step[rows[0]] * n_trees <= g:
+            return True
+        meet = np.all(np.maximum(low[rows, None, :], low[None, :, :])
+                      <= np.minimum(high[rows, None, :], high[None, :, :]), axis=2)
+        trees_met = np.zeros((rows.shape[0], n_trees), dtype=bool)
+        r, c = np.nonzero(meet)
+        trees_met[r, owner[c]] = True
+        if np.any(step[rows] * trees_met.sum(axis=1) > g):
+            return False
+    return True
 
 
 def _bounds_of(comp, f: int) -> NDArray[np.float64]:
@@ -99,6 +153,12 @@ def sum_bound_proof(reading, notion: str, values: list | None) -> bool:
                 here = gaps == k
                 up_load[k] = up_load.get(k, 0.0) + min(rng[t], float(rise[here].sum()))
                 down_load[k] = down_load.get(k, 0.0) + min(rng[t], float(fall[here].sum()))
-        if max(list(up_load.values()) + list(down_load.values()) + [0.0]) > g:
-            return False
+        over = [k for k in up_load if max(up_load[k], down_load[k]) > g]
+        if not over:
+            continue
+        pairs = [_face_pairs(c, f) for c in comps]
+        gaps_of = [np.searchsorted(v, p[0], side="right") for p in pairs]
+        for k in over:  # the rises, the falls or both need the second bound
+            if not _crowded_steps(pairs, gaps_of, k, g, up_load[k] > g, down_load[k] > g):
+                return False
     return True

@@ -61,7 +61,8 @@ def _voters(model: Any, components: list, labels_of: list, vote: str) -> Reading
         comps = [Component(c.lower, c.upper, np.eye(K, dtype=np.int64)[lab], c.apply)
                  for c, lab in zip(components, labels_of, strict=True)]
         return Reading(comps, "argmax", np.zeros(K, dtype=np.int64), K, predict_rank=_predictor(model),
-                       classes=model.classes_, ranks=np.arange(K), integer=True, **common)
+                       classes=model.classes_, ranks=np.arange(K), integer=True, vote=vote, labels=labels_of,
+                       **common)
     if vote == "mean":  # floor(mean + 1/2) >= a  <=>  2 * sum >= L (2a - 1)
         comps = [Component(c.lower, c.upper, 2 * lab[:, None].astype(np.int64), c.apply)
                  for c, lab in zip(components, labels_of, strict=True)]
@@ -74,7 +75,7 @@ def _voters(model: Any, components: list, labels_of: list, vote: str) -> Reading
         column = np.arange(K - 1)
     return Reading(comps, "threshold", np.zeros(comps[0].values.shape[1], dtype=np.int64), K,
                    predict_rank=_predictor(model), classes=model.classes_, theta=np.asarray(theta, dtype=np.int64),
-                   column=column, integer=True, **common)
+                   column=column, integer=True, vote=vote, labels=labels_of, **common)
 
 
 def _group_component(group: Any, d: int) -> tuple[Component, np.ndarray]:

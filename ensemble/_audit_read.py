@@ -67,6 +67,8 @@ class Reading:
     grid: Any = None
     name: str = ""
     thresholds: list = field(default_factory=list)
+    vote: str | None = None  # a vote of voters: "median", "mean" or "mode"
+    labels: list | None = None  # a vote: every voter's class index per box
 
     def __post_init__(self):
         if self.categorical is None:

@@ -32,6 +32,7 @@ from ensemble._audit_probe import next_value_moves, probe_lines
 from ensemble._audit_ours import read_ours
 from ensemble._audit_read import Reading, UnsupportedModel, read_sklearn
 from ensemble._audit_sat import sat_audit
+from ensemble._audit_voters import voters_proof
 
 __all__ = ["AuditReport", "audit"]
 
@@ -60,7 +61,8 @@ class AuditReport:
         ``{(class a, class b): n}``: the jumps of two or more met, by pair of classes
         (contacts of grid cells for the exact grid, moves of the probes otherwise).
     method : str
-        How the verdict was reached (``"probe"``, ``"grid"``, ``"cp-sat"``).
+        How the verdict was reached (``"probe"``, ``"grid"``, ``"cp-sat"``, ``"sum bound"``,
+        or ``"voters"``: every voter of a median or mean vote consistent, which proves the vote).
     worst_fall, fall_witness, fall_classes, monotone_status
         With ``monotonic_cst``: the largest class fall along a constrained feature, two
         points showing it, their classes, and ``"refuted"``/``"proved"``/``"unknown"``.
@@ -314,6 +316,13 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         _merge(counts, moves["counts"], reading.classes)
         if moves["witness"] is not None and notion == "data":  # a next-value move is a witness of that notion only
             found.offer("jump", moves["witness"][0], moves["witness"][1])
+    # Where the exact grid is out of reach, a sufficient proof first: when it holds no line probe can
+    # find a jump, and the largest jump is then only known to be at most one.
+    if found.first is None and cst is None and not _grid_affordable(reading, deadline, max_cells):
+        quick = _sufficient_proof(reading, notion, r, values)
+        if quick is not None:
+            exact = {"method": quick, "bound": 1, "exact": False, "fall_bound": None, "fall_exact": False}
+            return _report(reading, notion, found, exact, counts, moves, cst, start)
     rows = _rows_to_probe(X, reading, n_rows, rng, values)
     probe = probe_lines(reading.predict_rank, rows, reading.thresholds,
                         values or [None] * d, movable, notion, r, probe_end)
@@ -323,10 +332,18 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
     return _report(reading, notion, found, exact, counts, moves, cst, start)
 
 
+def _sufficient_proof(reading, notion, r, values) -> str | None:
+    """The name of a cheap sufficient proof that holds (votes of consistent voters, bounds on cut sums)."""
+    if voters_proof(reading, notion, r, values):
+        return "voters"
+    if notion != "resolution" and sum_bound_proof(reading, notion, values):
+        return "sum bound"
+    return None
+
+
 def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers, counts) -> dict:
     d = reading.n_features
-    if grid_size(reading.thresholds) <= max_cells and d <= 6 and \
-            _labelling_time(reading, grid_size(reading.thresholds)) < 0.5 * (deadline - time.perf_counter()):
+    if _grid_affordable(reading, deadline, max_cells):
         out = grid_audit(reading, notion, r, values or [None] * d, cst, reading.predict_rank)
         _merge(counts, out["counts"], reading.classes) if not counts else None
         if out["where"] is not None:
@@ -344,7 +361,7 @@ def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers
 
     bound, exact = 0, True
     if notion != "resolution" and sum_bound_proof(reading, notion, values):
-        method, steps = "sum bound", []
+        method, steps, bound, exact = "sum bound", [], 1, False  # at most one, not the exact jump
     else:
         method, steps = "cp-sat", ["pointwise"] + ([notion] if notion != "pointwise" else [])
     for step in steps:
@@ -366,6 +383,13 @@ def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers
                             sign=int(cst[f]), workers=workers)
             fall_bound, fall_exact = max(fall_bound, res["bound"]), fall_exact and res["optimal"]
     return {"method": method, "bound": bound, "exact": exact, "fall_bound": fall_bound, "fall_exact": fall_exact}
+
+
+def _grid_affordable(reading, deadline: float, max_cells: int) -> bool:
+    """Whether labelling every cell of the threshold grid fits ``max_cells`` and half the time left."""
+    cells = grid_size(reading.thresholds)
+    return cells <= max_cells and reading.n_features <= 6 and \
+        _labelling_time(reading, cells) < 0.5 * (deadline - time.perf_counter())
 
 
 def _labelling_time(reading, n_cells: float) -> float:
@@ -395,7 +419,8 @@ def _report(reading, notion, found, exact, counts, moves, cst, start) -> AuditRe
                     fall_classes=f_cls if f_val > 0 else None,
                     monotone_status=_status(f_val, max(f_val, exact["fall_bound"] or 0), exact["fall_exact"], 1))
     return AuditReport(
-        status=status, notion=notion, largest_jump=jump, bound=bound if status != "proved" else jump,
+        status=status, notion=notion, largest_jump=jump,
+        bound=jump if status == "proved" and exact["exact"] else bound,
         witness=pts if jump >= 2 else None, witness_classes=cls if jump >= 2 else None, counts=counts,
         method=method, next_value_moves=moves["moves"], next_value_jumps=moves["jumps"],
         time_to_witness=found.first, time_to_proof=elapsed if status == "proved" else None, elapsed=elapsed,

@@ -92,7 +92,9 @@ def test_pointwise_matches_brute_force_sklearn(d, make):
         for cells in (400_000, 0):  # the grid, then CP-SAT
             report = audit(model, X, resolution="pointwise", time_limit=20, max_cells=cells)
             assert report.status != "unknown"
-            assert report.largest_jump == brute  # exact both ways: CP-SAT maximises the jump
+            assert report.largest_jump <= brute <= report.bound
+            if report.method not in ("sum bound", "voters"):  # sufficient proofs bound the jump by one
+                assert report.largest_jump == brute  # exact both ways: CP-SAT maximises the jump
             assert (report.status == "proved") == (brute <= 1)
             if report.witness is not None:  # a real jump, one float apart
                 x, x2 = report.witness

@@ -1,0 +1,166 @@
+"""A sufficient proof for votes: voters each consistent at the notion make a consistent vote.
+
+Every notion the audit decides is a relation on pairs of points (x, y) "close" to each
+other: pointwise (both near one point p, so the boxes holding them have closures that
+meet at p), at a resolution r, or at the data's resolution (pointwise, or one feature
+moved inside one gap of its training values). If every voter's classes at x and y differ
+by at most one, so do the lower median's (an order statistic moves by at most the largest
+move of its arguments) and the rounded mean's (the mean moves by at most one, and
+``floor(s + 1/2)`` by at most one when ``s`` does): docs/design.md section 14.
+
+So a vote is proved when, for every voter, no two of its boxes that the notion relates
+carry labels two or more apart. The check below reads the boxes and labels the audit
+read (not the models' certificates) and tests every such pair, pruning candidates one
+axis at a time. It is sufficient, not necessary: a vote of inconsistent voters may still
+be consistent, and the audit's other methods then decide it.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["voters_proof", "far_pair"]
+
+_PAIRS_PER_BLOCK = 1_000_000
+
+
+def _next_above(values: list | None, upper: NDArray, movable: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Per box and feature: the smallest training value strictly above its upper end (+inf past the
+    last, where the feature has no values, or on a category)."""
+    out = np.full(upper.shape, np.inf)
+    if values is None:
+        return out
+    for f in np.flatnonzero(movable):
+        v = values[f]
+        if v is None or v.shape[0] == 0:
+            continue
+        k = np.searchsorted(v, upper[:, f], side="right")
+        out[:, f] = np.where(k < v.shape[0], v[np.minimum(k, v.shape[0] - 1)], np.inf)
+    return out
+
+
+def _close(lo, up, nxt, I, J, movable, notion, r, axes) -> NDArray[np.bool_]:
+    """Which candidate pairs (I[k], J[k]) of boxes the notion relates."""
+    n = I.shape[0]
+    near = np.ones(n, dtype=bool)  # still pointwise (or r-) close on every axis seen
+    moved = np.zeros(n, dtype=bool)  # data notion: an axis without open overlap was seen
+    line = np.full(n, notion == "data")  # still a candidate one-feature move inside a gap
+    alive = np.arange(n)
+    for f in axes:
+        a, b = I[alive], J[alive]
+        ua, ub = up[a, f], up[b, f]
+        start = np.maximum(lo[a, f], lo[b, f])
+        gap = start - np.minimum(ua, ub)  # < 0: open overlap, 0: closures meet
+        if movable[f]:
+            ok = gap <= 0.0
+            if notion == "resolution" and r is not None and r[f] > 0:
+                ok |= gap < r[f]
+        else:  # a category keeps its cell
+            ok = gap < 0.0
+        near[alive] &= ok
+        if notion == "data":  # only a movable feature moves
+            apart = gap >= 0.0
+            # One gap: the upper box starts below the next training value above the lower box's top.
+            step = apart & ~moved[alive] & bool(movable[f]) & (start < np.where(ua <= ub, nxt[a, f], nxt[b, f]))
+            line[alive] &= ~apart | step
+            moved[alive] |= apart
+        alive = alive[near[alive] | line[alive]]
+        if alive.shape[0] == 0:
+            break
+    out = np.zeros(n, dtype=bool)
+    out[alive] = True
+    return out
+
+
+def far_pair(lower: NDArray, upper: NDArray, labels: NDArray, movable: NDArray[np.bool_], notion: str,
+             r: NDArray | None = None, values: list | None = None) -> tuple[int, int] | None:
+    """Two boxes the notion relates whose labels are two or more apart, or None.
+
+    Parameters
+    ----------
+    lower, upper : ndarray of shape (n_boxes, n_features)
+        Half-open boxes ``lower < x <= upper`` partitioning the space.
+    labels : ndarray of int, shape (n_boxes,)
+        Class index of every box.
+    movable : ndarray of bool, shape (n_features,)
+        False on categorical features (a point keeps its category).
+    notion : {"pointwise", "resolution", "data"}
+        ``"data"`` needs ``values`` (sorted training values per feature, None where unknown).
+    r : ndarray, optional
+        Resolution per feature for ``notion="resolution"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo = np.array([[-np.inf], [0.0], [1.0]]); up = np.array([[0.0], [1.0], [np.inf]])
+    >>> far_pair(lo, up, np.array([0, 1, 2]), np.array([True]), "pointwise") is None
+    True
+    >>> far_pair(lo, up, np.array([0, 2, 1]), np.array([True]), "pointwise")
+    (0, 1)
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    if labels.shape[0] < 2 or labels.max() - labels.min() < 2:
+        return None
+    nxt = _next_above(values if notion == "data" else None, upper, movable)
+    # Axes cut most often first: they prune the most candidate pairs.
+    cuts = [np.unique(np.concatenate((lower[:, f], upper[:, f]))).shape[0] for f in range(lower.shape[1])]
+    axes = np.argsort(cuts)[::-1]
+    for a in range(int(labels.min()), int(labels.max()) - 1):
+        S, T = np.flatnonzero(labels == a), np.flatnonzero(labels >= a + 2)
+        if S.shape[0] == 0 or T.shape[0] == 0:
+            continue
+        block = max(1, _PAIRS_PER_BLOCK // T.shape[0])
+        for s in range(0, S.shape[0], block):
+            rows = S[s:s + block]
+            I, J = np.repeat(rows, T.shape[0]), np.tile(T, rows.shape[0])
+            hit = np.flatnonzero(_close(lower, upper, nxt, I, J, movable, notion, r, axes))
+            if hit.shape[0]:
+                return int(I[hit[0]]), int(J[hit[0]])
+    return None
+
+
+def _voter_jump_on_grid(comp, labels: NDArray, movable, notion, r, values) -> int | None:
+    """The voter's largest jump at ``notion`` on the grid of its own thresholds (exact), or None when
+    that grid is larger than the pair search would be."""
+    from ensemble._audit_grid import grid_audit, grid_size
+
+    d = comp.lower.shape[1]
+    thresholds = [np.unique(np.concatenate((comp.lower[:, f], comp.upper[:, f]))) for f in range(d)]
+    thresholds = [t[np.isfinite(t)] for t in thresholds]
+    cells = grid_size(thresholds)
+    R = comp.lower.shape[0]
+    if d > 6 or cells > 2_000_000 or cells * 3.0 ** d > 4.0 * R * R:
+        return None
+    voter = SimpleNamespace(thresholds=thresholds, categorical=~movable)
+    out = grid_audit(voter, notion, r, values if values is not None else [None] * d, None,
+                     lambda P: labels[comp.apply(P)])
+    return int(out["jump"])
+
+
+def voters_proof(reading, notion: str, r: NDArray | None, values: list | None) -> bool:
+    """True when every voter of a lower-median or rounded-mean vote is consistent at ``notion``.
+
+    Each voter is decided exactly, on the grid of its own thresholds when that is small, else by
+    :func:`far_pair` over its boxes.
+    """
+    from ensemble._voting import VOTES
+
+    if reading.vote is None or not VOTES[reading.vote].keeps_consistency or reading.labels is None:
+        return False
+    if notion == "data" and values is None:
+        return False
+    movable = ~reading.categorical
+    for comp, lab in zip(reading.components, reading.labels, strict=True):
+        lab = np.asarray(lab, dtype=np.int64)
+        if lab.shape[0] < 2 or lab.max() - lab.min() < 2:
+            continue
+        jump = _voter_jump_on_grid(comp, lab, movable, notion, r, values)
+        if jump is None:
+            if far_pair(comp.lower, comp.upper, lab, movable, notion, r, values) is not None:
+                return False
+        elif jump >= 2:
+            return False
+    return True

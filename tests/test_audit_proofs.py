@@ -1,0 +1,172 @@
+"""The audit's sufficient proofs against exact oracles: per-voter proofs of votes, and the crowded-gap
+bound of cut sums (Theorem 13.2's second bound), each also on models built to fail."""
+
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.tree import DecisionTreeRegressor
+
+from ensemble import ConsistentForestClassifier, OTreeBagger, audit
+from ensemble._audit_bound import sum_bound_proof
+from ensemble._audit_grid import grid_audit
+from ensemble._audit_read import Component, Reading
+from ensemble._audit_voters import far_pair
+from trees import leaf_boxes
+
+
+def _locate(lower, upper, P):
+    """The box holding each point, by testing every box (half-open: lower < x <= upper)."""
+    inside = np.all((P[:, None, :] > lower[None]) & (P[:, None, :] <= upper[None]), axis=2)
+    assert np.all(inside.sum(axis=1) == 1)
+    return np.argmax(inside, axis=1)
+
+
+def _cells(lower, upper, labels):
+    """Thresholds per axis, and the label of every cell of their grid (a point inside each cell)."""
+    d = lower.shape[1]
+    t = [np.unique(np.concatenate((lower[:, f], upper[:, f]))) for f in range(d)]
+    t = [a[np.isfinite(a)] for a in t]
+    reps = [np.concatenate((a, [a[-1] + 1.0])) if a.shape[0] else np.zeros(1) for a in t]
+    mesh = np.array(list(itertools.product(*reps)))
+    C = labels[_locate(lower, upper, mesh)].reshape([r.shape[0] for r in reps])
+    return t, C
+
+
+def _oracle_jump(lower, upper, labels, movable, notion, r=None, values=None):
+    """Largest label difference over pairs of cells the notion relates, pair by pair."""
+    t, C = _cells(lower, upper, labels)
+    best = 0
+    idx = list(itertools.product(*[range(n) for n in C.shape]))
+    for a in idx:
+        for b in idx:
+            diff = [f for f in range(len(a)) if a[f] != b[f]]
+            if any(not movable[f] for f in diff):
+                continue
+            near = True  # pointwise: closures meet; resolution: r-close on every axis
+            for f in diff:
+                lo_c, hi_c = min(a[f], b[f]), max(a[f], b[f])
+                if hi_c > lo_c + 1 and not (notion == "resolution" and t[f][hi_c - 1] < t[f][lo_c] + r[f]):
+                    near = False
+            line = False
+            if notion == "data" and len(diff) == 1:  # one move inside one gap of the training values
+                f = diff[0]
+                lo_c, hi_c = min(a[f], b[f]), max(a[f], b[f])
+                crossed = t[f][lo_c:hi_c]  # a move from cell lo_c to hi_c crosses these thresholds
+                gaps = np.searchsorted(values[f], crossed, side="right")
+                line = gaps.min() == gaps.max()
+            if near or line:
+                best = max(best, abs(int(C[a]) - int(C[b])))
+    return best
+
+
+def _random_voter(d, seed, n_labels=4):
+    rng = np.random.RandomState(seed)
+    X = np.round(rng.rand(60, d) * 4) / 4
+    tree = DecisionTreeRegressor(max_leaf_nodes=int(rng.randint(4, 9)), random_state=seed).fit(X, rng.rand(60))
+    boxes = leaf_boxes(tree.tree_, d)
+    labels = rng.randint(0, n_labels, size=boxes.lower.shape[0])
+    if seed % 3 == 0:  # a smooth labelling: mostly consistent, so both answers occur
+        labels = np.clip(np.round(inside_sum(boxes) * 1.5).astype(int), 0, n_labels - 1)
+    lower, upper = boxes.lower, boxes.upper
+    if seed % 2 == 0:  # thresholds on training values: a move from one onto the next crosses two gaps
+        lower, upper = np.floor(lower * 4) / 4, np.floor(upper * 4) / 4
+    # Sparse training values on some axes: one gap then holds several thresholds.
+    values = [np.unique(X[: (8 if (seed + f) % 3 == 0 else 60), f]) for f in range(d)]
+    return lower, upper, labels, values
+
+
+def inside_sum(boxes):
+    lo = np.where(np.isfinite(boxes.lower), boxes.lower, 0.0)
+    up = np.where(np.isfinite(boxes.upper), boxes.upper, 1.0)
+    return ((lo + up) / 2).sum(axis=1)
+
+
+@pytest.mark.parametrize("notion", ["pointwise", "data", "resolution"])
+@pytest.mark.parametrize("d", [2, 3])
+def test_far_pair_matches_an_exact_cell_oracle(notion, d):
+    seen = set()
+    for seed in range(24):
+        lower, upper, labels, values = _random_voter(d, seed)
+        movable = np.ones(d, dtype=bool)
+        if seed % 4 == 1:
+            movable[0] = False  # a category keeps its cell
+        r = np.full(d, 0.3) if notion == "resolution" else None
+        jump = _oracle_jump(lower, upper, labels, movable, notion, r, values)
+        pair = far_pair(lower, upper, labels, movable, notion, r, values)
+        assert (pair is None) == (jump <= 1), seed
+        if pair is not None:
+            assert abs(int(labels[pair[0]]) - int(labels[pair[1]])) >= 2
+        seen.add(pair is None)
+    assert seen == {True, False}  # both verdicts were exercised
+
+
+def test_median_of_consistent_voters_is_proved_and_inconsistent_voters_are_not():
+    rng = np.random.RandomState(0)
+    X = np.round(rng.rand(150, 2), 1)
+    y = np.clip((X.sum(axis=1) * 2.5 + rng.normal(scale=0.6, size=150)).astype(int), 0, 4)
+    model = OTreeBagger(n_estimators=6, group_size=3, projection="none", random_state=0).fit(X, y)
+    report = audit(model, X, time_limit=30)
+    assert model.is_consistent() and report.status == "proved" and report.method == "voters"
+    grid = audit(model, X, time_limit=30, max_cells=10**7, n_rows=1)
+    # the same verdict by the exact grid of all voters' thresholds when the proof is switched off: a mode
+    # vote of the same voters is not covered by the theorem
+    assert grid.status == "proved"
+    free = OTreeBagger(n_estimators=6, group_size=3, projection="none", relabel=False,
+                       random_state=0).fit(X, y)
+    report = audit(free, X, time_limit=30)
+    assert report.method != "voters"  # unrelabelled voters jump: the per-voter proof must not hold
+    assert report.status in ("refuted", "proved")
+
+
+def _band_tree(band, threshold, step, spread):
+    """A tree of a 2D partition: x1 in band (b, b + 1], split there on x0 at ``threshold``; value ``step``
+    right of it, 0 elsewhere (boxes and values by hand)."""
+    b = spread * band
+    lower = np.array([[-np.inf, -np.inf], [-np.inf, b], [threshold, b], [-np.inf, b + 1]])
+    upper = np.array([[np.inf, b], [threshold, b + 1], [np.inf, b + 1], [np.inf, np.inf]])
+    values = np.array([[0], [0], [step], [0]], dtype=np.int64)
+
+    def apply(P, lower=lower, upper=upper):
+        return _locate(lower, upper, P)
+
+    return Component(lower, upper, values, apply)
+
+
+def _band_reading(spread):
+    comps = [_band_tree(t, 0.5 + 0.01 * t, 2, spread) for t in range(5)]
+    theta = np.array([4, 8], dtype=np.int64)
+    reading = Reading(comps, "threshold", np.array([3], dtype=np.int64), 3, n_features=2,
+                      predict_rank=lambda P: None, classes=np.arange(3), theta=theta,
+                      column=np.zeros(2, dtype=np.intp), integer=True)
+    reading.predict_rank = reading.evaluate
+    return reading
+
+
+def test_crowded_gap_bound_proves_only_what_the_exact_grid_confirms():
+    # One gap of x0 holds every tree's threshold; along x1 a training value lies between any two bounds.
+    values = [np.array([0.0, 1.0]), np.arange(-0.5, 10.0, 1.0)]
+    # Bands two apart: a line parallel to x0 meets one tree's step, R_k = 10 > g = 4 but N(p) = 1.
+    apart = _band_reading(spread=2)
+    assert sum_bound_proof(apart, "data", values)
+    assert grid_audit(apart, "data", None, values, None, apart.predict_rank)["jump"] <= 1
+    # Bands on one line: the line crosses all five steps in the gap (3 -> 13: classes 0 -> 2).
+    stacked = _band_reading(spread=0)
+    assert not sum_bound_proof(stacked, "data", values)
+    assert grid_audit(stacked, "data", None, values, None, stacked.predict_rank)["jump"] == 2
+    # Touching bands meet on their closed boxes: N(p) counts the neighbours, and the bound stays sound.
+    touching = _band_reading(spread=1)
+    if sum_bound_proof(touching, "data", values):
+        assert grid_audit(touching, "data", None, values, None, touching.predict_rank)["jump"] <= 1
+
+
+def test_certified_forest_on_integer_data_is_proved_by_the_bound_and_the_grid_agrees():
+    rng = np.random.RandomState(1)
+    X = rng.randint(0, 6, size=(300, 2)).astype(float)
+    y = np.clip((X.sum(axis=1) / 2 + rng.normal(scale=0.7, size=300)).astype(int), 0, 4)
+    model = ConsistentForestClassifier(n_estimators=40, random_state=0).fit(X, y)
+    assert model.is_consistent()
+    report = audit(model, X, time_limit=30)
+    assert report.status == "proved"
+    exact = audit(model, X, time_limit=60, max_cells=10**7, n_rows=1)
+    assert exact.status == "proved"
