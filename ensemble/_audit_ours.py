@@ -52,24 +52,25 @@ def _cut_sum(model: Any, trees: list, values: list, offset: int) -> Reading:
                    column=np.zeros(cuts.shape[0], dtype=np.intp), integer=True, **common)
 
 
-def _voters(model: Any, components: list, labels_of: list, vote: str) -> Reading:
+def _voters(model: Any, components: list, labels_of: list, vote: str, **extra) -> Reading:
     """A vote of L voters with labels per box: lower median, rounded mean or majority."""
-    common = _common(model)
+    common = dict(_common(model), **extra)
     K = int(model.classes_.shape[0])
     L = len(components)
     if vote == "mode":  # the most frequent class, lowest on ties: argmax of one-hot counts
-        comps = [Component(c.lower, c.upper, np.eye(K, dtype=np.int64)[lab], c.apply)
+        comps = [Component(c.lower, c.upper, np.eye(K, dtype=np.int64)[lab], c.apply, c.own_apply)
                  for c, lab in zip(components, labels_of, strict=True)]
         return Reading(comps, "argmax", np.zeros(K, dtype=np.int64), K, predict_rank=_predictor(model),
                        classes=model.classes_, ranks=np.arange(K), integer=True, vote=vote, labels=labels_of,
                        **common)
     if vote == "mean":  # floor(mean + 1/2) >= a  <=>  2 * sum >= L (2a - 1)
-        comps = [Component(c.lower, c.upper, 2 * lab[:, None].astype(np.int64), c.apply)
+        comps = [Component(c.lower, c.upper, 2 * lab[:, None].astype(np.int64), c.apply, c.own_apply)
                  for c, lab in zip(components, labels_of, strict=True)]
         theta = L * (2 * np.arange(1, K) - 1)
         column = np.zeros(K - 1, dtype=np.intp)
     else:  # the order statistic of rank ceil(L/2) is >= a when at least L - ceil(L/2) + 1 voters are
-        comps = [Component(c.lower, c.upper, (lab[:, None] >= np.arange(1, K)[None, :]).astype(np.int64), c.apply)
+        comps = [Component(c.lower, c.upper, (lab[:, None] >= np.arange(1, K)[None, :]).astype(np.int64), c.apply,
+                           c.own_apply)
                  for c, lab in zip(components, labels_of, strict=True)]
         theta = np.full(K - 1, L - (L + 1) // 2 + 1)
         column = np.arange(K - 1)
@@ -78,25 +79,56 @@ def _voters(model: Any, components: list, labels_of: list, vote: str) -> Reading
                    column=column, integer=True, vote=vote, labels=labels_of, **common)
 
 
-def _group_component(group: Any, d: int) -> tuple[Component, np.ndarray]:
+def _group_component(group: Any, d: int, categorical: np.ndarray) -> tuple[Component, np.ndarray, np.ndarray | None]:
+    """A group as a component, its labels per box, and (projected groups) the movable axes of its space.
+
+    On the features' own axes (or a subset of them) the boxes are in x. A projected group's
+    boxes are in its space z (components, then kept features): the audit can then only use
+    them for the per-voter pointwise proof, which carries to x because every map is continuous.
+    """
     import relabel
     from trees import leaf_boxes
 
-    if group.space is not None:
-        raise UnsupportedModel("the audit reads groups on the features' own axes; this OTreeBagger's groups split "
-                               "a projected space (fit it with projection='none')")
-    if group.partition is None:
-        comp = _tree_component(group.trees[0].tree_, d, np.zeros(group.trees[0].tree_.children_left.shape[0]))
+    space = group.space
+    kept = None if space is None or not space.is_identity else np.asarray(space.kept, dtype=np.intp)
+    projected = space is not None and kept is None
+    dz = d if space is None else space.n_components + space.kept.shape[0]
+    trees = [t.tree_ for t in group.trees]
+    part = None if group.partition is None else relabel.fuse([leaf_boxes(t, dz) for t in group.trees], snap=False)
+
+    def where(Z, part=part, trees=trees):
+        return trees[0].apply(Z) if part is None else part.locate(np.column_stack([t.apply(Z) for t in trees]))
+
+    def lookup(Z):  # the group's own labels, read on points of its space
+        return np.asarray(group.labels[where(Z)], dtype=np.int64)
+
+    if part is None:
+        boxes = leaf_boxes(trees[0], dz)
+        lower, upper = boxes.lower, boxes.upper
+
+        def own(Z, ids=boxes.leaf_ids):
+            return _rows_of(ids, where(Z))
     else:
-        part = relabel.fuse([leaf_boxes(t, d) for t in group.trees], snap=False)
-        trees = [t.tree_ for t in group.trees]
+        lower, upper, own = part.lower, part.upper, where
+    labels = lookup(inside_points(lower, upper))
+    if kept is not None:  # a subset of the features: the boxes are unbounded on the others, in x
+        lower_x, upper_x = np.full((lower.shape[0], d), -np.inf), np.full((lower.shape[0], d), np.inf)
+        lower_x[:, kept], upper_x[:, kept] = lower, upper
+        lower, upper = lower_x, upper_x
+    comp = Component(lower, upper, np.zeros((lower.shape[0], 1)), lambda X: own(_coords(group, X)),
+                     own if projected else None)
+    movable = ~space.kept_mask(categorical).astype(bool) if projected else None
+    return comp, labels, movable
 
-        def apply(X, part=part, trees=trees):
-            return part.locate(np.column_stack([t.apply(X) for t in trees]))
 
-        comp = Component(part.lower, part.upper, np.zeros((part.lower.shape[0], 1)), apply)
-    labels = np.asarray(group.predict_index(inside_points(comp.lower, comp.upper)), dtype=np.int64)
-    return comp, labels
+def _coords(group: Any, X: np.ndarray) -> np.ndarray:
+    return group.coordinates(np.asarray(X, dtype=np.float64))
+
+
+def _rows_of(leaf_ids: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    row_of = np.full(int(leaf_ids.max()) + 1, -1, dtype=np.intp)
+    row_of[leaf_ids] = np.arange(leaf_ids.shape[0])
+    return row_of[nodes]
 
 
 def read_ours(model: Any, classes: Any) -> Reading:
@@ -121,8 +153,14 @@ def read_ours(model: Any, classes: Any) -> Reading:
         if len(getattr(model, "missing_features_", ())):
             raise UnsupportedModel("the audit does not read OTreeBagger models fitted with missing values")
         d = int(model.n_features_in_)
-        pairs = [_group_component(g, d) for g in model.groups_]
-        return _voters(model, [p[0] for p in pairs], [p[1] for p in pairs], model._vote)
+        categorical = _common(model)["categorical"]
+        parts = [_group_component(g, d, categorical) for g in model.groups_]
+        extra = {}
+        if any(p[2] is not None for p in parts):
+            # Boxes of a projected space are not boxes of x: only the per-voter proof reads them.
+            extra = dict(projected=True, voter_movable=[~categorical if p[2] is None else p[2] for p in parts],
+                         thresholds=[np.empty(0) for _ in range(d)])
+        return _voters(model, [p[0] for p in parts], [p[1] for p in parts], model._vote, **extra)
     if isinstance(model, OrdinalTreeClassifier):
         d = int(model.n_features_in_)
         comp = _tree_component(model.tree_, d, np.zeros(model.tree_.children_left.shape[0]))

@@ -85,13 +85,16 @@ def _profile_worst(s: NDArray, c: NDArray, how: str, r: float | None) -> tuple[i
 
 
 def probe_lines(predict, rows: NDArray, thresholds: list, values: list, movable: NDArray, notion: str,
-                r: NDArray | None, deadline: float, target: int = 2) -> dict:
+                r: NDArray | None, deadline: float, target: int = 2, contact: bool = True) -> dict:
     """Exact profiles along every feature through every row, until the deadline; the largest jump found.
 
-    The profiles of one feature through all rows go to ``predict`` in one call.
+    The profiles of one feature through all rows go to ``predict`` in one call. ``contact=False``
+    when ``thresholds`` are only sample points (the model's own are unknown): neighbouring profile
+    points are then no pointwise witness.
     """
     best, witness, lines = 0, None, 0
-    hows = ["contact"] + (["gap"] if notion == "data" else ["window"] if notion == "resolution" else [])
+    hows = (["contact"] if contact else []) + (["gap"] if notion == "data" else ["window"]
+                                                if notion == "resolution" else [])
     for f in np.flatnonzero(movable):
         if time.perf_counter() > deadline:
             break

@@ -46,6 +46,8 @@ class Component:
     upper: NDArray[np.float64]
     values: NDArray  # (n_boxes, n_columns), int64 or float64
     apply: Callable[[NDArray[np.float64]], NDArray[np.intp]]
+    # The box of points given in the component's own space (a projected group's), when that is not x.
+    own_apply: Callable[[NDArray[np.float64]], NDArray[np.intp]] | None = None
 
 
 @dataclass
@@ -69,6 +71,10 @@ class Reading:
     thresholds: list = field(default_factory=list)
     vote: str | None = None  # a vote of voters: "median", "mean" or "mode"
     labels: list | None = None  # a vote: every voter's class index per box
+    # Voters in spaces of their own (projected OTreeBagger groups): their boxes are in those spaces,
+    # with these movable axes, and ``thresholds`` are unknown in x (empty).
+    projected: bool = False
+    voter_movable: list | None = None
 
     def __post_init__(self):
         if self.categorical is None:

@@ -136,7 +136,7 @@ def _voter_jump_on_grid(comp, labels: NDArray, movable, notion, r, values) -> in
         return None
     voter = SimpleNamespace(thresholds=thresholds, categorical=~movable)
     out = grid_audit(voter, notion, r, values if values is not None else [None] * d, None,
-                     lambda P: labels[comp.apply(P)])
+                     lambda P: labels[(comp.own_apply or comp.apply)(P)])
     return int(out["jump"])
 
 
@@ -144,7 +144,9 @@ def voters_proof(reading, notion: str, r: NDArray | None, values: list | None) -
     """True when every voter of a lower-median or rounded-mean vote is consistent at ``notion``.
 
     Each voter is decided exactly, on the grid of its own thresholds when that is small, else by
-    :func:`far_pair` over its boxes.
+    :func:`far_pair` over its boxes. A voter in a projected space of its own is decided there,
+    pointwise only: the map from x is continuous, so points near one point of x map near one
+    point of the space (docs/design.md section 14).
     """
     from ensemble._voting import VOTES
 
@@ -152,8 +154,12 @@ def voters_proof(reading, notion: str, r: NDArray | None, values: list | None) -
         return False
     if notion == "data" and values is None:
         return False
-    movable = ~reading.categorical
-    for comp, lab in zip(reading.components, reading.labels, strict=True):
+    if reading.projected and notion != "pointwise":  # a move of one feature is a curve in a voter's space
+        return False
+    movables = reading.voter_movable or [~reading.categorical] * len(reading.components)
+    if reading.projected:
+        values = None  # the training values are values of x, not of the voters' spaces
+    for comp, lab, movable in zip(reading.components, reading.labels, movables, strict=True):
         lab = np.asarray(lab, dtype=np.int64)
         if lab.shape[0] < 2 or lab.max() - lab.min() < 2:
             continue

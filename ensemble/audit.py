@@ -226,7 +226,7 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         ``GradientBoosting*`` or ``HistGradientBoosting*`` (classifiers by their predicted
         class, regressors rounded to the nearest class or cut at ``cuts``), or this
         library's ``ConsistentForestClassifier``, ``ConsistentGradientBoostingClassifier``,
-        ``OTreeBagger`` (groups on the features' own axes) or ``OrdinalTreeClassifier``.
+        ``OTreeBagger`` or ``OrdinalTreeClassifier``.
     X : array-like of shape (n_samples, n_features), optional
         Data (the training rows): their values define the data's resolution, and their
         rows are probed first. Without it, the model's own kept grid (this library's
@@ -264,7 +264,10 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
     ------
     NotImplementedError
         For a model the audit cannot read (LightGBM and XGBoost boosters, categorical
-        splits of HistGradientBoosting, projected OTreeBagger groups, monotone forests).
+        splits of HistGradientBoosting, OTreeBagger fitted with missing values, monotone
+        forests). OTreeBagger groups in projected spaces are read in their spaces: they
+        can be proved pointwise (voter by voter) or refuted by probes, never proved at
+        the data's resolution (they are not certified there).
     ValueError
         Naming the parameter: ``resolution``, ``classes``, ``cuts``, ``X`` or
         ``monotonic_cst`` invalid.
@@ -316,6 +319,9 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         _merge(counts, moves["counts"], reading.classes)
         if moves["witness"] is not None and notion == "data":  # a next-value move is a witness of that notion only
             found.offer("jump", moves["witness"][0], moves["witness"][1])
+    if reading.projected:
+        return _report(reading, notion, found, _projected(reading, notion, r, values, cst, found, X, rng, n_rows,
+                                                          movable, probe_end), counts, moves, cst, start)
     # Where the exact grid is out of reach, a sufficient proof first: when it holds no line probe can
     # find a jump, and the largest jump is then only known to be at most one.
     if found.first is None and cst is None and not _grid_affordable(reading, deadline, max_cells):
@@ -330,6 +336,29 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         found.offer("jump", probe["witness"][0], probe["witness"][1])
     exact = _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers, counts)
     return _report(reading, notion, found, exact, counts, moves, cst, start)
+
+
+def _projected(reading, notion, r, values, cst, found, X, rng, n_rows, movable, probe_end) -> dict:
+    """Voters in projected spaces: the per-voter pointwise proof, else probes through data rows.
+
+    Their boundaries in x are unknown, so a profile is sampled, and only notions whose witnesses
+    need not be one float apart are probed (a move inside one gap, or within r).
+    """
+    top = reading.n_classes - 1
+    unknown = {"method": "probe", "bound": top, "exact": False, "fall_bound": None if cst is None else top,
+               "fall_exact": False}
+    if cst is None and notion == "pointwise":
+        if voters_proof(reading, notion, r, values):
+            return {"method": "voters", "bound": 1, "exact": False, "fall_bound": None, "fall_exact": False}
+        return unknown
+    if found.first is None and X is not None and notion in ("data", "resolution"):
+        samples = [np.linspace(X[:, f].min(), X[:, f].max(), 129) for f in range(reading.n_features)]
+        rows = X[np.sort(rng.choice(X.shape[0], size=min(n_rows, X.shape[0]), replace=False))]
+        probe = probe_lines(reading.predict_rank, rows, samples, values or [None] * reading.n_features, movable,
+                            notion, r, probe_end, contact=False)
+        if probe["witness"] is not None:
+            found.offer("jump", probe["witness"][0], probe["witness"][1])
+    return unknown
 
 
 def _sufficient_proof(reading, notion, r, values) -> str | None:
@@ -411,7 +440,8 @@ def _report(reading, notion, found, exact, counts, moves, cst, start) -> AuditRe
     bound = max(jump, exact["bound"])
     status = _status(jump, bound, exact["exact"], 2)
     elapsed = time.perf_counter() - start
-    method = exact["method"] if status != "refuted" or found.first is None else "probe+" + exact["method"]
+    method = exact["method"] if status != "refuted" or found.first is None or exact["method"] == "probe" \
+        else "probe+" + exact["method"]
     fall = dict(worst_fall=None, fall_witness=None, fall_classes=None, monotone_status=None)
     if cst is not None:
         f_val, f_pts, f_cls = found.best["fall"]

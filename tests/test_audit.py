@@ -200,8 +200,6 @@ def test_regressor_cut_points_and_errors():
     with pytest.raises(NotImplementedError, match="constant start"):  # the offset would vary with x
         from sklearn.linear_model import LinearRegression
         audit(GradientBoostingRegressor(n_estimators=2, init=LinearRegression()).fit(X, y), X)
-    with pytest.raises(NotImplementedError):
-        audit(OTreeBagger(n_estimators=3, projection="pls", random_state=0).fit(np.c_[X, X[:, ::-1] ** 2, X * 3], y))
 
 
 @pytest.mark.slow

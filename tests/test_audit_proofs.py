@@ -106,15 +106,13 @@ def test_median_of_consistent_voters_is_proved_and_inconsistent_voters_are_not()
     X = np.round(rng.rand(150, 2), 1)
     y = np.clip((X.sum(axis=1) * 2.5 + rng.normal(scale=0.6, size=150)).astype(int), 0, 4)
     model = OTreeBagger(n_estimators=6, group_size=3, projection="none", random_state=0).fit(X, y)
-    report = audit(model, X, time_limit=30)
+    report = audit(model, X, time_limit=30, max_cells=0)  # no grid: the per-voter proof decides
     assert model.is_consistent() and report.status == "proved" and report.method == "voters"
-    grid = audit(model, X, time_limit=30, max_cells=10**7, n_rows=1)
-    # the same verdict by the exact grid of all voters' thresholds when the proof is switched off: a mode
-    # vote of the same voters is not covered by the theorem
-    assert grid.status == "proved"
+    grid = audit(model, X, time_limit=30, max_cells=10**7, n_rows=1)  # the exact grid of all thresholds
+    assert grid.status == "proved" and grid.method == "grid"
     free = OTreeBagger(n_estimators=6, group_size=3, projection="none", relabel=False,
                        random_state=0).fit(X, y)
-    report = audit(free, X, time_limit=30)
+    report = audit(free, X, time_limit=30, max_cells=0)
     assert report.method != "voters"  # unrelabelled voters jump: the per-voter proof must not hold
     assert report.status in ("refuted", "proved")
 
@@ -170,3 +168,27 @@ def test_certified_forest_on_integer_data_is_proved_by_the_bound_and_the_grid_ag
     assert report.status == "proved"
     exact = audit(model, X, time_limit=60, max_cells=10**7, n_rows=1)
     assert exact.status == "proved"
+
+
+def test_projected_groups_are_proved_pointwise_in_their_spaces_and_refuted_only_by_real_witnesses():
+    rng = np.random.RandomState(2)
+    X = rng.rand(200, 6)
+    y = np.clip((X[:, :3].sum(axis=1) * 1.6 + rng.normal(scale=0.3, size=200)).astype(int), 0, 4)
+    model = OTreeBagger(n_estimators=6, group_size=3, projection="pls", random_state=0).fit(X, y)
+    assert any(g.space is not None and not g.space.is_identity for g in model.groups_)
+    report = audit(model, X, resolution="pointwise", time_limit=30)
+    assert model.is_consistent(notion="pointwise")
+    assert report.status == "proved" and report.method == "voters"
+    data = audit(model, X, resolution="data", time_limit=30)
+    assert data.status in ("refuted", "unknown")  # never proved: not certified at the data's resolution
+    if data.witness is not None:
+        x, x2 = data.witness
+        c = np.searchsorted(model.classes_, model.predict(np.vstack((x, x2))))
+        assert abs(int(c[0]) - int(c[1])) == data.largest_jump >= 2
+        moved = np.flatnonzero(x != x2)
+        assert moved.shape[0] == 1
+        v = np.unique(X[:, moved[0]])
+        assert np.count_nonzero((v > min(x[moved[0]], x2[moved[0]])) & (v < max(x[moved[0]], x2[moved[0]]))) == 0
+    free = OTreeBagger(n_estimators=6, group_size=3, projection="pls", relabel=False, random_state=0).fit(X, y)
+    report = audit(free, X, resolution="pointwise", time_limit=30)
+    assert report.status != "proved"  # unrelabelled voters in their spaces: nothing proves them
