@@ -331,12 +331,12 @@ def _columns(comps: list, n_columns: int) -> list:
     return out
 
 
-def _binary(model, comps, offset, ranks, labels, d, name) -> Reading:
+def _binary(model, comps, offset, ranks, labels, d, name, predict_rank=None) -> Reading:
     # Class 1 when the raw score is > 0: two columns (0, score), argmax lowest on ties.
     two = [Component(c.lower, c.upper, np.column_stack((np.zeros(c.values.shape[0]), c.values[:, 0])), c.apply)
            for c in comps]
-    return Reading(two, "argmax", np.array([0.0, offset[0]]), 2, d,
-                   _rank_predictor(model, ranks, np.asarray(model.classes_)), labels, ranks=ranks, name=name)
+    predict_rank = predict_rank or _rank_predictor(model, ranks, np.asarray(model.classes_))
+    return Reading(two, "argmax", np.array([0.0, offset[0]]), 2, d, predict_rank, labels, ranks=ranks, name=name)
 
 
 def _regressor_reading(model, comps, offset, classes, cuts, d, name) -> Reading:

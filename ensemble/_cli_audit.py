@@ -4,7 +4,8 @@ Exit status 0 proved, 1 refuted, 3 unknown; a user mistake is one line on stderr
 status 2 (raised as the command line's ``CLIError``). Model files are skops archives:
 those written by ``otreebagger fit`` (the project's trusted types), or a scikit-learn
 tree model dumped with ``skops.io.dump``, loaded with the types of scikit-learn's trees
-and tree ensembles only.
+and tree ensembles only; or LightGBM text models and XGBoost ``.json`` / ``.ubj`` models,
+when those libraries are installed.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def _load(path: Path, error):
     if not path.is_file():
         raise error(f"model file not found: {path}")
     if not zipfile.is_zipfile(path):
-        raise error(f"{path} is not a skops model file (LightGBM and XGBoost files are not supported here)")
+        return _load_booster(path, error), {}
     import skops.io as sio
 
     try:
@@ -46,6 +47,40 @@ def _load(path: Path, error):
     return obj, {}
 
 
+def _load_booster(path: Path, error):
+    """A LightGBM model file (text, ``Booster.save_model``) or an XGBoost one (``.json`` / ``.ubj``)."""
+    if path.suffix.lower() in (".json", ".ubj"):
+        try:
+            import xgboost
+        except ImportError as exc:
+            raise error(f"{path} looks like an XGBoost model file: install xgboost (pip install xgboost-cpu) "
+                        "to audit it") from exc
+        booster = xgboost.Booster()
+        try:
+            booster.load_model(str(path))
+        except Exception as exc:
+            raise error(f"{path}: XGBoost cannot load it ({type(exc).__name__})") from exc
+        return booster
+    with open(path, "rb") as fh:
+        head = fh.read(64)
+    if not head.startswith(b"tree"):
+        raise error(f"{path} is not a model file the audit reads (skops, a LightGBM text model, or an XGBoost "
+                    ".json / .ubj model)")
+    try:
+        import lightgbm
+    except ImportError as exc:
+        raise error(f"{path} looks like a LightGBM model file: install lightgbm to audit it") from exc
+    try:
+        return lightgbm.Booster(model_file=str(path))
+    except Exception as exc:
+        raise error(f"{path}: LightGBM cannot load it ({type(exc).__name__})") from exc
+
+
+def _booster_names(model) -> list | None:
+    names = model.feature_name() if hasattr(model, "feature_name") else getattr(model, "feature_names", None)
+    return None if not names else [str(n) for n in names]
+
+
 def run(args, error) -> int:
     """Run the audit subcommand; ``error`` is the command line's one-line error class."""
     import numpy as np
@@ -64,6 +99,10 @@ def run(args, error) -> int:
     names = saved.get("features")
     if names is None and getattr(model, "feature_names_in_", None) is not None:
         names = [str(n) for n in model.feature_names_in_]
+    if names is None and type(model).__module__.startswith(("lightgbm", "xgboost")):
+        names = _booster_names(model)
+        if names is not None and not set(names) <= set(header):  # generic names (Column_0, f0): by position
+            names = None
     if names is None:
         names = [h for h in header if h != args.target]
     missing = [n for n in names if n not in header]

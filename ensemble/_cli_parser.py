@@ -164,7 +164,8 @@ def _add_file_commands(sub, commands: dict) -> None:
     predict.set_defaults(func=commands["predict"])
 
     audit = sub.add_parser("audit", help="find where a saved model jumps two classes, or prove it never does")
-    audit.add_argument("model", help="skops model file (otreebagger fit, or a scikit-learn tree model)")
+    audit.add_argument("model", help="model file: skops (otreebagger fit, or a scikit-learn tree model), a LightGBM "
+                       "text model or an XGBoost .json/.ubj model")
     audit.add_argument("data", help="CSV file of the training rows (a target column is ignored)")
     audit.add_argument("--target", default="y", help="name of the target column to ignore (default: y)")
     audit.add_argument("--resolution", default="auto",

@@ -30,7 +30,7 @@ from ensemble._audit_bound import sum_bound_proof
 from ensemble._audit_grid import cell_points, grid_audit, grid_size, pair_points
 from ensemble._audit_probe import next_value_moves, probe_lines
 from ensemble._audit_ours import read_ours
-from ensemble._audit_read import Reading, UnsupportedModel, read_sklearn
+from ensemble._audit_read import Reading, read_sklearn
 from ensemble._audit_sat import sat_audit
 from ensemble._audit_voters import voters_proof
 
@@ -208,8 +208,9 @@ def read_model(model: Any, *, classes: Any = None, cuts: Any = None) -> Reading:
     if module.startswith("sklearn."):
         return read_sklearn(model, classes, cuts)
     if module.startswith(("lightgbm", "xgboost")):
-        raise UnsupportedModel(f"the audit does not read {type(model).__name__} models yet (LightGBM and XGBoost "
-                               "are optional and not installed here)")
+        from ensemble._audit_boosters import read_booster
+
+        return read_booster(model, classes, cuts)
     return read_ours(model, classes)
 
 
@@ -225,7 +226,9 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         A scikit-learn ``DecisionTree*``, ``RandomForest*``, ``ExtraTrees*``,
         ``GradientBoosting*`` or ``HistGradientBoosting*`` (classifiers by their predicted
         class, regressors rounded to the nearest class or cut at ``cuts``), or this
-        library's ``ConsistentForestClassifier``, ``ConsistentGradientBoostingClassifier``,
+        LightGBM and XGBoost classifiers, regressors and boosters (when installed: the
+        ``boosters`` extra), or this library's ``ConsistentForestClassifier``,
+        ``ConsistentGradientBoostingClassifier``,
         ``OTreeBagger`` or ``OrdinalTreeClassifier``.
     X : array-like of shape (n_samples, n_features), optional
         Data (the training rows): their values define the data's resolution, and their
@@ -263,9 +266,9 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
     Raises
     ------
     NotImplementedError
-        For a model the audit cannot read (LightGBM and XGBoost boosters, categorical
-        splits of HistGradientBoosting, OTreeBagger fitted with missing values, monotone
-        forests). OTreeBagger groups in projected spaces are read in their spaces: they
+        For a model the audit cannot read (categorical splits of HistGradientBoosting,
+        LightGBM or XGBoost, LightGBM's zero-as-missing and linear trees, rankers,
+        OTreeBagger fitted with missing values, monotone forests). OTreeBagger groups in projected spaces are read in their spaces: they
         can be proved pointwise (voter by voter) or refuted by probes, never proved at
         the data's resolution (they are not certified there).
     ValueError
