@@ -42,37 +42,50 @@ def _next_above(values: list | None, upper: NDArray, movable: NDArray[np.bool_])
     return out
 
 
-def _close(lo, up, nxt, I, J, movable, notion, r, axes) -> NDArray[np.bool_]:
-    """Which candidate pairs (I[k], J[k]) of boxes the notion relates."""
-    n = I.shape[0]
-    near = np.ones(n, dtype=bool)  # still pointwise (or r-) close on every axis seen
-    moved = np.zeros(n, dtype=bool)  # data notion: an axis without open overlap was seen
-    line = np.full(n, notion == "data")  # still a candidate one-feature move inside a gap
-    alive = np.arange(n)
-    for f in axes:
-        a, b = I[alive], J[alive]
-        ua, ub = up[a, f], up[b, f]
-        start = np.maximum(lo[a, f], lo[b, f])
-        gap = start - np.minimum(ua, ub)  # < 0: open overlap, 0: closures meet
-        if movable[f]:
-            ok = gap <= 0.0
-            if notion == "resolution" and r is not None and r[f] > 0:
-                ok |= gap < r[f]
-        else:  # a category keeps its cell
-            ok = gap < 0.0
-        near[alive] &= ok
-        if notion == "data":  # only a movable feature moves
-            apart = gap >= 0.0
-            # One gap: the upper box starts below the next training value above the lower box's top.
-            step = apart & ~moved[alive] & bool(movable[f]) & (start < np.where(ua <= ub, nxt[a, f], nxt[b, f]))
-            line[alive] &= ~apart | step
-            moved[alive] |= apart
-        alive = alive[near[alive] | line[alive]]
-        if alive.shape[0] == 0:
+def _axis(lo_a, up_a, lo_b, up_b, nxt_a, nxt_b, movable: bool, notion: str, r_f: float):
+    """On one axis: pointwise (or r-) closeness, no open overlap, and "a move inside one gap" (arrays
+    broadcast together)."""
+    start = np.maximum(lo_a, lo_b)
+    gap = start - np.minimum(up_a, up_b)  # < 0: open overlap, 0: closures meet
+    if movable:
+        ok = gap <= 0.0
+        if notion == "resolution" and r_f > 0:
+            ok |= gap < r_f
+    else:  # a category keeps its cell
+        ok = gap < 0.0
+    apart = gap >= 0.0
+    step = None
+    if notion == "data" and movable:  # one gap: the upper box starts below the next value above the lower's top
+        step = apart & (start < np.where(up_a <= up_b, nxt_a, nxt_b))
+    return ok, apart, step
+
+
+def _close(lo, up, nxt, rows, T, movable, notion, r, axes) -> tuple[NDArray, NDArray, NDArray]:
+    """Candidate pairs (I[k], J[k]) of boxes in ``rows`` x ``T`` the notion relates.
+
+    The first axis is compared as a dense block (no index arrays); the pairs it keeps are then
+    pruned one axis at a time.
+    """
+    rf = (lambda f: float(r[f]) if r is not None else 0.0)
+    f = axes[0]
+    ok, apart, step = _axis(lo[rows, f][:, None], up[rows, f][:, None], lo[T, f][None, :], up[T, f][None, :],
+                            nxt[rows, f][:, None], nxt[T, f][None, :], bool(movable[f]), notion, rf(f))
+    line = (~apart | step) if step is not None else ~apart if notion == "data" else np.zeros_like(ok)
+    i, j = np.nonzero(ok | line)
+    near, line, moved = ok[i, j], line[i, j], apart[i, j]
+    I, J = rows[i], T[j]
+    for f in axes[1:]:
+        if I.shape[0] == 0:
             break
-    out = np.zeros(n, dtype=bool)
-    out[alive] = True
-    return out
+        ok, apart, step = _axis(lo[I, f], up[I, f], lo[J, f], up[J, f], nxt[I, f], nxt[J, f], bool(movable[f]),
+                                notion, rf(f))
+        near &= ok
+        if notion == "data":
+            line &= ~apart | (step & ~moved) if step is not None else ~apart
+            moved |= apart
+        keep = near | line
+        I, J, near, line, moved = I[keep], J[keep], near[keep], line[keep], moved[keep]
+    return I, J
 
 
 def far_pair(lower: NDArray, upper: NDArray, labels: NDArray, movable: NDArray[np.bool_], notion: str,
@@ -114,11 +127,9 @@ def far_pair(lower: NDArray, upper: NDArray, labels: NDArray, movable: NDArray[n
             continue
         block = max(1, _PAIRS_PER_BLOCK // T.shape[0])
         for s in range(0, S.shape[0], block):
-            rows = S[s:s + block]
-            I, J = np.repeat(rows, T.shape[0]), np.tile(T, rows.shape[0])
-            hit = np.flatnonzero(_close(lower, upper, nxt, I, J, movable, notion, r, axes))
-            if hit.shape[0]:
-                return int(I[hit[0]]), int(J[hit[0]])
+            I, J = _close(lower, upper, nxt, S[s:s + block], T, movable, notion, r, axes)
+            if I.shape[0]:
+                return int(I[0]), int(J[0])
     return None
 
 
