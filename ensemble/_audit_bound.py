@@ -35,8 +35,9 @@ def _closure_jump(comp) -> float:
     return best
 
 
-def _face_steps(comp, f: int) -> tuple[NDArray, NDArray, NDArray]:
-    """Per threshold value b of one component on f: the largest rise and fall across its faces at b.
+def _face_pairs(comp, f: int) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Every face pair of one component across f: its threshold, its step (upper box minus lower),
+    and the closed intersection of the two boxes on the other features (lower, upper).
 
     A face at b: box a ends at b on f, box c starts there, and on every other feature their
     intervals overlap with positive length (a line parallel to f passes through both).
@@ -45,27 +46,21 @@ def _face_steps(comp, f: int) -> tuple[NDArray, NDArray, NDArray]:
     a, c = np.nonzero((up[:, f][:, None] == lo[:, f][None, :]) & np.isfinite(up[:, f])[:, None])
     others = np.ones(lo.shape[1], dtype=bool)
     others[f] = False
-    ok = np.all(np.maximum(lo[a][:, others], lo[c][:, others]) < np.minimum(up[a][:, others], up[c][:, others]), axis=1)
-    a, c = a[ok], c[ok]
-    b, inv = np.unique(up[a, f], return_inverse=True)
-    step = v[c] - v[a]
-    rise, fall = np.zeros(b.shape[0]), np.zeros(b.shape[0])
-    np.maximum.at(rise, inv, np.maximum(step, 0.0))
-    np.maximum.at(fall, inv, np.maximum(-step, 0.0))
-    return b, rise, fall
-
-
-def _face_pairs(comp, f: int) -> tuple[NDArray, NDArray, NDArray, NDArray]:
-    """Every face pair of one component across f: its threshold, its step (upper box minus lower),
-    and the closed intersection of the two boxes on the other features (lower, upper)."""
-    lo, up, v = comp.lower, comp.upper, comp.values[:, 0].astype(np.float64)
-    a, c = np.nonzero((up[:, f][:, None] == lo[:, f][None, :]) & np.isfinite(up[:, f])[:, None])
-    others = np.ones(lo.shape[1], dtype=bool)
-    others[f] = False
     low = np.maximum(lo[a][:, others], lo[c][:, others])
     high = np.minimum(up[a][:, others], up[c][:, others])
     ok = np.all(low < high, axis=1)
     return up[a[ok], f], v[c[ok]] - v[a[ok]], low[ok], high[ok]
+
+
+def _face_steps(pairs: tuple) -> tuple[NDArray, NDArray, NDArray]:
+    """Per threshold value b of one component on f: the largest rise and fall across its faces at b
+    (from its :func:`_face_pairs`)."""
+    at, step = pairs[0], pairs[1]
+    b, inv = np.unique(at, return_inverse=True)
+    rise, fall = np.zeros(b.shape[0]), np.zeros(b.shape[0])
+    np.maximum.at(rise, inv, np.maximum(step, 0.0))
+    np.maximum.at(fall, inv, np.maximum(-step, 0.0))
+    return b, rise, fall
 
 
 def _crowded_steps(pairs: list, gaps_of: list, k: int, g: float, rises: bool, falls: bool) -> bool:
@@ -143,8 +138,9 @@ def sum_bound_proof(reading, notion: str, values: list | None) -> bool:
             continue
         up_load: dict = {}
         down_load: dict = {}
-        for t, c in enumerate(comps):
-            b, rise, fall = _face_steps(c, f)
+        pairs = [_face_pairs(c, f) for c in comps]
+        for t in range(len(comps)):
+            b, rise, fall = _face_steps(pairs[t])
             if b.shape[0] == 0:
                 continue
             # A move inside one gap crosses each of the tree's thresholds there once, in one direction.
@@ -156,7 +152,6 @@ def sum_bound_proof(reading, notion: str, values: list | None) -> bool:
         over = [k for k in up_load if max(up_load[k], down_load[k]) > g]
         if not over:
             continue
-        pairs = [_face_pairs(c, f) for c in comps]
         gaps_of = [np.searchsorted(v, p[0], side="right") for p in pairs]
         for k in over:  # the rises, the falls or both need the second bound
             if not _crowded_steps(pairs, gaps_of, k, g, up_load[k] > g, down_load[k] > g):
