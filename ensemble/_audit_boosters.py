@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ensemble._audit_read import (Reading, UnsupportedModel, _binary, _columns, _offset, _ranks_of,
+from ensemble._audit_read import (Reading, UnsupportedModel, _binary, _columns, _offset, _rank_predictor, _ranks_of,
                                   _regressor_reading, _tree_component, float32_routing)
 
 __all__ = ["read_booster"]
@@ -47,44 +47,47 @@ class _Structure:
         return self
 
 
-def _lightgbm_tree(root: dict) -> _Structure:
+def _structure(root: dict, read) -> _Structure:
+    """A dumped tree as a structure; ``read(node)`` is ``(leaf value, None)`` for a leaf, else
+    ``(None, (feature, threshold, left node, right node))`` with x <= threshold going left."""
     s = _Structure()
     stack = [(root, s.add())]
     while stack:
         node, i = stack.pop()
-        if "leaf_value" in node:
-            s.value[i] = float(node["leaf_value"])
+        value, split = read(node)
+        if split is None:
+            s.value[i] = value
             continue
-        if node.get("decision_type", "<=") != "<=":
-            raise UnsupportedModel("the audit does not read LightGBM's categorical splits")
-        if node.get("missing_type") == "Zero":
-            raise UnsupportedModel("the audit does not read LightGBM trees that treat zero as missing")
-        s.feature[i], s.threshold[i] = int(node["split_feature"]), float(node["threshold"])
+        s.feature[i], s.threshold[i], left_node, right_node = split
         left, right = s.add(), s.add()
         s.children_left[i], s.children_right[i] = left, right
-        stack += [(node["left_child"], left), (node["right_child"], right)]
+        stack += [(left_node, left), (right_node, right)]
     return s.done()
 
 
-def _xgboost_tree(root: dict, names: dict) -> _Structure:
-    s = _Structure()
-    stack = [(root, s.add())]
-    while stack:
-        node, i = stack.pop()
+def _lightgbm_node(node: dict) -> tuple:
+    if "leaf_value" in node:
+        return float(node["leaf_value"]), None
+    if node.get("decision_type", "<=") != "<=":
+        raise UnsupportedModel("the audit does not read LightGBM's categorical splits")
+    if node.get("missing_type") == "Zero":
+        raise UnsupportedModel("the audit does not read LightGBM trees that treat zero as missing")
+    return None, (int(node["split_feature"]), float(node["threshold"]), node["left_child"], node["right_child"])
+
+
+def _xgboost_node(names: dict):
+    def read(node: dict) -> tuple:
         if "leaf" in node:
-            s.value[i] = float(node["leaf"])
-            continue
+            return float(node["leaf"]), None
         if "split_condition" not in node or node.get("split_type", "numerical") not in ("numerical", None):
             raise UnsupportedModel("the audit does not read XGBoost's categorical splits")
         c = np.float32(node["split_condition"])
         below = np.nextafter(c, np.float32(-np.inf))  # float32(x) < c  <=>  float32(x) <= below
-        s.feature[i] = names[node["split"]]
-        s.threshold[i] = float32_routing(np.array([float(below)]))[0]
         kids = {k["nodeid"]: k for k in node["children"]}
-        left, right = s.add(), s.add()
-        s.children_left[i], s.children_right[i] = left, right
-        stack += [(kids[node["yes"]], left), (kids[node["no"]], right)]
-    return s.done()
+        return None, (names[node["split"]], float32_routing(np.array([float(below)]))[0], kids[node["yes"]],
+                      kids[node["no"]])
+
+    return read
 
 
 def _lightgbm(model: Any) -> tuple:
@@ -93,7 +96,7 @@ def _lightgbm(model: Any) -> tuple:
     if any(t.get("tree_structure", {}).get("leaf_coeff") is not None for t in dump["tree_info"]) or \
             booster.params.get("linear_tree"):
         raise UnsupportedModel("the audit does not read LightGBM's linear trees")
-    trees = [_lightgbm_tree(t["tree_structure"]) for t in dump["tree_info"]]
+    trees = [_structure(t["tree_structure"], _lightgbm_node) for t in dump["tree_info"]]
     k_out = int(dump.get("num_tree_per_iteration", 1))
     objective = str(dump.get("objective", "regression")).split()[0]
     d = int(dump["max_feature_idx"]) + 1
@@ -114,7 +117,8 @@ def _xgboost(model: Any) -> tuple:
     dumps = booster.get_dump(dump_format="json")
     if config["learner"]["gradient_booster"].get("name", "gbtree") not in ("gbtree", "dart"):
         raise UnsupportedModel("the audit reads XGBoost tree boosters (gbtree), not linear ones")
-    trees = [_xgboost_tree(json.loads(t), names) for t in dumps]
+    read = _xgboost_node(names)
+    trees = [_structure(json.loads(t), read) for t in dumps]
     k_out = max(1, int(config["learner"]["learner_model_param"].get("num_class", "0") or 0))
     parallel = int(config["learner"]["gradient_booster"].get("gbtree_model_param", {}).get("num_parallel_tree", 1))
     if parallel != 1:
@@ -131,15 +135,13 @@ def _xgboost(model: Any) -> tuple:
 def _classifier_predictor(model: Any, raw, k_out: int, ranks: np.ndarray):
     """Rank of the predicted class: the wrapper's ``predict``, or a booster's raw scores (argmax, or > 0)."""
     if hasattr(model, "classes_"):
-        lookup = {c: r for c, r in zip(model.classes_.tolist(), ranks.tolist(), strict=True)}
+        return _rank_predictor(model, ranks, np.asarray(model.classes_))
 
-        def predict_rank(X):
-            return np.fromiter((lookup[p] for p in model.predict(X).tolist()), dtype=np.intp, count=X.shape[0])
-    else:
-        def predict_rank(X):
-            s = np.asarray(raw(X), dtype=np.float64).reshape(X.shape[0], -1)
-            cls = np.argmax(s, axis=1) if k_out > 1 else (s[:, 0] > 0).astype(np.intp)
-            return ranks[cls].astype(np.intp)
+    def predict_rank(X):
+        s = np.asarray(raw(X), dtype=np.float64).reshape(X.shape[0], -1)
+        cls = np.argmax(s, axis=1) if k_out > 1 else (s[:, 0] > 0).astype(np.intp)
+        return ranks[cls].astype(np.intp)
+
     return predict_rank
 
 
@@ -150,20 +152,16 @@ def read_booster(model: Any, classes: Any, cuts: Any) -> Reading:
     trees, k_out, objective, d, raw = _lightgbm(model) if lib == "lightgbm" else _xgboost(model)
     if not trees:
         raise UnsupportedModel(f"{name} has no trees")
-    comps = _columns([_tree_component(t, d, t.value) for t in trees], k_out)
-    offset = _offset(model, comps, raw, d)
-    classifier = objective.startswith(("binary", "multi")) or hasattr(model, "classes_")
     if objective.startswith(("lambdarank", "rank")):
         raise UnsupportedModel(f"the audit reads classifiers and regressors; {name} ranks ({objective})")
-    if not classifier:
-        if not objective.startswith(("regression", "reg:squared", "reg:absolute", "reg:pseudohuber", "huber",
-                                     "fair", "quantile", "reg:quantile")):
-            raise UnsupportedModel(f"the audit reads regressors with an identity link; {objective} is not")
-        reading = _regressor_reading(model, comps, offset, classes, cuts, d, name)
-        theta = reading.theta
-        reading.predict_rank = lambda X: np.searchsorted(theta, np.asarray(raw(X), dtype=np.float64).ravel(),
-                                                         side="right").astype(np.intp)
-        return reading
+    classifier = objective.startswith(("binary", "multi")) or hasattr(model, "classes_")
+    if not classifier and not objective.startswith(("regression", "reg:squared", "reg:absolute", "reg:pseudohuber",
+                                                    "huber", "fair", "quantile", "reg:quantile")):
+        raise UnsupportedModel(f"the audit reads regressors with an identity link; {objective} is not")
+    comps = _columns([_tree_component(t, d, t.value) for t in trees], k_out)
+    offset = _offset(model, comps, raw, d)
+    if not classifier:  # a booster has no sklearn predict: its raw output is the prediction
+        return _regressor_reading(model, comps, offset, classes, cuts, d, name, predict=raw)
     model_classes = np.asarray(model.classes_) if hasattr(model, "classes_") else \
         np.arange(max(k_out, 2))
     ranks, labels = _ranks_of(model_classes, classes)

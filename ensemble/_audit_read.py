@@ -219,9 +219,9 @@ def _rank_predictor(model: Any, ranks: NDArray, model_classes: NDArray) -> Calla
     return predict_rank
 
 
-def _cut_predictor(model: Any, theta: NDArray) -> Callable:
+def _cut_predictor(predict: Callable, theta: NDArray) -> Callable:
     def predict_rank(X):
-        return np.searchsorted(theta, np.asarray(model.predict(X), dtype=np.float64), side="right").astype(np.intp)
+        return np.searchsorted(theta, np.asarray(predict(X), dtype=np.float64).ravel(), side="right").astype(np.intp)
 
     return predict_rank
 
@@ -339,7 +339,8 @@ def _binary(model, comps, offset, ranks, labels, d, name, predict_rank=None) -> 
     return Reading(two, "argmax", np.array([0.0, offset[0]]), 2, d, predict_rank, labels, ranks=ranks, name=name)
 
 
-def _regressor_reading(model, comps, offset, classes, cuts, d, name) -> Reading:
+def _regressor_reading(model, comps, offset, classes, cuts, d, name, predict=None) -> Reading:
     theta, labels = _regressor_cuts(comps, float(offset[0]), classes, cuts)
-    return Reading(comps, "threshold", offset, theta.shape[0] + 1, d, _cut_predictor(model, theta), labels,
+    predict_rank = _cut_predictor(predict or model.predict, theta)
+    return Reading(comps, "threshold", offset, theta.shape[0] + 1, d, predict_rank, labels,
                    theta=theta, column=np.zeros(theta.shape[0], dtype=np.intp), name=name)
