@@ -8,6 +8,7 @@ own lookup, so the snapped partition and its aliases are what is read, not assum
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -58,19 +59,18 @@ def _voters(model: Any, components: list, labels_of: list, vote: str, **extra) -
     K = int(model.classes_.shape[0])
     L = len(components)
     if vote == "mode":  # the most frequent class, lowest on ties: argmax of one-hot counts
-        comps = [Component(c.lower, c.upper, np.eye(K, dtype=np.int64)[lab], c.apply, c.own_apply)
+        comps = [replace(c, values=np.eye(K, dtype=np.int64)[lab])
                  for c, lab in zip(components, labels_of, strict=True)]
         return Reading(comps, "argmax", np.zeros(K, dtype=np.int64), K, predict_rank=_predictor(model),
                        classes=model.classes_, ranks=np.arange(K), integer=True, vote=vote, labels=labels_of,
                        **common)
     if vote == "mean":  # floor(mean + 1/2) >= a  <=>  2 * sum >= L (2a - 1)
-        comps = [Component(c.lower, c.upper, 2 * lab[:, None].astype(np.int64), c.apply, c.own_apply)
+        comps = [replace(c, values=2 * lab[:, None].astype(np.int64))
                  for c, lab in zip(components, labels_of, strict=True)]
         theta = L * (2 * np.arange(1, K) - 1)
         column = np.zeros(K - 1, dtype=np.intp)
     else:  # the order statistic of rank ceil(L/2) is >= a when at least L - ceil(L/2) + 1 voters are
-        comps = [Component(c.lower, c.upper, (lab[:, None] >= np.arange(1, K)[None, :]).astype(np.int64), c.apply,
-                           c.own_apply)
+        comps = [replace(c, values=(lab[:, None] >= np.arange(1, K)[None, :]).astype(np.int64))
                  for c, lab in zip(components, labels_of, strict=True)]
         theta = np.full(K - 1, L - (L + 1) // 2 + 1)
         column = np.arange(K - 1)

@@ -221,7 +221,8 @@ def _rank_predictor(model: Any, ranks: NDArray, model_classes: NDArray) -> Calla
 
 def _cut_predictor(predict: Callable, theta: NDArray) -> Callable:
     def predict_rank(X):
-        return np.searchsorted(theta, np.asarray(predict(X), dtype=np.float64).ravel(), side="right").astype(np.intp)
+        out = np.asarray(predict(X), dtype=np.float64).ravel()
+        return np.searchsorted(theta, out, side="right").astype(np.intp)
 
     return predict_rank
 

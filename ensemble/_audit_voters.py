@@ -60,7 +60,7 @@ def _axis(lo_a, up_a, lo_b, up_b, nxt_a, nxt_b, movable: bool, notion: str, r_f:
     return ok, apart, step
 
 
-def _close(lo, up, nxt, rows, T, movable, notion, r, axes) -> tuple[NDArray, NDArray, NDArray]:
+def _close(lo, up, nxt, rows, T, movable, notion, r, axes) -> tuple[NDArray, NDArray]:
     """Candidate pairs (I[k], J[k]) of boxes in ``rows`` x ``T`` the notion relates.
 
     The first axis is compared as a dense block (no index arrays); the pairs it keeps are then
@@ -137,10 +137,10 @@ def _voter_jump_on_grid(comp, labels: NDArray, movable, notion, r, values) -> in
     """The voter's largest jump at ``notion`` on the grid of its own thresholds (exact), or None when
     that grid is larger than the pair search would be."""
     from ensemble._audit_grid import grid_audit, grid_size
+    from ensemble._audit_read import _thresholds
 
     d = comp.lower.shape[1]
-    thresholds = [np.unique(np.concatenate((comp.lower[:, f], comp.upper[:, f]))) for f in range(d)]
-    thresholds = [t[np.isfinite(t)] for t in thresholds]
+    thresholds = _thresholds([comp], d)
     cells = grid_size(thresholds)
     R = comp.lower.shape[0]
     if d > 6 or cells > 2_000_000 or cells * 3.0 ** d > 4.0 * R * R:
