@@ -18,6 +18,8 @@ the boxes it read: it does not call the models' certificates.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -63,12 +65,13 @@ def _face_steps(pairs: tuple) -> tuple[NDArray, NDArray, NDArray]:
     return b, rise, fall
 
 
-def _crowded_steps(pairs: list, gaps_of: list, k: int, g: float, rises: bool, falls: bool) -> bool:
+def _crowded_steps(pairs: list, gaps_of: list, k: int, g: float, rises: bool, falls: bool,
+                   deadline: float = float("inf")) -> bool:
     """Whether max over face pairs p in gap k of rise_p N(p) (if ``rises``) and of fall_p N(p) (if
     ``falls``) is at most g (N(p): the trees with a face pair in the gap meeting p's).
 
     Pairs are taken largest step first, and the search stops once even N = every tree with a
-    pair in the gap cannot take the rest past g.
+    pair in the gap cannot take the rest past g. False when ``deadline`` passes first.
     """
     tree, step, low, high = [], [], [], []
     for t, (_, st, lo, up) in enumerate(pairs):
@@ -89,6 +92,8 @@ def _crowded_steps(pairs: list, gaps_of: list, k: int, g: float, rises: bool, fa
         rows = order[s:s + 256]
         if step[rows[0]] * n_trees <= g:
             return True
+        if time.perf_counter() > deadline:
+            return False
         meet = np.all(np.maximum(low[rows, None, :], low[None, :, :])
                       <= np.minimum(high[rows, None, :], high[None, :, :]), axis=2)
         trees_met = np.zeros((rows.shape[0], n_trees), dtype=bool)
@@ -104,8 +109,11 @@ def _bounds_of(comp, f: int) -> NDArray[np.float64]:
     return np.unique(b[np.isfinite(b)])
 
 
-def sum_bound_proof(reading, notion: str, values: list | None) -> bool:
-    """True when the bounds prove no jump of two (``notion`` "pointwise" or "data")."""
+def sum_bound_proof(reading, notion: str, values: list | None, deadline: float = float("inf")) -> bool:
+    """True when the bounds prove no jump of two (``notion`` "pointwise" or "data").
+
+    False (not proved) when ``deadline``, a ``time.perf_counter()`` value, passes first.
+    """
     if reading.kind != "threshold" or reading.components[0].values.shape[1] != 1:
         return False
     theta = np.asarray(reading.theta, dtype=np.float64)
@@ -115,7 +123,12 @@ def sum_bound_proof(reading, notion: str, values: list | None) -> bool:
     if not reading.integer:  # float sums: keep clear of rounding in predict
         g -= 1e-9 * max(1.0, float(np.abs(theta).max()))
     comps = reading.components
-    J = np.array([_closure_jump(c) for c in comps])
+    J = []
+    for c in comps:
+        if time.perf_counter() > deadline:
+            return False
+        J.append(_closure_jump(c))
+    J = np.array(J)
     rng = np.array([float(c.values.max() - c.values.min()) for c in comps])
     movable = np.flatnonzero(~reading.categorical)
     per_feature_weight, per_feature_count = [], []
@@ -136,6 +149,8 @@ def sum_bound_proof(reading, notion: str, values: list | None) -> bool:
         v = values[f] if values is not None else None
         if v is None:
             continue
+        if time.perf_counter() > deadline:
+            return False
         up_load: dict = {}
         down_load: dict = {}
         pairs = [_face_pairs(c, f) for c in comps]
@@ -154,6 +169,6 @@ def sum_bound_proof(reading, notion: str, values: list | None) -> bool:
             continue
         gaps_of = [np.searchsorted(v, p[0], side="right") for p in pairs]
         for k in over:  # the rises, the falls or both need the second bound
-            if not _crowded_steps(pairs, gaps_of, k, g, up_load[k] > g, down_load[k] > g):
+            if not _crowded_steps(pairs, gaps_of, k, g, up_load[k] > g, down_load[k] > g, deadline):
                 return False
     return True

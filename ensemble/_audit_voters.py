@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import time
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -89,8 +91,11 @@ def _close(lo, up, nxt, rows, T, movable, notion, r, axes) -> tuple[NDArray, NDA
 
 
 def far_pair(lower: NDArray, upper: NDArray, labels: NDArray, movable: NDArray[np.bool_], notion: str,
-             r: NDArray | None = None, values: list | None = None) -> tuple[int, int] | None:
+             r: NDArray | None = None, values: list | None = None,
+             deadline: float = float("inf")) -> tuple[int, int] | None | bool:
     """Two boxes the notion relates whose labels are two or more apart, or None.
+
+    False when ``deadline`` (a ``time.perf_counter()`` value) passed before the search ended.
 
     Parameters
     ----------
@@ -104,6 +109,8 @@ def far_pair(lower: NDArray, upper: NDArray, labels: NDArray, movable: NDArray[n
         ``"data"`` needs ``values`` (sorted training values per feature, None where unknown).
     r : ndarray, optional
         Resolution per feature for ``notion="resolution"``.
+    deadline : float, optional
+        ``time.perf_counter()`` value past which the search gives up (checked between blocks).
 
     Examples
     --------
@@ -127,6 +134,8 @@ def far_pair(lower: NDArray, upper: NDArray, labels: NDArray, movable: NDArray[n
             continue
         block = max(1, _PAIRS_PER_BLOCK // T.shape[0])
         for s in range(0, S.shape[0], block):
+            if time.perf_counter() > deadline:
+                return False
             I, J = _close(lower, upper, nxt, S[s:s + block], T, movable, notion, r, axes)
             if I.shape[0]:
                 return int(I[0]), int(J[0])
@@ -151,8 +160,11 @@ def _voter_jump_on_grid(comp, labels: NDArray, movable, notion, r, values) -> in
     return int(out["jump"])
 
 
-def voters_proof(reading, notion: str, r: NDArray | None, values: list | None) -> bool:
+def voters_proof(reading, notion: str, r: NDArray | None, values: list | None,
+                 deadline: float = float("inf")) -> bool:
     """True when every voter of a lower-median or rounded-mean vote is consistent at ``notion``.
+
+    False as well when ``deadline`` (a ``time.perf_counter()`` value) passes first: not proved.
 
     Each voter is decided exactly, on the grid of its own thresholds when that is small, else by
     :func:`far_pair` over its boxes. A voter in a projected space of its own is decided there,
@@ -171,13 +183,15 @@ def voters_proof(reading, notion: str, r: NDArray | None, values: list | None) -
     if reading.projected:
         values = None  # the training values are values of x, not of the voters' spaces
     for comp, lab, movable in zip(reading.components, reading.labels, movables, strict=True):
+        if time.perf_counter() > deadline:
+            return False
         lab = np.asarray(lab, dtype=np.int64)
         if lab.shape[0] < 2 or lab.max() - lab.min() < 2:
             continue
         jump = _voter_jump_on_grid(comp, lab, movable, notion, r, values)
         if jump is None:
-            if far_pair(comp.lower, comp.upper, lab, movable, notion, r, values) is not None:
-                return False
+            if far_pair(comp.lower, comp.upper, lab, movable, notion, r, values, deadline) is not None:
+                return False  # a pair two apart, or out of time
         elif jump >= 2:
             return False
     return True

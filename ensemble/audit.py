@@ -327,12 +327,13 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
             found.offer("jump", moves["witness"][0], moves["witness"][1])
     if reading.projected:
         return _report(reading, notion, found, _projected(reading, notion, r, values, cst, found, X, rng, n_rows,
-                                                          movable, probe_end), counts, moves, cst, start)
+                                                          movable, probe_end, deadline), counts, moves, cst,
+                       start)
     # Where the exact grid is out of reach, a sufficient proof first: when it holds no line probe can
     # find a jump, and the largest jump is then only known to be at most one.
     timing: dict = {}  # the time predict would take on the whole grid, measured once
     if found.first is None and cst is None and not _grid_affordable(reading, deadline, max_cells, timing):
-        quick = _sufficient_proof(reading, notion, r, values)
+        quick = _sufficient_proof(reading, notion, r, values, deadline, timing)
         if quick is not None:
             return _report(reading, notion, found, _at_most_one(quick), counts, moves, cst, start)
     rows = _rows_to_probe(X, reading, n_rows, rng, values)
@@ -344,7 +345,7 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
     return _report(reading, notion, found, exact, counts, moves, cst, start)
 
 
-def _projected(reading, notion, r, values, cst, found, X, rng, n_rows, movable, probe_end) -> dict:
+def _projected(reading, notion, r, values, cst, found, X, rng, n_rows, movable, probe_end, deadline) -> dict:
     """Voters in projected spaces: the per-voter pointwise proof, else probes through data rows.
 
     Their boundaries in x are unknown, so a profile is sampled, and only notions whose witnesses
@@ -354,7 +355,7 @@ def _projected(reading, notion, r, values, cst, found, X, rng, n_rows, movable, 
     unknown = {"method": "probe", "bound": top, "exact": False, "fall_bound": None if cst is None else top,
                "fall_exact": False}
     if cst is None and notion == "pointwise":
-        if voters_proof(reading, notion, r, values):
+        if voters_proof(reading, notion, r, values, deadline):
             return _at_most_one("voters")
         return unknown
     if found.first is None and X is not None and notion in ("data", "resolution"):
@@ -367,12 +368,15 @@ def _projected(reading, notion, r, values, cst, found, X, rng, n_rows, movable, 
     return unknown
 
 
-def _sufficient_proof(reading, notion, r, values) -> str | None:
-    """The name of a cheap sufficient proof that holds (votes of consistent voters, bounds on cut sums)."""
-    if voters_proof(reading, notion, r, values):
+def _sufficient_proof(reading, notion, r, values, deadline, timing) -> str | None:
+    """The name of a cheap sufficient proof that holds (votes of consistent voters, bounds on cut sums),
+    each given until ``deadline``; ``timing`` keeps the sum bound's verdict for :func:`_decide`."""
+    if voters_proof(reading, notion, r, values, deadline):
         return "voters"
-    if notion != "resolution" and sum_bound_proof(reading, notion, values):
-        return "sum bound"
+    if notion != "resolution":
+        timing["sum bound"] = sum_bound_proof(reading, notion, values, deadline)
+        if timing["sum bound"]:
+            return "sum bound"
     return None
 
 
@@ -395,7 +399,8 @@ def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers
         return found.cells(ci, cj, how)
 
     bound, exact = 0, True
-    if notion != "resolution" and sum_bound_proof(reading, notion, values):
+    if notion != "resolution" and timing.get("sum bound", None) is not False \
+            and sum_bound_proof(reading, notion, values, deadline):
         method, steps, bound, exact = "sum bound", [], 1, False  # at most one, not the exact jump
     else:
         method, steps = "cp-sat", ["pointwise"] + ([notion] if notion != "pointwise" else [])

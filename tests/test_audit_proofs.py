@@ -192,3 +192,26 @@ def test_projected_groups_are_proved_pointwise_in_their_spaces_and_refuted_only_
     free = OTreeBagger(n_estimators=6, group_size=3, projection="pls", relabel=False, random_state=0).fit(X, y)
     report = audit(free, X, resolution="pointwise", time_limit=30)
     assert report.status != "proved"  # unrelabelled voters in their spaces: nothing proves them
+
+
+def test_sufficient_proofs_give_up_at_the_deadline_and_never_prove_out_of_time():
+    from ensemble._audit_voters import voters_proof
+    from ensemble.audit import read_model
+
+    rng = np.random.RandomState(1)
+    X = rng.randint(0, 6, size=(300, 2)).astype(float)
+    y = np.clip((X.sum(axis=1) / 2 + rng.normal(scale=0.7, size=300)).astype(int), 0, 4)
+    forest = ConsistentForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    reading = read_model(forest)
+    values = [np.unique(X[:, f]) for f in range(2)]
+    assert sum_bound_proof(reading, "data", values)
+    assert not sum_bound_proof(reading, "data", values, deadline=0.0)  # passed: not proved
+    bag = OTreeBagger(n_estimators=4, group_size=2, projection="none", random_state=0).fit(X, y)
+    voters = read_model(bag)
+    assert voters_proof(voters, "pointwise", None, None)
+    assert not voters_proof(voters, "pointwise", None, None, deadline=0.0)
+    comp, lab = voters.components[0], np.asarray(voters.labels[0])
+    lab = np.where(np.arange(lab.shape[0]) % 2 == 0, 0, 2)  # alternate labels two apart: a pair exists
+    movable = np.ones(2, dtype=bool)
+    assert far_pair(comp.lower, comp.upper, lab, movable, "pointwise") not in (None, False)
+    assert far_pair(comp.lower, comp.upper, lab, movable, "pointwise", deadline=0.0) is False
