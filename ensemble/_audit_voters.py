@@ -92,10 +92,11 @@ def _close(lo, up, nxt, rows, T, movable, notion, r, axes) -> tuple[NDArray, NDA
 
 def far_pair(lower: NDArray, upper: NDArray, labels: NDArray, movable: NDArray[np.bool_], notion: str,
              r: NDArray | None = None, values: list | None = None,
-             deadline: float = float("inf")) -> tuple[int, int] | None | bool:
+             deadline: float = float("inf")) -> tuple[int, int] | None:
     """Two boxes the notion relates whose labels are two or more apart, or None.
 
-    False when ``deadline`` (a ``time.perf_counter()`` value) passed before the search ended.
+    Raises TimeoutError when ``deadline`` (a ``time.perf_counter()`` value) passes before the
+    search ends: neither answer is known then.
 
     Parameters
     ----------
@@ -135,7 +136,7 @@ def far_pair(lower: NDArray, upper: NDArray, labels: NDArray, movable: NDArray[n
         block = max(1, _PAIRS_PER_BLOCK // T.shape[0])
         for s in range(0, S.shape[0], block):
             if time.perf_counter() > deadline:
-                return False
+                raise TimeoutError("far_pair: the deadline passed before the pair search ended")
             I, J = _close(lower, upper, nxt, S[s:s + block], T, movable, notion, r, axes)
             if I.shape[0]:
                 return int(I[0]), int(J[0])
@@ -190,8 +191,11 @@ def voters_proof(reading, notion: str, r: NDArray | None, values: list | None,
             continue
         jump = _voter_jump_on_grid(comp, lab, movable, notion, r, values)
         if jump is None:
-            if far_pair(comp.lower, comp.upper, lab, movable, notion, r, values, deadline) is not None:
-                return False  # a pair two apart, or out of time
+            try:
+                if far_pair(comp.lower, comp.upper, lab, movable, notion, r, values, deadline) is not None:
+                    return False
+            except TimeoutError:
+                return False
         elif jump >= 2:
             return False
     return True

@@ -331,7 +331,7 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
                        start)
     # Where the exact grid is out of reach, a sufficient proof first: when it holds no line probe can
     # find a jump, and the largest jump is then only known to be at most one.
-    timing: dict = {}  # the time predict would take on the whole grid, measured once
+    timing: dict = {}  # measured once: predict's time on the whole grid, the sum bound's verdict
     if found.first is None and cst is None and not _grid_affordable(reading, deadline, max_cells, timing):
         quick = _sufficient_proof(reading, notion, r, values, deadline, timing)
         if quick is not None:
@@ -399,7 +399,7 @@ def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers
         return found.cells(ci, cj, how)
 
     bound, exact = 0, True
-    if notion != "resolution" and timing.get("sum bound", None) is not False \
+    if notion != "resolution" and timing.get("sum bound") is not False \
             and sum_bound_proof(reading, notion, values, deadline):
         method, steps, bound, exact = "sum bound", [], 1, False  # at most one, not the exact jump
     else:

@@ -213,5 +213,6 @@ def test_sufficient_proofs_give_up_at_the_deadline_and_never_prove_out_of_time()
     comp, lab = voters.components[0], np.asarray(voters.labels[0])
     lab = np.where(np.arange(lab.shape[0]) % 2 == 0, 0, 2)  # alternate labels two apart: a pair exists
     movable = np.ones(2, dtype=bool)
-    assert far_pair(comp.lower, comp.upper, lab, movable, "pointwise") not in (None, False)
-    assert far_pair(comp.lower, comp.upper, lab, movable, "pointwise", deadline=0.0) is False
+    assert far_pair(comp.lower, comp.upper, lab, movable, "pointwise") is not None
+    with pytest.raises(TimeoutError, match="deadline passed"):
+        far_pair(comp.lower, comp.upper, lab, movable, "pointwise", deadline=0.0)
