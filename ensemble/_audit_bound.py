@@ -23,6 +23,9 @@ import time
 import numpy as np
 from numpy.typing import NDArray
 
+from ensemble._kernels import compiled
+from relabel._numba import float_array, index_array
+
 __all__ = ["sum_bound_proof"]
 
 
@@ -65,41 +68,103 @@ def _face_steps(pairs: tuple) -> tuple[NDArray, NDArray, NDArray]:
     return b, rise, fall
 
 
+@compiled
+def _box_misses(lo_a, hi_a, lo_b, hi_b):
+    for j in range(lo_a.shape[0]):
+        if lo_a[j] > hi_b[j] or lo_b[j] > hi_a[j]:
+            return True
+    return False
+
+
+@compiled
+def _first_crowded(queries, step, g, low, high, start, outer, outer_low, outer_high,
+                   inner, inner_low, inner_high):
+    """Position in ``queries`` of the first pair p with step_p N(p) > g, or -1.
+
+    The pairs are grouped in two levels of boxes: tree t owns outer boxes
+    start[t]:start[t+1], outer box o owns inner boxes outer[o]:outer[o+1], inner box c owns
+    pairs inner[c]:inner[c+1]; each box bounds what it owns. A tree counts once, at its
+    first pair meeting p's closed box; a box missing p's is skipped whole.
+    """
+    n_trees = start.shape[0] - 1
+    for i in range(queries.shape[0]):
+        p = queries[i]
+        lp, hp = low[p], high[p]
+        count = 0
+        for t in range(n_trees):
+            found = False
+            for o in range(start[t], start[t + 1]):
+                if _box_misses(outer_low[o], outer_high[o], lp, hp):
+                    continue
+                for c in range(outer[o], outer[o + 1]):
+                    if _box_misses(inner_low[c], inner_high[c], lp, hp):
+                        continue
+                    for q in range(inner[c], inner[c + 1]):
+                        if not _box_misses(low[q], high[q], lp, hp):
+                            found = True
+                            break
+                    if found:
+                        break
+                if found:
+                    break
+            if found:
+                count += 1
+                if step[p] * count > g:
+                    return i
+    return -1
+
+
+#: Members per box at both levels of :func:`_crowded_steps`' boxes: a tree lists its faces
+#: leaf by leaf, depth first, so consecutive pairs lie in one small part of the space.
+_CHUNK = 16
+
+
+def _runs(n: int) -> NDArray[np.int64]:
+    """Ends of consecutive runs of _CHUNK out of n (the last one shorter)."""
+    return np.minimum(np.arange(_CHUNK, n + _CHUNK, _CHUNK), n)
+
+
 def _crowded_steps(pairs: list, gaps_of: list, k: int, g: float, rises: bool, falls: bool,
                    deadline: float = float("inf")) -> bool:
     """Whether max over face pairs p in gap k of rise_p N(p) (if ``rises``) and of fall_p N(p) (if
     ``falls``) is at most g (N(p): the trees with a face pair in the gap meeting p's).
 
-    Pairs are taken largest step first, and the search stops once even N = every tree with a
-    pair in the gap cannot take the rest past g. False when ``deadline`` passes first.
+    Pairs are taken largest step first, and only those whose step times the number of trees
+    with a pair in the gap passes g need N(p). False when ``deadline`` passes first.
     """
-    tree, step, low, high = [], [], [], []
+    step, low, high, start, outer, inner = [], [], [], [0], [0], [0]
     for t, (_, st, lo, up) in enumerate(pairs):
         here = gaps_of[t] == k
         if here.any():
-            tree.append(np.full(int(here.sum()), t))
             step.append(np.maximum(st[here], 0.0) * rises + np.maximum(-st[here], 0.0) * falls)
             low.append(lo[here])
             high.append(up[here])
-    if not tree:
+            n = int(here.sum())
+            n_inner = -(-n // _CHUNK)
+            outer.extend(len(inner) - 1 + _runs(n_inner))
+            inner.extend(inner[-1] + _runs(n))
+            start.append(len(outer) - 1)
+    if len(start) == 1:
         return True
-    tree, step = np.concatenate(tree), np.concatenate(step)
+    n_trees = len(start) - 1
+    step = float_array(np.concatenate(step))
     low, high = np.concatenate(low), np.concatenate(high)
-    _, owner = np.unique(tree, return_inverse=True)
-    n_trees = int(owner.max()) + 1
+    # Test first the axes where boxes are bounded: they tell boxes apart soonest.
+    axes = np.argsort(np.isinf(low).sum(axis=0) + np.isinf(high).sum(axis=0), kind="stable")
+    low, high = float_array(low[:, axes]), float_array(high[:, axes])
+    inner, outer, start = index_array(inner), index_array(outer), index_array(start)
+    inner_low = float_array(np.minimum.reduceat(low, inner[:-1], axis=0))
+    inner_high = float_array(np.maximum.reduceat(high, inner[:-1], axis=0))
+    outer_low = float_array(np.minimum.reduceat(inner_low, outer[:-1], axis=0))
+    outer_high = float_array(np.maximum.reduceat(inner_high, outer[:-1], axis=0))
     order = np.argsort(-step, kind="stable")
-    for s in range(0, order.shape[0], 256):  # blocks of pairs against all: memory stays small
-        rows = order[s:s + 256]
-        if step[rows[0]] * n_trees <= g:
-            return True
+    # Only pairs whose step could reach past g with every tree counted need N(p).
+    order = index_array(order[step[order] * n_trees > g])
+    for s in range(0, order.shape[0], 1024):  # blocks between looks at the clock
         if time.perf_counter() > deadline:
             return False
-        meet = np.all(np.maximum(low[rows, None, :], low[None, :, :])
-                      <= np.minimum(high[rows, None, :], high[None, :, :]), axis=2)
-        trees_met = np.zeros((rows.shape[0], n_trees), dtype=bool)
-        r, c = np.nonzero(meet)
-        trees_met[r, owner[c]] = True
-        if np.any(step[rows] * trees_met.sum(axis=1) > g):
+        if _first_crowded(order[s:s + 1024], step, g, low, high, start, outer, outer_low,
+                          outer_high, inner, inner_low, inner_high) >= 0:
             return False
     return True
 

@@ -216,3 +216,44 @@ def test_sufficient_proofs_give_up_at_the_deadline_and_never_prove_out_of_time()
     assert far_pair(comp.lower, comp.upper, lab, movable, "pointwise") is not None
     with pytest.raises(TimeoutError, match="deadline passed"):
         far_pair(comp.lower, comp.upper, lab, movable, "pointwise", deadline=0.0)
+
+
+def _random_face_pairs(rng, n_trees, d):
+    """Per tree: (threshold, step, lower, upper) of random face-pair boxes on d other axes, a gap's worth."""
+    out = []
+    for _ in range(n_trees):
+        n = rng.randint(1, 40)
+        lo = rng.randint(0, 6, size=(n, d)).astype(float)
+        up = lo + rng.randint(1, 4, size=(n, d))
+        lo[rng.rand(n, d) < 0.2] = -np.inf
+        up[rng.rand(n, d) < 0.2] = np.inf
+        out.append((np.full(n, 0.5), rng.randint(-3, 4, size=n).astype(float), lo, up))
+    return out
+
+
+@pytest.mark.parametrize("chunk", [2, 16])  # 2: trees of several outer boxes, each of several inner ones
+def test_crowded_steps_agree_with_counting_meeting_trees_pair_by_pair(chunk, monkeypatch):
+    import ensemble._audit_bound as bound
+
+    monkeypatch.setattr(bound, "_CHUNK", chunk)
+
+    rng = np.random.RandomState(0)
+    seen = set()
+    for trial in range(60):
+        pairs = _random_face_pairs(rng, rng.randint(1, 12), rng.randint(1, 4))
+        gaps_of = [rng.randint(0, 2, size=p[0].shape[0]) for p in pairs]
+        rises, falls = bool(rng.rand() < 0.7), bool(rng.rand() < 0.7)
+        owner = np.concatenate([np.full(p[0].shape[0], t) for t, p in enumerate(pairs)])
+        keep = np.concatenate(gaps_of) == 1
+        step = np.concatenate([p[1] for p in pairs])
+        step = np.maximum(step, 0) * rises + np.maximum(-step, 0) * falls
+        lo, up = np.concatenate([p[2] for p in pairs]), np.concatenate([p[3] for p in pairs])
+        worst = 0.0
+        for i in np.flatnonzero(keep):  # N(p): distinct trees with a pair in the gap whose box meets p's
+            meets = keep & np.all(np.maximum(lo, lo[i]) <= np.minimum(up, up[i]), axis=1)
+            worst = max(worst, step[i] * np.unique(owner[meets]).shape[0])
+        for g in (worst - 0.5, worst, worst + 0.5):
+            expected = bool(worst <= g)
+            assert bound._crowded_steps(pairs, gaps_of, 1, g, rises, falls) is expected, trial
+            seen.add(expected)
+    assert seen == {True, False}
