@@ -77,45 +77,46 @@ def _box_misses(lo_a, hi_a, lo_b, hi_b):
 
 
 @compiled
-def _first_crowded(queries, step, g, low, high, start, outer, outer_low, outer_high,
-                   inner, inner_low, inner_high):
-    """Position in ``queries`` of the first pair p with step_p N(p) > g, or -1.
+def _tree_meets(lp, hp, first, last, outer, outer_low, outer_high, inner, inner_low, inner_high,
+                low, high):
+    """Whether a pair of outer boxes first:last (one tree's) meets the closed box lp..hp."""
+    for o in range(first, last):
+        if _box_misses(outer_low[o], outer_high[o], lp, hp):
+            continue
+        for c in range(outer[o], outer[o + 1]):
+            if _box_misses(inner_low[c], inner_high[c], lp, hp):
+                continue
+            for q in range(inner[c], inner[c + 1]):
+                if not _box_misses(low[q], high[q], lp, hp):
+                    return True
+    return False
+
+
+@compiled
+def _any_crowded(queries, step, g, low, high, start, outer, outer_low, outer_high,
+                 inner, inner_low, inner_high):
+    """Whether some pair p of ``queries`` has step_p N(p) > g.
 
     The pairs are grouped in two levels of boxes: tree t owns outer boxes
     start[t]:start[t+1], outer box o owns inner boxes outer[o]:outer[o+1], inner box c owns
-    pairs inner[c]:inner[c+1]; each box bounds what it owns. A tree counts once, at its
-    first pair meeting p's closed box; a box missing p's is skipped whole.
+    pairs inner[c]:inner[c+1]; each box bounds what it owns, and a box missing p's is
+    skipped whole. The count of p stops as soon as it passes g / step_p.
     """
-    n_trees = start.shape[0] - 1
     for i in range(queries.shape[0]):
         p = queries[i]
-        lp, hp = low[p], high[p]
         count = 0
-        for t in range(n_trees):
-            found = False
-            for o in range(start[t], start[t + 1]):
-                if _box_misses(outer_low[o], outer_high[o], lp, hp):
-                    continue
-                for c in range(outer[o], outer[o + 1]):
-                    if _box_misses(inner_low[c], inner_high[c], lp, hp):
-                        continue
-                    for q in range(inner[c], inner[c + 1]):
-                        if not _box_misses(low[q], high[q], lp, hp):
-                            found = True
-                            break
-                    if found:
-                        break
-                if found:
-                    break
-            if found:
+        for t in range(start.shape[0] - 1):
+            if _tree_meets(low[p], high[p], start[t], start[t + 1], outer, outer_low, outer_high,
+                           inner, inner_low, inner_high, low, high):
                 count += 1
                 if step[p] * count > g:
-                    return i
-    return -1
+                    return True
+    return False
 
 
-#: Members per box at both levels of :func:`_crowded_steps`' boxes: a tree lists its faces
-#: leaf by leaf, depth first, so consecutive pairs lie in one small part of the space.
+#: Members per box at both levels of :func:`_crowded_steps`' boxes. A tree lists its faces in
+#: leaf order (node ids: depth first in scikit-learn's and this library's trees), so consecutive
+#: pairs mostly lie in one small part of the space; another order is slower, never wrong.
 _CHUNK = 16
 
 
@@ -163,8 +164,8 @@ def _crowded_steps(pairs: list, gaps_of: list, k: int, g: float, rises: bool, fa
     for s in range(0, order.shape[0], 1024):  # blocks between looks at the clock
         if time.perf_counter() > deadline:
             return False
-        if _first_crowded(order[s:s + 1024], step, g, low, high, start, outer, outer_low,
-                          outer_high, inner, inner_low, inner_high) >= 0:
+        if _any_crowded(order[s:s + 1024], step, g, low, high, start, outer, outer_low,
+                        outer_high, inner, inner_low, inner_high):
             return False
     return True
 
