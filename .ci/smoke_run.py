@@ -12,7 +12,8 @@ platform without ``fork``) runs each in a fresh interpreter instead.
 A script's working directory, temporary directory and log are in one folder per script
 under a temporary folder, removed when every script passed and named when one failed
 (``SMOKE_KEEP=1`` keeps it). Exit status 1 when a script fails or runs over
-``SMOKE_TIMEOUT`` seconds (default 300); its last lines are printed.
+``SMOKE_TIMEOUT`` seconds (default 300); its last lines are printed. ``SMOKE_JOBS`` scripts run at
+once (default: one per core, at most 4); each line is printed when its script ends.
 
 Usage: ``.ci/smoke [NAME ...]`` (default: every ``benchmarks/*.py`` but ``_common.py``).
 """
@@ -117,67 +118,84 @@ def _run_child(script: Path, folder: Path, log: Path) -> None:
             os._exit(code)
 
 
-def _wait(pid: int, deadline: float) -> int:
-    """The child's exit status; past the deadline its process group is killed (status -9)."""
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        if time.perf_counter() > deadline:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
-            return -9
-        time.sleep(0.02)
+class _Running:
+    """One smoke run in progress: a forked child (or a fresh interpreter) and its deadline."""
 
+    def __init__(self, script: Path, folder: Path, log: Path, fresh: bool, timeout: float) -> None:
+        self.script, self.log = script, log
+        self.started = time.perf_counter()
+        self.deadline = self.started + timeout
+        self.process = None
+        if fresh:
+            env = dict(os.environ, TMPDIR=str(folder))
+            with open(log, "w") as handle:
+                self.process = subprocess.Popen([sys.executable, str(script), "--smoke"], cwd=folder, env=env,
+                                                stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+            self.pid = self.process.pid
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:
+            _run_child(script, folder, log)
 
-def run(script: Path, folder: Path, log: Path, fresh: bool, timeout: float) -> int:
-    """Exit status of one smoke run (-9: killed at the timeout)."""
-    if fresh:
-        env = dict(os.environ, TMPDIR=str(folder))
-        with open(log, "w") as handle:
-            try:
-                return subprocess.run([sys.executable, str(script), "--smoke"], cwd=folder, env=env, stdout=handle,
-                                      stderr=subprocess.STDOUT, timeout=timeout, start_new_session=True).returncode
-            except subprocess.TimeoutExpired:
-                return -9
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        _run_child(script, folder, log)
-    return _wait(pid, time.perf_counter() + timeout)
+    def poll(self) -> int | None:
+        """The exit status once the run ended (-9: killed at the deadline), else None."""
+        if self.process is not None:
+            status = self.process.poll()
+        else:
+            done, raw = os.waitpid(self.pid, os.WNOHANG)
+            status = os.waitstatus_to_exitcode(raw) if done else None
+        if status is not None or time.perf_counter() <= self.deadline:
+            return status
+        try:
+            os.killpg(self.pid, signal.SIGKILL)  # its process group: the script and what it started
+        except ProcessLookupError:
+            pass
+        if self.process is not None:
+            self.process.wait()
+        else:
+            os.waitpid(self.pid, 0)
+        return -9
 
 
 def main(argv: list[str]) -> int:
     chosen = scripts(argv)
     fresh = os.environ.get("SMOKE_FRESH") == "1" or not hasattr(os, "fork")
     timeout = float(os.environ.get("SMOKE_TIMEOUT", "300"))
+    # The scripts run one per core (each is single-threaded): CI's 2 cores halve the total.
+    jobs = max(1, int(os.environ.get("SMOKE_JOBS", "0")) or min(os.cpu_count() or 1, 4))
     out = Path(tempfile.mkdtemp(prefix="smoke-"))
     start = time.perf_counter()
-    print(f"benchmarks --smoke ({'a fresh interpreter each' if fresh else 'forked after one warm-up'}; "
-          f"outputs in {out})", flush=True)
+    print(f"benchmarks --smoke ({'a fresh interpreter each' if fresh else 'forked after one warm-up'}, "
+          f"{jobs} at a time; outputs in {out})", flush=True)
     if not fresh:
         t0 = time.perf_counter()
         warm_up()
         print(f"{'(warm-up: imports, kernels)':<28}{time.perf_counter() - t0:6.1f} s", flush=True)
     failed = []
-    for script in chosen:
-        folder = out / script.stem
-        folder.mkdir()
-        log = folder / "output.log"
-        t0 = time.perf_counter()
-        status = run(script, folder, log, fresh, timeout)
-        seconds = time.perf_counter() - t0
-        verdict = "ok" if status == 0 else (f"TIMEOUT after {timeout:g} s" if status == -9
-                                            else f"FAILED (exit status {status})")
-        print(f"{script.stem:<28}{seconds:6.1f} s  {verdict}", flush=True)
-        if status != 0:
-            failed.append(script.stem)
-            lines = log.read_text(errors="replace").splitlines()
-            print("\n".join(f"    | {line}" for line in lines[-25:]), flush=True)
+    waiting = list(chosen)
+    running: list[_Running] = []
+    while waiting or running:
+        while waiting and len(running) < jobs:
+            script = waiting.pop(0)
+            folder = out / script.stem
+            folder.mkdir()
+            running.append(_Running(script, folder, folder / "output.log", fresh, timeout))
+        time.sleep(0.02)
+        for job in list(running):
+            status = job.poll()
+            if status is None:
+                continue
+            running.remove(job)
+            seconds = time.perf_counter() - job.started
+            verdict = "ok" if status == 0 else (f"TIMEOUT after {timeout:g} s" if status == -9
+                                                else f"FAILED (exit status {status})")
+            print(f"{job.script.stem:<28}{seconds:6.1f} s  {verdict}", flush=True)
+            if status != 0:
+                failed.append(job.script.stem)
+                lines = job.log.read_text(errors="replace").splitlines()
+                print("\n".join(f"    | {line}" for line in lines[-25:]), flush=True)
     total = time.perf_counter() - start
     print(f"{'total':<28}{total:6.1f} s  {len(chosen) - len(failed)} of {len(chosen)} passed", flush=True)
     if failed:

@@ -357,7 +357,9 @@ def test_old_scikit_learn_regression_trees_refuse_missing_values_naming_the_way_
 
 
 @pytest.mark.slow
-@settings(max_examples=15, deadline=None)
+# 6 s an example on 2 cores (the slice grids of boosting's many thresholds): the longest test of the
+# suite at 15; every run draws fresh seeds, so 6 per run still covers the three missing rates over time.
+@settings(max_examples=6, deadline=None)
 @given(seed=st.integers(0, 1000), missing=st.sampled_from([0.05, 0.2, 0.4]))
 def test_boosting_with_missing_values_is_certified_and_exactly_consistent_on_every_slice(seed, missing):
     """Check certified boosting on data with gaps: certified by construction, and the slice oracle agrees."""
