@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.fixes import parse_version
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 import relabel
 from trees import OrdinalTreeClassifier
@@ -33,6 +33,7 @@ from trees.utils import (
     ordered_categories,
     resolve_monotonic_cst,
     tree_feature_importances,
+    validate_rows,
 )
 
 #: scikit-learn's trees route missing values at prediction as in training, sample
@@ -501,7 +502,7 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
         categories = ordered_categories(y)
         X = self._encode_text(X, reset=True)
         try:
-            X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=self._finite_rule())
+            X, y = validate_rows(self, X, y, dtype=np.float64, order="C", ensure_all_finite=self._finite_rule())
         except ValueError as exc:
             if "contains NaN" in str(exc) and not self._supports_missing:
                 raise ValueError(f"Input X contains NaN: {self._missing_hint()}") from None
@@ -580,7 +581,7 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
     def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Validated float64 rows for prediction, text columns encoded as in ``fit``."""
         check_is_fitted(self)
-        return validate_data(self, self._encode_text(X, reset=False), reset=False, dtype=np.float64, order="C",
+        return validate_rows(self, self._encode_text(X, reset=False), reset=False, dtype=np.float64, order="C",
                              ensure_all_finite=self._finite_rule())
 
     #: Whether the estimator accepts missing values (NaN) in ``X`` (docs/design.md section 11).

@@ -17,9 +17,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from trees.utils import check_sample_weight, encode_labels, ordered_categories
+from trees.utils import check_sample_weight, encode_labels, ordered_categories, validate_rows
 
 from ._rankrules_kernels import workspace
 from ._rankrules_core import (
@@ -341,7 +341,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         True
         """
         categories = ordered_categories(y)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
+        X, y = validate_rows(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
         check_classification_targets(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         self.classes_, codes = encode_labels(y, self.classes if self.classes is not None else categories)
@@ -462,7 +462,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         (2,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
+        X = validate_rows(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
         return _rule_scores(X, self.rule_lower_, self.rule_upper_, self.rule_response_)
 
     def predict(self, X: ArrayLike) -> NDArray:

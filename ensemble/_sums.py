@@ -446,7 +446,8 @@ class SumOfTrees:
         >>> from ensemble import ConsistentForestClassifier
         >>> rng = np.random.RandomState(0)
         >>> X = rng.uniform(size=(150, 2)); y = np.digitize(X[:, 0] + 0.2 * rng.normal(size=150), [0.3, 0.7])
-        >>> model = ConsistentForestClassifier(monotonic_cst=[1, 0], random_state=0).fit(X, y)
+        >>> # A monotone forest is certified pointwise (its fit warns when asked for the data's resolution).
+        >>> model = ConsistentForestClassifier(monotonic_cst=[1, 0], consistency="pointwise", random_state=0).fit(X, y)
         >>> model.is_monotone(), model.is_monotone([0, 1])
         (True, False)
         """

@@ -215,7 +215,7 @@ def quadratic_weighted_kappa(
     Examples
     --------
     >>> from ensemble.metrics import quadratic_weighted_kappa
-    >>> quadratic_weighted_kappa(["a", "b", "c", "c"], ["a", "b", "c", "c"])
+    >>> quadratic_weighted_kappa(["a", "b", "c", "c"], ["a", "b", "c", "c"], labels=["a", "b", "c"])
     1.0
     >>> round(quadratic_weighted_kappa([1, 2, 3, 4], [1, 2, 4, 3]), 4)
     0.8
@@ -511,7 +511,7 @@ def correct_classification_rate(
     Examples
     --------
     >>> from ensemble.metrics import correct_classification_rate
-    >>> correct_classification_rate(["a", "b", "c", "c"], ["a", "b", "b", "c"])
+    >>> correct_classification_rate(["a", "b", "c", "c"], ["a", "b", "b", "c"], labels=["a", "b", "c"])
     0.75
     """
     rt, rp, _, w = _prepare_pair(y_true, y_pred, labels, sample_weight)

@@ -134,6 +134,8 @@ def test_forest_monotonic_space_auto_keeps_the_forest_that_errs_less_out_of_bag(
     assert model.is_monotone() and model.is_consistent()
 
 
+# Forests of 10 trees need not be certified: the space each one takes is what is tested.
+@pytest.mark.filterwarnings("ignore:.* is not certified consistent.*:UserWarning")
 def test_forest_monotonic_space_where_nothing_or_one_space_applies():
     """Check one constraint gives no space, missing values in a constrained feature keep the axes, no bootstrap
     (no out-of-bag rows) takes the index, and 'axes' grows the trees on the features."""

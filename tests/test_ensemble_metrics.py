@@ -91,7 +91,8 @@ def test_mae_string_labels_use_given_order_not_alphabetical():
     assert mean_absolute_error(["low"], ["high"], labels=labels) == 2.0
     assert mean_absolute_error(["mid"], ["high"], labels=labels) == 1.0
     # Alphabetical order (high < low < mid) would put low and high one step apart.
-    assert mean_absolute_error(["low"], ["high"]) == 1.0
+    with pytest.warns(ClassOrderWarning, match="'high' < 'low'"):
+        assert mean_absolute_error(["low"], ["high"]) == 1.0
 
 
 def test_mae_absent_class_counts_in_explicit_scale():
@@ -378,7 +379,7 @@ def test_rps_known_cases():
 def test_rps_class_absent_from_y_true_needs_and_uses_labels():
     """Check that RPS handles a class absent from y_true once labels names every column."""
     proba = [[0.2, 0.3, 0.5], [0.6, 0.4, 0.0]]
-    with pytest.raises(ValueError, match="pass labels"):
+    with pytest.raises(ValueError, match="pass labels"), pytest.warns(ClassOrderWarning):
         ranked_probability_score(["a", "c"], proba)
     got = ranked_probability_score(["a", "c"], proba, labels=["a", "b", "c"])
     assert got == pytest.approx(_brute_rps(["a", "c"], proba, ["a", "b", "c"]))
@@ -406,8 +407,8 @@ def test_rps_integer_weights_equal_repetition():
 
 def test_rps_single_class_is_zero():
     """Check that with one class there is no cumulative term and RPS is 0."""
-    assert ranked_probability_score(["x", "x"], [[1.0], [1.0]]) == 0.0
-    assert ranked_probability_score(["x"], [[1.0]], normalize=True) == 0.0
+    assert ranked_probability_score(["x", "x"], [[1.0], [1.0]], labels=["x"]) == 0.0
+    assert ranked_probability_score(["x"], [[1.0]], normalize=True, labels=["x"]) == 0.0
 
 
 # ---------------------------------------------------------------- validation

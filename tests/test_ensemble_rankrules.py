@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import minimize, minimize_scalar
 
+from trees.utils import ClassOrderWarning
 from ensemble import RankRules
 from ensemble._rankrules import TECHNIQUES, Condition, Rule
 from ensemble._rankrules_core import (
@@ -452,7 +453,8 @@ def test_string_labels_keep_sorted_order_and_proba():
     """Check that classes_ is the sorted label set, predictions are members, probabilities are sane."""
     X, y = ordinal_data(seed=7, n_classes=3)
     names = np.array(["a_low", "b_mid", "c_high"])[y - 1]
-    model = RankRules(n_rules=50, random_state=0).fit(X, names)
+    with pytest.warns(ClassOrderWarning, match="sorted alphabetically: 'a_low' < 'b_mid' < 'c_high'"):
+        model = RankRules(n_rules=50, random_state=0).fit(X, names)
     assert model.classes_.tolist() == ["a_low", "b_mid", "c_high"]
     pred = model.predict(X)
     assert set(pred) <= set(model.classes_)
@@ -578,7 +580,8 @@ def test_string_classes_follow_the_given_order():
     rank = np.array([2, 0, 1])[pred_idx]
     assert np.mean(np.abs(rank - idx)) < 0.5
     # The alphabetical order would put "high" between "low" and "mid": a different model.
-    alpha = RankRules(n_rules=30, random_state=0).fit(X, names)
+    with pytest.warns(ClassOrderWarning, match="sorted alphabetically"):
+        alpha = RankRules(n_rules=30, random_state=0).fit(X, names)
     assert alpha.classes_.tolist() == ["high", "low", "mid"]
     with pytest.raises(ValueError, match="do not occur in y"):
         RankRules(n_rules=5, classes=["low", "mid", "high", "top"]).fit(X, names)

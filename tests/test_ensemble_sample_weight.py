@@ -165,6 +165,8 @@ def test_scaled_weights_and_penalties_give_the_same_model(empty_regions):
     _assert_same_models(a, b, scale=3.0)
 
 
+# Random weights can leave one class dominant enough that nothing else is predicted; still consistent.
+@pytest.mark.filterwarnings("ignore:.* predicts the single class .*:UserWarning")
 @given(
     weights=st.lists(st.sampled_from([0.0, 0.1, 0.2, 1 / 3, 0.5, 1.0, 2.0, 7.0]), min_size=40, max_size=40),
     seed=st.integers(0, 1000),

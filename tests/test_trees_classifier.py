@@ -10,6 +10,7 @@ from sklearn.base import clone
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from trees import CRITERIA, OrdinalDecisionTreeClassifier, OrdinalTreeClassifier
+from trees.utils import ClassOrderWarning
 
 
 # ---------------------------------------------------------------- oracle impurities
@@ -569,7 +570,8 @@ def test_string_labels_with_explicit_order():
     half = OrdinalTreeClassifier(classes=["low", "mid", "high"]).fit(np.zeros((2, 1)), ["high", "low"])
     assert half.predict([[0.0]]).tolist() == ["low"]
     # Without classes the labels sort like np.unique: 'high' < 'low' < 'mid'.
-    default = OrdinalTreeClassifier().fit(X, y)
+    with pytest.warns(ClassOrderWarning, match="'high' < 'low' < 'mid'"):
+        default = OrdinalTreeClassifier().fit(X, y)
     assert default.classes_.tolist() == ["high", "low", "mid"]
     assert set(default.predict(X)) <= {"high", "low", "mid"}
 
@@ -583,7 +585,8 @@ def test_pandas_ordered_categorical_carries_its_order():
     clf = OrdinalTreeClassifier().fit(X, y)
     assert clf.classes_.tolist() == ["poor", "fair", "good", "great"]
     assert clf.predict([[0.0], [2.5], [5.0]]).tolist() == ["poor", "good", "fair"]
-    unordered = OrdinalTreeClassifier().fit(X, y.astype(str))
+    with pytest.warns(ClassOrderWarning, match="sorted alphabetically: 'fair' < 'good' < 'poor'"):
+        unordered = OrdinalTreeClassifier().fit(X, y.astype(str))
     assert unordered.classes_.tolist() == ["fair", "good", "poor"]
 
 

@@ -12,14 +12,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from trees._grower import grow_tree
 from trees.criteria import _CRITERIA
 from trees._labels import check_classes, encode_labels, ordered_categories
 from trees._monotone import MONOTONIC_METHODS, monotone_leaf_labels, resolve_monotonic_cst, tree_leaf_order
 from trees._tree import OrdinalTree
-from trees._validation import check_sample_weight
+from trees._validation import check_sample_weight, validate_rows
 from trees._weights import class_weight_factors, tree_feature_importances
 
 __all__ = ["OrdinalTreeClassifier", "OrdinalDecisionTreeClassifier"]
@@ -298,7 +298,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
             label that is not a class or a weight that is negative or not finite.
         """
         categories = ordered_categories(y)
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite="allow-nan")
+        X, y = validate_rows(self, X, y, dtype=np.float64, order="C", ensure_all_finite="allow-nan")
         check_classification_targets(y)
         self.classes_, y_idx = encode_labels(y, self.classes if self.classes is not None else categories)
         if self.classes is None and categories is None and self.classes_.shape[0] < 2:
@@ -484,7 +484,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64, order="C", ensure_all_finite="allow-nan")
+        return validate_rows(self, X, reset=False, dtype=np.float64, order="C", ensure_all_finite="allow-nan")
 
     def apply(self, X: ArrayLike) -> NDArray[np.intp]:
         """Return the id of the leaf each sample falls into.

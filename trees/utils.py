@@ -10,7 +10,8 @@ Labels (docs/design.md section 2)
     classes were put in alphabetical order without an explicit ``classes``.
 Inputs
     :func:`check_sample_weight` validates sample weights with messages naming
-    ``sample_weight``; :func:`resolve_monotonic_cst` resolves scikit-learn's
+    ``sample_weight``; :func:`validate_rows` is scikit-learn's ``validate_data``
+    without its spurious overflow warning on values near float64's limits; :func:`resolve_monotonic_cst` resolves scikit-learn's
     ``monotonic_cst`` (array or dict by feature name) to one int8 per feature;
     :func:`class_weight_factors` turns scikit-learn's ``class_weight`` into per-row
     factors of the sample weights.
@@ -51,7 +52,7 @@ from trees._labels import (
 )
 from trees._monotone import resolve_monotonic_cst
 from trees._routing import apply_trees, node_gaps, sum_trees
-from trees._validation import check_sample_weight
+from trees._validation import check_sample_weight, validate_rows
 from trees._weights import class_weight_factors, tree_feature_importances
 
 __all__ = [
@@ -70,5 +71,6 @@ __all__ = [
     "resolve_monotonic_cst",
     "sum_trees",
     "tree_feature_importances",
+    "validate_rows",
     "warn_text_order",
 ]
