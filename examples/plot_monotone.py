@@ -66,7 +66,10 @@ def main(argv=None) -> Path:
         "TreeBagger": OTreeBagger(relabel=False, vote="mode", criterion="gini", max_depth=None, random_state=0),
         "OTreeBagger": OTreeBagger(random_state=0),
         "OTreeBagger, monotone": OTreeBagger(monotonic_cst=CST, random_state=0),
-        "Certified forest, monotone": ConsistentForestClassifier(monotonic_cst=CST, random_state=0),
+        # A monotone forest on its monotone index is certified pointwise (asked for the data's
+        # resolution, its fit says so in a warning); OTreeBagger and boosting certify both.
+        "Certified forest, monotone": ConsistentForestClassifier(monotonic_cst=CST, consistency="pointwise",
+                                                                 random_state=0),
     }
     fig, axes = plt.subplots(1, len(models), figsize=(4.4 * len(models), 4.6), constrained_layout=True)
     for col, (label, model) in enumerate(models.items()):
