@@ -1,9 +1,12 @@
 """Print a pip constraints file pinning the named dependencies to their lower bounds.
 
 Usage: python .ci/lower_bounds.py pyproject.toml numpy scipy scikit-learn
+       python .ci/lower_bounds.py pyproject.toml --requirements test
 
 The bounds are read from [project] dependencies, so pyproject.toml stays their
-one home: CI installs exactly the oldest versions it declares.
+one home: CI installs exactly the oldest versions it declares. ``--requirements
+EXTRA`` prints the requirements themselves instead, the dependencies and those of
+the optional extra EXTRA, one per line (what .ci/oldest installs before the project).
 """
 
 import re
@@ -15,9 +18,18 @@ except ImportError:  # Python 3.10: pip vendors the same parser
     from pip._vendor import tomli as tomllib
 
 
-def lower_bounds(pyproject: str, names: list[str]) -> dict[str, str]:
+def _project(pyproject: str) -> dict:
     with open(pyproject, "rb") as handle:
-        dependencies = tomllib.load(handle)["project"]["dependencies"]
+        return tomllib.load(handle)["project"]
+
+
+def requirements(pyproject: str, extra: str) -> list[str]:
+    project = _project(pyproject)
+    return project["dependencies"] + project["optional-dependencies"][extra]
+
+
+def lower_bounds(pyproject: str, names: list[str]) -> dict[str, str]:
+    dependencies = _project(pyproject)["dependencies"]
     found = {}
     for requirement in dependencies:
         match = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(?:\[[^\]]*\])?\s*(.*)", requirement)
@@ -32,5 +44,8 @@ def lower_bounds(pyproject: str, names: list[str]) -> dict[str, str]:
 
 
 if __name__ == "__main__":
+    if sys.argv[2:3] == ["--requirements"]:
+        print("\n".join(requirements(sys.argv[1], sys.argv[3])))
+        sys.exit(0)
     for name, version in lower_bounds(sys.argv[1], [n.lower() for n in sys.argv[2:]]).items():
         print(f"{name}=={version}")
