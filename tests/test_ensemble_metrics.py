@@ -407,8 +407,10 @@ def test_rps_integer_weights_equal_repetition():
 
 def test_rps_single_class_is_zero():
     """Check that with one class there is no cumulative term and RPS is 0."""
-    assert ranked_probability_score(["x", "x"], [[1.0], [1.0]], labels=["x"]) == 0.0
-    assert ranked_probability_score(["x"], [[1.0]], normalize=True, labels=["x"]) == 0.0
+    with pytest.warns(ClassOrderWarning, match="'x'"):
+        assert ranked_probability_score(["x", "x"], [[1.0], [1.0]]) == 0.0
+    with pytest.warns(ClassOrderWarning, match="'x'"):
+        assert ranked_probability_score(["x"], [[1.0]], normalize=True) == 0.0
 
 
 # ---------------------------------------------------------------- validation

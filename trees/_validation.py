@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from sklearn.utils.validation import validate_data
 
 __all__ = ["check_sample_weight", "validate_rows"]
 
@@ -32,8 +33,6 @@ def validate_rows(estimator: Any, *args: Any, **kwargs: Any) -> Any:
     ...     OrdinalTreeClassifier().fit(X, [0, 1, 0]).predict(X).tolist()
     [0, 1, 0]
     """
-    from sklearn.utils.validation import validate_data
-
     with np.errstate(over="ignore", invalid="ignore"):
         return validate_data(estimator, *args, **kwargs)
 
