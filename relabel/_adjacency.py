@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 from relabel._errors import TooManyRegionsError
 from relabel._features import check_categorical_features, check_resolution
 from relabel._grid import DataGrid
-from relabel._guillotine import guillotine_tree, push_down
+from relabel._guillotine import far_on_one_value, guillotine_tree, push_down
 from relabel._numba import compiled, float_array, index_array
 
 __all__ = ["AdjacencyEdges", "CONTACTS", "adjacency_edges", "adjacency_graph"]
@@ -194,11 +194,12 @@ def _hierarchy_prepare(t_a, lo_a, hi_a):
     return values, hierarchy
 
 
-def _hierarchy_push(values, hierarchy, t_b, lo_b, hi_b):
-    """Pairs (a face index, b face index) from pushing the b faces down the hierarchy."""
+def _hierarchy_push(values, hierarchy, t_b, lo_b, hi_b, labels=None):
+    """Pairs (a face, b face) from pushing the b faces down; ``labels`` (a's, b's): only those two apart."""
     pos = np.minimum(np.searchsorted(values, t_b), values.shape[0] - 1)
     matched = np.flatnonzero(values[pos] == t_b)
-    jb, ia = push_down(lo_b[matched], hi_b[matched], hierarchy, start=pos[matched], closed=True)
+    jumps = None if labels is None else (labels[1][matched], labels[0])
+    jb, ia = push_down(lo_b[matched], hi_b[matched], hierarchy, start=pos[matched], closed=True, jumps_of=jumps)
     return ia, matched[jb]
 
 
@@ -223,7 +224,7 @@ def _closures_meet(lower, upper, a, b, f, g, no_touch):
     return out
 
 
-def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes, wanted_pairs=None):
+def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes, wanted_pairs=None, labels=None):
     """Pairs whose closures meet, found per axis: ``(a, b, is_face, axis)``.
 
     ``upper[a, axis] == lower[b, axis]`` for every returned pair (b lies above a on that
@@ -231,6 +232,7 @@ def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes, wa
     pair touching on several axes is returned once, at its first one. ``axes`` limits
     the hyperplanes searched (pairs touching on the other axes are then missing).
     ``wanted_pairs(a, b)``: a mask of the candidate pairs to test at all (the others are dropped).
+    ``labels``: the regions' labels when only pairs two or more apart are wanted (as ``wanted_pairs``).
     """
     n_regions, n_features = lower.shape
     # Feature-major copies make every per-axis gather below contiguous.
@@ -292,6 +294,11 @@ def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes, wa
         if cand_a.shape[0] == 0 or cand_b.shape[0] == 0:
             continue
         t_a, t_b = upper[cand_a, f], lower[cand_b, f]
+        if labels is not None:
+            keep_a, keep_b = far_on_one_value(t_a, labels[cand_a], t_b, labels[cand_b])
+            cand_a, cand_b, t_a, t_b = cand_a[keep_a], cand_b[keep_b], t_a[keep_a], t_b[keep_b]
+            if cand_a.shape[0] == 0 or cand_b.shape[0] == 0:
+                continue
         others = [g for g in range(n_features) if g != f]
         prepared = _hierarchy_prepare(t_a, lower[cand_a][:, others], upper[cand_a][:, others]) if others else None
         if prepared is not None:
@@ -314,7 +321,8 @@ def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes, wa
                         step = _CHUNK_MIN
                 sub = cand_b[start : start + step]
                 ia, jb = _hierarchy_push(*prepared, t_b[start : start + step],
-                                         lower[sub][:, others], upper[sub][:, others])
+                                         lower[sub][:, others], upper[sub][:, others],
+                                         None if labels is None else (labels[cand_a], labels[sub]))
                 faces_done += sub.shape[0]
                 start += step
                 check(f, cand_a[ia], sub[jb], -1)
@@ -387,7 +395,7 @@ def _hierarchy_of(lower, upper):
 
 
 def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, what, closed=None,
-                     hierarchy=_hierarchy_of, wanted_pairs=None):
+                     hierarchy=_hierarchy_of, wanted_pairs=None, labels=None):
     """Pairs ``(a, b)``, a < b, with ``rule(a, b)``, among the boxes b whose closures meet query box a.
 
     Candidates come from pushing every query box ``[q_lo, q_hi]`` down a guillotine
@@ -395,7 +403,7 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
     features, or where ``closed`` is False when given: a rule that asks open
     overlap there gets only the boxes it can accept); ``rule`` then decides exactly.
     ``hierarchy``: the regions' guillotine hierarchy, when the caller built it; ``wanted_pairs(a, b)``:
-    a mask of the candidates to test at all. Boxes without a guillotine hierarchy fall
+    a mask of the candidates to test at all; ``labels``: as in :func:`_touching_pairs`. Boxes without a guillotine hierarchy fall
     back to a sweep on the axis with the fewest overlapping pairs. Stops with
     :class:`TooManyRegionsError` once more than ``max_edges`` pairs are certain.
     """
@@ -404,11 +412,12 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
     if hierarchy is _hierarchy_of:
         hierarchy = _hierarchy_of(lower, upper)
     found_a, found_b, n_found = [], [], 0
-    step = n_regions if max_edges is None else max(_CHUNK_MIN, min(_CHUNK_MAX, max_edges // 8 + 1))
+    step = max(n_regions, 1) if max_edges is None else max(_CHUNK_MIN, min(_CHUNK_MAX, max_edges // 8 + 1))
     for start in range(0, n_regions, step):
         queries = np.arange(start, min(start + step, n_regions))
         if hierarchy is not None:
-            qi, leaf = push_down(q_lo[queries], q_hi[queries], hierarchy, closed=closed)
+            qi, leaf = push_down(q_lo[queries], q_hi[queries], hierarchy, closed=closed,
+                                 jumps_of=None if labels is None else (labels[queries], labels))
             a, b = queries[qi], leaf
         else:
             costs = [
@@ -440,7 +449,7 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
     return a.astype(np.intp), b.astype(np.intp)
 
 
-def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=None):
+def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=None, labels=None):
     """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
 
     Every box is dilated by r_f (a little more, so float rounding never loses a pair)
@@ -455,11 +464,12 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=N
         return near_rule(lower[a], upper[a], lower[b], upper[b], resolution, categorical)
 
     a, b = _candidate_pairs(lower, upper, lower - slack, upper + slack, categorical, max_edges, rule,
-                            "at this resolution (use a smaller resolution)", wanted_pairs=wanted_pairs)
+                            "at this resolution (use a smaller resolution)", wanted_pairs=wanted_pairs,
+                            labels=labels)
     return a, b, _face_flags(lower[a], upper[a], lower[b], upper[b])
 
 
-def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None):
+def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None, labels=None):
     """Neighbour pairs ``(a, b, is_face)`` along some feature at the data's resolution (:func:`grid_rule`).
 
     For every feature f with a grid, every box is widened on f to the ends of the
@@ -482,7 +492,7 @@ def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None):
         # positive length, and most closure neighbours of a fused partition only touch there.
         a, b = _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule,
                                 "at the data's resolution", closed=np.arange(lower.shape[1]) == f,
-                                hierarchy=hierarchy, wanted_pairs=wanted_pairs)
+                                hierarchy=hierarchy, wanted_pairs=wanted_pairs, labels=labels)
         found_a.append(a)
         found_b.append(b)
     a = np.concatenate(found_a) if found_a else np.empty(0, np.intp)
@@ -607,14 +617,11 @@ def adjacency_edges(
         raise ValueError("resolution > 0 needs contact='closure' (r-neighbours are closure contacts)")
     if contact == "face" and grid is not None:
         raise ValueError("grid needs contact='closure' (neighbours at the data's resolution are closure contacts)")
-    wanted_pairs = None
+    wanted_pairs = labels = None
     if jumps_of is not None:
         labels = np.asarray(jumps_of, dtype=np.int64)
         if labels.shape != (n_regions,):
             raise ValueError(f"jumps_of must hold one label per region ({n_regions}); got shape {labels.shape}")
-
-        def wanted_pairs(a, b):
-            return np.abs(labels[a] - labels[b]) >= 2
 
     # Axes no region is bounded on cannot separate, touch or hold a gap move between two
     # regions: every search below is the same without them, at the cost of the axes
@@ -626,18 +633,33 @@ def adjacency_edges(
         s_cat, s_res = categorical[split], resolution[split]
         if grid is not None:
             s_grid = DataGrid(tuple(v for v, kept in zip(grid.values, split, strict=True) if kept))
+    # Looking for jumps, a region whose label has no label two away anywhere (the middle
+    # class of three) is in no pair: the searches below run without it.
+    regions = s_labels = None
+    if labels is not None:
+        low, high = (labels.min(), labels.max()) if n_regions else (0, 0)
+        far = (labels >= low + 2) | (labels <= high - 2)
+        regions = np.flatnonzero(far)
+        s_lo, s_hi, s_labels = s_lo[regions], s_hi[regions], labels[regions]
+
+        def wanted_pairs(a, b):
+            return np.abs(s_labels[a] - s_labels[b]) >= 2
+
     if resolution.any():
-        a, b, face = _near_pairs(s_lo, s_hi, s_res, s_cat, max_edges, wanted_pairs)
+        a, b, face = _near_pairs(s_lo, s_hi, s_res, s_cat, max_edges, wanted_pairs, s_labels)
     else:
         a, b, face, _ = _touching_pairs(s_lo, s_hi, face_only=contact == "face", max_edges=max_edges,
-                                        categorical=s_cat, axes=range(s_lo.shape[1]), wanted_pairs=wanted_pairs)
-    extra = _alias_contacts(partition, lower, upper, contact, categorical, resolution, grid)
-    if extra is not None and wanted_pairs is not None:
-        kept = wanted_pairs(extra[0], extra[1])
-        extra = tuple(part[kept] for part in extra)
+                                        categorical=s_cat, axes=range(s_lo.shape[1]), wanted_pairs=wanted_pairs,
+                                        labels=s_labels)
     if grid is not None:
-        ga, gb, gface = _grid_pairs(s_lo, s_hi, s_grid, s_cat, max_edges, wanted_pairs)
+        ga, gb, gface = _grid_pairs(s_lo, s_hi, s_grid, s_cat, max_edges, wanted_pairs, s_labels)
         a, b, face = np.concatenate((a, ga)), np.concatenate((b, gb)), np.concatenate((face, gface))
+    if regions is not None:
+        a, b = regions[a], regions[b]
+    extra = _alias_contacts(partition, lower, upper, contact, categorical, resolution, grid)
+    if extra is not None and labels is not None:
+        kept = np.abs(labels[extra[0]] - labels[extra[1]]) >= 2
+        extra = tuple(part[kept] for part in extra)
     lo_node, hi_node, face = _sorted_edges(a, b, face, extra)
     edges = np.column_stack((lo_node, hi_node)).reshape(-1, 2)
     if max_edges is not None and edges.shape[0] > max_edges:

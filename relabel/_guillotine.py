@@ -176,7 +176,8 @@ def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n
 
 
 def push_down(lower: ArrayLike, upper: ArrayLike, hierarchy: Hierarchy, *, start: ArrayLike | None = None,
-              closed: bool | ArrayLike = False, max_pairs: int | None = None) -> tuple[NDArray, NDArray]:
+              closed: bool | ArrayLike = False, max_pairs: int | None = None,
+              jumps_of: tuple[ArrayLike, ArrayLike] | None = None) -> tuple[NDArray, NDArray]:
     """Send every box down a hierarchy; return the (box, leaf) pairs reached.
 
     Parameters
@@ -195,6 +196,12 @@ def push_down(lower: ArrayLike, upper: ArrayLike, hierarchy: Hierarchy, *, start
     max_pairs : int, optional
         Stop with :class:`TooManyRegionsError` (worded for :func:`relabel.fuse`'s
         ``max_regions``) as soon as more pairs are certain.
+    jumps_of : (array-like of shape (Q,), array-like of shape (L,)) of int, optional
+        Labels of the query boxes and of the hierarchy's boxes: only the pairs whose
+        labels differ by two or more are returned (all of them that meet). A box
+        skips every node whose boxes' labels all lie within one of its own, so
+        looking for the jumps of a consistent labelling visits few nodes. Not with
+        ``max_pairs``.
 
     Returns
     -------
@@ -228,8 +235,19 @@ def push_down(lower: ArrayLike, upper: ArrayLike, hierarchy: Hierarchy, *, start
     else:
         closed_mask = np.ascontiguousarray(closed, dtype=np.bool_).copy()
     starts = np.zeros(lower.shape[0], dtype=np.int64) if start is None else index_array(start)
+    if jumps_of is not None and max_pairs is not None:
+        raise ValueError("push_down: max_pairs counts every pair reached and cannot be combined with jumps_of")
+    if jumps_of is None:
+        query_label = node_lo = node_hi = np.empty(0, dtype=np.int64)
+    else:
+        query_label = index_array(jumps_of[0])
+        if query_label.shape != (lower.shape[0],):
+            raise ValueError(f"jumps_of needs one label per query box ({lower.shape[0]}); got {query_label.shape}")
+        node_lo, node_hi = _label_ranges(hierarchy.feature, hierarchy.left, hierarchy.right, hierarchy.leaf,
+                                         index_array(jumps_of[1]))
     boxes, leaves, n_out, bound = _push_kernel(lower, upper, *hierarchy, starts, closed_mask,
-                                               -1 if max_pairs is None else int(max_pairs))
+                                               -1 if max_pairs is None else int(max_pairs),
+                                               query_label, node_lo, node_hi)
     if bound >= 0:
         raise TooManyRegionsError(
             f"the fused partition would have more than max_regions={max_pairs} regions "
@@ -240,8 +258,31 @@ def push_down(lower: ArrayLike, upper: ArrayLike, hierarchy: Hierarchy, *, start
 
 
 @compiled
-def _push_kernel(region_lower, region_upper, feature, threshold, left, right, leaf, starts, closed, max_pairs):
-    """Pairs of :func:`push_down` (the first ``n_out``); the last output is -1, or the bound that passed ``max_pairs``."""
+def _label_ranges(feature, left, right, leaf, leaf_label):
+    """The smallest and the largest label of the boxes below every node (empty: lo > hi)."""
+    n_nodes = feature.shape[0]
+    lo = np.full(n_nodes, 1 << 62, dtype=np.int64)
+    hi = np.full(n_nodes, -(1 << 62), dtype=np.int64)
+    # Children are numbered after their parent (breadth-first): one backward pass.
+    for v in range(n_nodes - 1, -1, -1):
+        if leaf[v] >= 0:
+            lo[v] = leaf_label[leaf[v]]
+            hi[v] = leaf_label[leaf[v]]
+        elif feature[v] >= 0:
+            lo[v] = min(lo[left[v]], lo[right[v]])
+            hi[v] = max(hi[left[v]], hi[right[v]])
+    return lo, hi
+
+
+@compiled
+def _push_kernel(region_lower, region_upper, feature, threshold, left, right, leaf, starts, closed, max_pairs,
+                 query_label, node_lo, node_hi):
+    """Pairs of :func:`push_down` (the first ``n_out``); the last output is -1, or the bound that passed ``max_pairs``.
+
+    With labels (``query_label`` not empty), a node whose labels all lie within one of
+    the box's is not entered: none of its boxes can make a pair two labels apart.
+    """
+    pruned = query_label.shape[0] > 0
     n_regions = region_lower.shape[0]
     capacity = max(16, 2 * n_regions)
     out_region = np.empty(capacity, dtype=np.int64)
@@ -254,6 +295,8 @@ def _push_kernel(region_lower, region_upper, feature, threshold, left, right, le
         while top > 0:
             top -= 1
             node = stack[top]
+            if pruned and node_lo[node] >= query_label[r] - 1 and node_hi[node] <= query_label[r] + 1:
+                continue  # every box below is within one label (or there is none)
             if leaf[node] >= 0:
                 if n_out == capacity:
                     capacity *= 2
@@ -293,3 +336,21 @@ def _push_kernel(region_lower, region_upper, feature, threshold, left, right, le
                 top += 1
     return out_region, out_leaf, n_out, -1
 
+
+def far_on_one_value(t_a, label_a, t_b, label_b):
+    """Masks of the a faces and the b faces that lie on a hyperplane with a face of the other side
+    two or more labels away: the only faces a pair two labels apart can come from."""
+    values, inverse = np.unique(np.concatenate((t_a, t_b)), return_inverse=True)
+    inverse = inverse.ravel()
+    ia, ib = inverse[: t_a.shape[0]], inverse[t_a.shape[0]:]
+    ranges = []
+    for i, lab in ((ia, label_a), (ib, label_b)):
+        lo = np.full(values.shape[0], np.iinfo(np.int64).max // 2, dtype=np.int64)
+        hi = np.full(values.shape[0], np.iinfo(np.int64).min // 2, dtype=np.int64)
+        np.minimum.at(lo, i, lab)
+        np.maximum.at(hi, i, lab)
+        ranges.append((lo, hi))
+    (lo_a, hi_a), (lo_b, hi_b) = ranges
+    keep_a = (lo_b[ia] <= label_a - 2) | (hi_b[ia] >= label_a + 2)
+    keep_b = (lo_a[ib] <= label_b - 2) | (hi_a[ib] >= label_b + 2)
+    return keep_a, keep_b

@@ -177,14 +177,23 @@ def test_options_reject_bad_input():
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("option", ["closure", "categorical", "resolution", "grid"])
-def test_jumps_of_keeps_exactly_the_contacts_of_labels_two_apart(seed, option):
+@pytest.mark.parametrize("kind", ["random", "three", "smooth"])
+def test_jumps_of_keeps_exactly_the_contacts_of_labels_two_apart(seed, option, kind):
     """Check ``jumps_of``: the contacts it returns are those of the full search whose labels differ by 2 or
-    more, under every contact notion (the consistency checks read only these)."""
+    more, under every contact notion (the consistency checks read only these). Labels at random over five
+    classes, over three (the middle class is left out of the search), and following the regions' place with
+    a few changed (the searches skip most of the hierarchy by label range)."""
     X, y = make_data(150, 3, 4, seed, grid=5)
     if option == "categorical":
         X[:, 2] = np.random.default_rng(seed).integers(0, 2, size=X.shape[0])
     partition = relabel.fuse([leaf_boxes(t) for t in fit_trees(X, y, 3, 12, seed)])
-    labels = np.random.default_rng(seed).integers(0, 5, size=partition.n_regions)
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3 if kind == "three" else 5, size=partition.n_regions)
+    if kind == "smooth":
+        centre = np.clip(partition.lower, -0.2, 1.2) + np.clip(partition.upper, -0.2, 1.2)
+        labels = np.digitize(centre.sum(axis=1), np.quantile(centre.sum(axis=1), [0.2, 0.4, 0.6, 0.8]))
+        changed = rng.choice(partition.n_regions, 5, replace=False)
+        labels[changed] = rng.integers(0, 5, size=5)
     kwargs = {"categorical": dict(categorical_features=[2]), "resolution": dict(resolution=0.1),
               "grid": dict(grid=relabel.DataGrid.from_data(X))}.get(option, {})
     full = relabel.adjacency_edges(partition, **kwargs).edges

@@ -50,6 +50,31 @@ def test_push_down_reaches_exactly_the_leaves_a_box_meets(seed, n_features):
         assert set(pairs) == brute_pairs(q_lo, q_hi, lower, upper, mask)
 
 
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3), st.integers(2, 6))
+def test_push_down_with_labels_reaches_exactly_the_leaves_two_labels_away(seed, n_features, n_labels):
+    """Check ``jumps_of``: the pairs are those of the unlabelled push whose labels differ by two or more,
+    with labels drawn at random and labels that follow the boxes' position (most nodes pruned)."""
+    lower, upper, rng = tree_leaves(seed, n_features)
+    hierarchy = guillotine_tree(lower, upper)
+    q = np.sort(np.round(rng.random((40, n_features, 2)) * 12) - 1, axis=2)
+    q[..., 1] += 1
+    q_lo, q_hi = q[..., 0], q[..., 1]
+    centre = np.clip(np.where(np.isfinite(lower), lower, -2) + np.where(np.isfinite(upper), upper, 14), -4, 28)
+    smooth = np.floor(centre[:, 0] * n_labels / 24).astype(int)
+    for leaf_labels in (rng.integers(0, n_labels, lower.shape[0]), smooth):
+        query_labels = rng.integers(leaf_labels.min(), leaf_labels.max() + 1, q_lo.shape[0])
+        regions, leaves = push_down(q_lo, q_hi, hierarchy, closed=True)
+        far = np.abs(query_labels[regions] - leaf_labels[leaves]) >= 2
+        expected = set(zip(regions[far].tolist(), leaves[far].tolist()))
+        got_r, got_l = push_down(q_lo, q_hi, hierarchy, closed=True, jumps_of=(query_labels, leaf_labels))
+        pairs = list(zip(got_r.tolist(), got_l.tolist()))
+        assert len(pairs) == len(set(pairs)) and set(pairs) == expected
+    with pytest.raises(ValueError, match="one label per query box"):
+        push_down(q_lo, q_hi, hierarchy, jumps_of=(query_labels[1:], leaf_labels))
+    with pytest.raises(ValueError, match="cannot be combined with jumps_of"):
+        push_down(q_lo, q_hi, hierarchy, max_pairs=10, jumps_of=(query_labels, leaf_labels))
+
+
 def test_push_down_budget_raises_exactly_past_max_pairs():
     """Check that max_pairs raises when the pairs exceed it and not when they reach it."""
     lower, upper, rng = tree_leaves(4, 2)
