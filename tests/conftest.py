@@ -51,6 +51,31 @@ def pytest_configure(config):
     os.environ["HYPOTHESIS_SEED"] = str(seed)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    """On a cold numba cache, compile the kernels once in one process per core before the workers start.
+
+    Only in the process that starts pytest-xdist's workers (or runs alone), and only for
+    a run of the whole suite (no paths given): tests/_warm_kernels.py says why.
+    """
+    config = session.config
+    if hasattr(config, "workerinput") or list(config.args) != list(config.getini("testpaths")):
+        return
+    import _warm_kernels
+
+    if _warm_kernels.cache_is_cold():
+        import time
+
+        start = time.perf_counter()
+        used = _warm_kernels.warm()
+        if used:
+            config.stash[_WARM_KEY] = f"numba cache was empty: kernels compiled in {used} processes " \
+                                      f"before the tests, {time.perf_counter() - start:.0f} s"
+
+
+_WARM_KEY = pytest.StashKey[str]()
+
+
 def _seed_line(config):
     seed = config.stash.get(_SEED_KEY, None)
     profile = settings.get_current_profile_name()
@@ -63,7 +88,9 @@ def pytest_report_header(config):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """Print the hypothesis seed again at the end, next to the failures it reproduces."""
+    """Print the hypothesis seed again at the end, next to the failures it reproduces (and the warm-up)."""
+    if _WARM_KEY in config.stash:
+        terminalreporter.write_line(config.stash[_WARM_KEY])
     terminalreporter.write_line(_seed_line(config))
 
 

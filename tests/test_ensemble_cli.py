@@ -1,7 +1,9 @@
 """Tests of the otreebagger command line: every command, and user mistakes as one line."""
 
 import csv
+import functools
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -176,6 +178,43 @@ def test_demo_times_the_fits_after_the_compile(monkeypatch, tmp_path, capsys):
     assert signatures[0] > 0
     fits = list(zip(signatures[::2], signatures[1::2], strict=True))
     assert all(before == after for before, after in fits), fits
+
+
+def _record_warm_up(log, name, *rest):
+    with open(log, "a") as fh:
+        fh.write(f"{os.getpid()} {name}\n")
+
+
+def test_demo_warms_an_empty_cache_in_one_process_per_core(monkeypatch, tmp_path):
+    """Check the cold-cache warm-up: with the grower's cache index empty, every model is first fitted in
+    forked processes (other than this one, more than one where two cores are usable), then here; with a
+    cache, here only."""
+    from ensemble import _cli_demo
+    from ensemble.datasets import make_synthetic_i
+
+    log = tmp_path / "warm.log"
+    # A module-level function: the pool pickles what it sends to its processes.
+    monkeypatch.setattr(_cli_demo, "_warm_one", functools.partial(_record_warm_up, log))
+    X, y = make_synthetic_i(200, random_state=0)
+    names = ["treebagger", "otreebagger", "forest", "boosting"]
+    for cached in (False, True):
+        log.write_text("")
+        monkeypatch.setattr(_cli_demo, "_kernels_cached", lambda cached=cached: cached)
+        _cli_demo._warm_up(names, SimpleNamespace(), X, y)
+        lines = [line.split() for line in log.read_text().splitlines()]
+        here = [name for pid, name in lines if int(pid) == os.getpid()]
+        forked = [(int(pid), name) for pid, name in lines if int(pid) != os.getpid()]
+        assert here == names
+        if cached or len(os.sched_getaffinity(0)) < 2:
+            assert forked == []
+        else:
+            assert sorted(name for _, name in forked) == sorted(names)
+            assert len({pid for pid, _ in forked}) >= 2
+    # After the fits of this suite the grower's cache holds kernels.
+    from trees import OrdinalTreeClassifier
+
+    OrdinalTreeClassifier(max_depth=2).fit(X, y)
+    assert _cli_demo._kernels_cached()
 
 
 @pytest.fixture(scope="module")

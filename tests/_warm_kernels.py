@@ -1,0 +1,99 @@
+"""Fill numba's disk cache before a cold test run, one forked process per core.
+
+A clean clone compiles every numba kernel on its first use: each criterion variant of
+the tree grower takes 20-30 s (trees/_criterion.py, ``CriterionKernel``), 14 variants in
+all, and the test workers of pytest-xdist compile a variant each where both need it at
+once. tests/conftest.py runs :func:`warm` before the workers start when the cache holds no
+grower: the tasks below compile each variant once, in a pool of forked processes that
+takes them one by one, then the ensembles' kernels; the workers load them from the cache.
+Nothing here is asserted: a task that fails leaves its kernels to the tests that need them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+
+
+def cache_is_cold() -> bool:
+    """Whether numba's cache holds no current tree grower (a clean clone, or an edit of trees/)."""
+    try:
+        from trees import _grower
+
+        return not _grower._grow_levels._cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 - numba internals: when they differ, do nothing
+        return False
+
+
+def _data(missing: bool):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(80, 3))
+    y = np.digitize(X[:, 0] + X[:, 1] + 0.2 * rng.normal(size=80), [0.6, 1.0, 1.4])
+    if missing:
+        X[::7, 0] = np.nan
+    return X, y
+
+
+def _tree(criterion: str, missing: bool, integer: bool) -> None:
+    """One variant of the grower: a criterion, with or without missing values and logarithm tables."""
+    import numpy as np
+
+    from trees import OrdinalTreeClassifier
+
+    X, y = _data(missing)
+    weight = None if integer else np.linspace(0.5, 1.5, X.shape[0])
+    OrdinalTreeClassifier(criterion=criterion, random_state=0).fit(X, y, sample_weight=weight)
+
+
+def _ensemble(name: str, missing: bool) -> None:
+    """One ensemble's fit and certificates (their own kernels: fusion, graph cut, sums of trees)."""
+    import ensemble
+
+    X, y = _data(missing)
+    models = {
+        "otreebagger": lambda: ensemble.OTreeBagger(n_estimators=6, random_state=0),
+        "forest": lambda: ensemble.ConsistentForestClassifier(n_estimators=10, random_state=0),
+        "boosting": lambda: ensemble.ConsistentGradientBoostingClassifier(max_iter=5, random_state=0),
+    }
+    model = models[name]().fit(X, y)
+    model.is_consistent()
+
+
+def _run(task) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            task[0](*task[1:])
+        except Exception:  # noqa: BLE001 - only the cache is wanted (see the module's notes)
+            pass
+
+
+def _tasks() -> list:
+    from trees.criteria import CRITERIA
+
+    tables = ("entropy", "wig")  # the criteria with logarithm tables for integer weights
+    trees = [(_tree, c, m, i) for c in CRITERIA for m in (False, True) for i in ((True, False) if c in tables else (True,))]
+    ensembles = [(_ensemble, name, m) for name in ("otreebagger", "forest", "boosting") for m in (False, True)]
+    return trees + ensembles
+
+
+def warm() -> int:
+    """Run every task in a pool of forked processes (one per usable core); returns the processes used.
+
+    Does nothing (returns 0) with one core or without ``fork``.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if cores < 2:
+        return 0
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:
+        return 0
+    workers = min(cores, 4)
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        list(pool.map(_run, _tasks()))
+    return workers
