@@ -187,8 +187,7 @@ def _record_warm_up(log, name, *rest):
 
 def test_demo_warms_an_empty_cache_in_one_process_per_core(monkeypatch, tmp_path):
     """Check the cold-cache warm-up: with the grower's cache index empty, every model is first fitted in
-    forked processes (other than this one, more than one where two cores are usable), then here; with a
-    cache, here only."""
+    forked processes (other than this one, where two cores are usable), then here; with a cache, here only."""
     from ensemble import _cli_demo
     from ensemble.datasets import make_synthetic_i
 
@@ -208,8 +207,8 @@ def test_demo_warms_an_empty_cache_in_one_process_per_core(monkeypatch, tmp_path
         if cached or len(os.sched_getaffinity(0)) < 2:
             assert forked == []
         else:
+            # Which pool process takes which model is the pool's choice: one may take them all.
             assert sorted(name for _, name in forked) == sorted(names)
-            assert len({pid for pid, _ in forked}) >= 2
     # After the fits of this suite the grower's cache holds kernels.
     from trees import OrdinalTreeClassifier
 
