@@ -19,15 +19,18 @@ def _warm_up(names: Sequence[str], args: argparse.Namespace, X, y) -> None:
     criteria, data types and certificates, so numba compiles the same kernels
     (the split searches, the graph cut, the forest's and boosting's kernels) and
     the demo's "fit s" column times the fits alone. On an empty cache the models are
-    first warmed in one forked process per core (:func:`_warm_in_processes`): numba
+    first warmed in one forked process per core (:func:`ensemble._parallel.in_forked_processes`): numba
     compiles one kernel at a time per process, and the kernels land in its disk cache,
     which this process then loads.
     """
     import numpy as np
 
+    from ensemble._parallel import in_forked_processes
+    from trees._compile import grower_cached
+
     rows = np.concatenate([np.flatnonzero(y == c)[:8] for c in np.unique(y)])
-    if len(names) > 1 and not _kernels_cached():
-        _warm_in_processes(names, args, X[rows], y[rows])
+    if len(names) > 1 and not grower_cached():
+        in_forked_processes(_warm_one, [(name, args, X[rows], y[rows]) for name in names])
     for name in names:
         _warm_one(name, args, X[rows], y[rows])
 
@@ -41,50 +44,6 @@ def _warm_one(name: str, args: argparse.Namespace, X, y) -> None:
         small = {"n_estimators": max(2, params.get("group_size") or 1), "max_iter": 5}
         model.set_params(**{k: v for k, v in small.items() if k in params})
         model.fit(X, y)
-
-
-def _kernels_cached() -> bool:
-    """Whether numba's disk cache holds a current tree grower (False after an installation or an edit).
-
-    Every model of the demo grows trees, so an empty index of the grower means that
-    nothing was compiled yet. Read through numba's cache internals; when they differ
-    the answer is True (warm in this process only, as before).
-    """
-    try:
-        from trees import _grower
-
-        return bool(_grower._grow_levels._cache._cache_file._load_index())
-    except Exception:  # noqa: BLE001 - numba internals: any failure means "do not fork"
-        return True
-
-
-def _warm_in_processes(names: Sequence[str], args: argparse.Namespace, X, y) -> None:
-    """Warm the models in forked processes, one per usable core, to fill numba's disk cache.
-
-    Only the cache is wanted: a failure in a child is left to the warm-up in this
-    process, which raises it where the user sees it. Nothing is done without ``fork``
-    (macOS and Windows start processes by spawning, which imports everything again) or
-    with one core.
-    """
-    import multiprocessing
-    import os
-    from concurrent.futures import ProcessPoolExecutor
-
-    try:
-        context = multiprocessing.get_context("fork")
-    except ValueError:
-        return
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    workers = min(cores, len(names))
-    if workers < 2:
-        return
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        futures = [pool.submit(_warm_one, name, args, X, y) for name in names]
-        for future in futures:
-            try:
-                future.result()
-            except Exception:  # noqa: BLE001 - the warm-up in this process raises it again
-                pass
 
 
 # The demo's data: syntheticI with 100 of its 1,000 points for training (--train-size 0.1),

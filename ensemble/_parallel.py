@@ -14,7 +14,7 @@ from typing import Any, Iterable
 from joblib.parallel import SequentialBackend, get_active_backend
 from sklearn.utils.parallel import Parallel
 
-__all__ = ["one_blas_thread", "run_jobs", "supports_generator"]
+__all__ = ["in_forked_processes", "one_blas_thread", "run_jobs", "supports_generator"]
 
 
 def one_blas_thread():
@@ -37,6 +37,50 @@ def one_blas_thread():
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=1, user_api="blas")
+
+
+def in_forked_processes(function, calls: list, max_processes: int | None = None) -> int:
+    """Run ``function(*args)`` for every ``args`` of ``calls`` in forked processes, for their side effects.
+
+    One process per usable core (at most ``max_processes`` and ``len(calls)``), each
+    taking the calls one by one; warnings are silenced and failures ignored: this fills
+    numba's disk cache, and whoever needs a kernel meets its error again. Returns the
+    processes used: 0, running nothing, without ``fork`` (macOS and Windows spawn, which
+    imports everything again) or with fewer than two.
+
+    Examples
+    --------
+    >>> from ensemble._parallel import in_forked_processes
+    >>> in_forked_processes(print, []) == 0
+    True
+    """
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = min(cores, len(calls), max_processes or cores)
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:
+        return 0
+    if workers < 2:
+        return 0
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        list(pool.map(_quiet_call, [(function, args) for args in calls]))
+    return workers
+
+
+def _quiet_call(task) -> None:
+    import warnings
+
+    function, args = task
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            function(*args)
+        except Exception:  # noqa: BLE001 - see in_forked_processes
+            pass
 
 
 def supports_generator(prefer: str | None = None) -> bool:

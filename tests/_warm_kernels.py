@@ -11,20 +11,13 @@ Nothing here is asserted: a task that fails leaves its kernels to the tests that
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import warnings
-from concurrent.futures import ProcessPoolExecutor
+from ensemble._parallel import in_forked_processes
+from trees._compile import grower_cached
 
 
 def cache_is_cold() -> bool:
     """Whether numba's cache holds no current tree grower (a clean clone, or an edit of trees/)."""
-    try:
-        from trees import _grower
-
-        return not _grower._grow_levels._cache._cache_file._load_index()
-    except Exception:  # noqa: BLE001 - numba internals: when they differ, do nothing
-        return False
+    return not grower_cached()
 
 
 def _data(missing: bool):
@@ -63,15 +56,6 @@ def _ensemble(name: str, missing: bool) -> None:
     model.is_consistent()
 
 
-def _run(task) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            task[0](*task[1:])
-        except Exception:  # noqa: BLE001 - only the cache is wanted (see the module's notes)
-            pass
-
-
 def _tasks() -> list:
     from trees.criteria import CRITERIA
 
@@ -82,18 +66,13 @@ def _tasks() -> list:
 
 
 def warm() -> int:
-    """Run every task in a pool of forked processes (one per usable core); returns the processes used.
+    """Run every task in forked processes (one per usable core, at most 4); returns the processes used.
 
     Does nothing (returns 0) with one core or without ``fork``.
     """
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if cores < 2:
-        return 0
-    try:
-        context = multiprocessing.get_context("fork")
-    except ValueError:
-        return 0
-    workers = min(cores, 4)
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        list(pool.map(_run, _tasks()))
-    return workers
+    return in_forked_processes(_call, _tasks(), max_processes=4)
+
+
+def _call(task, *args) -> None:
+    # Module-level: the pool pickles what it sends to its processes.
+    task(*args)

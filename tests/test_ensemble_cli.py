@@ -190,6 +190,7 @@ def test_demo_warms_an_empty_cache_in_one_process_per_core(monkeypatch, tmp_path
     forked processes (other than this one, where two cores are usable), then here; with a cache, here only."""
     from ensemble import _cli_demo
     from ensemble.datasets import make_synthetic_i
+    from trees import _compile
 
     log = tmp_path / "warm.log"
     # A module-level function: the pool pickles what it sends to its processes.
@@ -198,7 +199,7 @@ def test_demo_warms_an_empty_cache_in_one_process_per_core(monkeypatch, tmp_path
     names = ["treebagger", "otreebagger", "forest", "boosting"]
     for cached in (False, True):
         log.write_text("")
-        monkeypatch.setattr(_cli_demo, "_kernels_cached", lambda cached=cached: cached)
+        monkeypatch.setattr(_compile, "grower_cached", lambda cached=cached: cached)
         _cli_demo._warm_up(names, SimpleNamespace(), X, y)
         lines = [line.split() for line in log.read_text().splitlines()]
         here = [name for pid, name in lines if int(pid) == os.getpid()]
@@ -213,7 +214,7 @@ def test_demo_warms_an_empty_cache_in_one_process_per_core(monkeypatch, tmp_path
     from trees import OrdinalTreeClassifier
 
     OrdinalTreeClassifier(max_depth=2).fit(X, y)
-    assert _cli_demo._kernels_cached()
+    assert _compile.grower_cached()
 
 
 @pytest.fixture(scope="module")
