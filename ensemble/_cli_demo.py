@@ -63,6 +63,7 @@ def _cmd_demo(args) -> int:
     from sklearn.model_selection import train_test_split
     from tqdm.auto import tqdm
 
+    from ensemble._parallel import beside_this_process
     from ensemble.datasets import make_synthetic_i
 
     X, y = make_synthetic_i(1000, random_state=args.seed)
@@ -73,9 +74,9 @@ def _cmd_demo(args) -> int:
     except ValueError as exc:  # too few points on one side for one of each class
         raise CLIError(f"--train-size {args.train_size}: {_one_line(exc)}") from exc
     classes = np.unique(y)
+    data = (X_train, y_train, X_test, y_test, classes)
     trees = "" if args.n_estimators is None else f", B={args.n_estimators}"
     print(f"syntheticI: {len(y_train)} training / {len(y_test)} test points, K={len(classes)}{trees}")
-    rows, fitted = {}, {}
     steps = len(args.model) + 2 + (args.output is not None)
     with tqdm(total=steps, desc="compiling the kernels (first run only)", disable=args.quiet,
               file=sys.stderr) as bar:
@@ -83,14 +84,15 @@ def _cmd_demo(args) -> int:
         # gives the time), then loads it from its cache: done here, so that "fit s" times the fits alone.
         _warm_up(args.model, args, X_train, y_train)
         bar.update(1)
-        for name in args.model:
-            label, model = _build(name, args)
-            bar.set_description(f"fitting {label}")
-            start = time.perf_counter()
-            model.fit(X_train, y_train)
-            elapsed = time.perf_counter() - start
-            rows[label] = _scores(model, X_test, y_test, classes)
-            rows[label]["fit s"] = elapsed
+        here, there = _shares(list(args.model), drawing=args.output is not None)
+        # The models not drawn are fitted and walked in a second process meanwhile, forked after
+        # the warm-up (its kernels loaded): the demo's work is independent per model.
+        pending = beside_this_process(_fit_and_walk, there, args, data) if there else None
+        if pending is None:
+            here, there = list(args.model), []
+        rows, fitted = {}, {}
+        for name in here:
+            label, model, rows[label] = _fit_and_score(name, args, data, bar)
             fitted[label] = model
             bar.update(1)
         path, jumps = None, {}
@@ -99,25 +101,64 @@ def _cmd_demo(args) -> int:
             path, jumps = _plot_demo(fitted, X_train, y_train, Path(args.output), args)
             bar.update(1)
         bar.set_description("walking the grid for jumps")
-        jumps = _demo_jumps(fitted, X_train, jumps)
+        results = {label: (jumps[label] if label in jumps else _demo_jumps(model, X_train), model.is_consistent())
+                   for label, model in fitted.items()}
+        if pending is not None:
+            for label, row, walked in pending.result():
+                rows[label], results[label] = row, walked
+            bar.update(len(there))
         bar.update(1)
-    print(_table(rows, ["MAE", "AMAE", "QWK", "RPS", "1-off acc", "fit s"]))
+    order = [_build(name, args)[0] for name in args.model]
+    print(_table({label: rows[label] for label in order}, ["MAE", "AMAE", "QWK", "RPS", "1-off acc", "fit s"]))
     print(f"Jumps of more than one class between neighbouring cells of a {DEMO_GRID} x {DEMO_GRID} grid "
           "over the training points (the picture's), each decided exactly on the segment between "
           "the two cells:")
-    for label, model in fitted.items():
-        print(f"{label}: {jumps[label]}; certified consistent: {model.is_consistent()}")
+    for label in order:
+        print(f"{label}: {results[label][0]}; certified consistent: {results[label][1]}")
     if path is not None:
         print(f"wrote {path}")
     return 0
 
 
-def _demo_jumps(fitted: dict, X, drawn: dict) -> dict:
-    """Each model's jumps in words: the drawn panels' own counts, the same walk for the others."""
+def _shares(names: list, drawing: bool) -> tuple[list, list]:
+    """The models this process fits and the models a second process fits meanwhile.
+
+    Here the drawn ones (the first three: the picture is drawn here) when drawing,
+    else every other one; there the rest, whose grids are walked there too.
+    """
+    if drawing:
+        return names[:3], names[3:]
+    return names[0::2], names[1::2]
+
+
+def _fit_and_score(name: str, args, data, bar=None) -> tuple:
+    """Model ``name`` as the demo builds it, fitted and timed on the training rows, and its test scores."""
+    X_train, y_train, X_test, y_test, classes = data
+    label, model = _build(name, args)
+    if bar is not None:
+        bar.set_description(f"fitting {label}")
+    start = time.perf_counter()
+    model.fit(X_train, y_train)
+    elapsed = time.perf_counter() - start
+    row = _scores(model, X_test, y_test, classes)
+    row["fit s"] = elapsed
+    return label, model, row
+
+
+def _fit_and_walk(names: list, args, data) -> list:
+    """For each model of ``names``: its label, its scores row, and its jumps in words with its certificate."""
+    out = []
+    for name in names:
+        label, model, row = _fit_and_score(name, args, data)
+        out.append((label, row, (_demo_jumps(model, data[0]), model.is_consistent())))
+    return out
+
+
+def _demo_jumps(model, X) -> str:
+    """A model's jumps on the demo's grid in words (the walk a drawn panel makes)."""
     from ensemble._grid import find_jumps
 
-    return {label: drawn[label] if label in drawn else find_jumps(model, X, grid_resolution=DEMO_GRID).summary()
-            for label, model in fitted.items()}
+    return find_jumps(model, X, grid_resolution=DEMO_GRID).summary()
 
 
 def _plot_demo(fitted: dict, X, y, output: Path, args) -> tuple[Path, dict]:

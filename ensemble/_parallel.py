@@ -14,7 +14,7 @@ from typing import Any, Iterable
 from joblib.parallel import SequentialBackend, get_active_backend
 from sklearn.utils.parallel import Parallel
 
-__all__ = ["in_forked_processes", "one_blas_thread", "run_jobs", "supports_generator"]
+__all__ = ["beside_this_process", "in_forked_processes", "one_blas_thread", "run_jobs", "supports_generator"]
 
 
 def one_blas_thread():
@@ -39,6 +39,25 @@ def one_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
+def _fork_pool(tasks: int, max_processes: int | None = None):
+    """A pool of forked processes for ``tasks`` tasks, one per usable core (at most ``max_processes``),
+    and its size; ``(None, 0)`` without ``fork`` (macOS and Windows spawn, which imports everything
+    again) or with fewer than two processes to run."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = min(cores, tasks, max_processes or cores)
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:
+        return None, 0
+    if workers < 2:
+        return None, 0
+    return ProcessPoolExecutor(workers, mp_context=context), workers
+
+
 def in_forked_processes(function, calls: list, max_processes: int | None = None) -> int:
     """Run ``function(*args)`` for every ``args`` of ``calls`` in forked processes, for their side effects.
 
@@ -54,21 +73,48 @@ def in_forked_processes(function, calls: list, max_processes: int | None = None)
     >>> in_forked_processes(print, []) == 0
     True
     """
-    import multiprocessing
-    import os
-    from concurrent.futures import ProcessPoolExecutor
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    workers = min(cores, len(calls), max_processes or cores)
-    try:
-        context = multiprocessing.get_context("fork")
-    except ValueError:
+    pool, workers = _fork_pool(len(calls), max_processes)
+    if pool is None:
         return 0
-    if workers < 2:
-        return 0
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+    with pool:
         list(pool.map(_quiet_call, [(function, args) for args in calls]))
     return workers
+
+
+def beside_this_process(function, *args):
+    """Start ``function(*args)`` in a forked process while this one goes on; None where that cannot help.
+
+    Returns an object whose ``result()`` waits for the function's return value
+    (pickled back) or raises its exception, and then closes the process; or None,
+    having started nothing, without ``fork`` or with fewer than two usable cores (the
+    caller then runs the function itself). The child starts with this process's memory
+    (fitted models, loaded kernels): nothing is sent to it but a reference to
+    ``function`` and ``args``.
+
+    Examples
+    --------
+    >>> from ensemble._parallel import beside_this_process
+    >>> pending = beside_this_process(divmod, 7, 2)
+    >>> pending.result() if pending is not None else divmod(7, 2)
+    (3, 1)
+    """
+    pool, _ = _fork_pool(2)
+    if pool is None:
+        return None
+    return _Pending(pool, pool.submit(function, *args))
+
+
+class _Pending:
+    """The result of :func:`beside_this_process`: waits for it, then shuts its process down."""
+
+    def __init__(self, pool, future) -> None:
+        self._pool, self._future = pool, future
+
+    def result(self):
+        try:
+            return self._future.result()
+        finally:
+            self._pool.shutdown()
 
 
 def _quiet_call(task) -> None:

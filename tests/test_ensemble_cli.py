@@ -156,7 +156,7 @@ def test_demo_times_the_fits_after_the_compile(monkeypatch, tmp_path, capsys):
     """Check that demo warms up every model before any timed fit starts, and that no timed fit compiles
     (or loads from the cache) a numba kernel: between each fit's two clock readings the package's kernels
     gain no signature, so "fit s" is the fit alone, also on a first run."""
-    from ensemble import _cli, _cli_demo
+    from ensemble import _cli, _cli_demo, _parallel
 
     events, signatures = [], []
     warm = _cli_demo._warm_up
@@ -173,11 +173,47 @@ def test_demo_times_the_fits_after_the_compile(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(_cli_demo, "_warm_up", warm_up)
     # Only the command line's own clock: the solvers time themselves with the same function.
     monkeypatch.setattr(_cli_demo, "time", SimpleNamespace(perf_counter=clock))
+    # Every fit in this process, where the clock is read (the forked share runs the same
+    # _fit_and_score after the same warm-up; test_demo_forked_share_prints_what_one_process_prints).
+    monkeypatch.setattr(_parallel, "beside_this_process", lambda *args: None)
     assert main(["demo", "--max-depth", "3", "--output", "", "--quiet"]) == 0
     assert events[0] == ("warm-up", tuple(_cli.MODELS)) and events.count("clock") == 2 * len(_cli.MODELS)
     assert signatures[0] > 0
     fits = list(zip(signatures[::2], signatures[1::2], strict=True))
     assert all(before == after for before, after in fits), fits
+
+
+def _demo_lines(out: str) -> list[str]:
+    """The demo's output without its "fit s" column (the one figure that differs between runs)."""
+    return [re.sub(r"\s+\d+\.\d+$", "", line) if re.match(r"^\S.*\s\d+\.\d{3}$", line) else line
+            for line in out.splitlines()]
+
+
+def test_demo_forked_share_prints_what_one_process_prints(monkeypatch, capsys):
+    """Check that the demo's models fitted and walked in a forked process (two cores) give the same
+    table, jumps and certificates, in the same order, as all of them fitted in this process."""
+    from ensemble import _parallel
+
+    argv = ["demo", "--max-depth", "3", "--output", "", "--quiet"]
+    started = []
+    beside = _parallel.beside_this_process
+
+    def recording(*args):
+        started.append(beside(*args))
+        return started[-1]
+
+    monkeypatch.setattr(_parallel, "beside_this_process", recording)
+    assert main(argv) == 0
+    forked = capsys.readouterr().out
+    monkeypatch.setattr(_parallel, "beside_this_process", lambda *args: None)
+    assert main(argv) == 0
+    alone = capsys.readouterr().out
+    assert len(started) == 1
+    if len(os.sched_getaffinity(0)) >= 2:
+        assert started[0] is not None  # the share really ran in another process
+    assert _demo_lines(forked) == _demo_lines(alone)
+    assert sum("certified consistent: " in line for line in alone.splitlines()) == 5
+    assert len([line for line in alone.splitlines() if re.search(r"\d\.\d{3}$", line)]) == 5
 
 
 def _record_warm_up(log, name, *rest):
