@@ -485,6 +485,21 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         state.setdefault("relabel_params", None)
         state.setdefault("space_params", None)
         super().__setstate__(state)
+        if "groups_" in self.__dict__ and "estimators_" not in self.__dict__:
+            self._views_of_groups()
+
+    def __getstate__(self) -> dict:
+        # estimators_ and groups_info_ are views of groups_, rebuilt on load: a model file held
+        # every tree twice (once per list), and loaded two copies of each.
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ may return __dict__ itself
+        if "groups_" in state:
+            state.pop("estimators_", None)
+            state.pop("groups_info_", None)
+        return state
+
+    def _views_of_groups(self) -> None:
+        self.estimators_ = [tree for group in self.groups_ for tree in group.trees]
+        self.groups_info_ = [group.info for group in self.groups_]
 
     @classmethod
     def paper(cls, **params: Any) -> "OTreeBagger":
@@ -594,8 +609,7 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         with one_blas_thread():
             job = self._select(data, self._group_job(data, index=self.space_params_["monotonic_space"] != "axes"), seeds)
             self.groups_ = self._fit_groups(data, job, seeds)
-        self.estimators_ = [tree for group in self.groups_ for tree in group.trees]
-        self.groups_info_ = [group.info for group in self.groups_]
+        self._views_of_groups()
         self._store_notion(data, job)
         changed = [i["adapted"] for i in self.groups_info_ if i.get("adapted")]
         if changed:

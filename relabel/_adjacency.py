@@ -34,11 +34,13 @@ How :func:`adjacency_edges` finds the contacts (docs/design.md section 4):
 from __future__ import annotations
 
 import logging
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:  # imported where a graph is built: 0.06 s of every start-up otherwise
+    import networkx as nx
 
 from relabel._errors import TooManyRegionsError
 from relabel._features import check_categorical_features, check_resolution
@@ -791,6 +793,8 @@ def adjacency_graph(
     """
     adjacency = adjacency_edges(partition, contact, max_edges=max_edges,
                                 categorical_features=categorical_features, resolution=resolution)
+    import networkx as nx
+
     graph = nx.Graph()
     graph.add_nodes_from(range(len(partition.lower)))
     edges, face = adjacency.edges, adjacency.is_face

@@ -7,11 +7,10 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from relabel._certificate import edge_violation_mask, pair_violation_mask
+from relabel._certificate import _is_networkx_graph, edge_violation_mask, pair_violation_mask
 
 __all__ = ["ConsistencyProblem", "absolute_loss"]
 
@@ -104,7 +103,7 @@ def _check_penalty(value: Any, name: str, default: float) -> float:
 
 
 def _check_edges(graph: Any, n_regions: int) -> NDArray[np.intp]:
-    if isinstance(graph, nx.Graph):
+    if _is_networkx_graph(graph):
         if graph.is_directed() or graph.is_multigraph():
             raise ValueError("graph must be an undirected networkx.Graph")
         nodes = set(graph.nodes)
@@ -201,8 +200,7 @@ class ConsistencyProblem:
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> from relabel import ConsistencyProblem
+    >>>     >>> from relabel import ConsistencyProblem
     >>> problem = ConsistencyProblem.from_counts([[3, 0, 0], [0, 0, 0], [0, 0, 2]], nx.path_graph(3))
     >>> problem.costs.tolist()
     [[0.0, 3.0, 6.0], [0.0, 0.0, 0.0], [4.0, 2.0, 0.0]]

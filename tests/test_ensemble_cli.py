@@ -779,6 +779,23 @@ def test_quick_paths_import_nothing_heavy(tmp_path):
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_predict_imports_no_graph_solver_or_plotting_library(files):
+    """Check that otreebagger predict with a saved model loads neither networkx, the relabelling solvers
+    (PuLP, OR-Tools), shapely's geometry users nor matplotlib: prediction needs none of them."""
+    heavy = ("networkx", "pulp", "ortools", "matplotlib")
+    out = Path(str(files["tmp"])) / "light.out.csv"
+    script = (
+        "import sys, ensemble._cli as cli\n"
+        f"assert cli.main(['predict', {str(files['model'])!r}, {str(files['data'])!r}, '-o', {str(out)!r}]) == 0\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=str(Path(__file__).resolve().parents[1]))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert len(out.read_text().splitlines()) == 81
+
+
 @pytest.mark.parametrize("name", ["nan", "empty_cell"])
 def test_predict_reads_nan_and_empty_cells_as_missing_values(files, capsys, name):
     """Check that the default model predicts rows with a NaN or an empty cell (a missing value)."""

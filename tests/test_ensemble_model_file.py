@@ -49,6 +49,31 @@ def test_a_model_fitted_on_a_frame_keeps_its_feature_names(tmp_path, model):
     assert type(back) is type(model) and list(back.feature_names_in_) == ["income", "debt", "age"]
 
 
+def test_a_loaded_otreebagger_holds_each_tree_once_and_is_certified_as_saved(tmp_path):
+    """Check that a model file holds each tree once (estimators_ and groups_info_ are views of groups_,
+    rebuilt on load as the same objects), that the trees' traversal tables are rebuilt, not read, and
+    that the loaded model predicts and certifies as the saved one."""
+    import zipfile
+
+    X, y = _frame()
+    model = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+    path = tmp_path / "m.skops"
+    save_model(model, path)
+    schema = zipfile.ZipFile(path).read("schema.json").decode()
+    assert schema.count('"children_left"') == len(model.estimators_) == 6
+    assert '"_tables"' not in schema and '"estimators_"' not in schema
+    back = load_model(path)
+    in_groups = [t for g in back.groups_ for t in g.trees]
+    assert len(in_groups) == len(back.estimators_) == 6
+    assert all(a is b for a, b in zip(in_groups, back.estimators_))
+    assert back.groups_info_ == model.groups_info_ and back.groups_info_[0] is back.groups_[0].info
+    for saved, loaded in zip(model.estimators_, back.estimators_):
+        for a, b in zip(saved.tree_._tables, loaded.tree_._tables):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    assert back.is_consistent() and back.consistency_notion_ == model.consistency_notion_
+
+
 def test_a_model_saved_from_python_loads_in_otreebagger_predict(tmp_path, capsys):
     """Check that otreebagger predict reads a file of save_model, matching the columns by name."""
     X, y = _frame()

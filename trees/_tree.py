@@ -115,6 +115,17 @@ class OrdinalTree:
         self.missing_go_to_left = np.asarray(missing_go_to_left, dtype=np.bool_)
         self._tables = traversal_tables(self.children_left, self.feature, self.threshold, self.missing_go_to_left)
 
+    def __getstate__(self) -> dict:
+        # The traversal tables are derived from the node arrays: rebuilt on load, not saved.
+        state = self.__dict__.copy()
+        state.pop("_tables", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        # Rebuilt whatever the file held, so apply() always follows the saved nodes.
+        self._tables = traversal_tables(self.children_left, self.feature, self.threshold, self.missing_go_to_left)
+
     def set_thresholds(self, threshold: NDArray[np.float64]) -> None:
         """Replace the split thresholds (entries of leaves are ignored).
 
