@@ -12,23 +12,21 @@ How :func:`adjacency_edges` finds the contacts (docs/design.md section 4):
   touching on several axes is kept only at its first one, and is a corner contact.
   Cost about O(d (N + E) depth) for E edges. Boxes whose faces admit no guillotine cut
   (possible for arbitrary boxes, never for fused tree partitions) fall back to a
-  sort-and-sweep along the best second axis with binary searches,
-  O(d^2 N log N + C d) for C candidate pairs. Categorical axes are skipped and pairs
-  touching on them dropped (docs/design.md section 4b).
-- With a positive resolution (docs/design.md section 4c) every box, dilated by r_f, is
-  pushed down a guillotine hierarchy of all the regions (closed comparisons, open on
-  categorical features), O(d (N + E) depth), and :func:`near_rule` decides each
-  candidate exactly.
+  sort-and-sweep along the best second axis with binary searches, O(d^2 N log N + C d) for C
+  candidate pairs. Categorical axes are skipped and pairs touching on them dropped (section 4b).
+- With a positive resolution (docs/design.md section 4c) every box, dilated by r_f, is pushed down a
+  guillotine hierarchy of all the regions (closed comparisons, open on categorical features),
+  O(d (N + E) depth), and :func:`near_rule` decides each candidate exactly.
 - A partition from :func:`relabel.fuse` whose float slivers were snapped carries the
   aliases of the vanished sliver tuples: points of such a sliver are located in the
   alias region, so the contacts of the sliver's snapped image are also the alias
   region's (added by the same rules, for the few aliases whose region does not
   already contain that image).
-- With ``max_edges`` the faces are pushed down in chunks sized from the candidates per
-  face seen so far, and the count of distinct edges found is checked after each
-  chunk: it only raises once more than ``max_edges`` true edges are in hand (never a
-  false alarm), after examining a small multiple of ``max_edges`` candidate pairs and
-  holding at most that many in memory. The output does not depend on the chunks.
+- With ``max_edges`` the faces are pushed down in chunks sized from the candidates per face seen so
+  far, and the count of distinct edges found is checked after each chunk: it only raises once more
+  than ``max_edges`` true edges are in hand (never a false alarm), after examining a small multiple
+  of ``max_edges`` candidate pairs and holding at most that many in memory. The output does not
+  depend on the chunks.
 """
 
 from __future__ import annotations
@@ -39,14 +37,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-if TYPE_CHECKING:  # imported where a graph is built: 0.06 s of every start-up otherwise
-    import networkx as nx
-
 from relabel._errors import TooManyRegionsError
 from relabel._features import check_categorical_features, check_resolution
 from relabel._grid import DataGrid
 from relabel._guillotine import far_on_one_value, guillotine_tree, push_down
 from relabel._numba import compiled, float_array, index_array
+if TYPE_CHECKING:  # networkx is imported where a graph is built (0.06 s of every start-up otherwise)
+    import networkx as nx
 
 __all__ = ["AdjacencyEdges", "CONTACTS", "adjacency_edges", "adjacency_graph"]
 
@@ -791,10 +788,10 @@ def adjacency_graph(
     >>> sorted(g.edges(data="contact"))
     [(0, 1, 'face'), (1, 2, 'face')]
     """
-    adjacency = adjacency_edges(partition, contact, max_edges=max_edges,
-                                categorical_features=categorical_features, resolution=resolution)
     import networkx as nx
 
+    adjacency = adjacency_edges(partition, contact, max_edges=max_edges,
+                                categorical_features=categorical_features, resolution=resolution)
     graph = nx.Graph()
     graph.add_nodes_from(range(len(partition.lower)))
     edges, face = adjacency.edges, adjacency.is_face

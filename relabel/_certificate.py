@@ -159,7 +159,8 @@ def violating_edges(graph: Any, labels: ArrayLike) -> NDArray[np.intp]:
 
     Examples
     --------
-    >>>     >>> from relabel import violating_edges
+    >>> import networkx as nx
+    >>> from relabel import violating_edges
     >>> violating_edges(nx.path_graph(3), [0, 2, 2]).tolist()
     [[0, 1]]
     """
@@ -196,7 +197,8 @@ def is_consistent(graph: Any, labels: ArrayLike) -> bool:
 
     Examples
     --------
-    >>>     >>> from relabel import is_consistent
+    >>> import networkx as nx
+    >>> from relabel import is_consistent
     >>> is_consistent(nx.path_graph(3), [0, 1, 2]), is_consistent(nx.path_graph(3), [0, 2, 2])
     (True, False)
     """

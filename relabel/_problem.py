@@ -200,7 +200,8 @@ class ConsistencyProblem:
 
     Examples
     --------
-    >>>     >>> from relabel import ConsistencyProblem
+    >>> import networkx as nx
+    >>> from relabel import ConsistencyProblem
     >>> problem = ConsistencyProblem.from_counts([[3, 0, 0], [0, 0, 0], [0, 0, 2]], nx.path_graph(3))
     >>> problem.costs.tolist()
     [[0.0, 3.0, 6.0], [0.0, 0.0, 0.0], [4.0, 2.0, 0.0]]
