@@ -126,21 +126,30 @@ class _Shard:
     """The rows of one worker, binned, with their F, gradients and the current tree's nodes (a Dask actor)."""
 
     def __init__(self, X_parts, y_parts, w_parts, starts, n_bins, holdout, seed):
-        X, w = np.concatenate(X_parts), np.concatenate(w_parts)
+        w = np.concatenate(w_parts)
         y = np.concatenate(y_parts).astype(np.float64)
         keep = w > 0
-        val = np.zeros(X.shape[0], dtype=bool)
+        val = np.zeros(w.shape[0], dtype=bool)
         if holdout > 0:
-            val = keep & (np.random.RandomState(seed).uniform(size=X.shape[0]) < holdout)
+            val = keep & (np.random.RandomState(seed).uniform(size=w.shape[0]) < holdout)
         fit = keep & ~val
-        self.X_val, self.y_val, self.w_val = X[val], y[val], w[val]
-        self.y, self.w = y[fit], w[fit]
-        Xf = X[fit]
-        self.binned = np.empty(Xf.shape, dtype=np.uint8, order="F")
-        for f, s in enumerate(starts):
-            column = Xf[:, f]
-            self.binned[:, f] = np.where(np.isnan(column), n_bins[f], np.searchsorted(s, column, side="right"))
-        self.n = Xf.shape[0]
+        self.y, self.w, self.y_val, self.w_val = y[fit], w[fit], y[val], w[val]
+        # Binned one partition at a time, in the rows' order: the worker never holds a second
+        # float64 copy of its rows beside Dask's (two copies made its peak 3.5 times its rows).
+        self.n = int(fit.sum())
+        self.binned = np.empty((self.n, len(starts)), dtype=np.uint8, order="F")
+        ends = np.cumsum([part.shape[0] for part in X_parts])
+        row, held_out = 0, []
+        for part, end in zip(X_parts, ends, strict=True):
+            chosen = slice(end - part.shape[0], end)
+            rows = part[fit[chosen]]
+            for f, s in enumerate(starts):
+                column = rows[:, f]
+                self.binned[row:row + rows.shape[0], f] = np.where(np.isnan(column), n_bins[f],
+                                                                   np.searchsorted(s, column, side="right"))
+            row += rows.shape[0]
+            held_out.append(part[val[chosen]])
+        self.X_val = np.concatenate(held_out) if held_out else np.empty((0, len(starts)))
         self.grad, self.hess = np.empty(self.n), np.empty(self.n)
         self.rows, self.buffer = np.arange(self.n, dtype=np.int64), np.empty(self.n, dtype=np.int64)
         self.ordered = np.empty((self.n, 3))

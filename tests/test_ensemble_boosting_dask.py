@@ -91,3 +91,28 @@ def test_dask_early_stopping_on_the_workers_hold_out(client):
     assert model.do_early_stopping_ and 1 <= model.n_iter_ < model.max_iter and model.is_consistent()
     assert len(model.validation_score_) == model.n_iter_ + 1
     assert np.array_equal(model.predict(Xd).compute(), model.predict(X)) and np.mean(model.predict(X) == y) > 0.5
+
+
+def test_a_shard_bins_its_partitions_one_at_a_time_as_their_concatenation():
+    """Check that a worker's shard, which bins its partitions one at a time (never a second float64 copy
+    of its rows), holds exactly what binning their concatenation gives: the binned fit rows in order, the
+    hold-out rows, their targets and weights (rows of weight 0 in neither)."""
+    from ensemble._boosting_dask import _Shard
+
+    rng = np.random.RandomState(0)
+    X, y = _data(700, seed=2)
+    w = rng.uniform(size=700) * (rng.uniform(size=700) > 0.1)  # some rows of weight 0
+    starts = [np.sort(rng.uniform(size=9)), np.sort(rng.uniform(size=5)), np.array([0.2, 0.5]), np.array([0.5])]
+    n_bins = np.array([s.shape[0] + 1 for s in starts])
+    cuts = [0, 90, 91, 400, 700]  # partitions of unequal sizes, one of a single row
+    parts = [slice(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+    shard = _Shard([X[p] for p in parts], [y[p] for p in parts], [w[p] for p in parts], starts, n_bins, 0.25, 7)
+    val = (w > 0) & (np.random.RandomState(7).uniform(size=700) < 0.25)
+    fit = (w > 0) & ~val
+    expected = np.column_stack([np.where(np.isnan(X[fit, f]), n_bins[f], np.searchsorted(s, X[fit, f], side="right"))
+                                for f, s in enumerate(starts)])
+    assert 0 < val.sum() < fit.sum() and shard.n == fit.sum()
+    np.testing.assert_array_equal(shard.binned, expected)
+    np.testing.assert_array_equal(shard.X_val, X[val])
+    for got, want in ((shard.y, y[fit]), (shard.w, w[fit]), (shard.y_val, y[val]), (shard.w_val, w[val])):
+        np.testing.assert_array_equal(got, want)
