@@ -463,17 +463,25 @@ def predict_dask(model, X, method: str):
     """``method`` of the fitted model on every partition of a dask array or DataFrame (lazy)."""
     import dask.array as da
 
+    def call(block):
+        return getattr(model, method)(block)
+
     if hasattr(X, "map_partitions"):
         import pandas as pd
 
         if method == "predict":
             return X.map_partitions(lambda df: pd.Series(model.predict(df), index=df.index),
                                     meta=pd.Series(dtype=model.classes_.dtype))
+        columns = list(X.columns)
+
+        def call(block):  # each block as a frame with the columns' names, as the model was given
+            return getattr(model, method)(pd.DataFrame(block, columns=columns))
+
         X = X.to_dask_array(lengths=True)
     X = da.asarray(X).rechunk({1: -1})
     if method == "predict":
-        return X.map_blocks(lambda b: model.predict(b), drop_axis=1, dtype=model.classes_.dtype)
+        return X.map_blocks(call, drop_axis=1, dtype=model.classes_.dtype)
     width = model.n_classes_ if method == "predict_proba" else None
     if width is None:
-        return X.map_blocks(lambda b: getattr(model, method)(b), drop_axis=1, dtype=np.float64)
-    return X.map_blocks(lambda b: getattr(model, method)(b), chunks=(X.chunks[0], (width,)), dtype=np.float64)
+        return X.map_blocks(call, drop_axis=1, dtype=np.float64)
+    return X.map_blocks(call, chunks=(X.chunks[0], (width,)), dtype=np.float64)

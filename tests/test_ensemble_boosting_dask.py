@@ -1,5 +1,7 @@
 """Certified boosting on Dask: the model of a LocalCluster of 2 workers is the single-machine model."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -60,11 +62,14 @@ def test_dask_dataframe_fit_predict_and_early_stopping(client):
     model.fit(Xd, yd)
     assert model.feature_names_in_.tolist() == ["a", "b", "c", "flag"]
     assert model.do_early_stopping_ and 1 <= model.n_iter_ < model.max_iter and model.is_consistent()
-    lazy = model.predict(Xd)
-    assert hasattr(lazy, "compute") and np.array_equal(lazy.compute().to_numpy(), model.predict(frame))
-    assert np.mean(model.predict(frame) == y) > 0.5
-    proba = model.predict_proba(da.from_array(X, chunks=(1000, 4))).compute()
-    np.testing.assert_allclose(proba, model.predict_proba(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a frame keeps its columns' names: no feature-name warning
+        lazy = model.predict(Xd)
+        assert hasattr(lazy, "compute") and np.array_equal(lazy.compute().to_numpy(), model.predict(frame))
+        assert np.mean(model.predict(frame) == y) > 0.5
+        for method in ("predict_proba", "predict_value"):
+            values = getattr(model, method)(Xd).compute()
+            np.testing.assert_allclose(values, getattr(model, method)(frame))
 
 
 def test_dask_errors_name_the_problem(client):
