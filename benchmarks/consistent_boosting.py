@@ -54,7 +54,6 @@ from _common import DATA_DIR, shared_names, shared_splits  # noqa: E402
 
 from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger  # noqa: E402
 from ensemble.metrics import mean_absolute_error, quadratic_weighted_kappa, ranked_probability_score  # noqa: E402
-from ensemble._boosting_dask import SKETCH_SIZE  # noqa: E402
 
 METHODS = ["cgb", "cgb_squared_error", "consistent_forest", "otreebagger", "hgb_classifier", "hgb_regressor_rounded",
            "rf_regressor_rounded", "lightgbm_rounded"]
@@ -352,6 +351,10 @@ print(json.dumps({{"local_time": local_time, "dask_time": dask_time, "trees": di
                   "certified": bool(dist.is_consistent()), "peak_gb": [p / 2**30 for p in peaks],
                   "partition_gb": X.nbytes / 2 / 2**30}}))
 """
+
+
+#: Distinct values a partition sends per feature before it sends a quantile sketch (docs/dask.md, step 1).
+SKETCH_SIZE = 16_384
 
 
 def _dask_fit(n: int, trees: int, smoke: bool = False) -> None:
