@@ -10,9 +10,9 @@ The rules themselves live here once: :func:`edge_violation_mask` and
 
 from __future__ import annotations
 
-from typing import Any
-
+import sys
 import warnings
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -23,17 +23,15 @@ __all__ = [
 ]
 
 
-
 def _is_networkx_graph(graph: Any) -> bool:
     """Whether ``graph`` is a networkx graph, without importing networkx (0.06 s of every start-up).
 
     A networkx graph exists only where networkx was imported, so a module not yet
     imported means the answer is no.
     """
-    import sys
-
     networkx = sys.modules.get("networkx")
     return networkx is not None and isinstance(graph, networkx.Graph)
+
 
 def _edge_array(graph: Any) -> NDArray[np.intp]:
     """Edges of a networkx graph, or of an (E, 2) array, as an (E, 2) intp array."""
