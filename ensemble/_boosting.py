@@ -25,7 +25,7 @@ from ensemble._base import MAX_SEED, OrdinalEnsemble
 from ensemble._certificates import exact_jump, face_steps
 from ensemble._docs import fill_doc
 from ensemble._sums import SumOfTrees
-from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _step_cap
+from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _boundaries_after, _closed_to_unsplit, _next_rules
 from ensemble._thresholds import ThresholdBook
 from ensemble._voting import (cut_spacing, fit_proba_scale)
 from trees.utils import MIN_GAP_ULPS, bin_features
@@ -256,23 +256,27 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
     through x is constant near x; the others move F by at most J_t each, so near x
     F stays in an interval of length at most bound <= g, which holds at most one
     cut point: at most two adjacent classes. Distinct thresholds make n_b at most
-    the number of countable features d_eff. Steps s_t = min(learning_rate,
-    (g / d_eff) / range of v_t) keep every J_t <= g / d_eff, so every fit is
-    certified by construction, whatever the number of trees; leaf values are
-    integer multiples of 2**-20 so that the sum, the cuts and the bound are exact.
-    :meth:`is_consistent` recomputes the bound from the fitted trees alone. Where
-    a gap between two training values is too narrow to keep the thresholds of
-    different trees apart (a few ulps; r_f with a resolution), the collision is
-    counted (n_b grows) and a tree is only added while the sum of the
-    max(d_eff, n_b) largest jumps stays at most g, so the invariant holds.
+    the number of countable features the trees split. Each tree's step s_t =
+    min(learning_rate, c_t / range of v_t) keeps its jump within what the n_b
+    largest jumps leave of g once its thresholds are counted, so every fit is
+    certified by construction, whatever the number of trees; the cap c_t = g / P_t
+    sizes trees for P_t = min(d_eff, max(32, 2 n_b)) features, and features no tree
+    has split are closed to the trees once one more could not take a full step
+    (docs/design.md section 10; with d_eff <= 32 countable features, c_t = g /
+    d_eff). Leaf values are integer multiples of 2**-20 so that the sum, the cuts
+    and the bound are exact. :meth:`is_consistent` recomputes the bound from the
+    fitted trees alone. Where a gap between two training values is too narrow to
+    keep the thresholds of different trees apart (a few ulps; r_f with a
+    resolution), the collision is counted (n_b grows), and a tree is only added
+    while the sum of the n_b largest jumps stays at most g.
 
     Why these defaults (``benchmarks/consistent_boosting.py``; the dated runs are on
     the benchmarks page): the all-threshold loss errs less than squared error (mean
     test MAE 0.595 against 0.616 on the 12 shared sets); 15 leaves with
     ``min_samples_leaf=5`` err less than 31 and 20 (0.571 against 0.595); the step
     is sized on the tree's value range, since sizing it on the exact closure jump
-    gave the same tree counts and test MAE on 8 data sets up to 10,000 x 100 (there
-    the learning rate or the gap loads bind, not the jump); cross-validated
+    gave the same tree counts and test MAE on 8 data sets up to 10,000 x 100 (the
+    range was within 7% of the jump); cross-validated
     tree counts below 10,000 rows (ranked probability score 0.433 against 0.519 for
     a fixed count); ``max_iter=5000`` leaves room for interactions in 100 features,
     which need a few thousand small steps.
@@ -519,7 +523,6 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
         spacing = _UNIT if K > 2 else np.iinfo(np.int64).max // 4
         # With two classes (one cut point) every model is consistent: no bound on the steps.
         budget = _Budget(spacing, d_eff)
-        cap = _step_cap(spacing, d_eff)
         # The load of every gap between training values (rises, falls): the sums of the trees'
         # face steps across their thresholds there. A gap with less room than one tree may take
         # is closed to further splits, so every gap's load stays at most the spacing.
@@ -550,14 +553,13 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
             else:
                 _loss_kernel(kind, F_fit, y_fit, w_fit, K, grad, hess)
             quantize(grad, hess, quanta)
-            # Rows in increasing order: the grower's gathers then stream through memory (the last tree left
-            # them grouped by its leaves, which costs 9x per tree at 1,000,000 rows in cache misses).
-            rows[:] = np.arange(rows.shape[0])
-            blocked = countable_bins & (load.max(axis=0) > spacing - cap) if load is not None else None
-            grown = grow_tree(bins, grad, hess, rows, sample_weight=w_fit, max_leaf_nodes=self.max_leaf_nodes,
-                              max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                              l2_regularization=self.l2_regularization, monotonic_cst=self._monotonic,
-                              blocked=blocked, workspace=workspace)
+            cap, blocked = _next_rules(budget, book, countable, countable_bins, load, spacing)
+            grown = self._grow_one(bins, grad, hess, rows, w_fit, blocked, workspace)
+            if grown.left.shape[0] > 1 and not budget.admits(_boundaries_after(grown, bins, book, self._categorical)):
+                # It split more features new to the model than the budget still takes: grown
+                # again on the features already split (docs/design.md section 10).
+                blocked = _closed_to_unsplit(blocked, book, countable, countable_bins)
+                grown = self._grow_one(bins, grad, hess, rows, w_fit, blocked, workspace)
             if grown.left.shape[0] == 1:
                 break  # nothing left to split
             fitted = self._place_and_scale(grown, bins, book, budget, cap, len(run["trees"]), rng, n_features,
@@ -575,6 +577,16 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
                 if self._should_stop(run["val_score"]):
                     break
         return run
+
+    def _grow_one(self, bins, grad, hess, rows, w_fit, blocked, workspace):
+        """One tree on the gradients, rows in increasing order (the grower reorders them by leaf)."""
+        # Rows in increasing order: the grower's gathers then stream through memory (the last tree left
+        # them grouped by its leaves, which costs 9x per tree at 1,000,000 rows in cache misses).
+        rows[:] = np.arange(rows.shape[0])
+        return grow_tree(bins, grad, hess, rows, sample_weight=w_fit, max_leaf_nodes=self.max_leaf_nodes,
+                         max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                         l2_regularization=self.l2_regularization, monotonic_cst=self._monotonic,
+                         blocked=blocked, workspace=workspace)
 
     def _should_stop(self, scores: list) -> bool:
         """scikit-learn's rule: no score of the last n_iter_no_change beats the one before them by tol."""

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 import relabel
 from ensemble._base import categorical_mask, feature_resolution, monotonic_array, _TextColumns
-from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _step_cap
+from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _boundaries_after, _closed_to_unsplit, _next_rules
 from ensemble._boosting_loss import LOSSES, _NO_OUTPUT, _all_threshold_gradient, _loss_kernel, gradient_quanta, quantize
 from ensemble._thresholds import ThresholdBook
 from trees._hist import MIN_GAP_ULPS, Bins, HistTree, _bin_edges, _build_histogram, _find_split, _leaf_value
@@ -414,7 +414,7 @@ def _boost(model, shards: list, bins: Bins, holdout: bool) -> None:
     countable = ~model._categorical
     d_eff = int(np.sum(countable & (bins.n_bins > 1)))
     spacing = _UNIT if K > 2 else np.iinfo(np.int64).max // 4
-    budget, cap = _Budget(spacing, d_eff), _step_cap(spacing, d_eff)
+    budget = _Budget(spacing, d_eff)
     load = np.zeros((2,) + bins.gap_lo.shape, dtype=np.int64) if model.consistency == "data" else None
     countable_bins = np.broadcast_to(countable[:, None], bins.gap_lo.shape)
     book, rng = ThresholdBook(d, model._resolution), check_random_state(model.random_state)
@@ -430,8 +430,12 @@ def _boost(model, shards: list, bins: Bins, holdout: bool) -> None:
     if holdout:
         scores.append(-_mean_loss(_call(shards, "loss", kind, K)))
     for _ in range(model.max_iter):
-        blocked = countable_bins & (load.max(axis=0) > spacing - cap) if load is not None else None
+        cap, blocked = _next_rules(budget, book, countable, countable_bins, load, spacing)
         grown = _grow(shards, bins, kind, K, quanta, n_rows, model, blocked, cst)
+        if grown.left.shape[0] > 1 and not budget.admits(_boundaries_after(grown, bins, book, model._categorical)):
+            # As on one machine: grown again on the features already split.
+            blocked = _closed_to_unsplit(blocked, book, countable, countable_bins)
+            grown = _grow(shards, bins, kind, K, quanta, n_rows, model, blocked, cst)
         if grown.left.shape[0] == 1:
             break
         fitted = model._place_and_scale(grown, bins, book, budget, cap, len(trees), rng, d, load, spacing)

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import bisect
 
+import numpy as np
+
 from ensemble._kernels import compiled as _compiled
 from ensemble._voting import UNIT_BITS
 
-__all__ = ["_Budget", "_UNIT", "_add_leaf_values", "_step_cap"]
+__all__ = ["PLANNED_MIN", "_Budget", "_UNIT", "_add_leaf_values", "_boundaries_after", "_closed_to_unsplit",
+           "_next_rules"]
 
 
 _UNIT = 1 << UNIT_BITS
@@ -26,12 +29,21 @@ def _add_leaf_values(total, rows, start, stop, left, value):
                 total[rows[j]] += v
 
 
+#: The fewest features a tree's step leaves room for (docs/design.md section 10): steps are sized
+#: for max(PLANNED_MIN, twice the features split so far) features, at most d_eff.
+PLANNED_MIN = 32
+
+
 class _Budget:
     """The sorted jumps J_t so far: how large a new tree's jump may be while the model stays certified.
 
-    Invariant: the sum of the k largest jumps is at most the cut spacing g, with
-    k = max(d_eff, n_boundaries). A new tree may then jump by
-    ``g - (sum of the k - 1 largest)`` (docs/design.md section 10).
+    Invariant (Theorem 10.1): the sum of the n largest jumps is at most the cut
+    spacing g, n the boundaries the trees can put through one point (one per feature
+    split so far, more where float64 forced a shared threshold). A new tree that
+    brings the count to n may jump by ``g - (sum of the n - 1 largest)``
+    (:meth:`allowance`); its jump is capped so that room stays for features not split
+    yet (:meth:`cap`), and features not split yet are closed to the trees once a
+    tree splitting one could no longer take a full step (:meth:`closed_to_new`).
     """
 
     def __init__(self, spacing: int, d_eff: int):
@@ -41,17 +53,59 @@ class _Budget:
         return int(sum(self.jumps[-k:])) if k > 0 else 0
 
     def allowance(self, n_boundaries: int) -> int:
-        """Largest jump of a new tree, or -1 when the trees so far already fill the bound."""
-        k = max(self.d_eff, n_boundaries)
+        """Largest jump of a new tree that brings the boundaries to ``n_boundaries``, or -1 when the
+        jumps so far already break the bound at that count."""
+        k = max(n_boundaries, 1)
         if self.top(k) > self.spacing:
             return -1
         return self.spacing - self.top(k - 1)
+
+    def planned(self, n_boundaries: int) -> int:
+        """The features a tree's step leaves room for: twice those split, at least PLANNED_MIN, at most d_eff."""
+        return min(self.d_eff, max(PLANNED_MIN, 2 * n_boundaries))
+
+    def cap(self, n_boundaries: int) -> int:
+        """Largest jump J_t of the next tree: ``g / planned``, so that trees of this size on ``planned``
+        features through one point move the sum by at most g (docs/design.md section 10)."""
+        return max(self.spacing // self.planned(n_boundaries), 2)
+
+    def closed_to_new(self, n_boundaries: int) -> bool:
+        """Whether a tree splitting a feature not split yet could no longer take a full step."""
+        return self.allowance(n_boundaries + 1) < self.cap(n_boundaries + 1)
+
+    def admits(self, n_boundaries: int) -> bool:
+        """Whether a tree that brings the boundaries to ``n_boundaries`` can still be added (a jump of 2 units)."""
+        return self.allowance(n_boundaries) >= 2
 
     def add(self, jump: int) -> None:
         bisect.insort(self.jumps, int(jump))
 
 
-def _step_cap(spacing: int, d_eff: int) -> int:
-    """Largest jump J_t of one tree: ``g / d_eff``, so that d_eff trees with boundaries through one point move
-    the sum by at most g (docs/design.md section 10)."""
-    return max(spacing // max(d_eff, 1), 2)
+def _next_rules(budget: _Budget, book, countable, countable_bins, load, spacing: int):
+    """The next tree's jump cap and the cuts it may not make (None: none).
+
+    Closed: the gaps whose load has less room than the cap (consistency at the data's
+    resolution), and every cut of a countable feature no tree has split yet once the
+    budget has no full step left for one more feature.
+    """
+    n = int(book.multiplicity.sum())
+    cap = budget.cap(n)
+    blocked = countable_bins & (load.max(axis=0) > spacing - cap) if load is not None else None
+    if budget.closed_to_new(n):
+        blocked = _closed_to_unsplit(blocked, book, countable, countable_bins)
+    return cap, blocked
+
+
+def _boundaries_after(grown, bins, book, categorical) -> int:
+    """The boundaries the trees would have with ``grown`` added (before its thresholds are placed)."""
+    inner = grown.left >= 0
+    f, b = grown.feature[inner], grown.bin[inner]
+    real = (b != bins.n_bins[f] - 1) & ~categorical[f]  # the missing-only split and categories: no boundary
+    new = np.unique(f[real][book.multiplicity[f[real]] == 0])
+    return int(book.multiplicity.sum()) + int(new.shape[0])
+
+
+def _closed_to_unsplit(blocked, book, countable, countable_bins):
+    """``blocked`` with every cut of the countable features no tree has split yet closed too."""
+    unsplit = np.broadcast_to((countable & (book.multiplicity == 0))[:, None], countable_bins.shape)
+    return unsplit.copy() if blocked is None else blocked | unsplit
