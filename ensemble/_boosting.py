@@ -25,7 +25,7 @@ from ensemble._base import MAX_SEED, OrdinalEnsemble
 from ensemble._certificates import exact_jump, face_steps
 from ensemble._docs import fill_doc
 from ensemble._sums import SumOfTrees
-from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _boundaries_after, _closed_to_unsplit, _next_rules
+from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _next_tree
 from ensemble._thresholds import ThresholdBook
 from ensemble._voting import (cut_spacing, fit_proba_scale)
 from trees.utils import MIN_GAP_ULPS, bin_features
@@ -553,13 +553,8 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
             else:
                 _loss_kernel(kind, F_fit, y_fit, w_fit, K, grad, hess)
             quantize(grad, hess, quanta)
-            cap, blocked = _next_rules(budget, book, countable, countable_bins, load, spacing)
-            grown = self._grow_one(bins, grad, hess, rows, w_fit, blocked, workspace)
-            if grown.left.shape[0] > 1 and not budget.admits(_boundaries_after(grown, bins, book, self._categorical)):
-                # It split more features new to the model than the budget still takes: grown
-                # again on the features already split (docs/design.md section 10).
-                blocked = _closed_to_unsplit(blocked, book, countable, countable_bins)
-                grown = self._grow_one(bins, grad, hess, rows, w_fit, blocked, workspace)
+            cap, grown = _next_tree(lambda blocked: self._grow_one(bins, grad, hess, rows, w_fit, blocked, workspace),
+                                    budget, book, bins, countable, countable_bins, load, spacing)
             if grown.left.shape[0] == 1:
                 break  # nothing left to split
             fitted = self._place_and_scale(grown, bins, book, budget, cap, len(run["trees"]), rng, n_features,

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 import relabel
 from ensemble._base import categorical_mask, feature_resolution, monotonic_array, _TextColumns
-from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _boundaries_after, _closed_to_unsplit, _next_rules
+from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _next_tree
 from ensemble._boosting_loss import LOSSES, _NO_OUTPUT, _all_threshold_gradient, _loss_kernel, gradient_quanta, quantize
 from ensemble._thresholds import ThresholdBook
 from trees._hist import MIN_GAP_ULPS, Bins, HistTree, _bin_edges, _build_histogram, _find_split, _leaf_value
@@ -430,12 +430,8 @@ def _boost(model, shards: list, bins: Bins, holdout: bool) -> None:
     if holdout:
         scores.append(-_mean_loss(_call(shards, "loss", kind, K)))
     for _ in range(model.max_iter):
-        cap, blocked = _next_rules(budget, book, countable, countable_bins, load, spacing)
-        grown = _grow(shards, bins, kind, K, quanta, n_rows, model, blocked, cst)
-        if grown.left.shape[0] > 1 and not budget.admits(_boundaries_after(grown, bins, book, model._categorical)):
-            # As on one machine: grown again on the features already split.
-            blocked = _closed_to_unsplit(blocked, book, countable, countable_bins)
-            grown = _grow(shards, bins, kind, K, quanta, n_rows, model, blocked, cst)
+        cap, grown = _next_tree(lambda blocked: _grow(shards, bins, kind, K, quanta, n_rows, model, blocked, cst),
+                                budget, book, bins, countable, countable_bins, load, spacing)
         if grown.left.shape[0] == 1:
             break
         fitted = model._place_and_scale(grown, bins, book, budget, cap, len(trees), rng, d, load, spacing)

@@ -12,8 +12,7 @@ import numpy as np
 from ensemble._kernels import compiled as _compiled
 from ensemble._voting import UNIT_BITS
 
-__all__ = ["PLANNED_MIN", "_Budget", "_UNIT", "_add_leaf_values", "_boundaries_after", "_closed_to_unsplit",
-           "_next_rules"]
+__all__ = ["PLANNED_MIN", "_Budget", "_UNIT", "_add_leaf_values", "_next_tree"]
 
 
 _UNIT = 1 << UNIT_BITS
@@ -81,31 +80,32 @@ class _Budget:
         bisect.insort(self.jumps, int(jump))
 
 
-def _next_rules(budget: _Budget, book, countable, countable_bins, load, spacing: int):
-    """The next tree's jump cap and the cuts it may not make (None: none).
+def _next_tree(grow, budget: _Budget, book, bins, countable, countable_bins, load, spacing: int):
+    """The next tree, grown by ``grow(blocked)`` within the budget, and its jump cap.
 
-    Closed: the gaps whose load has less room than the cap (consistency at the data's
-    resolution), and every cut of a countable feature no tree has split yet once the
-    budget has no full step left for one more feature.
+    Closed to it: the gaps whose load has less room than the cap (consistency at the
+    data's resolution), and every cut of a countable feature no tree has split yet once
+    the budget has no full step left for one more feature. A tree that still splits more
+    features new to the model than the budget takes is grown again with those closed
+    (docs/design.md section 10). The one rule of the single-machine and the Dask fit,
+    which differ only in ``grow``.
     """
     n = int(book.multiplicity.sum())
     cap = budget.cap(n)
     blocked = countable_bins & (load.max(axis=0) > spacing - cap) if load is not None else None
+    unsplit = np.broadcast_to((countable & (book.multiplicity == 0))[:, None], countable_bins.shape)
     if budget.closed_to_new(n):
-        blocked = _closed_to_unsplit(blocked, book, countable, countable_bins)
-    return cap, blocked
+        blocked = unsplit.copy() if blocked is None else blocked | unsplit
+    grown = grow(blocked)
+    if grown.left.shape[0] > 1 and not budget.admits(_boundaries_after(grown, bins, book, countable)):
+        grown = grow(unsplit.copy() if blocked is None else blocked | unsplit)
+    return cap, grown
 
 
-def _boundaries_after(grown, bins, book, categorical) -> int:
+def _boundaries_after(grown, bins, book, countable) -> int:
     """The boundaries the trees would have with ``grown`` added (before its thresholds are placed)."""
     inner = grown.left >= 0
     f, b = grown.feature[inner], grown.bin[inner]
-    real = (b != bins.n_bins[f] - 1) & ~categorical[f]  # the missing-only split and categories: no boundary
+    real = (b != bins.n_bins[f] - 1) & countable[f]  # the missing-only split and categories: no boundary
     new = np.unique(f[real][book.multiplicity[f[real]] == 0])
     return int(book.multiplicity.sum()) + int(new.shape[0])
-
-
-def _closed_to_unsplit(blocked, book, countable, countable_bins):
-    """``blocked`` with every cut of the countable features no tree has split yet closed too."""
-    unsplit = np.broadcast_to((countable & (book.multiplicity == 0))[:, None], countable_bins.shape)
-    return unsplit.copy() if blocked is None else blocked | unsplit
