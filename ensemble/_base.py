@@ -340,17 +340,19 @@ def grow_tree(spec: TreeSpec, X: NDArray, y_idx: NDArray[np.intp], sample_weight
 
         tree = DecisionTreeRegressor(
             criterion="squared_error", max_depth=spec.max_depth, min_samples_leaf=spec.min_samples_leaf,
-            max_features=spec.max_features, monotonic_cst=spec.monotonic_cst, random_state=seed,
+            max_features=spec.max_features, monotonic_cst=spec.monotonic_cst, random_state=int(seed),
         )
         if missing is not None and missing.any():
             # scikit-learn's forests pass the mask the same way (tests pin this private API).
             return tree._fit(X, y_idx.astype(np.float64), sample_weight=sample_weight, check_input=False,
                              missing_values_in_feature_mask=missing)
         return tree.fit(X, y_idx.astype(np.float64), sample_weight=sample_weight, check_input=False)
+    # Plain Python values, not numpy ones: a model file writes every numpy value as an array
+    # file of its own, read back one by one.
     tree = OrdinalTreeClassifier(
         criterion=spec.criterion, max_depth=spec.max_depth, min_samples_leaf=spec.min_samples_leaf,
-        max_features=spec.max_features, leaf_label=spec.leaf_label, classes=np.arange(spec.n_classes),
-        monotonic_cst=spec.monotonic_cst, monotonic_method=spec.monotonic_method, random_state=seed,
+        max_features=spec.max_features, leaf_label=spec.leaf_label, classes=list(range(spec.n_classes)),
+        monotonic_cst=spec.monotonic_cst, monotonic_method=spec.monotonic_method, random_state=int(seed),
     )
     # fit() would validate X, y and the weights again for every tree: the ensemble did it once.
     return tree._fit_validated(X, y_idx, sample_weight, validate_params=validate)

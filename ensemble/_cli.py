@@ -16,6 +16,7 @@ and argument errors answer at once (``benchmarks/cli_startup.py``).
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import warnings
 from pathlib import Path
@@ -28,7 +29,7 @@ from ensemble._cli_common import (EXIT_USAGE, MODELS, CLIError, ModelEntry, _bui
 from ensemble._cli_demo import _cmd_demo
 from ensemble._cli_parser import build_parser
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
 
 
 # --------------------------------------------------------------------------- files
@@ -410,5 +411,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
 
 
+def run() -> int:
+    """The ``otreebagger`` script: :func:`main`, then a quick interpreter exit.
+
+    Returns
+    -------
+    int
+        :func:`main`'s exit status.
+    """
+    status = main()
+    # The interpreter's last garbage collections walk every object of the libraries loaded
+    # (scikit-learn, SciPy, numba: 0.2 s of a 2 s predict, measured). Freezing them skips
+    # that walk; atexit handlers, buffered output and open files are finalised as usual.
+    gc.freeze()
+    return status
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(run())

@@ -60,7 +60,7 @@ def test_a_loaded_otreebagger_holds_each_tree_once_and_is_certified_as_saved(tmp
     path = tmp_path / "m.skops"
     save_model(model, path)
     schema = zipfile.ZipFile(path).read("schema.json").decode()
-    assert schema.count('"children_left"') == len(model.estimators_) == 6
+    assert schema.count('"node_values"') == len(model.estimators_) == 6
     assert '"_tables"' not in schema and '"estimators_"' not in schema
     back = load_model(path)
     in_groups = [t for g in back.groups_ for t in g.trees]

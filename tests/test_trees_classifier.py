@@ -395,6 +395,50 @@ def test_tree_structure_invariants():
     assert set(np.unique(clf.apply(X))) <= set(leaves.tolist())
 
 
+def test_pickled_trees_keep_every_array_and_files_of_earlier_versions_load():
+    """Check that a tree's packed state (two node tables, what __init__ derives rebuilt on load) gives
+    back every attribute with its dtype (moved thresholds, isotonic leaf means, monotone bounds and
+    missing-value directions included), that
+    the classifier's class shares are rebuilt, and that the attribute-per-array state of earlier
+    model files loads to the same tree."""
+    import pickle
+
+    from trees import OrdinalTree
+
+    X, y = make_ordinal(400, seed=3)
+    X_missing = X.copy()
+    X_missing[::7, 1] = np.nan
+    covered = []
+    # Bounds of the basic method, leaf means replaced by the isotonic one (the default), NaN.
+    for clf, data in ((OrdinalTreeClassifier(monotonic_cst=[1, 0, 0, 0], monotonic_method="basic").fit(X, y), X),
+                      (OrdinalTreeClassifier(monotonic_cst=[1, 0, 0, 0]).fit(X, y), X),
+                      (OrdinalTreeClassifier(random_state=0).fit(X_missing, y), X_missing)):
+        t = clf.tree_
+        internal = t.children_left != -1
+        t.set_thresholds(np.where(internal & (np.arange(t.node_count) % 5 == 0), np.inf, t.threshold + 1e-3))
+        assert np.isinf(t.threshold).any()
+        old_state = {k: v for k, v in t.__dict__.items() if k != "_tables"}
+        old = OrdinalTree.__new__(OrdinalTree)
+        old.__setstate__(old_state)
+        back = pickle.loads(pickle.dumps(clf))
+        for tree in (back.tree_, old):
+            assert set(tree.__dict__) == set(t.__dict__)
+            for name, value in t.__dict__.items():
+                if name == "_tables":
+                    for a, b in zip(value, tree._tables):
+                        np.testing.assert_array_equal(a, b)
+                elif isinstance(value, np.ndarray):
+                    assert tree.__dict__[name].dtype == value.dtype, name
+                    np.testing.assert_array_equal(tree.__dict__[name], value, err_msg=name)
+                else:
+                    assert tree.__dict__[name] == value, name
+        assert "_proba" not in clf.__getstate__() and "_proba" in clf.__dict__
+        np.testing.assert_array_equal(back.predict_proba(data), clf.predict_proba(data))
+        np.testing.assert_array_equal(back.predict(data), clf.predict(data))
+        covered.append((np.isfinite(t.lower_bound).any(), 0 < t.missing_go_to_left.sum() < internal.sum()))
+    assert covered[0][0] and covered[2][1]  # monotone bounds, and missing values sent both ways
+
+
 def test_feature_blocks_give_the_same_tree(monkeypatch):
     """Check that scoring the features in several memory-bounded blocks builds the same tree as one block."""
     import trees._grower

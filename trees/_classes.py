@@ -27,6 +27,12 @@ __all__ = ["OrdinalTreeClassifier", "OrdinalDecisionTreeClassifier"]
 logger = logging.getLogger(__name__)
 
 
+def _leaf_proba(value: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Class shares of every node's weighted counts (zeros for an empty node)."""
+    total = value.sum(axis=1, keepdims=True)
+    return value / np.where(total > 0, total, 1.0)
+
+
 def _leaf_labels(value: NDArray[np.float64], how: str) -> NDArray[np.intp]:
     """Class index of every node: weighted lower median or lowest mode of its counts."""
     if how == "mode":
@@ -388,8 +394,7 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
         if constrained:
             leaves, labels = monotone_leaf_labels(self.tree_, monotonic_cst)
             self.leaf_label_[leaves] = labels
-        total = self.tree_.value.sum(axis=1, keepdims=True)
-        self._proba = self.tree_.value / np.where(total > 0, total, 1.0)
+        self._proba = _leaf_proba(self.tree_.value)
         logger.debug(
             "grew a %s tree: %d nodes, %d leaves, depth %d",
             self.criterion,
@@ -398,6 +403,17 @@ class OrdinalTreeClassifier(ClassifierMixin, BaseEstimator):
             self.tree_.max_depth,
         )
         return self
+
+    def __getstate__(self) -> dict:
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ may return __dict__ itself
+        # Derived from tree_.value, so rebuilt on load: a model file reads each array on its own.
+        state.pop("_proba", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        if "tree_" in self.__dict__ and "_proba" not in self.__dict__:
+            self._proba = _leaf_proba(self.tree_.value)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -116,15 +116,31 @@ class OrdinalTree:
         self._tables = traversal_tables(self.children_left, self.feature, self.threshold, self.missing_go_to_left)
 
     def __getstate__(self) -> dict:
-        # The traversal tables are derived from the node arrays: rebuilt on load, not saved.
-        state = self.__dict__.copy()
-        state.pop("_tables", None)
-        return state
+        # A model file reads every array on its own (a header parsed each time): the node
+        # arrays travel as two tables, and what __init__ derives from them (children_right,
+        # weighted counts, sizes, traversal tables) is rebuilt on load. mean_index is saved:
+        # an isotonic projection may have replaced the leaves' means.
+        nodes = np.column_stack([self.children_left, self.feature, self.n_node_samples, self.depth,
+                                 self.missing_go_to_left]).astype(np.int64)
+        node_values = np.column_stack([self.threshold, self.impurity, self.lower_bound, self.upper_bound,
+                                       self.mean_index, self.value])
+        return {"nodes": nodes, "node_values": node_values, "monotonic_cst": self.monotonic_cst,
+                "n_features": self.n_features}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        # Rebuilt whatever the file held, so apply() always follows the saved nodes.
-        self._tables = traversal_tables(self.children_left, self.feature, self.threshold, self.missing_go_to_left)
+        if "nodes" not in state:  # the attributes themselves, as files of earlier versions hold them
+            self.__dict__.update(state)
+            self._tables = traversal_tables(self.children_left, self.feature, self.threshold,
+                                            self.missing_go_to_left)
+            return
+        nodes, values = np.asarray(state["nodes"]), np.asarray(state["node_values"], dtype=np.float64)
+        self.__init__(
+            children_left=nodes[:, 0], feature=nodes[:, 1], n_node_samples=nodes[:, 2], depth=nodes[:, 3],
+            missing_go_to_left=nodes[:, 4].astype(np.bool_), threshold=values[:, 0], impurity=values[:, 1],
+            lower_bound=values[:, 2], upper_bound=values[:, 3], value=values[:, 5:],
+            monotonic_cst=state["monotonic_cst"], n_features=state["n_features"],
+        )
+        self.mean_index = values[:, 4].copy()
 
     def set_thresholds(self, threshold: NDArray[np.float64]) -> None:
         """Replace the split thresholds (entries of leaves are ignored).
