@@ -63,14 +63,22 @@ class _Budget:
         """The features a tree's step leaves room for: twice those split, at least PLANNED_MIN, at most d_eff."""
         return min(self.d_eff, max(PLANNED_MIN, 2 * n_boundaries))
 
-    def cap(self, n_boundaries: int) -> int:
-        """Largest jump J_t of the next tree: ``g / planned``, so that trees of this size on ``planned``
-        features through one point move the sum by at most g (docs/design.md section 10)."""
+    def open_cap(self, n_boundaries: int) -> int:
+        """Largest jump of the next tree while features not split yet may still enter: ``g / planned``,
+        so that trees of this size on ``planned`` features through one point move the sum by at most g."""
         return max(self.spacing // self.planned(n_boundaries), 2)
+
+    def cap(self, n_boundaries: int) -> int:
+        """Largest jump J_t of the next tree (docs/design.md section 10): :meth:`open_cap`, and once the
+        features not split yet are closed, the equal share ``g / n`` of the n boundaries the model keeps
+        (the room left for new features is no longer needed)."""
+        if n_boundaries > 0 and self.closed_to_new(n_boundaries):
+            return max(self.spacing // n_boundaries, 2)
+        return self.open_cap(n_boundaries)
 
     def closed_to_new(self, n_boundaries: int) -> bool:
         """Whether a tree splitting a feature not split yet could no longer take a full step."""
-        return self.allowance(n_boundaries + 1) < self.cap(n_boundaries + 1)
+        return self.allowance(n_boundaries + 1) < self.open_cap(n_boundaries + 1)
 
     def admits(self, n_boundaries: int) -> bool:
         """Whether a tree that brings the boundaries to ``n_boundaries`` can still be added (a jump of 2 units)."""

@@ -628,11 +628,33 @@ def test_the_step_rule_keeps_the_n_largest_jumps_within_the_spacing(d_eff, trees
         assert budget.admits(n + new)
         limit = min(budget.cap(n), budget.allowance(n + new))
         jump = max(2, int(share * limit))
-        assert 2 <= jump <= limit <= max(g // budget.planned(n), 2)
+        assert 2 <= jump <= limit <= max(g // max(n, budget.planned(n) if not budget.closed_to_new(n) else 1), 2)
         budget.add(jump)
         jumps.append(jump)
         n += new
         assert sum(sorted(jumps)[-max(n, 1):]) <= g
+
+
+def test_once_new_features_are_closed_each_tree_takes_the_equal_share_of_the_boundaries_it_keeps():
+    """Check the budget after closure (100 features): 40 trees on 10 features take full steps g / 32; a tree
+    bringing the features split to 32 leaves no full step for a 33rd, which closes them; the cap is then the
+    equal share g / 32 of the 32 boundaries, not the g / 64 sized for features that can no longer enter, the
+    allowance lets every later tree take it, and the 32 largest jumps still sum to at most g."""
+    from ensemble._boosting_steps import _Budget
+
+    g = 1 << 20
+    budget = _Budget(g, 100)
+    for _ in range(40):
+        assert not budget.closed_to_new(10) and budget.cap(10) == budget.open_cap(10) == g // 32
+        budget.add(min(budget.cap(10), budget.allowance(10)))
+    assert budget.admits(32) and budget.allowance(32) == g // 32
+    budget.add(g // 32)
+    assert budget.closed_to_new(32) and budget.cap(32) == g // 32 == 2 * budget.open_cap(32)
+    for _ in range(200):
+        jump = min(budget.cap(32), budget.allowance(32))
+        assert jump == g // 32
+        budget.add(jump)
+        assert sum(budget.jumps[-32:]) <= g
 
 
 def test_steps_are_sized_for_the_features_the_trees_split_not_for_every_feature():
