@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -27,7 +28,15 @@ def otreebagger_command():
     found = [e for e in entry_points(group="console_scripts") if e.name == "otreebagger"]
     if not found:
         raise SystemExit("no 'otreebagger' console script: install the package (pip install -e .)")
-    return found[0].load()
+    script = found[0].load()
+
+    def command(argv):
+        status = script(argv)
+        # The script freezes the garbage collector for a quick exit; this process goes on.
+        gc.unfreeze()
+        return status
+
+    return command
 
 
 def smoke_shared(names: list[str], data_dir: Path = DATA_DIR) -> list[str]:

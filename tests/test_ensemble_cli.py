@@ -1012,3 +1012,22 @@ def test_a_number_column_with_a_word_is_still_an_error_unless_declared(files, ca
     assert main(["fit", bad, "-o", str(files["tmp"] / "t.skops"), "--n-estimators", "3"]) == 2
     assert "is not numeric: line 5 holds 'high'" in _one_error_line(capsys)
     assert main(["fit", bad, "-o", str(files["tmp"] / "t.skops"), "--n-estimators", "3", "--categorical", "a"]) == 0
+
+
+def test_the_script_runs_main_then_freezes_the_collector_for_a_quick_exit(capsys):
+    """Check that the installed script is ensemble._cli.run, that it returns main's status, and that it
+    leaves the garbage collector frozen (Python's last collection then skips the libraries' objects)."""
+    import gc
+
+    from ensemble._cli import run
+
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert 'otreebagger = "ensemble._cli:run"' in pyproject
+    gc.unfreeze()
+    try:
+        args = ["fit", "no-such-file.csv", "-o", "model.skops"]
+        assert run(args) == main(args) == 2
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert "no-such-file.csv" in capsys.readouterr().err
