@@ -39,6 +39,41 @@ def _meet(lo, hi, miss, i, j, g):
 
 
 @compiled
+def _restricted_features(lo, hi):
+    """Per pair, the features its box restricts (not the whole line): CSR ``(start, feature)``.
+
+    Two boxes meet on a feature neither restricts (both the whole line), so only the
+    features either restricts need testing; trees of a few leaves restrict few of
+    many features.
+    """
+    n, d = lo.shape
+    start = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        c = 0
+        for g in range(d):
+            if lo[i, g] != -np.inf or hi[i, g] != np.inf:
+                c += 1
+        start[i + 1] = start[i] + c
+    feature = np.empty(start[n], dtype=np.int64)
+    for i in range(n):
+        k = start[i]
+        for g in range(d):
+            if lo[i, g] != -np.inf or hi[i, g] != np.inf:
+                feature[k] = g
+                k += 1
+    return start, feature
+
+
+@compiled
+def _meet_on(lo, hi, miss, i, j, r_start, r_feature):
+    """Whether the boxes of pairs i and j meet on every feature i restricts."""
+    for k in range(r_start[i], r_start[i + 1]):
+        if not _meet(lo, hi, miss, i, j, r_feature[k]):
+            return False
+    return True
+
+
+@compiled
 def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit):
     """Per pair p, at least the number of distinct trees with a pair of the same gap whose box meets p's.
 
@@ -48,13 +83,15 @@ def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit):
     most ``exact_limit`` pairs are counted exactly (all pairs against all); larger
     ones get, per pair, the smallest over the features of the number of trees with a
     pair meeting it on that feature alone, which is at least the exact count
-    (each tree's intervals merged and searched by bisection).
+    (each tree's intervals merged and searched by bisection). Only the features
+    some box restricts are tested (:func:`_restricted_features`): the others meet.
     """
     n = tree.shape[0]
     out = np.zeros(n, dtype=np.int64)
     n_trees = tree.max() + 1 if n else 1
     seen = np.full(n_trees, -1, dtype=np.int64)
     d = lo.shape[1]
+    r_start, r_feature = _restricted_features(lo, hi)
     for s in range(starts.shape[0] - 1):
         first, stop = starts[s], starts[s + 1]
         if stop - first <= exact_limit:
@@ -64,12 +101,8 @@ def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit):
                     t = tree[j]
                     if seen[t] == i:
                         continue
-                    meet = True
-                    for g in range(d):
-                        if not _meet(lo, hi, miss, i, j, g):
-                            meet = False
-                            break
-                    if meet:
+                    if _meet_on(lo, hi, miss, i, j, r_start, r_feature) and \
+                            _meet_on(lo, hi, miss, j, i, r_start, r_feature):
                         seen[t] = i
                         count += 1
                 out[i] = count
@@ -90,7 +123,13 @@ def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit):
         merged_hi = np.empty(stop - first)
         merged_at = np.zeros(m + 1, dtype=np.int64)
         missing = np.zeros(m, dtype=np.bool_)
+        restricts = np.zeros(d, dtype=np.bool_)
+        for i in range(first, stop):
+            for k in range(r_start[i], r_start[i + 1]):
+                restricts[r_feature[k]] = True
         for g in range(d):
+            if not restricts[g]:
+                continue  # every box is the whole line on g: every tree meets every pair there (m)
             # Per tree, the union of its non-empty intervals on g as sorted disjoint intervals.
             k = 0
             for t in range(m):
@@ -114,7 +153,20 @@ def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit):
                     merged_lo[k], merged_hi[k] = cur_lo, cur_hi
                     k += 1
             merged_at[m] = k
+            # A pair that is the whole line on g meets every tree with an interval there, or
+            # with missing values when it holds them too.
+            with_interval = 0
+            with_either = 0
+            for t in range(m):
+                if merged_at[t + 1] > merged_at[t]:
+                    with_interval += 1
+                    with_either += 1
+                elif missing[t]:
+                    with_either += 1
             for i in range(first, stop):
+                if lo[i, g] == -np.inf and hi[i, g] == np.inf:
+                    out[i] = min(out[i], with_either if miss[i, g] else with_interval)
+                    continue
                 count = 0
                 present = lo[i, g] < hi[i, g]
                 for t in range(m):

@@ -182,6 +182,53 @@ def test_pair_neighbours_count_every_tree_whose_pair_box_meets():
         assert pairs.neighbours[i] >= len(meeting)
 
 
+def _neighbours_by_definition(tree, lo, hi, miss, starts, exact_limit):
+    """_pair_neighbours's counts straight from its docstring, in Python, every feature tested."""
+
+    def meet(i, j, g):
+        if miss[i, g] and miss[j, g]:
+            return True
+        return lo[i, g] < hi[i, g] and lo[j, g] < hi[j, g] and max(lo[i, g], lo[j, g]) <= min(hi[i, g], hi[j, g])
+
+    out = np.zeros(tree.shape[0], dtype=np.int64)
+    for first, stop in zip(starts[:-1], starts[1:]):
+        group = range(first, stop)
+        for i in group:
+            if stop - first <= exact_limit:
+                out[i] = len({tree[j] for j in group if all(meet(i, j, g) for g in range(lo.shape[1]))})
+            else:
+                out[i] = min(len({tree[j] for j in group if meet(i, j, g)}) for g in range(lo.shape[1]))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pair_neighbours_equal_their_definition_on_boxes_restricting_few_features(seed):
+    """Check the compiled counts (which test only the features some box restricts, and count a whole-line box
+    against every tree at once) against the definition on random boxes: mostly whole lines, some half lines,
+    empty intervals and missing values, in groups counted exactly and by feature."""
+    from ensemble._certificate_gaps import _pair_neighbours
+
+    rng = np.random.RandomState(seed)
+    n, d = 90, 7
+    lo = np.full((n, d), -np.inf)
+    hi = np.full((n, d), np.inf)
+    for i in range(n):
+        for g in rng.choice(d, size=rng.randint(0, 4), replace=False):
+            a, b = np.sort(rng.randint(0, 6, size=2)).astype(float)
+            kind = rng.randint(4)
+            lo[i, g] = a if kind != 1 else -np.inf
+            hi[i, g] = b if kind != 2 else np.inf
+            if kind == 3 and rng.rand() < 0.3:
+                lo[i, g], hi[i, g] = b, a  # an empty interval
+    miss = rng.rand(n, d) < 0.15
+    tree = rng.randint(0, 9, size=n).astype(np.int64)
+    starts = np.array([0, 4, 30, 31, 75, 90], dtype=np.int64)
+    assert ((lo == -np.inf) & (hi == np.inf)).mean() > 0.5 and (lo > hi).any()
+    for limit in (0, 10, 100):
+        expected = _neighbours_by_definition(tree, lo, hi, miss, starts, limit)
+        np.testing.assert_array_equal(_pair_neighbours(tree, lo, hi, miss, starts, limit), expected)
+
+
 def _models(seed):
     return {
         "forest": ConsistentForestClassifier(n_estimators=20, random_state=seed),
