@@ -198,3 +198,38 @@ def test_root_split_with_missing_values_is_the_brute_force_best(seed, fraction):
             go_left = bool(tree.missing_left[node]) if code == bins.n_bins[f] else code <= b
             node = tree.left[node] if go_left else tree.right[node]
         assert node == leaf[i]
+
+
+def test_a_feature_with_every_cut_blocked_grows_the_tree_it_would_without_it_but_can_split_off_missing_values():
+    """Check that blocking every cut of a feature grows the tree grown with that feature not allowed (its
+    histograms are then not built), that a partly blocked feature is still split at its open cuts, and that a
+    fully blocked feature with missing values can still send them to a child of their own."""
+    rng = np.random.RandomState(4)
+    X = rng.uniform(size=(600, 4))
+    gradient = -(np.sin(6 * X[:, 0]) + X[:, 1] - X[:, 2] * X[:, 3])
+    bins = bin_features(X, max_bins=32)
+    fields = ("left", "feature", "bin", "value")
+    blocked = np.zeros((4, 32), dtype=bool)
+    blocked[0] = True
+    shut = grow_tree(bins, gradient, np.ones(600), np.arange(600), max_leaf_nodes=12, min_samples_leaf=5,
+                     blocked=blocked)
+    absent = grow_tree(bins, gradient, np.ones(600), np.arange(600), max_leaf_nodes=12, min_samples_leaf=5,
+                       allowed=np.array([False, True, True, True]))
+    for name in fields:
+        np.testing.assert_array_equal(getattr(shut, name), getattr(absent, name))
+    free = grow_tree(bins, gradient, np.ones(600), np.arange(600), max_leaf_nodes=12, min_samples_leaf=5)
+    assert 0 in free.feature and 0 not in shut.feature
+    half = blocked.copy()
+    half[0, 16:] = False  # the cuts above the middle of feature 0 open again
+    partly = grow_tree(bins, gradient, np.ones(600), np.arange(600), max_leaf_nodes=12, min_samples_leaf=5,
+                       blocked=half)
+    assert np.all(partly.bin[partly.feature == 0] >= 16) and 0 in partly.feature
+
+    X_missing = X.copy()
+    X_missing[::3, 0] = np.nan
+    gradient_missing = np.where(np.isnan(X_missing[:, 0]), -3.0, 1.0) + 0.1 * gradient
+    bins_missing = bin_features(X_missing, max_bins=32)
+    tree = grow_tree(bins_missing, gradient_missing, np.ones(600), np.arange(600), max_leaf_nodes=4,
+                     min_samples_leaf=5, blocked=blocked)
+    inner = tree.feature >= 0
+    assert np.any((tree.feature[inner] == 0) & (tree.bin[inner] == bins_missing.n_bins[0] - 1))

@@ -261,6 +261,11 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
         blocked = np.asarray(blocked, dtype=np.bool_)
         width = min(blocked.shape[1], n_bins_max)
         closed[:, :width] = blocked[:, :width]
+        # A feature whose every cut between real values is blocked, and that has no missing value
+        # to split off, cannot be split: its histograms are not built (certified boosting closes
+        # most features of wide data once its budget is spent).
+        real_cut = np.arange(n_bins_max)[None, :] < (bins.n_bins - 1)[:, None]
+        ok = ok & (~np.all(closed | ~real_cut, axis=1) | bins.has_missing)
     out = _grow(bins.binned, bins.n_bins, gradient, hessian, weight, rows, workspace["buffer"], workspace["ordered"],
                 workspace["hist"], ok, closed, cst, max_leaves, depth_cap, int(min_samples_leaf),
                 float(l2_regularization))
