@@ -20,7 +20,7 @@ from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _next_tre
 from ensemble._boosting_loss import LOSSES, _NO_OUTPUT, _all_threshold_gradient, _loss_kernel, gradient_quanta, quantize
 from ensemble._thresholds import ThresholdBook
 from trees._hist import MIN_GAP_ULPS, Bins, HistTree, _bin_edges, _build_histogram, _find_split, _leaf_value
-from trees._hist import _partition
+from trees._hist import _partition, closed_cuts
 from trees.utils import resolve_monotonic_cst
 
 __all__ = ["fit_dask", "predict_dask"]
@@ -158,13 +158,14 @@ class _Shard:
         """(rows, sum of w, sum of w y) of the fit rows."""
         return self.n, float(self.w.sum()), float(self.w @ self.y)
 
-    def start(self, f0: int, val_f0: int, width: int, ok) -> None:
+    def start(self, f0: int, val_f0: int, width: int) -> None:
         self.F = np.full(self.n, f0, dtype=np.int64)
         self.F_val = np.full(self.y_val.shape[0], val_f0, dtype=np.int64)
-        self.width, self.ok = width, np.asarray(ok, dtype=np.bool_)
+        self.width = width
 
-    def root(self, kind: int, K: int, quanta, n_max: int) -> tuple:
-        """Gradients at F, the root's sums and histogram."""
+    def root(self, kind: int, K: int, quanta, n_max: int, ok) -> tuple:
+        """Gradients at F, the root's sums and histogram (of the features ``ok``, which the tree can split)."""
+        self.ok = np.asarray(ok, dtype=np.bool_)
         if kind == 1:
             _all_threshold_gradient(self.F, self.y, self.w, K, self.grad, self.hess)
         else:
@@ -221,17 +222,13 @@ def _call(shards: list, method: str, *args) -> list:
 
 def _grow(shards, bins: Bins, kind: int, K: int, quanta, n_rows: int, model, blocked, cst) -> HistTree:
     """Best-first growth from histograms summed over the shards: :func:`trees._hist._grow`, step for step."""
-    d = bins.n_bins.shape[0]
     max_leaves = np.iinfo(np.int32).max if model.max_leaf_nodes is None else int(model.max_leaf_nodes)
     max_depth = np.iinfo(np.int32).max if model.max_depth is None else int(model.max_depth)
     if model.max_leaf_nodes is None:
         max_leaves = min(max_leaves, 1 << min(max_depth, 30), max(n_rows, 1))
     n_max = 2 * max_leaves - 1 if max_leaves < n_rows else 2 * n_rows + 1
-    ok = (bins.n_bins > 1) | bins.has_missing
     width = max(int(bins.n_bins.max()), 1) + 1
-    closed = np.zeros((d, width), dtype=np.bool_)
-    if blocked is not None:
-        closed[:, :min(blocked.shape[1], width)] = blocked[:, :width]
+    closed, ok = closed_cuts(bins, blocked, width)
     min_leaf, l2 = int(model.min_samples_leaf), float(model.l2_regularization)
     left, right = np.full(n_max, -1, np.int64), np.full(n_max, -1, np.int64)
     feature, split_bin = np.full(n_max, -2, np.int64), np.full(n_max, -1, np.int64)
@@ -239,7 +236,7 @@ def _grow(shards, bins: Bins, kind: int, K: int, quanta, n_rows: int, model, blo
     gain, split_gain = np.full(n_max, -1.0), np.zeros(n_max)
     missing_left, best = np.zeros(n_max, np.uint8), {}
     sums = np.zeros((n_max, 3))
-    roots = _call(shards, "root", kind, K, quanta, n_max)
+    roots = _call(shards, "root", kind, K, quanta, n_max, ok)
     sums[0] = np.sum([r[0] for r in roots], axis=0)
     hist = {0: np.sum([r[1] for r in roots], axis=0)}
     candidates, n_nodes, n_leaves = [0], 1, 1
@@ -423,8 +420,7 @@ def _boost(model, shards: list, bins: Bins, holdout: bool) -> None:
     kind = LOSSES[model.loss]
     quanta = gradient_quanta(kind, K, float(totals[:, 1].sum()))
     cst = np.zeros(d, np.int64) if model._monotonic is None else model._monotonic
-    ok = (bins.n_bins > 1) | bins.has_missing
-    _call(shards, "start", f0, f0, max(int(bins.n_bins.max()), 1) + 1, ok)
+    _call(shards, "start", f0, f0, max(int(bins.n_bins.max()), 1) + 1)
     model._rate = model.learning_rate
     trees, steps, scores, stopped = [], [], [], False
     if holdout:

@@ -178,6 +178,23 @@ class HistTree(NamedTuple):
     missing_left: NDArray[np.uint8]
 
 
+def closed_cuts(bins: Bins, blocked: NDArray[np.bool_] | None, width: int) -> tuple[NDArray, NDArray]:
+    """The cuts a tree may not make, ``(n_features, width)``, and the features it can split at all.
+
+    A feature can be split when it has two bins or missing values, and some cut between
+    its real values is open or it has missing values to split off (that split is never
+    blocked). The others get no histograms: certified boosting closes most features of
+    wide data once its budget is spent.
+    """
+    closed = np.zeros((bins.n_bins.shape[0], width), dtype=np.bool_)
+    if blocked is not None:
+        blocked = np.asarray(blocked, dtype=np.bool_)
+        closed[:, :min(blocked.shape[1], width)] = blocked[:, :width]
+    real_cut = np.arange(width)[None, :] < (bins.n_bins - 1)[:, None]
+    ok = ~np.all(closed | ~real_cut, axis=1) | bins.has_missing
+    return closed, ok
+
+
 def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.float64], rows: NDArray[np.int64],
               *, sample_weight: NDArray[np.float64] | None = None, max_leaf_nodes: int | None = 31, max_depth: int | None = None, min_samples_leaf: int = 20,
               l2_regularization: float = 0.0, monotonic_cst: NDArray[np.int64] | None = None,
@@ -243,8 +260,6 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
     if max_leaf_nodes is None:
         max_leaves = min(max_leaves, 1 << min(depth_cap, 30), max(rows.shape[0], 1))
     cst = np.zeros(d, dtype=np.int64) if monotonic_cst is None else np.asarray(monotonic_cst, dtype=np.int64)
-    ok = np.ones(d, dtype=np.bool_) if allowed is None else np.asarray(allowed, dtype=np.bool_)
-    ok = ok & ((bins.n_bins > 1) | bins.has_missing)
     n_slots = min(max_leaves, rows.shape[0]) + 1
     n_bins_max = max(int(bins.n_bins.max()), 1) + 1  # the missing-value bin last
     workspace = {} if workspace is None else workspace
@@ -256,16 +271,9 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
         workspace["buffer"] = np.empty(rows.shape[0], dtype=np.int64)
         workspace["ordered"] = np.empty((rows.shape[0], 3))
     weight = np.ones(gradient.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    closed = np.zeros((d, n_bins_max), dtype=np.bool_)
-    if blocked is not None:
-        blocked = np.asarray(blocked, dtype=np.bool_)
-        width = min(blocked.shape[1], n_bins_max)
-        closed[:, :width] = blocked[:, :width]
-        # A feature whose every cut between real values is blocked, and that has no missing value
-        # to split off, cannot be split: its histograms are not built (certified boosting closes
-        # most features of wide data once its budget is spent).
-        real_cut = np.arange(n_bins_max)[None, :] < (bins.n_bins - 1)[:, None]
-        ok = ok & (~np.all(closed | ~real_cut, axis=1) | bins.has_missing)
+    closed, ok = closed_cuts(bins, blocked, n_bins_max)
+    if allowed is not None:
+        ok = ok & np.asarray(allowed, dtype=np.bool_)
     out = _grow(bins.binned, bins.n_bins, gradient, hessian, weight, rows, workspace["buffer"], workspace["ordered"],
                 workspace["hist"], ok, closed, cst, max_leaves, depth_cap, int(min_samples_leaf),
                 float(l2_regularization))
