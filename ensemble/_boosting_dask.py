@@ -459,9 +459,7 @@ def predict_dask(model, X, method: str):
     """``method`` of the fitted model on every partition of a dask array or DataFrame (lazy)."""
     import dask.array as da
 
-    def call(block):
-        return getattr(model, method)(block)
-
+    columns = None
     if hasattr(X, "map_partitions"):
         import pandas as pd
 
@@ -469,11 +467,11 @@ def predict_dask(model, X, method: str):
             return X.map_partitions(lambda df: pd.Series(model.predict(df), index=df.index),
                                     meta=pd.Series(dtype=model.classes_.dtype))
         columns = list(X.columns)
-
-        def call(block):  # each block as a frame with the columns' names, as the model was given
-            return getattr(model, method)(pd.DataFrame(block, columns=columns))
-
         X = X.to_dask_array(lengths=True)
+
+    def call(block):  # a DataFrame's blocks as frames with its columns' names, as the model was given
+        return getattr(model, method)(block if columns is None else pd.DataFrame(block, columns=columns))
+
     X = da.asarray(X).rechunk({1: -1})
     if method == "predict":
         return X.map_blocks(call, drop_axis=1, dtype=model.classes_.dtype)
