@@ -68,15 +68,17 @@ def test_bins_do_not_depend_on_units(seed, log_a, b, max_bins):
     np.testing.assert_array_equal(ours.binned, theirs.binned)
 
 
-@pytest.mark.parametrize("max_leaf_nodes", [2, 5, 12])
-def test_grower_makes_the_best_first_tree_of_scikit_learn(max_leaf_nodes):
+@pytest.mark.parametrize(("max_leaf_nodes", "max_depth"), [(2, None), (5, None), (12, None), (12, 2), (30, 3)])
+def test_grower_makes_the_best_first_tree_of_scikit_learn(max_leaf_nodes, max_depth):
     """Check that on binned data with unit hessians the tree is scikit-learn's best-first regression tree."""
     rng = np.random.RandomState(max_leaf_nodes)
     X = rng.uniform(size=(400, 4))
     y = X[:, 0] * 3 + np.sin(6 * X[:, 1]) + rng.normal(scale=0.3, size=400)
     bins = bin_features(X, max_bins=32)
-    tree = grow_tree(bins, -y, np.ones(400), np.arange(400), max_leaf_nodes=max_leaf_nodes, min_samples_leaf=7)
-    ref = DecisionTreeRegressor(max_leaf_nodes=max_leaf_nodes, min_samples_leaf=7, random_state=0)
+    tree = grow_tree(bins, -y, np.ones(400), np.arange(400), max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
+                     min_samples_leaf=7)
+    ref = DecisionTreeRegressor(max_leaf_nodes=max_leaf_nodes, max_depth=max_depth, min_samples_leaf=7,
+                                random_state=0)
     ref.fit(bins.binned.astype(float), y)
     assert (tree.left == -1).sum() == ref.get_n_leaves()
     leaf = _leaf_of_rows(tree, 400)
@@ -233,3 +235,128 @@ def test_a_feature_with_every_cut_blocked_grows_the_tree_it_would_without_it_but
                      min_samples_leaf=5, blocked=blocked)
     inner = tree.feature >= 0
     assert np.any((tree.feature[inner] == 0) & (tree.bin[inner] == bins_missing.n_bins[0] - 1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n_features=st.integers(1, 9), whole=st.booleans())
+def test_histograms_are_the_sums_of_each_bin_at_the_root_and_in_a_node(seed, n_features, whole):
+    """Check ``_build_histogram`` (four features a pass, the root read in row order) against ``np.add.at``,
+    for every count of allowed features, rows in any order, missing values, and a node's range of rows."""
+    from trees._hist import _build_histogram
+
+    rng = np.random.RandomState(seed)
+    n = 300
+    X = rng.normal(size=(n, n_features))
+    X[rng.uniform(size=X.shape) < 0.1] = np.nan
+    bins = bin_features(X, max_bins=16)
+    # Multiples of 2**-10: sums exact in any order, as boosting's quantised gradients.
+    g, h, w = (np.round(rng.normal(size=n) * 1024) / 1024 for _ in range(3))
+    rows = rng.permutation(n).astype(np.int64)
+    start, stop = (0, n) if whole else (40, 230)
+    ok = rng.uniform(size=n_features) < 0.7
+    hist = np.full((n_features, 17, 3), np.nan)
+    _build_histogram(bins.binned, g, h, w, rows, start, stop, ok, hist, np.empty((n, 3)))
+    for f in range(n_features):
+        if not ok[f]:
+            assert np.isnan(hist[f]).all()  # not touched
+            continue
+        expected = np.zeros((17, 3))
+        chosen = rows[start:stop]
+        for k, column in enumerate((g, h, w)):
+            np.add.at(expected[:, k], bins.binned[chosen, f], column[chosen])
+        np.testing.assert_array_equal(hist[f], expected)
+
+
+def _split_by_the_rule(hist, n_bins, ok, closed, cst, g_sum, h_sum, count, lo, hi, l2, min_leaf):
+    """``_find_split``'s documented rule, one candidate at a time in (feature, bin, side) order."""
+    def value(g, h):
+        return min(max(-g / (h + l2) if h + l2 > 0 else 0.0, lo), hi)
+
+    def loss(g, h):
+        v = value(g, h)
+        return 2.0 * g * v + (h + l2) * v * v
+
+    parent = loss(g_sum, h_sum)
+    tiny = 1e-12 * max(abs(parent), 1e-300)
+    best = (0.0, -1, -1, 0.0, 0.0, 0)
+    for f in range(hist.shape[0]):
+        if not ok[f]:
+            continue
+        m = n_bins[f]
+        mg, mh, mc = hist[f, m]
+        last = m if mc > 0 else m - 1
+        for b in range(last):
+            if b < m - 1 and closed[f, b]:
+                continue
+            for side in range(2 if mc > 0 and b < m - 1 else 1):
+                gl = hl = cl = 0.0
+                for bb in range(b + 1):
+                    gl, hl, cl = gl + hist[f, bb, 0], hl + hist[f, bb, 1], cl + hist[f, bb, 2]
+                gl, hl, cl = gl + mg * side, hl + mh * side, cl + mc * side
+                if cl < min_leaf or count - cl < min_leaf or hl <= 0 or h_sum - hl <= 0:
+                    continue
+                vl, vr = value(gl, hl), value(g_sum - gl, h_sum - hl)
+                if (cst[f] == 1 and vl > vr) or (cst[f] == -1 and vl < vr):
+                    continue
+                gain = parent - loss(gl, hl) - loss(g_sum - gl, h_sum - hl)
+                if gain > best[0] + tiny:
+                    best = (gain, f, b, vl, vr, side)
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), bounded=st.booleans(), l2=st.sampled_from([0.0, 0.5]))
+def test_split_search_follows_its_rule_candidate_by_candidate(seed, bounded, l2):
+    """Check ``_find_split`` (every gain computed without branches, then read in order) against the rule
+    evaluated one candidate at a time: blocked cuts, missing values on either side, monotone signs,
+    bounded values, ties (equal bins) and nodes too small for any split."""
+    from trees._hist import _find_split
+
+    rng = np.random.RandomState(seed)
+    d, width = 5, 9
+    n_bins = rng.randint(1, width, size=d)
+    hist = np.zeros((d, width, 3))
+    count = float(rng.randint(2, 60))
+    for f in range(d):
+        m = n_bins[f]
+        share = rng.multinomial(int(count), rng.dirichlet(np.ones(m + 1)))  # the last bin: missing values
+        if rng.uniform() < 0.5:
+            share[m - 1] += share[m]
+            share[m] = 0  # no missing value in this node
+        hist[f, :m + 1, 2] = share
+        hist[f, :m + 1, 0] = np.where(share > 0, np.round(rng.normal(size=m + 1) * 8) / 8 * share, 0.0)
+        hist[f, :m + 1, 1] = share * 0.25
+    g_sum, h_sum = hist[0, :, 0].sum(), hist[0, :, 1].sum()
+    for f in range(1, d):  # one node: every feature sums to the same totals
+        hist[f, :, 0] *= 0.0
+        m = n_bins[f]
+        hist[f, :m + 1, 0] = g_sum * hist[f, :m + 1, 2] / count
+    hist[:, :, 1] = hist[:, :, 2] * 0.25
+    ok = rng.uniform(size=d) < 0.8
+    closed = rng.uniform(size=(d, width)) < 0.3
+    cst = rng.randint(-1, 2, size=d)
+    lo, hi = (-0.3, 0.4) if bounded else (-np.inf, np.inf)
+    min_leaf = int(rng.randint(1, 12))
+    args = (hist, n_bins, ok, closed, cst, float(g_sum), float(h_sum), count, lo, hi, l2, min_leaf)
+    got = _find_split(*args)
+    assert tuple(got) == _split_by_the_rule(*args)
+
+
+def test_a_tree_of_fewer_leaves_is_the_first_splits_of_a_larger_one():
+    """Check best-first growth: the tree of L leaves makes the first L - 1 splits of the tree of 16 leaves
+    (nodes are numbered in the order they are split), whichever nodes the grower skips histogramming."""
+    rng = np.random.RandomState(5)
+    X = rng.normal(size=(600, 6))
+    X[rng.uniform(size=X.shape) < 0.05] = np.nan
+    g = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + rng.normal(scale=0.2, size=600)
+    g = np.where(np.isnan(g), 1.0, g)
+    h = rng.uniform(0.5, 2.0, size=600)
+    bins = bin_features(X, max_bins=24)
+    big = grow_tree(bins, g, h, np.arange(600), max_leaf_nodes=16, min_samples_leaf=5)
+    assert (big.left == -1).sum() == 16
+    for leaves in range(2, 16):
+        small = grow_tree(bins, g, h, np.arange(600), max_leaf_nodes=leaves, min_samples_leaf=5)
+        inner = np.flatnonzero(small.left >= 0)
+        assert inner.shape[0] == leaves - 1
+        for key in ("left", "right", "feature", "bin", "missing_left"):
+            np.testing.assert_array_equal(getattr(small, key)[inner], getattr(big, key)[inner])
