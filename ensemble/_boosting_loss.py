@@ -95,10 +95,10 @@ def _all_threshold_gradient(F, y, w, n_classes, grad, hess):
             u = np.exp(-first)
             for k in range(n_classes - 1):
                 q = 1.0 / (1.0 + u)
-                if y[i] > k:
-                    g -= _SLOPE * u * q
-                else:
-                    g += _SLOPE * q
+                # g -= slope u q below y, g += slope q above: one select, no branch to mispredict
+                # (a - (-b) is a + b exactly, so the sums are those of the two-branch form).
+                t = u if y[i] > k else -1.0
+                g -= _SLOPE * t * q
                 h += _SLOPE * _SLOPE * u * q * q  # p (1 - p) = u / (1 + u)^2 on either side
                 u *= step
         else:
@@ -131,9 +131,12 @@ def gradient_quanta(kind: int, n_classes: int, total_weight: float) -> tuple[flo
 
 def quantize(grad: NDArray[np.float64], hess: NDArray[np.float64], quanta: tuple[float, float]) -> None:
     """Round ``grad`` and ``hess`` in place to multiples of their quanta (hessians to at least one quantum)."""
-    qg, qh = quanta
-    np.rint(grad / qg, out=grad)
-    grad *= qg
-    np.rint(hess / qh, out=hess)
-    np.maximum(hess, 1.0, out=hess)
-    hess *= qh
+    _quantize(grad, hess, float(quanta[0]), float(quanta[1]))
+
+
+@_compiled
+def _quantize(grad, hess, qg, qh):
+    """:func:`quantize` in one pass over the rows (numpy's took six), the same operations per value."""
+    for i in range(grad.shape[0]):
+        grad[i] = np.rint(grad[i] / qg) * qg
+        hess[i] = max(np.rint(hess[i] / qh), 1.0) * qh

@@ -599,8 +599,12 @@ def test_gradient_quanta_make_sums_exact_in_any_order():
 
     rng = np.random.RandomState(0)
     grad, hess = rng.normal(size=100_000) * 8, rng.uniform(1e-6, 9, size=100_000)
-    raw = grad.copy()
-    quantize(grad, hess, gradient_quanta(1, 4, 100_000.0))
+    raw, raw_h = grad.copy(), hess.copy()
+    quanta = gradient_quanta(1, 4, 100_000.0)
+    quantize(grad, hess, quanta)
+    # The compiled pass rounds as numpy does: to the nearest multiple, ties to even, hessians at least one quantum.
+    np.testing.assert_array_equal(grad, np.rint(raw / quanta[0]) * quanta[0])
+    np.testing.assert_array_equal(hess, np.maximum(np.rint(raw_h / quanta[1]), 1.0) * quanta[1])
     order = rng.permutation(grad.shape[0])
     assert np.sum(grad) == np.sum(grad[order]) == np.sum(grad[:37_000]) + np.sum(grad[37_000:])
     assert np.cumsum(hess)[-1] == np.sum(hess[order]) and hess.min() > 0
