@@ -443,6 +443,7 @@ def _boost(model, shards: list, bins: Bins, holdout: bool) -> None:
                 break
     model._f0, model.estimators_, model.n_iter_ = f0, trees, len(trees)
     model.learning_rate_, model.step_sizes_ = model._rate, np.asarray(steps)
+    model.max_leaf_nodes_ = model.max_leaf_nodes
     model.validation_score_, model._stopped_by_bound, model.do_early_stopping_ = np.asarray(scores), stopped, holdout
     limit = max(MAX_GATHERED // len(shards), 1)
     fit = [np.concatenate(v) for v in zip(*_call(shards, "values", "fit", limit), strict=True)]

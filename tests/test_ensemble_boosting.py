@@ -592,6 +592,31 @@ def test_tiny_data_counts_trees_by_cross_validation_under_a_cap(n_rows):
     assert hgb_like.n_iter_ <= 7 and hgb_like.learning_rate_ == hgb_like.learning_rate
 
 
+def test_cross_validation_tries_larger_trees_only_where_the_rows_allow_them():
+    """Check the tree sizes cross-validation compares: 2 max_leaf_nodes + 1 leaves once two thirds of the rows
+    can hold more than max_leaf_nodes leaves, the size used in every tree, and no choice without CV."""
+    from ensemble._boosting import RATE_FACTORS, larger_trees
+
+    assert larger_trees(15, 5, 119.0) is None and larger_trees(15, 5, 120.0) == 31
+    assert larger_trees(None, 5, 10_000.0) is None and larger_trees(3, 1, 6.0) == 7
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(1200, 3))
+    y = np.digitize(np.sin(6 * X[:, 0]) * np.cos(5 * X[:, 1]) + 0.1 * rng.normal(size=1200), [-0.4, 0.0, 0.4])
+    sizes = {}
+    for n, leaves in ((60, 7), (1200, 7), (1200, None)):
+        model = ConsistentGradientBoostingClassifier(max_leaf_nodes=leaves, max_depth=None if leaves else 3,
+                                                     random_state=0).fit(X[:n], y[:n])
+        assert model.learning_rate_ in [model.learning_rate * f for f in RATE_FACTORS] and model.is_consistent()
+        most = max(int(np.sum(t.children_left == -1)) for t in model.estimators_)
+        assert model.max_leaf_nodes_ in ((leaves,) if n == 60 or leaves is None else (leaves, 2 * leaves + 1))
+        assert most <= (model.max_leaf_nodes_ or 8)
+        sizes[n, leaves] = (model.max_leaf_nodes_, most)
+    # This interaction needs more than 7 leaves a tree: cross-validation takes the larger trees and grows them.
+    assert sizes[1200, 7][0] == 15 and sizes[1200, 7][1] > 7
+    plain = ConsistentGradientBoostingClassifier(max_leaf_nodes=7, early_stopping=False, max_iter=5).fit(X, y)
+    assert plain.max_leaf_nodes_ == 7 and not hasattr(plain, "_tree_size")
+
+
 def test_gradient_quanta_make_sums_exact_in_any_order():
     """Check that rounded gradients sum to the same float64 in any order and any grouping (the property
     the Dask fit relies on to grow the trees of one machine), and that without rounding they do not."""
