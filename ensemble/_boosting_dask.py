@@ -183,13 +183,14 @@ class _Shard:
         _build_histogram(self.binned, self.grad, self.hess, self.w, self.rows, a, b, self.ok, hist, self.ordered)
         return hist
 
-    def split(self, node: int, f: int, b: int, missing_bin: int, ml: int, lc: int, rc: int) -> NDArray:
-        """Partition the node's rows; the left child's histogram."""
+    def split(self, node: int, f: int, b: int, missing_bin: int, ml: int, lc: int, rc: int,
+              searched: bool = True) -> NDArray | None:
+        """Partition the node's rows; the left child's histogram when a child will be searched."""
         a, c = self.bounds[node]
         middle = _partition(self.binned, self.rows, self.buffer, a, c, f, b, missing_bin, ml) if c > a else a
         self.bounds[lc] = (a, middle)
         self.bounds[rc] = (middle, c)
-        return self._histogram(lc)
+        return self._histogram(lc) if searched else None
 
     def add(self, left, value, tree_nodes) -> None:
         """F += the tree's leaf values, on the fit rows (by their leaves) and the hold-out rows."""
@@ -273,11 +274,15 @@ def _grow(shards, bins: Bins, kind: int, K: int, quanta, n_rows: int, model, blo
         # Exact sums (quantised gradients): any order gives the compiled loop's values.
         sums[lc] = h[:b + 1].sum(axis=0) + (h[bins.n_bins[f]] if ml else 0.0)
         sums[rc] = sums[node] - sums[lc]
-        lefts = _call(shards, "split", node, int(f), int(b), int(bins.n_bins[f]), int(ml), lc, rc)
-        hist[lc] = np.sum(lefts, axis=0)
-        hist[rc] = parent - hist[lc]  # exact, as the compiled loop's sibling by subtraction
         n_leaves += 1
-        candidates = [lc, rc]
+        # As the compiled loop: no histograms where neither child will be searched.
+        searched = n_leaves < max_leaves and any(depth[c] < max_depth and sums[c, 2] >= 2 * min_leaf
+                                                 for c in (lc, rc))
+        lefts = _call(shards, "split", node, int(f), int(b), int(bins.n_bins[f]), int(ml), lc, rc, searched)
+        candidates = [lc, rc] if searched else []
+        if searched:
+            hist[lc] = np.sum(lefts, axis=0)
+            hist[rc] = parent - hist[lc]  # exact, as the compiled loop's sibling by subtraction
     value = np.zeros(n_nodes)
     for m in range(n_nodes):
         if left[m] == -1:
