@@ -360,3 +360,16 @@ def test_a_tree_of_fewer_leaves_is_the_first_splits_of_a_larger_one():
         assert inner.shape[0] == leaves - 1
         for key in ("left", "right", "feature", "bin", "missing_left"):
             np.testing.assert_array_equal(getattr(small, key)[inner], getattr(big, key)[inner])
+
+
+def test_rows_must_be_distinct_indices():
+    """Check that repeated or out-of-range rows are refused with a message saying to weigh rows instead
+    (a node of every row is histogrammed without its row list)."""
+    X = np.arange(8.0).reshape(-1, 1)
+    bins = bin_features(X)
+    g, h = -(X[:, 0] > 3).astype(float), np.ones(8)
+    for rows in ([0, 1, 2, 3, 4, 5, 6, 6], [0, 1, 8], [-1, 2]):
+        with pytest.raises(ValueError, match="rows must be distinct.*sample_weight"):
+            grow_tree(bins, g, h, np.array(rows, dtype=np.int64), min_samples_leaf=1)
+    tree = grow_tree(bins, g, h, np.array([7, 0, 5, 2], dtype=np.int64), min_samples_leaf=1)
+    assert sorted(tree.rows.tolist()) == [0, 2, 5, 7]

@@ -210,8 +210,9 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
         First and second derivatives of the loss at the current prediction
         (times the sample weights).
     rows : ndarray of int64
-        The training rows to grow on (rows of weight 0 left out). Reordered in
-        place into the leaves' order; the returned tree refers to it.
+        The training rows to grow on, distinct (rows of weight 0 left out; weigh
+        a row to repeat it). Reordered in place into the leaves' order; the
+        returned tree refers to it.
     max_leaf_nodes : int or None, default=31
         Largest number of leaves (None: no limit but ``max_depth``).
     max_depth : int or None, default=None
@@ -272,6 +273,10 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
         workspace["buffer"] = np.empty(rows.shape[0], dtype=np.int64)
         workspace["ordered"] = np.empty((rows.shape[0], 3))
     weight = np.ones(gradient.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if not _distinct_rows(rows, bins.binned.shape[0]):
+        # A node of every row is histogrammed in row order, without ``rows``: repeats would be lost.
+        raise ValueError(f"rows must be distinct indices of the {bins.binned.shape[0]} binned rows; "
+                         "weigh a row with sample_weight to count it more than once")
     closed, ok = closed_cuts(bins, blocked, n_bins_max)
     if allowed is not None:
         ok = ok & np.asarray(allowed, dtype=np.bool_)
@@ -281,6 +286,17 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
     left, right, feature, split_bin, value, start, stop, split_gain, missing_left, n_nodes = out
     return HistTree(left[:n_nodes], right[:n_nodes], feature[:n_nodes], split_bin[:n_nodes], value[:n_nodes],
                     start[:n_nodes], stop[:n_nodes], rows, split_gain[:n_nodes], missing_left[:n_nodes])
+
+
+@_compiled
+def _distinct_rows(rows, n):
+    """Whether every entry of ``rows`` is an index in [0, n), none twice."""
+    seen = np.zeros(n, dtype=np.bool_)
+    for i in rows:
+        if i < 0 or i >= n or seen[i]:
+            return False
+        seen[i] = True
+    return True
 
 
 @_compiled
