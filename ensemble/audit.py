@@ -20,7 +20,8 @@ from __future__ import annotations
 import sys
 import time
 import types
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -206,12 +207,25 @@ def read_model(model: Any, *, classes: Any = None, cuts: Any = None) -> Reading:
     """The audit's reading of a fitted model, or :class:`UnsupportedModel`."""
     module = type(model).__module__
     if module.startswith("sklearn."):
-        return read_sklearn(model, classes, cuts)
-    if module.startswith(("lightgbm", "xgboost")):
+        reading = read_sklearn(model, classes, cuts)
+    elif module.startswith(("lightgbm", "xgboost")):
         from ensemble._audit_boosters import read_booster
 
-        return read_booster(model, classes, cuts)
-    return read_ours(model, classes)
+        reading = read_booster(model, classes, cuts)
+    else:
+        reading = read_ours(model, classes)
+    return replace(reading, predict_rank=_unnamed_rows(reading.predict_rank))
+
+
+def _unnamed_rows(predict_rank):
+    """``predict_rank`` without scikit-learn's warning that the probe arrays have no column names: the
+    audit builds them in the model's own column order (a model fitted on a DataFrame warned once per probe)."""
+    def predict(X):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            return predict_rank(X)
+
+    return predict
 
 
 def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: ArrayLike | None = None,

@@ -216,3 +216,25 @@ def test_command_line_exit_status(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "ensemble._cli", "audit", str(data), str(data)],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
+
+
+def test_models_fitted_on_named_columns_are_audited_without_warnings():
+    """Check that a model fitted on a DataFrame is audited (its probes are arrays in its column order) as the
+    same model fitted on an array, with no "valid feature names" warning per probe."""
+    import warnings
+
+    import pandas as pd
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 3))
+    y = np.digitize(X[:, 0] + X[:, 1] + 0.2 * rng.normal(size=300), [0.7, 1.0, 1.3])
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    for make in (lambda: DecisionTreeClassifier(random_state=0),
+                 lambda: ConsistentGradientBoostingClassifier(max_iter=20, random_state=0)):
+        named, plain = make().fit(frame, y), make().fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            report = audit(named, X, random_state=0)
+        expected = audit(plain, X, random_state=0)
+        assert (report.status, report.largest_jump, report.next_value_jumps) == \
+            (expected.status, expected.largest_jump, expected.next_value_jumps)
