@@ -91,6 +91,8 @@ def larger_trees(max_leaf_nodes: int | None, min_samples_leaf: int, total_weight
     if max_leaf_nodes is None or 2.0 * total_weight / 3.0 < (max_leaf_nodes + 1) * min_samples_leaf:
         return None
     return 2 * max_leaf_nodes + 1
+
+
 #: Trees per training row and the floor of :func:`small_data_cap`.
 TREES_PER_ROW, MIN_TREE_CAP = 5, 100
 
@@ -187,8 +189,8 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
         allow larger trees: :func:`larger_trees`) are chosen by 3-fold
         cross-validation (early stopping in each fold, at most ``max(100, 5 n_rows)``
         trees, the mean validation loss picks, the smaller trees and then the larger
-        rate on a tie) and the model is refitted on all rows, its cut points and probability scale
-        fitted on the out-of-fold values (measured in the Notes). ``True``: the
+        rate on a tie) and the model is refitted on all rows, its cut points and
+        probability scale fitted on the out-of-fold values (measured in the Notes). ``True``: the
         hold-out at any size (unstratified where the rows are too few);
         ``False``: ``max_iter`` trees, half-way cut points.
     validation_fraction : float, default=0.1
@@ -492,8 +494,9 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
 
         Every rate of :data:`RATE_FACTORS` (times ``learning_rate``), with ``max_leaf_nodes``
         leaves and then with :func:`larger_trees`, is boosted on the same folds; the mean
-        validation loss over the folds picks the rate, the size and the number of trees. The out-of-fold values of F at that choice are the held-out values on which
-        the cut points and the probability scale are fitted.
+        validation loss over the folds picks the rate, the size and the number of trees.
+        The out-of-fold values of F at that choice are the held-out values on which the
+        cut points and the probability scale are fitted.
         """
         from sklearn.model_selection import StratifiedKFold
 

@@ -260,7 +260,7 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
         return GapPairs(empty, empty, empty, empty, empty, empty, empty)
     cat = {k: np.concatenate(v) for k, v in parts.items()}
     # Every tree's leaf boxes and reach stacked, so each feature's pair boxes below are one
-    # gather (a loop over the trees cost a second on a model of 1,600 trees).
+    # gather (a loop over the trees took 0.2 s of 1.05 s on a model of 1,686 trees).
     node_start = np.cumsum([0] + [len(g[0]) for g in geometry])
     leaf_start = np.cumsum([0] + [len(g[1]) for g in geometry])
     leaf_row = np.concatenate([np.where(g[0] >= 0, g[0] + leaf_start[t], -1) for t, g in enumerate(geometry)])
