@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 
 from relabel._errors import TooManyRegionsError
 from relabel._features import check_categorical_features, check_resolution
-from relabel._grid import DataGrid
+from relabel._grid import DataGrid, grid_rule
 from relabel._guillotine import far_on_one_value, guillotine_tree, push_down
 from relabel._numba import compiled, float_array, index_array
 if TYPE_CHECKING:  # networkx is imported where a graph is built (0.06 s of every start-up otherwise)
@@ -365,26 +365,6 @@ def near_rule(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
     return np.all(np.where(categorical, gap < 0, gap <= resolution), axis=1)
 
 
-def grid_rule(lo_a, hi_a, lo_b, hi_b, grid, f, categorical):
-    """Whether boxes a and b are neighbours along feature f at the data's resolution, per pair.
-
-    Both half-open boxes hold points of one line parallel to f inside one closed gap
-    between consecutive training values of f (``grid``, a :class:`relabel.DataGrid`):
-    their intervals on f hold points of a common gap, and their intervals on every
-    other feature overlap with positive length (a line has one coordinate there,
-    which both half-open intervals must hold). A move of x_f inside that gap can then
-    go from one box to the other (docs/design.md section 13). Arrays of shape (P, d)
-    for the bounds; ``categorical`` is accepted for the signature's sake (every
-    other feature already asks an open overlap).
-    """
-    first_a, last_a = grid.interval_gaps(f, lo_a[:, f], hi_a[:, f])
-    first_b, last_b = grid.interval_gaps(f, lo_b[:, f], hi_b[:, f])
-    on_f = np.maximum(first_a, first_b) <= np.minimum(last_a, last_b)
-    others = np.maximum(lo_a, lo_b) < np.minimum(hi_a, hi_b)
-    others[:, f] = True
-    return on_f & np.all(others, axis=1)
-
-
 def _hierarchy_of(lower, upper):
     """The guillotine hierarchy of the regions, or None where their boxes have none."""
     try:
@@ -448,7 +428,8 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
     return a.astype(np.intp), b.astype(np.intp)
 
 
-def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=None, labels=None):
+def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=None, labels=None,
+                hierarchy=_hierarchy_of):
     """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
 
     Every box is dilated by r_f (a little more, so float rounding never loses a pair)
@@ -464,11 +445,12 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=N
 
     a, b = _candidate_pairs(lower, upper, lower - slack, upper + slack, categorical, max_edges, rule,
                             "at this resolution (use a smaller resolution)", wanted_pairs=wanted_pairs,
-                            labels=labels)
+                            labels=labels, hierarchy=hierarchy)
     return a, b, _face_flags(lower[a], upper[a], lower[b], upper[b])
 
 
-def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None, labels=None):
+def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None, labels=None,
+                hierarchy=_hierarchy_of):
     """Neighbour pairs ``(a, b, is_face)`` along some feature at the data's resolution (:func:`grid_rule`).
 
     For every feature f with a grid, every box is widened on f to the ends of the
@@ -478,7 +460,8 @@ def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None, l
     found_a, found_b = [], []
     features = [f for f in range(lower.shape[1]) if grid.values[f] is not None and not categorical[f]]
     # One hierarchy of the regions serves every feature's search.
-    hierarchy = _hierarchy_of(lower, upper) if features else None
+    if hierarchy is _hierarchy_of:
+        hierarchy = _hierarchy_of(lower, upper) if features else None
     for f in features:
         first, last = grid.interval_gaps(f, lower[:, f], upper[:, f])
         q_lo, q_hi = lower.copy(), upper.copy()
@@ -581,7 +564,9 @@ def adjacency_edges(
     bounds come from the same tree thresholds, snapped by :func:`fuse`). Per axis, the
     faces ending on each hyperplane are organised in a guillotine hierarchy and the
     faces starting there are pushed down it: about O(d (N + E) depth) for E edges,
-    near-linear and output-sensitive. The module docstring describes the search, its
+    near-linear and output-sensitive. With ``jumps_of`` and closure contacts, every
+    region's closed box is pushed down one guillotine hierarchy of the regions instead,
+    pruned by labels (the hierarchy the grid search shares). The module docstring describes the search, its
     fallback for arbitrary boxes, the resolution, the alias contacts of snapped float
     slivers (``FusedPartition.alias_*``) and the chunked ``max_edges`` guard, which
     only raises once more than ``max_edges`` true edges are in hand.
@@ -644,14 +629,21 @@ def adjacency_edges(
         def wanted_pairs(a, b):
             return np.abs(s_labels[a] - s_labels[b]) >= 2
 
+    hierarchy = _hierarchy_of
     if resolution.any():
         a, b, face = _near_pairs(s_lo, s_hi, s_res, s_cat, max_edges, wanted_pairs, s_labels)
+    elif labels is not None and contact == "closure":
+        # Looking for jumps, every region's closed box is pushed down one hierarchy of the regions,
+        # pruned by labels, which the search at the data's resolution below shares: cheaper than the
+        # per-hyperplane hierarchies of faces, which pay for finding every contact.
+        hierarchy = _hierarchy_of(s_lo, s_hi)
+        a, b, face = _near_pairs(s_lo, s_hi, s_res, s_cat, max_edges, wanted_pairs, s_labels, hierarchy)
     else:
         a, b, face, _ = _touching_pairs(s_lo, s_hi, face_only=contact == "face", max_edges=max_edges,
                                         categorical=s_cat, axes=range(s_lo.shape[1]), wanted_pairs=wanted_pairs,
                                         labels=s_labels)
     if grid is not None:
-        ga, gb, gface = _grid_pairs(s_lo, s_hi, s_grid, s_cat, max_edges, wanted_pairs, s_labels)
+        ga, gb, gface = _grid_pairs(s_lo, s_hi, s_grid, s_cat, max_edges, wanted_pairs, s_labels, hierarchy)
         a, b, face = np.concatenate((a, ga)), np.concatenate((b, gb)), np.concatenate((face, gface))
     if regions is not None:
         a, b = regions[a], regions[b]

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["DataGrid"]
+__all__ = ["DataGrid", "grid_rule"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -170,3 +170,23 @@ class DataGrid:
         low = np.concatenate(([-np.inf], v))
         high = np.concatenate((v, [np.inf]))
         return low[first], high[last]
+
+
+def grid_rule(lo_a, hi_a, lo_b, hi_b, grid, f, categorical):
+    """Whether boxes a and b are neighbours along feature f at the data's resolution, per pair.
+
+    Both half-open boxes hold points of one line parallel to f inside one closed gap
+    between consecutive training values of f (``grid``, a :class:`relabel.DataGrid`):
+    their intervals on f hold points of a common gap, and their intervals on every
+    other feature overlap with positive length (a line has one coordinate there,
+    which both half-open intervals must hold). A move of x_f inside that gap can then
+    go from one box to the other (docs/design.md section 13). Arrays of shape (P, d)
+    for the bounds; ``categorical`` is accepted for the signature's sake (every
+    other feature already asks an open overlap).
+    """
+    first_a, last_a = grid.interval_gaps(f, lo_a[:, f], hi_a[:, f])
+    first_b, last_b = grid.interval_gaps(f, lo_b[:, f], hi_b[:, f])
+    on_f = np.maximum(first_a, first_b) <= np.minimum(last_a, last_b)
+    others = np.maximum(lo_a, lo_b) < np.minimum(hi_a, hi_b)
+    others[:, f] = True
+    return on_f & np.all(others, axis=1)

@@ -196,10 +196,14 @@ def test_jumps_of_keeps_exactly_the_contacts_of_labels_two_apart(seed, option, k
         labels[changed] = rng.integers(0, 5, size=5)
     kwargs = {"categorical": dict(categorical_features=[2]), "resolution": dict(resolution=0.1),
               "grid": dict(grid=relabel.DataGrid.from_data(X))}.get(option, {})
-    full = relabel.adjacency_edges(partition, **kwargs).edges
-    far = full[np.abs(labels[full[:, 0]] - labels[full[:, 1]]) >= 2]
+    everything = relabel.adjacency_edges(partition, **kwargs)
+    full = everything.edges
+    two_apart = np.abs(labels[full[:, 0]] - labels[full[:, 1]]) >= 2
+    far = full[two_apart]
     assert far.shape[0] > 0  # the random labels leave jumps to find
-    assert relabel.adjacency_edges(partition, jumps_of=labels, **kwargs).edges.tolist() == far.tolist()
+    jumps = relabel.adjacency_edges(partition, jumps_of=labels, **kwargs)
+    assert jumps.edges.tolist() == far.tolist()
+    assert jumps.is_face.tolist() == everything.is_face[two_apart].tolist()  # the kind of contact, too
     assert relabel.adjacency_edges(partition, jumps_of=np.zeros(partition.n_regions, int), **kwargs).edges.shape[0] == 0
     with pytest.raises(ValueError, match="jumps_of must hold one label per region"):
         relabel.adjacency_edges(partition, jumps_of=labels[1:])
