@@ -191,7 +191,7 @@ def test_fit_on_a_dask_cluster_matches_the_local_fit():
     params = dict(n_estimators=6, group_size=3, random_state=7)
     local = OTreeBagger(n_jobs=1, **params).fit(X, y)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster):
         with joblib.parallel_backend("dask"):
             remote = OTreeBagger(n_jobs=-1, **params).fit(X, y)
     np.testing.assert_array_equal(remote.predict_proba(grid), local.predict_proba(grid))
