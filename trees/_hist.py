@@ -444,10 +444,10 @@ def _find_split(hist, n_bins, ok, closed, cst, g_sum, h_sum, count, lo, hi, l2, 
                     best_ml = side
     if best_f < 0:
         return best_gain, best_f, best_b, 0.0, 0.0, best_ml
-    _prefix_sums(hist[best_f], best_b + 1, below)
+    h = hist[best_f]
     m = n_bins[best_f]
-    g_left = below[0, best_b] + hist[best_f, m, 0] * best_ml
-    h_left = below[1, best_b] + hist[best_f, m, 1] * best_ml
+    g_left = _below(h, best_b, 0) + h[m, 0] * best_ml  # the sums the gains were computed from
+    h_left = _below(h, best_b, 1) + h[m, 1] * best_ml
     return (best_gain, best_f, best_b, _leaf_value(g_left, h_left, l2, lo, hi),
             _leaf_value(g_sum - g_left, h_sum - h_left, l2, lo, hi), best_ml)
 
