@@ -20,7 +20,7 @@ from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _next_tre
 from ensemble._boosting_loss import LOSSES, _NO_OUTPUT, _all_threshold_gradient, _loss_kernel, gradient_quanta, quantize
 from ensemble._thresholds import ThresholdBook
 from trees._hist import MIN_GAP_ULPS, Bins, HistTree, _bin_edges, _build_histogram, _find_split, _leaf_value
-from trees._hist import _partition, closed_cuts
+from trees._hist import _may_split, _partition, closed_cuts
 from trees.utils import resolve_monotonic_cst
 
 __all__ = ["fit_dask", "predict_dask"]
@@ -243,7 +243,7 @@ def _grow(shards, bins: Bins, kind: int, K: int, quanta, n_rows: int, model, blo
     candidates, n_nodes, n_leaves = [0], 1, 1
     while True:
         for node in candidates:
-            if depth[node] < max_depth and sums[node, 2] >= 2 * min_leaf:
+            if _may_split(node, depth, sums, max_depth, min_leaf):
                 found = _find_split(hist[node], bins.n_bins, ok, closed, cst, sums[node, 0], sums[node, 1],
                                     sums[node, 2], lo[node], hi[node], l2, min_leaf)
                 if found[1] >= 0:
@@ -276,8 +276,8 @@ def _grow(shards, bins: Bins, kind: int, K: int, quanta, n_rows: int, model, blo
         sums[rc] = sums[node] - sums[lc]
         n_leaves += 1
         # As the compiled loop: no histograms where neither child will be searched.
-        searched = n_leaves < max_leaves and any(depth[c] < max_depth and sums[c, 2] >= 2 * min_leaf
-                                                 for c in (lc, rc))
+        searched = n_leaves < max_leaves and (_may_split(lc, depth, sums, max_depth, min_leaf)
+                                              or _may_split(rc, depth, sums, max_depth, min_leaf))
         lefts = _call(shards, "split", node, int(f), int(b), int(bins.n_bins[f]), int(ml), lc, rc, searched)
         candidates = [lc, rc] if searched else []
         if searched:
