@@ -566,8 +566,8 @@ def adjacency_edges(
     faces starting there are pushed down it: about O(d (N + E) depth) for E edges,
     near-linear and output-sensitive. With ``jumps_of`` and closure contacts, every
     region's closed box is pushed down one guillotine hierarchy of the regions instead,
-    pruned by labels (the hierarchy the grid search shares). The module docstring describes the search, its
-    fallback for arbitrary boxes, the resolution, the alias contacts of snapped float
+    pruned by labels (the hierarchy the grid search shares). The module docstring
+    describes the search, its fallback for arbitrary boxes, the resolution, the alias contacts of snapped float
     slivers (``FusedPartition.alias_*``) and the chunked ``max_edges`` guard, which
     only raises once more than ``max_edges`` true edges are in hand.
 
