@@ -38,10 +38,9 @@ def oracle_impurity(criterion, counts, power=1.0, present=None):
     if criterion == "wig":
         if present is None:
             present = [c > 0 for c in counts]
-        mode = 0
-        for k in range(K):
-            if counts[k] > counts[mode]:  # strict: the lowest class wins ties
-                mode = k
+        # The lowest class within 1e-11 n of the largest count (docs/design.md section 3):
+        # a child's counts summed in another order must not move the mode.
+        mode = next(k for k in range(K) if counts[k] >= max(counts) - 1e-11 * n)
         dist = [abs(k - mode) ** power for k in range(K)]
         norm = sum(dist[u] for u in range(K) if present[u])
         if norm == 0:  # only the mode is present: every weight is 0
@@ -340,6 +339,23 @@ def test_zero_gain_split_does_not_depend_on_rounding(criterion):
     leaves = reference_tree(X[w > 0], y[w > 0], w[w > 0], 4, criterion, None, 2, 1, 0.0, 1.0)
     assert clf.get_n_leaves() == len(leaves) == 2
     assert clf.tree_.feature[0] == 1
+
+
+def test_wig_mode_ties_do_not_depend_on_rounding():
+    """Check that two equal class counts tie for wig's mode however the counts were summed.
+
+    A hypothesis example: the left child of x0 <= 0.375 in the root's right node holds
+    1.7 of class 1 and 1.7 of class 2, but its class-1 count came out as 2.2 - 0.5, an
+    ulp off 1.7; that ulp made class 2 the mode, raised the candidate's gain above the
+    exact best (x1 <= 0.125) and grew a fifth leaf.
+    """
+    rows = np.array([[2, 1], [0, 0], [2, 0], [0, 0], [0, 0], [1, 0], [1, 1]]) / 4.0
+    y = np.array([1, 2, 0, 2, 3, 2, 1])
+    w = np.array([0.5, 1.7, 1.0, 2.0, 1.0, 1.7, 1.7])
+    clf = OrdinalTreeClassifier(criterion="wig", classes=[0, 1, 2, 3]).fit(rows, y, sample_weight=w)
+    leaves = reference_tree(rows, y, w, 4, "wig", None, 2, 1, 0.0, 1.0)
+    assert clf.get_n_leaves() == len(leaves) == 4
+    np.testing.assert_allclose(clf.tree_.value[clf.apply(rows)], reference_values(leaves, rows), atol=1e-9)
 
 
 @given(

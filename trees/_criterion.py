@@ -25,7 +25,7 @@ from numba.extending import overload
 from numpy.typing import NDArray
 
 from trees._compile import compiled
-from trees.criteria import _CRITERIA, _LOG2, _Criterion
+from trees.criteria import _CRITERIA, _LOG2, MODE_RTOL, _Criterion
 
 __all__ = [
     "CriterionKernel",
@@ -200,16 +200,20 @@ def wig_norms(present, wig_weights):
 
 @compiled(inline=True)
 def _wig(v, norms, xlogx, log, wig_weights, use_table):
-    """Weights ``|k - mode|^a / norms[mode]`` (the lowest class is the mode on ties)."""
+    """Weights ``|k - mode|^a / norms[mode]`` (the lowest class is the mode on ties,
+    within ``MODE_RTOL``)."""
     K = v.shape[0]
     n = v[0]
-    mode = 0
     best = v[0]
     for k in range(1, K):
         n = n + v[k]
-        if v[k] > best:
-            mode = k
         best = max(best, v[k])
+    # Counts within MODE_RTOL of the node's weight tie: a child's counts are prefix sums
+    # or a parent's minus a sibling's, whose rounding must not pick the mode.
+    floor = best - MODE_RTOL * n
+    mode = 0
+    while mode < K - 1 and v[mode] < floor:
+        mode += 1
     acc_xlogx = 0.0
     acc_lin = 0.0
     for k in range(K):

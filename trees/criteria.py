@@ -32,6 +32,8 @@ from numpy.typing import ArrayLike, NDArray
 __all__ = ["CRITERIA", "impurity", "split_gain"]
 
 _LOG2 = np.log(2.0)
+# wig's mode: counts within this share of the node's weight tie (the lowest class wins).
+MODE_RTOL = 1e-11
 
 
 # The mass functions take the classes on the FIRST axis, ``counts[k]`` being an
@@ -81,13 +83,10 @@ def _mass_wig(counts: NDArray, n: NDArray, present: NDArray | None, power: float
     # with d_k = |k - m|^a and m the node's (lowest) mode.
     if present is None:
         present = counts > 0
-    # Running maximum: the first (lowest) class wins ties, like argmax.
-    mode = np.zeros(np.shape(n))
-    best = np.array(counts[0], dtype=np.float64)
-    for k in range(1, counts.shape[0]):
-        upd = counts[k] > best
-        np.copyto(mode, k, where=upd)
-        np.maximum(best, counts[k], out=best)
+    # The lowest class within MODE_RTOL * n of the largest count: a tie that rounding
+    # in the sums of the counts must not break.
+    floor = np.max(counts, axis=0) - MODE_RTOL * n
+    mode = np.argmax(counts >= floor, axis=0).astype(np.float64)
     norm = np.zeros_like(n)
     acc_xlogx = np.zeros_like(n)
     acc_lin = np.zeros_like(n)
