@@ -4,7 +4,8 @@ For every data set: CPU seconds of the default ``OTreeBagger()`` fit and of the
 paper's TreeBagger (``OTreeBagger.tree_bagger()``: full-depth Gini trees, majority
 vote, no relabelling, ``n_estimators`` the same), their ratio (target: within 5x),
 ``is_consistent()``'s seconds as a share of the fit (target: under 10%), test MAE of
-both, and the ``"auto"`` choices the default made. Data: the 12 shared sets on their
+both, the mean regions of a fused group and the share of them that hold no
+counted row, and the ``"auto"`` choices the default made. Data: the 12 shared sets on their
 first ``--splits`` hold-out splits, synthetic data (``make_ordinal_synthetic``,
 half the rows for training; ``--synthetic 20x1000 ...``), and the mixed shape of 700
 rows with 85 one-hot columns of 10 categorical variables and 6 continuous features
@@ -14,6 +15,7 @@ Run::
 
     python benchmarks/otreebagger_cost.py                      # 12 sets, split 0, mixed shape
     python benchmarks/otreebagger_cost.py --datasets none --synthetic 5x1000 100x20000
+    python benchmarks/otreebagger_cost.py --group-size 2       # the same with groups of 2 trees
     python benchmarks/otreebagger_cost.py --smoke              # seconds
 """
 
@@ -75,19 +77,22 @@ def main(argv=None) -> None:
     parser.add_argument("--synthetic", nargs="*", default=[], help="DxN sizes, e.g. 20x1000")
     parser.add_argument("--mixed", type=int, default=700, help="rows of the mixed 91-column shape (0: none)")
     parser.add_argument("--n-estimators", type=int, default=100)
+    parser.add_argument("--group-size", type=int, default=None,
+                        help="trees per fused group (default: OTreeBagger's default)")
     parser.add_argument("--smoke", action="store_true",
                         help="ESL (if the shared folder is there) and two small shapes, 6 trees: seconds")
     args = parser.parse_args(argv)
     if args.smoke:
         args.datasets = smoke_shared(["ESL"]) or ["none"]
         args.synthetic, args.mixed, args.n_estimators = ["6x200"], 100, 6
+    sizes = {} if args.group_size is None else {"group_size": args.group_size}
     print(f"{'data':<22}{'fit s':>8}{'TB s':>8}{'ratio':>7}{'check %':>9}{'MAE':>7}{'TB MAE':>8}"
-          f"{'notion':>11}  choices", flush=True)
+          f"{'notion':>11}{'regions':>9}{'empty':>7}  choices", flush=True)
     ratios, maes, tb_maes = [], [], []
     for label, X, y, X_test, y_test in _sets(args):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model, fit = _cpu(OTreeBagger(n_estimators=args.n_estimators, random_state=0, n_jobs=1).fit, X, y)
+            model, fit = _cpu(OTreeBagger(n_estimators=args.n_estimators, random_state=0, n_jobs=1, **sizes).fit, X, y)
             ok, check = _cpu(model.is_consistent)
             baseline, fit_tb = _cpu(OTreeBagger.tree_bagger(n_estimators=args.n_estimators, random_state=0,
                                                             n_jobs=1).fit, X, y)
@@ -95,11 +100,15 @@ def main(argv=None) -> None:
         mae_tb = float(np.mean(np.abs(baseline.predict(X_test) - y_test)))
         choices = {k: getattr(model, k) for k in ("score_model_", "residual_axes_", "monotonic_space_")
                    if getattr(model, k, None) is not None}
+        # The relabelling's size: regions per fused group, and the share that holds no counted row.
+        regions = np.mean([i["n_regions"] for i in model.groups_info_]) if model.groups_info_ else 0.0
+        empty = sum(i["n_empty"] for i in model.groups_info_) / max(sum(i["n_regions"] for i in model.groups_info_), 1)
         ratios.append(fit / max(fit_tb, 1e-9))
         maes.append(mae)
         tb_maes.append(mae_tb)
         print(f"{label:<22}{fit:>8.1f}{fit_tb:>8.1f}{ratios[-1]:>7.1f}{100 * check / max(fit, 1e-9):>8.1f}%"
-              f"{mae:>7.3f}{mae_tb:>8.3f}{str(model.consistency_notion_ if ok else 'FAILED'):>11}  "
+              f"{mae:>7.3f}{mae_tb:>8.3f}{str(model.consistency_notion_ if ok else 'FAILED'):>11}"
+              f"{regions:>9.0f}{100 * empty:>6.0f}%  "
               f"{' '.join(f'{v}' for v in choices.values())}", flush=True)
     if maes:
         print(f"{'mean':<22}{'':>8}{'':>8}{np.mean(ratios):>7.1f}{'':>9}{np.mean(maes):>7.3f}{np.mean(tb_maes):>8.3f}"
