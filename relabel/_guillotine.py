@@ -129,12 +129,20 @@ def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n
             leaf[node] = orders[0, first]
         elif size > 1:
             # The most balanced cut, then the lowest feature, then the lowest position.
+            # A scan stops where no later cut can be strictly better: past the middle once
+            # the imbalance reaches the best, and everywhere once the best is size % 2
+            # (the least possible); the choice is that of the full scan.
             best_imbalance = size + 1
             best_feature = -1
             best_cut = -1
+            least = size % 2
             for f in range(n_features):
+                if best_imbalance == least:
+                    break
                 running = -np.inf
                 for i in range(size - 1):
+                    if 2 * (i + 1) - size >= best_imbalance:
+                        break
                     hi = upper[orders[f, first + i], f]
                     if hi > running:
                         running = hi

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relabel import TooManyRegionsError
+from relabel import TooManyRegionsError, fuse
 from relabel._guillotine import guillotine_tree, push_down
 from trees import OrdinalTreeClassifier, leaf_boxes
 
@@ -105,3 +105,47 @@ def test_guillotine_refuses_a_pinwheel():
     pinwheel = np.array([[0, 0, 2, 1], [2, 0, 3, 2], [1, 2, 3, 3], [0, 1, 1, 3], [1, 1, 2, 2]], dtype=float)
     with pytest.raises(ValueError, match=r"boxes_list\[3\] is not the leaf partition of a tree"):
         guillotine_tree(pinwheel[:, :2], pinwheel[:, 2:], name="boxes_list[3]")
+
+
+def _leaves_under(hierarchy, node):
+    stack, found = [node], []
+    while stack:
+        v = stack.pop()
+        if hierarchy.left[v] >= 0:
+            stack += [hierarchy.left[v], hierarchy.right[v]]
+        else:
+            found.append(int(hierarchy.leaf[v]))
+    return set(found)
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4))
+def test_every_cut_is_the_most_balanced_then_lowest_feature_then_lowest_position(seed, n_features):
+    """Check each node's cut against every guillotine cut of its boxes, found by brute force.
+
+    The rule keeps the hierarchy shallow (pushes cost its depth); the kernel stops its
+    scans early where no later cut can win, which must not change the choice.
+    """
+    lower, upper, rng = tree_leaves(seed, n_features)
+    if seed % 3 == 0:  # a fused partition of two trees: cuts of both in every node
+        other_lower, other_upper, _ = tree_leaves(seed + 1, n_features)
+        part = fuse([(np.arange(lower.shape[0]), lower, upper),
+                     (np.arange(other_lower.shape[0]), other_lower, other_upper)])
+        lower, upper = part.lower, part.upper
+    hierarchy = guillotine_tree(lower, upper)
+    for node in np.flatnonzero(hierarchy.left >= 0):
+        boxes = np.array(sorted(_leaves_under(hierarchy, node)))
+        size = boxes.shape[0]
+        best = None
+        for f in range(n_features):
+            for t in np.unique(lower[boxes, f][np.isfinite(lower[boxes, f])]):
+                left = upper[boxes, f] <= t
+                if left.all() or not left.any() or not (left | (lower[boxes, f] >= t)).all():
+                    continue
+                key = (abs(2 * int(left.sum()) - size), f, int(left.sum()))
+                if best is None or key < best[0]:
+                    best = (key, t, set(boxes[left].tolist()))
+        assert best is not None
+        (_, f, _), t, left_set = best
+        assert hierarchy.feature[node] == f
+        assert hierarchy.threshold[node] == t
+        assert _leaves_under(hierarchy, hierarchy.left[node]) == left_set
