@@ -193,10 +193,13 @@ def _leaf_prior(partition, counts: NDArray[np.float64]) -> NDArray[np.float64]:
     empty = counts.sum(axis=1) == 0
     if not empty.any():
         return prior
+    held = np.flatnonzero(~empty)
     for keys in partition.keys.T:
-        # A leaf's counts are the sum of its regions' counts.
-        leaf = np.zeros((int(keys.max()) + 1, counts.shape[1]))
-        np.add.at(leaf, keys, counts)
+        # A leaf's counts are the sum of its regions' counts (in region order, as np.add.at
+        # sums; bincount over the regions that hold rows is many times faster).
+        n_leaves = int(keys.max()) + 1
+        leaf = np.column_stack([np.bincount(keys[held], weights=counts[held, k], minlength=n_leaves)
+                                for k in range(counts.shape[1])])
         prior[empty] += PRIOR_WEIGHT * leaf[keys[empty]]
     return prior
 
