@@ -127,7 +127,7 @@ def test_every_cut_is_the_most_balanced_then_lowest_feature_then_lowest_position
     """
     lower, upper, rng = tree_leaves(seed, n_features)
     if seed % 3 == 0:  # a fused partition of two trees: cuts of both in every node
-        other_lower, other_upper, _ = tree_leaves(seed + 1, n_features)
+        other_lower, other_upper, _ = tree_leaves((seed + 1) % 2**32, n_features)
         part = fuse([(np.arange(lower.shape[0]), lower, upper),
                      (np.arange(other_lower.shape[0]), other_lower, other_upper)])
         lower, upper = part.lower, part.upper
