@@ -34,7 +34,7 @@ from ensemble._forest_trees import _OutOfBag, _TreeJob, _Voter, _data_in_space, 
 from ensemble._sums import SumOfTrees
 from ensemble._spaces import GroupSpace
 from ensemble._monotone import isotonic_leaf_values
-from ensemble._thresholds import (Gaps, Ranks, separate_thresholds, set_thresholds,
+from ensemble._thresholds import (RANK_GAP_ULPS, Gaps, Ranks, separate_thresholds, set_thresholds,
                                   spread_thresholds, thresholds_of, warn_crowded)
 from ensemble._parallel import run_jobs
 from ensemble._resolution import capped_leaf_values, one_threshold_per_gap
@@ -514,7 +514,8 @@ default="squared_error"
         keep = slice(None) if data.sample_weight is None else data.sample_weight > 0
         # Trees grow on the ranks of the training values (units do not matter); thresholds
         # go into the float64 gaps between the raw values of the rows of positive weight.
-        ranks = Ranks.fit(data.X[keep])
+        # Values too close for many distinct thresholds share a rank: no tree splits between them.
+        ranks = Ranks.fit(data.X[keep], min_gap_ulps=RANK_GAP_ULPS)
         warn_crowded(self, ranks.crowded(), data.categorical)
         X_fit = ranks.transform(data.X)
         if self.criterion != "squared_error":

@@ -443,3 +443,52 @@ def test_resolution_too_coarse_falls_back_to_pointwise_consistency():
     assert fine.is_consistent(resolution=0.0002) and fine.is_consistent()
     with pytest.raises(ValueError, match="resolution"):
         ConsistentForestClassifier(resolution=[-1.0, 0.1]).fit(X, y)
+
+
+def test_values_too_close_for_many_thresholds_share_a_rank_and_the_forest_is_certified():
+    """Check that training values closer than RANK_GAP_ULPS ulps count as one value for the forest.
+
+    Feature 0 is 1e9 plus consecutive float64 steps, the class changing half-way: every
+    tree wants the same one-ulp gap, where float64 has no second threshold, so the
+    trees shared it and the default forest was not certified (bound over 1, at the
+    cap of trees). Now the values share a rank: no tree splits between them, and the
+    forest is certified, splitting feature 1 (in ordinary units) instead.
+    """
+    from ensemble._thresholds import RANK_GAP_ULPS
+
+    rng = np.random.RandomState(0)
+    n = 300
+    steps = rng.randint(0, 40, size=n)
+    X = np.column_stack([1e9 + steps * np.spacing(1e9), rng.uniform(size=n)])
+    y = (steps >= 20).astype(int) + (X[:, 1] > 0.5).astype(int) + (X[:, 1] > 0.8).astype(int)
+    with pytest.warns(UserWarning, match=r"feature\(s\) 0: training values closer than 64 units"):
+        model = ConsistentForestClassifier(random_state=0).fit(X, y)
+    assert model.is_consistent() and model.consistency_bound_ <= 1
+    assert model.threshold_multiplicity_.max() == 1
+    values = np.unique(X[:, 0])
+    close = np.diff(values) <= RANK_GAP_ULPS * np.spacing(values[1:])
+    for tree in model.estimators_:
+        s = tree.tree_
+        on_0 = (np.asarray(s.children_left) >= 0) & (np.asarray(s.feature) == 0)
+        gap = np.searchsorted(values, np.asarray(s.threshold)[on_0], side="right")  # between values[gap - 1], values[gap]
+        assert not np.any(close[gap[(gap > 0) & (gap < values.shape[0])] - 1])
+
+
+def test_ranks_merge_only_values_closer_than_the_gap():
+    """Check Ranks' codes against ranks of distinct values, with and without close values merged."""
+    from ensemble._thresholds import Ranks
+
+    rng = np.random.RandomState(1)
+    v = np.sort(rng.uniform(size=50))
+    X = np.concatenate([v, v[[3, 10]] + 2 * np.spacing(v[[3, 10]])])[:, None]  # two values 2 ulps off
+    plain, merged = Ranks.fit(X), Ranks.fit(X, min_gap_ulps=4)
+    distinct = np.unique(X[:, 0])
+    np.testing.assert_array_equal(plain.transform(X)[:, 0], np.searchsorted(distinct, X[:, 0]))
+    codes = merged.transform(X)[:, 0]
+    assert merged.crowded().tolist() == [0] and plain.crowded().tolist() == []
+    assert np.unique(codes).shape[0] == 50  # the two pairs share codes
+    assert codes[50] == codes[3] and codes[51] == codes[10]
+    # Order kept; a value between two training values takes the code of the larger.
+    between = (v[:-1] + v[1:]) / 2
+    np.testing.assert_array_equal(merged.transform(between[:, None])[:, 0], merged.transform(v[1:, None])[:, 0])
+    assert merged.transform(np.array([[2.0]]))[0, 0] == codes.max() + 1

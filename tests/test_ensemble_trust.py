@@ -351,5 +351,5 @@ def test_values_float64_barely_separates_are_named():
     """Check that a feature whose training values are a few ulps apart (1e9 + tiny x) is named in a warning."""
     X, y = _data(200, 3)
     X[:, 1] = 1e9 + X[:, 1] * 1e-6
-    with pytest.warns(UserWarning, match=r"feature\(s\) 1: two training values are at most 4 ulps apart"):
+    with pytest.warns(UserWarning, match=r"feature\(s\) 1: training values closer than 64 units in the last place"):
         ConsistentForestClassifier(n_estimators=20, random_state=0).fit(X, y)
