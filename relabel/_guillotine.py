@@ -98,8 +98,13 @@ def guillotine_tree(lower: ArrayLike, upper: ArrayLike, groups: ArrayLike | None
     # (ties in input order): a stable sort by (group, lower).
     orders = index_array(np.argsort(groups[by_lower], axis=1, kind="stable"))
     orders = index_array(np.take_along_axis(by_lower, orders, axis=1))
+    # Features that may still cut a node's boxes (the roots: all), and a row of ``orders``
+    # kept sorted for each node (its parent's cut feature).
+    active = np.zeros((n_nodes, n_features), dtype=np.bool_)
+    active[:n_roots] = True
+    row_of = np.zeros(n_nodes, dtype=np.int64)
     ok = _guillotine_kernel(lower, upper, start, count, orders, np.zeros(n_leaves, dtype=np.bool_),
-                            np.empty(n_leaves, dtype=np.int64), n_roots, *hierarchy)
+                            np.empty(n_leaves, dtype=np.int64), n_roots, active, row_of, *hierarchy)
     if not ok:
         raise ValueError(
             f"{name} is not the leaf partition of a tree: some boxes "
@@ -109,14 +114,17 @@ def guillotine_tree(lower: ArrayLike, upper: ArrayLike, groups: ArrayLike | None
 
 
 @compiled
-def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n_roots,
+def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n_roots, active, row_of,
                        feature, threshold, left, right, leaf):
     """Fill the hierarchy of :func:`guillotine_tree`; False when a node has no cut.
 
     Node ``v`` holds the boxes ``orders[f, start[v]:start[v] + count[v]]``, sorted there
-    by their lower bound on f (ties in input order) for every f; the roots' ranges are
-    given. A split partitions every row's range stably, so nothing is sorted twice:
-    O(d L) per level after one sort.
+    by their lower bound on f (ties in input order) for every f with ``active[v, f]``,
+    and in row ``row_of[v]``; the roots' ranges are given. A split partitions every
+    active row's range stably, so nothing is sorted twice: O(d L) per level after one
+    sort. A feature on which all of a node's boxes have one interval has no cut there
+    nor below: its row is left as it is for the whole subtree (most features of a
+    deep node of a fused partition).
     """
     n_features = lower.shape[1]
     next_node = n_roots
@@ -126,7 +134,7 @@ def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n
         size = count[node]
         first = start[node]
         if size == 1:
-            leaf[node] = orders[0, first]
+            leaf[node] = orders[row_of[node], first]
         elif size > 1:
             # The most balanced cut, then the lowest feature, then the lowest position.
             # A scan stops where no later cut can be strictly better: past the middle once
@@ -139,6 +147,8 @@ def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n
             for f in range(n_features):
                 if best_imbalance == least:
                     break
+                if not active[node, f]:
+                    continue
                 running = -np.inf
                 for i in range(size - 1):
                     if 2 * (i + 1) - size >= best_imbalance:
@@ -161,19 +171,33 @@ def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n
             left[node] = next_node
             right[node] = next_node + 1
             n_left = best_cut + 1
+            row_of[next_node] = row_of[next_node + 1] = best_feature
             for f in range(n_features):
+                if not active[node, f]:
+                    continue
                 w_left = 0
                 w_right = n_left
+                # Whether each side's boxes all have the interval of its first box on f.
+                lo_l = lower[orders[best_feature, first], f]
+                hi_l = upper[orders[best_feature, first], f]
+                lo_r = lower[orders[best_feature, first + n_left], f]
+                hi_r = upper[orders[best_feature, first + n_left], f]
+                varies_l = False
+                varies_r = False
                 for i in range(size):
                     m = orders[f, first + i]
                     if goes_left[m]:
                         scratch[w_left] = m
                         w_left += 1
+                        varies_l |= (lower[m, f] != lo_l) | (upper[m, f] != hi_l)
                     else:
                         scratch[w_right] = m
                         w_right += 1
+                        varies_r |= (lower[m, f] != lo_r) | (upper[m, f] != hi_r)
                 for i in range(size):
                     orders[f, first + i] = scratch[i]
+                active[next_node, f] = varies_l
+                active[next_node + 1, f] = varies_r
             start[next_node] = first
             count[next_node] = n_left
             start[next_node + 1] = first + n_left

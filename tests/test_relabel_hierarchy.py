@@ -131,6 +131,9 @@ def test_every_cut_is_the_most_balanced_then_lowest_feature_then_lowest_position
         part = fuse([(np.arange(lower.shape[0]), lower, upper),
                      (np.arange(other_lower.shape[0]), other_lower, other_upper)])
         lower, upper = part.lower, part.upper
+    # In shuffled order: a tree's leaves come in the order of its cuts, which hides a stale row.
+    order = rng.permutation(lower.shape[0])
+    lower, upper = lower[order], upper[order]
     hierarchy = guillotine_tree(lower, upper)
     for node in np.flatnonzero(hierarchy.left >= 0):
         boxes = np.array(sorted(_leaves_under(hierarchy, node)))
@@ -149,3 +152,15 @@ def test_every_cut_is_the_most_balanced_then_lowest_feature_then_lowest_position
         assert hierarchy.feature[node] == f
         assert hierarchy.threshold[node] == t
         assert _leaves_under(hierarchy, hierarchy.left[node]) == left_set
+    # Every leaf names the box a point of that box reaches (x <= threshold goes left).
+    inside = np.zeros_like(lower)
+    has_lo, has_hi = np.isfinite(lower), np.isfinite(upper)
+    inside[has_lo & has_hi] = lower[has_lo & has_hi] / 2 + upper[has_lo & has_hi] / 2
+    inside[has_hi & ~has_lo] = upper[has_hi & ~has_lo] - 1
+    inside[has_lo & ~has_hi] = lower[has_lo & ~has_hi] + 1
+    for box in range(lower.shape[0]):
+        node = 0
+        while hierarchy.left[node] >= 0:
+            goes_left = inside[box, hierarchy.feature[node]] <= hierarchy.threshold[node]
+            node = hierarchy.left[node] if goes_left else hierarchy.right[node]
+        assert hierarchy.leaf[node] == box
