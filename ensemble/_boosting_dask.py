@@ -19,7 +19,7 @@ from ensemble._base import categorical_mask, feature_resolution, monotonic_array
 from ensemble._boosting_steps import _UNIT, _Budget, _add_leaf_values, _next_tree
 from ensemble._boosting_loss import LOSSES, _NO_OUTPUT, _all_threshold_gradient, _loss_kernel, gradient_quanta, quantize
 from ensemble._thresholds import ThresholdBook
-from trees._hist import MIN_GAP_ULPS, Bins, HistTree, _bin_edges, _build_histogram, _find_split, _leaf_value
+from trees._hist import Bins, HistTree, _bin_edges, _build_histogram, _find_split, _gap_room, _leaf_value
 from trees._hist import _may_split, _partition, closed_cuts
 from trees.utils import resolve_monotonic_cst
 
@@ -85,7 +85,7 @@ def _final_bins(summaries: list, ranges: list, starts: list, max_bins: int) -> t
     for f in range(d):
         k = starts[f].shape[0]
         top, bottom = hi[f, :k], lo[f, 1:k + 1]  # largest of bin b, smallest of bin b + 1
-        roomy = (bottom - top) > MIN_GAP_ULPS * np.spacing(np.maximum(np.abs(top), np.abs(bottom)))
+        roomy = (bottom - top) > _gap_room(top, bottom)
         if not roomy.all() or any(_close_values(s["values"][f]) for s in summaries):
             merged.append(f)
         keep = np.flatnonzero(roomy)
@@ -101,8 +101,7 @@ def _final_bins(summaries: list, ranges: list, starts: list, max_bins: int) -> t
 def _close_values(values: NDArray) -> bool:
     if values.shape[0] < 2:
         return False
-    scale = np.maximum(np.abs(values[1:]), np.abs(values[:-1]))
-    return bool(np.any(np.diff(values) <= MIN_GAP_ULPS * np.spacing(scale)))
+    return bool(np.any(np.diff(values) <= _gap_room(values[:-1], values[1:])))
 
 
 def _candidate_starts(summaries: list, d: int, max_bins: int) -> list:

@@ -23,6 +23,7 @@ import relabel
 from ensemble._base import draw_in_gaps
 from ensemble._certificates import split_thresholds, threshold_clusters, tree_nodes
 from trees import OrdinalTreeClassifier
+from trees._hist import _gap_room
 
 __all__ = ["Gaps", "Ranks", "ThresholdBook", "float32_margins", "separate_thresholds", "set_thresholds",
            "spread_thresholds", "thresholds_of", "warn_crowded"]
@@ -103,8 +104,7 @@ class Ranks:
             v = np.unique(column[~np.isnan(column)])  # a missing value is no rank: it stays NaN
             starts = np.ones(v.shape[0], dtype=bool)
             if min_gap_ulps and v.shape[0] > 1:
-                room = min_gap_ulps * np.spacing(np.maximum(np.abs(v[1:]), np.abs(v[:-1])))
-                starts[1:] = ~(np.diff(v) <= room)  # an infinite neighbour (no spacing) starts a rank
+                starts[1:] = ~(np.diff(v) <= _gap_room(v[:-1], v[1:], min_gap_ulps))  # an infinite end starts a rank
             rank = np.cumsum(starts) - 1
             n_ranks = int(rank[-1]) + 1 if v.shape[0] else 0
             code = cls._code(np.append(rank, n_ranks), n_ranks)

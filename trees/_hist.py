@@ -55,6 +55,12 @@ class Bins(NamedTuple):
     has_missing: NDArray[np.bool_]
 
 
+def _gap_room(lower: NDArray[np.float64], upper: NDArray[np.float64], ulps: int = MIN_GAP_ULPS) -> NDArray[np.float64]:
+    """``ulps`` units in the last place of the larger magnitude of each gap's ends ``(lower, upper)``:
+    a gap no wider has no room for the distinct thresholds of many trees (NaN at an infinite end)."""
+    return ulps * np.spacing(np.maximum(np.abs(lower), np.abs(upper)))
+
+
 def _bin_edges(distinct: NDArray[np.float64], counts: NDArray[np.int64], max_bins: int) -> NDArray[np.int64]:
     """Index of the first distinct value of every bin after the first (equal-count bins).
 
@@ -62,8 +68,7 @@ def _bin_edges(distinct: NDArray[np.float64], counts: NDArray[np.int64], max_bin
     the feature. Distinct values closer than :data:`MIN_GAP_ULPS` ulps never start a bin.
     """
     m = distinct.shape[0]
-    scale = np.maximum(np.abs(distinct[1:]), np.abs(distinct[:-1]))
-    roomy = np.diff(distinct) > MIN_GAP_ULPS * np.spacing(scale)
+    roomy = np.diff(distinct) > _gap_room(distinct[:-1], distinct[1:])
     candidates = np.flatnonzero(roomy) + 1  # distinct values that may start a bin
     if candidates.shape[0] + 1 <= max_bins:
         return candidates
@@ -140,8 +145,7 @@ def bin_features(X: ArrayLike, max_bins: int = 255, sample_weight: ArrayLike | N
             binned[:, f] = np.where(present, 0, 1)
             continue
         starts = _bin_edges(distinct, counts, int(max_bins) - int(has_missing[f] and max_bins == 256))
-        scale = np.maximum(np.abs(distinct[1:]), np.abs(distinct[:-1]))
-        if np.any(np.diff(distinct) <= MIN_GAP_ULPS * np.spacing(scale)):
+        if np.any(np.diff(distinct) <= _gap_room(distinct[:-1], distinct[1:])):
             merged.append(f)
         bin_of = np.zeros(distinct.shape[0], dtype=np.int64)
         bin_of[starts] = 1
