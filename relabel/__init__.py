@@ -8,6 +8,8 @@ The pipeline of docs/design.md section 4, on boxes and counts only (no tree code
 - :func:`adjacency_edges` / :func:`adjacency_graph` find the touching regions (with
   categorical features and a resolution, docs/design.md sections 4b-4c);
 - :func:`monotone_pairs` orders the regions along monotone-constrained features;
+- :func:`move_pairs` finds the regions one bounded move can join (the data's resolution
+  in a projected space, docs/design.md section 13);
 - :meth:`ConsistencyProblem.from_counts` builds the ILP of Sousa & Cardoso (2011);
 - :func:`solve` runs one of :data:`SOLVERS` (exact graph cut, CBC, CP-SAT);
 - :func:`is_consistent` / :func:`violating_edges` and :func:`is_monotone` /
@@ -49,6 +51,7 @@ from relabel._fusion import SNAP_ULPS, FusedPartition, fuse, region_counts, snap
 from relabel._geometry import region_polygons
 from relabel._grid import DataGrid
 from relabel._monotone_pairs import monotone_pairs
+from relabel._moves import move_pairs
 from relabel._guillotine import Hierarchy, guillotine_tree, push_down
 from relabel._numba import compiled
 from relabel._problem import ConsistencyProblem, absolute_loss
@@ -88,6 +91,7 @@ __all__ = [
     "is_consistent",
     "is_monotone",
     "monotone_pairs",
+    "move_pairs",
     "pair_violations",
     "push_down",
     "region_counts",
