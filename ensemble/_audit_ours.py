@@ -160,6 +160,9 @@ def read_ours(model: Any, classes: Any) -> Reading:
             # Boxes of a projected space are not boxes of x: only the per-voter proof reads them.
             extra = dict(projected=True, voter_movable=[~categorical if p[2] is None else p[2] for p in parts],
                          thresholds=[np.empty(0) for _ in range(d)])
+            if all(g.space is None or g.space.is_identity or g.space.ranks is not None for g in model.groups_):
+                # Rank-mapped spaces: the model's certificate covers the float evaluation of every map.
+                extra["certify"] = lambda notion: bool(model.is_consistent(notion=notion))
         return _voters(model, [p[0] for p in parts], [p[1] for p in parts], model._vote, **extra)
     if isinstance(model, OrdinalTreeClassifier):
         d = int(model.n_features_in_)

@@ -75,6 +75,9 @@ class Reading:
     # with these movable axes, and ``thresholds`` are unknown in x (empty).
     projected: bool = False
     voter_movable: list | None = None
+    # Projected voters read through rank maps: the model's own certificate of a notion, exact in
+    # floats (docs/design.md section 13, Theorem 13.3); None where no such certificate exists.
+    certify: Callable[[str], bool] | None = None
 
     def __post_init__(self):
         if self.categorical is None:

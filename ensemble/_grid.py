@@ -253,8 +253,9 @@ def _tree_lines(estimator: Any) -> list | None:
 
     groups = getattr(estimator, "groups_", None)
     if groups is not None and all(hasattr(g, "trees") for g in groups):
-        if any(getattr(getattr(g, "space", None), "additive", None) is not None for g in groups):
-            return None  # an additive score's level sets are curves: the walk bisects instead
+        if any(getattr(getattr(g, "space", None), "additive", None) is not None
+               or getattr(getattr(g, "space", None), "ranks", None) is not None for g in groups):
+            return None  # a score's level sets are curves, ranks bend lines: the walk bisects instead
         for group in groups:
             space = getattr(group, "space", None)
             for tree in group.trees:

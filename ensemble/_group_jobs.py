@@ -9,7 +9,6 @@ selection module (:mod:`ensemble._selection`).
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -18,9 +17,14 @@ from numpy.typing import NDArray
 from ensemble._base import TreeSpec
 from ensemble._groups import _group_votes, _GroupJob
 from ensemble._selection import CHOICES, HeldOut, held_out_folds, select
+from ensemble._rank_map import RankMap
 from ensemble._voting import VOTES
 
 __all__ = ["GroupJobs"]
+
+#: Continuous features with at most this many distinct training values keep their own axes
+#: in a projected space at the data's resolution (:meth:`GroupJobs._coarse`).
+COARSE_VALUES = 2
 
 
 def _monotonic_space(job: "_GroupJob") -> str | None:
@@ -55,17 +59,14 @@ class GroupJobs:
         self._consistency = self._resolve_consistency(continuous)
         # "auto": the additive space from 3 continuous features (it beat both the features and
         # PLS on the shared 4-feature sets: otreebagger_levers.py --decompose, additive_space.py);
-        # 2D data keeps the paper's own space. Consistency at the data's resolution is certified
-        # on the features' own axes only (docs/design.md section 13): "auto" keeps them then.
-        auto = self.projection == "auto" and self.relabel and self._consistency != "data"
-        if self._consistency == "data" and self.relabel and self.projection in ("pls", "additive"):
-            warnings.warn(f"projection={self.projection!r} cannot be certified at the data's resolution (a move "
-                          "of one feature moves every component it enters): the model is certified pointwise "
-                          "only (consistency_notion_); use projection='none' or 'auto' for the data's resolution",
-                          UserWarning, stacklevel=4)
+        # 2D data keeps the paper's own space. At the data's resolution the features' own axes
+        # stay up to four continuous features (where they fuse in few enough dimensions, and
+        # the models of the release before projected spaces were certified there stay the same);
+        # beyond, a projected space reads the features' ranks (docs/design.md section 13).
+        auto = self.projection == "auto" and self.relabel and (self._consistency != "data" or continuous > 4)
         additive = self.projection == "additive" or (auto and continuous > 2)
         if additive and continuous >= 2:
-            return self._additive_job(data)
+            return self._with_ranks(data, self._additive_job(data))
         project = self.projection == "pls" or (auto and projectable.shape[0] >= 2 and continuous > 4)
         n_constrained = 0 if monotone is None else int(np.count_nonzero(monotone))
         n_free = self.n_components
@@ -80,14 +81,29 @@ class GroupJobs:
         elif n_constrained:
             # Each constrained feature keeps its own axis, in a component's place.
             n_free = max(1, self.n_components - n_constrained)
-        return _GroupJob(
+        return self._with_ranks(data, _GroupJob(
             **self._job_settings(data),
             projected=projectable,
             kept=np.flatnonzero(kept) if project else np.arange(data.n_features),
             # The constrained features take components' places, so monotone groups fuse in as
             # few dimensions as free ones (3 PLS + 3 constrained axes fused ~10x slower, no better).
             n_components=n_free,
-        )
+        ))
+
+    def _with_ranks(self, data, job: _GroupJob) -> _GroupJob:
+        """``job`` with the rank map of its projected space (relabelled groups only).
+
+        Every continuous feature the space reads goes through its ranks among the
+        training values (:class:`ensemble._space_moves.RankMap`), so a move inside one
+        gap is one rank unit and the map is bounded: the certificates of both notions
+        then hold in floats (docs/design.md section 13, "Projected spaces").
+        """
+        if not self.relabel or data.grid is None or (job.projected.shape[0] == 0 and job.projection != "additive"):
+            return job
+        read = set(job.projected.tolist()) | set(job.kept.tolist())
+        if job.score_features is not None:
+            read |= set(job.score_features.tolist())
+        return replace(job, ranks=RankMap.from_grid(data.grid, np.array(sorted(read), dtype=np.intp)))
 
     def _additive_job(self, data) -> _GroupJob:
         """The group job of the additive space: every continuous feature in the score, PLS on the free ones.
@@ -99,6 +115,8 @@ class GroupJobs:
         monotone = data.monotonic
         continuous = ~data.categorical
         free = continuous if monotone is None else continuous & (monotone == 0)
+        coarse = self._coarse(data) & free
+        free = free & ~coarse
         projected = np.flatnonzero(free)
         axes = self.space_params_["residual_axes"]
         if self.n_components < 2 or projected.shape[0] == 0:
@@ -110,8 +128,13 @@ class GroupJobs:
                 raise ValueError("score_model='kernel' cannot follow monotonic_cst: a kernel score has no "
                                  "certified direction; use score_model='additive' or 'auto'")
             model = "additive"  # its constrained curves are the constrained features' monotone index
+        elif model == "auto" and self._consistency == "data":
+            # A kernel score's certified swing inside one gap is its Lipschitz bound, which
+            # ignores the kernels' cancellation (housing10: 5 to 2,700 score units per rank,
+            # on a score that spans 10): at the data's resolution it would pair every region.
+            model = "additive"
         categorical = np.flatnonzero(data.categorical)
-        score_features = np.flatnonzero(continuous)
+        score_features = np.flatnonzero(continuous & ~coarse)
         if categorical.shape[0] > self.n_components:
             # Many categorical features on axes of their own fuse groups in as many more
             # dimensions, most of their regions in category combinations no row has, and
@@ -120,24 +143,38 @@ class GroupJobs:
             # enter the score instead, each through a curve over its values: no category
             # move is small, so consistency in the group's space is still consistency on
             # every slice of fixed categories (docs/design.md section 5).
-            score_features = np.arange(data.n_features)
+            score_features = np.flatnonzero(~coarse)
             categorical = np.empty(0, np.intp)
         return _GroupJob(**self._job_settings(data), projected=projected,
-                         kept=categorical, n_components=self.n_components,
+                         kept=np.union1d(categorical, np.flatnonzero(coarse)).astype(np.intp),
+                         n_components=self.n_components,
                          projection="additive", score_features=score_features,
                          residual_axes=axes, score_model=model)
+
+    def _coarse(self, data) -> NDArray[np.bool_]:
+        """The continuous features a space at the data's resolution keeps on their own axes: few values.
+
+        Between two of a feature's few values lies a large part of its range, and one move
+        there would carry a projected point across most of a component (every region
+        within reach of that step paired with every other); on its own axis the same move
+        only meets the regions beside it (docs/design.md section 13, "Projected spaces").
+        """
+        out = np.zeros(data.n_features, dtype=bool)
+        if self._consistency != "data" or data.grid is None:
+            return out
+        for f, values in enumerate(data.grid.values):
+            out[f] = values is not None and 1 < values.shape[0] <= COARSE_VALUES
+        return out
 
     def _resolve_consistency(self, continuous: int) -> str:
         """The notion the fit enforces: ``consistency``, with "auto" resolved.
 
-        "auto" is "data" where the groups can fuse on the features' own axes (at most
-        four continuous features, the dimension below which ``projection="auto"`` never
-        projected to PLS either), else "pointwise" in the projected space: fused on the
-        raw axes of more features, groups explode and must be cut down (measured with
-        ``benchmarks/next_value.py``: housing10, 13 features, test MAE 1.80 against
-        0.655 and 655 s against 6 s; abalone10, 8 features, 1.81 against 1.38), while
-        no projected space is certified at the data's resolution (docs/design.md
-        section 13).
+        "auto" is "data" where the groups fuse on the features' own axes (at most four
+        continuous features, or ``projection="none"``: Theorem 13.1), else "pointwise" in
+        the rank-mapped projected space, exact in floats. A projected space is certified at
+        the data's resolution too (Theorem 13.3, ``consistency="data"``), but at a price
+        measured too high for a default (docs/design.md section 13: housing10 test MAE
+        0.864 against 0.714, abalone10 fit 711 s against 26 s).
         """
         if self.consistency != "auto":
             return self.consistency

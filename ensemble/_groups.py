@@ -17,10 +17,13 @@ from numpy.typing import NDArray
 
 import relabel
 from relabel import TooManyRegionsError
+from relabel._moves import unique_pairs
 from ensemble._base import TreeSpec, bootstrap_weights, draw_in_gaps, grow_tree
 from ensemble._certificates import tree_nodes
 from ensemble._kernels import node_gaps
 from trees import leaf_boxes
+from ensemble._rank_map import RankMap
+from ensemble._space_moves import move_edges
 
 # The score spaces are named here too: model files written before they moved to
 # ensemble._spaces refer to these names (ensemble._model_file trusts both).
@@ -223,6 +226,10 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
         categorical_features=categorical, resolution=_resolution_in_space(space, job.resolution),
         grid=grid_in_space(space, job.grid) if job.contact == "closure" else None,
     )
+    if job.contact == "closure" and space is not None and space.ranks is not None:
+        # The pairs a move inside one gap (one float step, for the pointwise notion) joins.
+        moved = move_edges(partition, trees, space, job.categorical, reach="gap" if job.grid is not None else "float")
+        edges = unique_pairs(np.concatenate([edges, moved]))
     monotone = None
     if job.monotonic_cst is not None:
         monotone = relabel.monotone_pairs(partition, _constraints_in_space(space, job.monotonic_cst),
@@ -281,6 +288,8 @@ class _GroupJob:
     additive: AdditiveScore | KernelScore | None = None
     residual_axes: str = "pls"
     score_model: str = "additive"
+    #: The rank map of a projected space certified at the data's resolution (docs/design.md section 13).
+    ranks: RankMap | None = None
 
 
 def _row_hash(X: NDArray[np.float64], y: NDArray, seed: int, weight: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -321,7 +330,10 @@ def _fit_group(X, y, n_classes, seeds, job, sample_weight=None, score=None) -> F
         weights.append(w if sample_weight is None else w * sample_weight)
     if score is None and job.additive is not None:
         score = job.additive.value(X)
-    space = _group_space(X, y, weights, job, score)
+    # A rank-mapped space is fitted on the ranks, and reads them through its own map at prediction.
+    space = _group_space(X if job.ranks is None else job.ranks.apply(X), y, weights, job, score)
+    if space is not None and job.ranks is not None and not space.is_identity:
+        space = replace(space, ranks=job.ranks)
     Z = X if space is None else space.transform(X, score)
     depth = job.spec.max_depth
     trees = _grow(Z, y, seeds, weights, job, depth)

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ensemble._kernels import compiled
+
+if TYPE_CHECKING:
+    from ensemble._rank_map import RankMap
 
 __all__ = ["AdditiveScore", "GroupSpace", "KernelScore", "kernel_score"]
 
@@ -78,6 +82,10 @@ class AdditiveScore:
     coefs: tuple
     intercept: float
     spread: NDArray[np.float64]
+    #: The rank map the score reads its features through (None: their values).
+    ranks: "RankMap | None" = None
+    #: With ``ranks``: every curve's largest swing inside one rank gap (``_space_moves.gap_swing``).
+    swings: NDArray[np.float64] | None = None
 
     def _curve(self, i: int):
         from scipy.interpolate import BSpline
@@ -93,6 +101,7 @@ class AdditiveScore:
 
     def value(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """The score of validated float64 rows (each row's value independent of the batch)."""
+        X = X if self.ranks is None else self.ranks.apply(X)  # the features' ranks, where it reads them
         out = np.full(X.shape[0], self.intercept)
         for i in range(self.features.shape[0]):  # a fixed order of additions
             out += self._curve(i)(self._scaled_column(X, i))
@@ -122,12 +131,15 @@ class AdditiveScore:
 
 
 def _additive_score(X: NDArray, y: NDArray, rows: NDArray, features: NDArray,
-                    weight: NDArray[np.float64], signs: NDArray | None = None) -> AdditiveScore | None:
+                    weight: NDArray[np.float64], signs: NDArray | None = None,
+                    on_ranks: bool = False) -> AdditiveScore | None:
     """Ridge regression of the class index on cubic B-splines of ``features`` over ``rows``, or None.
 
     The knots of a feature are its distinct quantiles at ``ADDITIVE_KNOTS`` evenly
     spaced levels (fewer on a feature with few values), clamped at both ends; the
     penalty is chosen among ``ADDITIVE_ALPHAS`` by generalised cross-validation.
+    With ``on_ranks`` (columns that are a :class:`RankMap`'s ranks) the quantiles are
+    those of the distinct values rather than of the rows.
     A feature with a sign in ``signs`` (+1 or -1) gets a curve that only moves that
     way: its coefficients are ``sign * cumsum`` of non-negative increments, fitted by
     bounded least squares with the same penalty (on the increments), so
@@ -143,7 +155,11 @@ def _additive_score(X: NDArray, y: NDArray, rows: NDArray, features: NDArray,
         return None
     knots, bases, blocks = [], [], []
     for j in range(features.shape[0]):
-        inner = np.unique(np.quantile(Xs[:, j], np.linspace(0.0, 1.0, ADDITIVE_KNOTS)))
+        # On ranks the knots are evenly spaced among the distinct values, so no piece of a
+        # curve is shorter than a few gaps: a cluster of rows on one value would otherwise put
+        # two knots one gap apart, and the curve could climb a class inside that gap.
+        column = Xs[:, j] if not on_ranks else np.unique(Xs[:, j])
+        inner = np.unique(np.quantile(column, np.linspace(0.0, 1.0, ADDITIVE_KNOTS)))
         t = np.concatenate([np.repeat(inner[0], _DEGREE), inner, np.repeat(inner[-1], _DEGREE)])
         knots.append(t)
         basis = BSpline.design_matrix(Xs[:, j], t, _DEGREE).toarray()
@@ -242,6 +258,7 @@ class GroupSpace:
     center: NDArray[np.float64] | None = None
     spread: NDArray[np.float64] | None = None
     additive: AdditiveScore | None = None
+    ranks: "RankMap | None" = None
 
     @classmethod
     def identity(cls, n_features: int) -> "GroupSpace":
@@ -322,6 +339,7 @@ class GroupSpace:
         """
         if self.is_identity:
             return X if self.kept.shape[0] == X.shape[1] else np.ascontiguousarray(X[:, self.kept])
+        raw, X = X, (X if self.ranks is None else self.ranks.apply(X))
         Z = np.empty((X.shape[0], self.n_components + self.kept.shape[0]))
         for j in range(self.n_components):
             # One feature at a time, in a fixed order: every row's value is the same
@@ -331,7 +349,7 @@ class GroupSpace:
                 column += (X[:, f] / self._scale[i] - self._center[i]) * self.weights[i, j]
             Z[:, j] = column
         if self.additive is not None:
-            Z[:, 0] = self.additive.value(X) if score is None else score
+            Z[:, 0] = self.additive.value(raw) if score is None else score
         Z[:, self.n_components:] = X[:, self.kept]
         return Z
 
@@ -380,6 +398,11 @@ class GroupSpace:
 
     def resolution(self, r: NDArray[np.float64]) -> NDArray[np.float64]:
         """Resolution in z that covers every move of at most r_f along each feature of x."""
+        if self.ranks is not None:
+            # A move of r_f moves a rank by at most r_f over the narrowest gap (never past m - 1).
+            r = np.array(r, dtype=np.float64, copy=True)
+            f = self.ranks.features
+            r[f] = np.minimum(r[f] * self.ranks.lipschitz(), np.maximum(self.ranks.sizes() - 1.0, 0.0))
         out = self.kept_mask(r).astype(np.float64)
         if not self.is_identity:
             out[: self.n_components] = np.abs(self.weights).T @ (r[self.projected] / self._scale)
@@ -414,6 +437,8 @@ class GroupSpace:
         """
         if self.additive is not None:
             raise ValueError("a group space with an additive score is not affine")
+        if self.ranks is not None:
+            raise ValueError("a group space on the features' ranks is piecewise affine, not affine")
         weights = self.weights / self._scale[:, None]
         return weights, self.offset - self._center @ self.weights
 
@@ -694,9 +719,11 @@ class KernelScore:
     intercept: float
     alpha: float
     spread: NDArray[np.float64]
+    ranks: "RankMap | None" = None
 
     def standardised(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """``t(x)`` of validated float64 rows (element by element: batch-independent)."""
+        X = X if self.ranks is None else self.ranks.apply(X)  # the features' ranks, where it reads them
         return np.ascontiguousarray((X[:, self.features] / self.scale - self.center - self.mean) / self.std)
 
     def value(self, X: NDArray[np.float64]) -> NDArray[np.float64]:

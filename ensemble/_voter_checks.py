@@ -11,6 +11,7 @@ from ensemble._base import TrainingData, constraint_to_check
 from ensemble._certificates import check_notion, voters_certificate
 from ensemble._groups import _GroupJob
 from ensemble._spaces import _constraints_in_space, _in_space, _resolution_in_space, grid_in_space
+from ensemble._space_moves import move_edges
 from ensemble._voting import VOTES
 from trees import leaf_boxes
 
@@ -28,10 +29,11 @@ class VoterChecks:
         groups only with the closure contacts of their space.
         """
         raw = [g for g in self.groups_ if grid_in_space(g.space, data.grid) is not None]
+        ranked = [g for g in self.groups_ if g.space is not None and g.space.ranks is not None]
         keeps = self.relabel and VOTES[self._vote].keeps_consistency
         if not keeps:
             self.consistency_notion_ = None
-        elif job.contact == "closure" and job.grid is not None and len(raw) == len(self.groups_):
+        elif job.contact == "closure" and job.grid is not None and len(raw) + len(ranked) == len(self.groups_):
             self.consistency_notion_ = "data"
         else:
             self.consistency_notion_ = "pointwise" if job.contact == "closure" else None
@@ -121,14 +123,24 @@ class VoterChecks:
 
         def check(group, partition, labels) -> bool:
             in_space = grid_in_space(group.space, grid)
-            if grid is not None and in_space is None:
-                return False  # a projected voter: its moves along a feature are not axis moves
+            ranked = group.space is not None and group.space.ranks is not None
+            if grid is not None and in_space is None and not ranked:
+                return False  # a projected voter on values: its moves along a feature are not axis moves
             # Only the contacts of labels two or more apart: none, when certified.
             edges = relabel.adjacency_edges(partition, contact=contact,
                                             categorical_features=_in_space(group.space, categorical),
                                             resolution=_resolution_in_space(group.space, r), grid=in_space,
                                             jumps_of=labels).edges
-            return relabel.is_consistent(edges, labels)
+            if not relabel.is_consistent(edges, labels):
+                return False
+            if ranked and contact == "closure":
+                # Theorem 13.3: the pairs a move inside one gap (pointwise: one float step) joins,
+                # in floats, derived again from the fitted geometry.
+                jumps = move_edges(partition, group.trees, group.space, categorical,
+                                   reach="gap" if grid is not None else "float",
+                                   jumps_of=labels, snapped=group.partition is not None)
+                return jumps.shape[0] == 0
+            return True
 
         checks = (check(*voter) for voter in self._voter_geometry())
         return voters_certificate(checks, self._vote)

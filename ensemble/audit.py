@@ -368,9 +368,12 @@ def _projected(reading, notion, r, values, cst, found, X, rng, n_rows, movable, 
     top = reading.n_classes - 1
     unknown = {"method": "probe", "bound": top, "exact": False, "fall_bound": None if cst is None else top,
                "fall_exact": False}
-    if cst is None and notion == "pointwise":
-        if voters_proof(reading, notion, r, values, deadline):
+    if cst is None and notion in ("pointwise", "data") and reading.certify is not None:
+        # The voters' proof in their spaces holds in real numbers only; a float-exact one is the
+        # model's own certificate through its rank maps (a map one float of x moves far is covered).
+        if reading.certify(notion):
             return _at_most_one("voters")
+    if cst is None and notion == "pointwise":
         return unknown
     if found.first is None and X is not None and notion in ("data", "resolution"):
         samples = [np.linspace(X[:, f].min(), X[:, f].max(), 129) for f in range(reading.n_features)]

@@ -175,3 +175,62 @@ def gap_walk_spans(model, X_train, rows, trees=None):
                 if classes.max() - classes.min() > worst:
                     worst, witness = int(classes.max() - classes.min()), (x, f, lo, hi)
     return worst, witness
+
+
+def _walk_gap(model, x, f, lo, hi, samples=17):
+    """Every class ``model`` predicts along x_f in [lo, hi] that sampling and bisection to adjacent floats find."""
+    t = np.unique(np.concatenate([np.linspace(lo, hi, samples), [lo, hi, np.nextafter(lo, hi), np.nextafter(hi, lo)]]))
+    t = t[(t >= lo) & (t <= hi)]
+
+    def classes(points):
+        P = np.repeat(x[None, :], points.shape[0], axis=0)
+        P[:, f] = points
+        return np.searchsorted(model.classes_, model.predict(P))
+
+    c = classes(t)
+    seen = set(c.tolist())
+    pending = [(t[i], t[i + 1], c[i], c[i + 1]) for i in range(t.shape[0] - 1) if c[i] != c[i + 1]]
+    steps = 0
+    while pending and steps < 400:
+        a, b, ca, cb = pending.pop()
+        steps += 1
+        if np.nextafter(a, b) >= b:
+            continue  # adjacent floats: both classes are in ``seen``
+        mid = a + (b - a) / 2
+        if not a < mid < b:
+            mid = np.nextafter(a, b)
+        cm = int(classes(np.array([mid]))[0])
+        seen.add(cm)
+        if cm != ca:
+            pending.append((a, mid, ca, cm))
+        if cm != cb:
+            pending.append((mid, b, cm, cb))
+    return seen
+
+
+def bisected_gap_walk(model, X_train, rows, weight=None):
+    """The largest class span inside one gap of any feature, over ``rows``, and a witness.
+
+    For any model (its trees may split another space than x): each row's feature is
+    moved through the gaps of the training values (of positive ``weight``) below and
+    above its value, sampled evenly and bisected down to adjacent floats wherever the
+    class changes (:func:`_walk_gap`).
+    """
+    Xw = X_train if weight is None else X_train[weight > 0]
+    worst, witness = 0, None
+    categorical = getattr(model, "is_categorical_", np.zeros(X_train.shape[1], bool))
+    for f in range(X_train.shape[1]):
+        if categorical[f]:
+            continue
+        values = np.unique(Xw[:, f][~np.isnan(Xw[:, f])])
+        if values.shape[0] < 2:
+            continue
+        for x in rows:
+            if np.isnan(x[f]):
+                continue
+            i = int(np.clip(np.searchsorted(values, x[f]), 1, values.shape[0] - 1))
+            for lo, hi in ((values[i - 1], values[i]), (values[max(i - 2, 0)], values[i - 1])):
+                seen = _walk_gap(model, x.copy(), f, lo, hi)
+                if max(seen) - min(seen) > worst:
+                    worst, witness = max(seen) - min(seen), (x, f, lo, hi)
+    return worst, witness

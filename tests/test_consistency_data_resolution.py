@@ -20,7 +20,7 @@ from sklearn.tree import DecisionTreeRegressor
 import relabel
 from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger
 from ensemble._certificates import gap_loads, gap_pairs, tree_nodes
-from oracles import box_centres, fused_partition, gap_walk_spans
+from oracles import bisected_gap_walk, box_centres, fused_partition, gap_walk_spans
 from relabel import DataGrid
 from trees import leaf_boxes
 
@@ -290,22 +290,27 @@ def test_built_to_fail_pointwise_models_jump_and_say_so(name):
     assert guarded.is_consistent() and gap_walk_spans(guarded, X, X[:60])[0] <= 1
 
 
-def test_projected_otreebagger_is_not_certified_at_the_data_resolution():
+def test_projected_otreebagger_is_certified_at_the_data_resolution():
     X, y = _lattice(150, 4, 6, 1)
-    with pytest.warns(UserWarning, match="cannot be certified at the data's resolution"):
-        model = OTreeBagger(n_estimators=6, projection="pls", consistency="data", random_state=0).fit(X, y)
-    assert model.consistency_notion_ == "pointwise"
-    assert model.is_consistent(notion="pointwise") and not model.is_consistent()
+    model = OTreeBagger(n_estimators=6, projection="pls", consistency="data", random_state=0).fit(X, y)
+    assert model.consistency_notion_ == "data"
+    assert model.is_consistent(notion="pointwise") and model.is_consistent()
+    assert bisected_gap_walk(model, X, X[:20])[0] <= 1
 
 
 def test_otreebagger_auto_consistency_takes_the_data_resolution_on_few_features_only():
     X, y = _lattice(150, 3, 6, 2)
     few = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
     assert few.consistency_notion_ == "data" and few.is_consistent()
+    assert few.groups_[0].space is None  # up to four continuous features: their own axes
     X6, y6 = _lattice(150, 6, 6, 2)
-    many = OTreeBagger(n_estimators=6, random_state=0).fit(X6, y6)  # the projected space: pointwise only
-    assert many.consistency_notion_ == "pointwise"
-    assert many.is_consistent() and not many.is_consistent(notion="data")
+    many = OTreeBagger(n_estimators=6, random_state=0).fit(X6, y6)  # a projected space on the features' ranks
+    assert many.groups_[0].space.ranks is not None and many.consistency_notion_ == "pointwise"
+    assert many.is_consistent()
+    data = OTreeBagger(n_estimators=6, consistency="data", random_state=0).fit(X6, y6)  # the same space, certified
+    assert data.groups_[0].space.ranks is not None
+    assert data.consistency_notion_ == "data" and data.is_consistent()
+    assert bisected_gap_walk(data, X6, X6[:10])[0] <= 1
     raw = OTreeBagger(n_estimators=6, projection="none", random_state=0).fit(X6, y6)
     assert raw.consistency_notion_ == "data" and raw.is_consistent()
     assert gap_walk_spans(raw, X6, X6[:20])[0] <= 1

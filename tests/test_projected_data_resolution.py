@@ -1,0 +1,244 @@
+"""OTreeBagger in projected spaces at the data's resolution, exact in floats (docs/design.md section 13).
+
+The oracle walks every feature of real and random rows across the gaps of its
+training values (both ends, evenly spaced points, and bisection down to adjacent
+floats wherever the class changes) and never asks the model's certificate.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ensemble import OTreeBagger
+from ensemble._rank_map import RankMap
+from ensemble._space_moves import gap_swing, space_moves
+from relabel import move_pairs
+from oracles import bisected_gap_walk as gap_walk
+
+
+def _data(kind, seed, n=140, d=6):
+    rng = np.random.RandomState(seed)
+    U = rng.uniform(size=(n, d))
+    y = np.clip((U[:, :3].sum(axis=1) / 3 * 5 + 0.4 * rng.normal(size=n)).astype(int), 0, 4)
+    if kind == "plain":
+        X = U
+    elif kind == "offset":  # 1e9 + tiny values: one float is a large part of the data's spread
+        X = 1e9 + U * 1e-5
+    elif kind == "scale":
+        X = U * 1e-10
+    elif kind == "lattice":  # one feature on consecutive floats, the others coarse integers
+        X = np.floor(U * 6)
+        X[:, 0] = 1.0 + np.floor(U[:, 0] * 5) * np.spacing(1.0)
+    else:
+        raise ValueError(kind)
+    return X, y
+
+
+def _rows(X, seed=1):
+    rng = np.random.RandomState(seed)
+    random_rows = X[rng.randint(0, X.shape[0], 4)].copy()
+    random_rows[:, 1] = X[rng.randint(0, X.shape[0], 4), 1]  # rows no one trained on
+    return np.vstack([X[:8], random_rows])
+
+
+def float_step_jumps(model, X_train, rows):
+    """The largest class change of one float step of one feature, from the rows and from every training value."""
+    worst = 0
+    for f in range(X_train.shape[1]):
+        starts = np.repeat(rows, 2, axis=0)
+        values = np.unique(X_train[:, f])
+        starts = np.vstack([starts, np.repeat(rows[:1], values.shape[0], axis=0)])
+        starts[2 * rows.shape[0]:, f] = values
+        for direction in (np.inf, -np.inf):
+            moved = starts.copy()
+            moved[:, f] = np.nextafter(starts[:, f], direction)
+            a = np.searchsorted(model.classes_, model.predict(starts))
+            b = np.searchsorted(model.classes_, model.predict(moved))
+            worst = max(worst, int(np.max(np.abs(a - b))))
+    return worst
+
+
+@pytest.mark.parametrize("kind", ["plain", "offset", "scale", "lattice"])
+@pytest.mark.parametrize("projection", ["auto", "pls", "additive"])
+def test_projected_models_at_the_data_resolution_never_jump_two_classes_inside_a_gap(kind, projection):
+    X, y = _data(kind, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = OTreeBagger(n_estimators=6, projection=projection, consistency="data", random_state=0).fit(X, y)
+    assert model.groups_[0].space is not None and model.groups_[0].space.ranks is not None
+    assert model.consistency_notion_ == "data"
+    assert model.is_consistent() and model.is_consistent(notion="pointwise")
+    worst, witness = gap_walk(model, X, _rows(X))
+    assert worst <= 1, witness
+
+
+@pytest.mark.parametrize("kind", ["plain", "offset", "scale", "lattice"])
+@pytest.mark.parametrize("projection", ["auto", "pls", "additive"])
+def test_projected_pointwise_models_never_jump_two_classes_in_one_float(kind, projection):
+    """The default on more than four continuous features: pointwise, and exact between adjacent floats."""
+    X, y = _data(kind, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = OTreeBagger(n_estimators=6, projection=projection, random_state=0).fit(X, y)
+    assert model.groups_[0].space.ranks is not None
+    assert model.consistency_notion_ == "pointwise" and model.is_consistent()
+    assert float_step_jumps(model, X, _rows(X)) <= 1
+
+
+def test_categories_missing_values_and_zero_weights():
+    X, y = _data("plain", 5, n=160, d=7)
+    X[:, 5] = np.floor(X[:, 5] * 3)  # a category
+    X[::9, 2] = np.nan
+    w = np.ones(X.shape[0])
+    w[::7] = 0.0
+    model = OTreeBagger(n_estimators=6, categorical_features=[5], consistency="data",
+                        random_state=0).fit(X, y, sample_weight=w)
+    assert model.consistency_notion_ == "data" and model.is_consistent()
+    worst, witness = gap_walk(model, X, X[:10], weight=w)
+    assert worst <= 1, witness
+
+
+def test_built_to_fail_pointwise_projected_model_jumps_and_says_so():
+    """A projected model relabelled pointwise (no moves inside gaps among its edges) jumps on a coarse lattice."""
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 3, size=(200, 6)).astype(np.float64)
+    y = np.clip(2 * X[:, 0] + (X[:, 1] > 1), 0, 4).astype(int)  # class climbs two per unit of x0
+    model = OTreeBagger(n_estimators=6, consistency="pointwise", random_state=0).fit(X, y)
+    assert model.consistency_notion_ == "pointwise" and model.is_consistent()
+    assert not model.is_consistent(notion="data")
+    assert gap_walk(model, X, X[:20])[0] >= 2
+    guarded = OTreeBagger(n_estimators=6, consistency="data", random_state=0).fit(X, y)
+    assert guarded.is_consistent() and gap_walk(guarded, X, X[:20])[0] <= 1
+
+
+def test_the_one_float_cases_are_certified_and_hold():
+    """The reproducers of a projected model at a 1e9 offset: one float step jumped 2 -> 4 (additive) and 3 -> 1 (pls)."""
+    for seed, projection, x, f in [(6, "pls", [1000000000.0000002, 1000000000.000009, 1000000000.0000094], 1),
+                                   (4, "additive", [1000000000.0000079, 1000000000.0000007, 1000000000.0000072], 1)]:
+        rng = np.random.RandomState(seed)
+        U = rng.uniform(size=(120, 3))
+        X = 1e9 + U * 1e-5
+        y = np.clip((U.sum(1) / 3 * 6 + 0.3 * rng.normal(size=120)).astype(int), 0, 5)
+        for consistency in ("auto", "pointwise"):
+            model = OTreeBagger(n_estimators=6, projection=projection, consistency=consistency,
+                                random_state=seed).fit(X, y)
+            assert model.is_consistent()
+            p = np.array(x)
+            q = p.copy()
+            q[f] = np.nextafter(p[f], np.inf)
+            a, b = np.searchsorted(model.classes_, model.predict(np.array([p, q])))
+            assert abs(int(a) - int(b)) <= 1
+
+
+def test_rank_map_is_monotone_and_sends_every_gap_to_one_unit():
+    rng = np.random.RandomState(0)
+    for values in (np.sort(rng.uniform(-5, 5, 30)), 1e9 + np.arange(6) * np.spacing(1e9),
+                   np.array([-1.7e308, -1.0, 0.0, 1e-300, 1.7e308]), np.array([3.0])):
+        values = np.unique(values)
+        ranks = RankMap(np.array([0]), (values,))
+        assert np.array_equal(ranks.apply(values[:, None])[:, 0], np.arange(values.shape[0], dtype=float))
+        finite_span = values[-1] * 0.5 - values[0] * 0.5 < 1e300
+        inside = np.concatenate([rng.uniform(values[0], values[-1], 400) if finite_span
+                                 else np.array([0.5, -3.0, 1e300]),
+                                 values, np.nextafter(values, np.inf), np.nextafter(values, -np.inf),
+                                 [-np.inf, np.inf]])
+        inside = np.sort(inside)
+        q = ranks.apply(inside[:, None])[:, 0]
+        assert np.all(np.diff(q) >= 0)
+        k = np.clip(np.searchsorted(values, inside, side="right") - 1, 0, max(values.shape[0] - 2, 0))
+        within = (inside >= values[0]) & (inside <= values[-1])
+        assert np.all((q[within] >= k[within]) & (q[within] <= k[within] + 1))
+
+
+def test_additive_gap_swing_bounds_the_curve_inside_every_gap():
+    rng = np.random.RandomState(2)
+    X, y = _data("plain", 2, n=200, d=6)
+    X[:, 4] = np.floor(X[:, 4] * 3)  # three values: one gap is half the curve
+    X[:, 3] = np.floor(X[:, 3] * 2)  # two values: an axis of its own
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = OTreeBagger(n_estimators=3, projection="additive", consistency="data", random_state=0).fit(X, y)
+    score = model.groups_[0].space.additive
+    assert score.swings is not None and coarse_kept(model, 3)
+    for i, f in enumerate(score.features):
+        top = score.ranks.values[score.ranks.rank_of(f)].shape[0] - 1
+        swing = gap_swing(score, i, top)
+        for k in rng.choice(top, size=min(top, 12), replace=False):
+            q = np.linspace(k, k + 1, 401)
+            Q = np.zeros((q.shape[0], X.shape[1]))
+            Q[:, f] = q
+            arg = score._scaled_column(Q, i)
+            values = score._curve(i)(arg)
+            assert values.max() - values.min() <= swing
+
+
+def coarse_kept(model, f):
+    """Whether feature f is on an axis of its own in every group's space (out of the score and the components)."""
+    return all(f in g.space.kept and f not in g.space.additive.features and f not in g.space.projected
+               for g in model.groups_)
+
+
+def test_move_pairs_hold_every_sampled_move_and_match_a_brute_force():
+    """Every move drawn in the displacement set joins a found pair; the pairs equal the predicate on all pairs."""
+    rng = np.random.RandomState(0)
+    for trial in range(5):
+        cuts = [np.sort(rng.uniform(0, 10, 4)) for _ in range(3)]
+        grids = np.meshgrid(*[np.arange(5)] * 3, indexing="ij")
+        cells = np.column_stack([g.ravel() for g in grids])
+        edges = [np.concatenate([[-np.inf], c, [np.inf]]) for c in cuts]
+        lower = np.column_stack([edges[j][cells[:, j]] for j in range(3)])
+        upper = np.column_stack([edges[j][cells[:, j] + 1] for j in range(3)])
+        step = rng.normal(size=(2, 3)) * [[1, 1, 0], [0, 2, 1]]
+        spread = np.abs(rng.normal(size=(2, 3))) * [[0.5, 0, 0], [0, 0, 0]]
+        slack = np.array([1e-9, 1e-9, 0.0])
+        found = {tuple(p) for p in move_pairs(lower, upper, step, spread, slack, [-1, -1, -1], [11, 11, 11])}
+
+        def region(z, lower=lower, upper=upper):
+            inside = np.all((lower < z) & (z <= upper), axis=1)
+            return int(np.flatnonzero(inside)[0])
+
+        for _ in range(400):
+            m = rng.randint(2)
+            z = rng.uniform(-1, 11, 3)
+            z[2] = rng.choice(np.concatenate([cuts[2], rng.uniform(-1, 11, 2)]))  # the static axis
+            w = z + rng.uniform(-1, 1) * step[m] + rng.uniform(-1, 1, 3) * spread[m]
+            if np.any((w < -1) | (w > 11)):
+                continue
+            a, b = sorted((region(z), region(w)))
+            assert a == b or (a, b) in found, (trial, z, w)
+        # The predicate on every pair (the bound box [-1, 11] clips the infinite boxes).
+        clo, chi = np.maximum(lower, -1), np.minimum(upper, 11)
+        brute = set()
+        for a in range(lower.shape[0]):
+            for b in range(a + 1, lower.shape[0]):
+                for m in range(2):
+                    tmin, tmax, ok = -1.0, 1.0, True
+                    for j in range(3):
+                        if step[m, j] == 0 and spread[m, j] == 0 and slack[j] == 0:
+                            ok &= max(lower[a, j], lower[b, j]) < min(upper[a, j], upper[b, j])
+                            continue
+                        lo = clo[b, j] - chi[a, j] - slack[j] - spread[m, j]
+                        hi = chi[b, j] - clo[a, j] + slack[j] + spread[m, j]
+                        if step[m, j] == 0:
+                            ok &= lo <= 0 <= hi
+                        else:
+                            t0, t1 = sorted((lo / step[m, j], hi / step[m, j]))
+                            tmin, tmax = max(tmin, t0), min(tmax, t1)
+                    if ok and tmin <= tmax + 1e-9:
+                        brute.add((a, b))
+        assert found == brute
+
+
+def test_space_moves_follow_the_weights_on_ranks():
+    ranks = RankMap(np.array([0, 1, 2]), (np.arange(4.0), np.arange(3.0), np.arange(2.0)))
+    from ensemble._spaces import GroupSpace
+
+    space = GroupSpace(np.array([0, 1]), np.array([[1.0, 0.0], [2.0, -1.0]]), np.zeros(2), np.array([2]),
+                       np.array([4.0, 2.0]), np.zeros(2), ranks=ranks)
+    moves = space_moves(space, ranks, None)
+    assert moves.features.tolist() == [0, 1, 2]
+    np.testing.assert_allclose(moves.step, [[0.25, 0.0, 0.0], [1.0, -0.5, 0.0], [0.0, 0.0, 1.0]])
+    assert np.all(moves.slack[:2] > 0) and moves.slack[2] == 0
+    # One float step of these small integers moves a rank by about 1e-15 only.
+    assert np.all(space_moves(space, ranks, None, reach="float").step <= 1e-14)
