@@ -59,14 +59,20 @@ def float_step_jumps(model, X_train, rows):
     return worst
 
 
+def _projected_model(kind, seed, **params):
+    """A small OTreeBagger on ``_data(kind, seed)``, its groups in rank-mapped projected spaces."""
+    X, y = _data(kind, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = OTreeBagger(n_estimators=6, random_state=0, **params).fit(X, y)
+    assert all(g.space is not None and g.space.ranks is not None for g in model.groups_)
+    return model, X
+
+
 @pytest.mark.parametrize("kind", ["plain", "offset", "scale", "lattice"])
 @pytest.mark.parametrize("projection", ["auto", "pls", "additive"])
 def test_projected_models_at_the_data_resolution_never_jump_two_classes_inside_a_gap(kind, projection):
-    X, y = _data(kind, 3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = OTreeBagger(n_estimators=6, projection=projection, consistency="data", random_state=0).fit(X, y)
-    assert model.groups_[0].space is not None and model.groups_[0].space.ranks is not None
+    model, X = _projected_model(kind, 3, projection=projection, consistency="data")
     assert model.consistency_notion_ == "data"
     assert model.is_consistent() and model.is_consistent(notion="pointwise")
     worst, witness = gap_walk(model, X, _rows(X))
@@ -77,11 +83,7 @@ def test_projected_models_at_the_data_resolution_never_jump_two_classes_inside_a
 @pytest.mark.parametrize("projection", ["auto", "pls", "additive"])
 def test_projected_pointwise_models_never_jump_two_classes_in_one_float(kind, projection):
     """The default on more than four continuous features: pointwise, and exact between adjacent floats."""
-    X, y = _data(kind, 4)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = OTreeBagger(n_estimators=6, projection=projection, random_state=0).fit(X, y)
-    assert model.groups_[0].space.ranks is not None
+    model, X = _projected_model(kind, 4, projection=projection)
     assert model.consistency_notion_ == "pointwise" and model.is_consistent()
     assert float_step_jumps(model, X, _rows(X)) <= 1
 
