@@ -104,26 +104,30 @@ class FittedGroup:
         self.partition = partition
         return partition
 
-    def coordinates(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-        """Validated float64 rows in the group's space (``score``: its additive score's value on them, if known)."""
-        return X if self.space is None else self.space.transform(X, score)
+    def coordinates(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None,
+                    ranked: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """Validated float64 rows in the group's space (``score``: its additive score's value on them, if known;
+        ``ranked``: its rank map applied to them, if known)."""
+        return X if self.space is None else self.space.transform(X, score, ranked)
 
-    def leaves(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None) -> NDArray[np.intp]:
+    def leaves(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None,
+               ranked: NDArray[np.float64] | None = None) -> NDArray[np.intp]:
         """Matrix of leaf ids, one column per tree, for already validated float64 ``X``."""
         # The structures' own apply skips per-tree input validation: the
         # ensemble validated X once.
-        Z = self.coordinates(X, score)
+        Z = self.coordinates(X, score, ranked)
         return np.column_stack([tree.tree_.apply(Z) for tree in self.trees])
 
-    def predict_index(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None) -> NDArray[np.intp]:
+    def predict_index(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None,
+                      ranked: NDArray[np.float64] | None = None) -> NDArray[np.intp]:
         """Class index predicted by this group: a lookup, no geometry.
 
         ``score``: the value of the group's additive score on ``X``, when the caller
         computed it once for every group that shares the score.
         """
         if self.partition is None:
-            return self.labels[self.trees[0].tree_.apply(self.coordinates(X, score))]
-        return self.labels[self.partition.locate(self.leaves(X, score))]
+            return self.labels[self.trees[0].tree_.apply(self.coordinates(X, score, ranked))]
+        return self.labels[self.partition.locate(self.leaves(X, score, ranked))]
 
 
 def _group_space(X, y, weights, job, score) -> GroupSpace | None:
@@ -313,11 +317,12 @@ def _row_hash(X: NDArray[np.float64], y: NDArray, seed: int, weight: NDArray[np.
     return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
 
 
-def _fit_group(X, y, n_classes, seeds, job, sample_weight=None, score=None) -> FittedGroup:
+def _fit_group(X, y, n_classes, seeds, job, sample_weight=None, score=None, ranked=None) -> FittedGroup:
     """Grow, fuse, count and relabel one group. Module level so that joblib can pickle it.
 
     ``score``: ``job.additive``'s value on X, computed once for every group of a fit
-    (on 100,000 x 50 data, evaluating its 50 splines took a fifth of each group's time).
+    (on 100,000 x 50 data, evaluating its 50 splines took a fifth of each group's time);
+    ``ranked``: ``job.ranks`` applied to X, likewise.
     A group whose partition or contact graph would pass ``max_regions`` or
     ``max_edges`` is made smaller (with ``on_budget="adapt"``): first fewer trees
     (halving the group), then shallower trees (halving the depth), until it fits;
@@ -331,10 +336,12 @@ def _fit_group(X, y, n_classes, seeds, job, sample_weight=None, score=None) -> F
     if score is None and job.additive is not None:
         score = job.additive.value(X)
     # A rank-mapped space is fitted on the ranks, and reads them through its own map at prediction.
-    space = _group_space(X if job.ranks is None else job.ranks.apply(X), y, weights, job, score)
+    if ranked is None and job.ranks is not None:
+        ranked = job.ranks.apply(X)
+    space = _group_space(X if ranked is None else ranked, y, weights, job, score)
     if space is not None and job.ranks is not None and not space.is_identity:
         space = replace(space, ranks=job.ranks)
-    Z = X if space is None else space.transform(X, score)
+    Z = X if space is None else space.transform(X, score, ranked)
     depth = job.spec.max_depth
     trees = _grow(Z, y, seeds, weights, job, depth)
     if not job.relabel:
@@ -381,10 +388,15 @@ def _group_votes(groups: list, X: NDArray[np.float64]) -> NDArray[np.intp]:
     not once per group (on 91 features, 33 evaluations were most of a prediction's time).
     """
     values: dict[int, NDArray[np.float64]] = {}
+    ranked: dict[int, NDArray[np.float64]] = {}  # likewise one rank map per fit
     columns = []
     for group in groups:
         score = None if group.space is None else group.space.additive
         if score is not None and id(score) not in values:
             values[id(score)] = score.value(X)
-        columns.append(group.predict_index(X, None if score is None else values[id(score)]))
+        ranks = None if group.space is None else group.space.ranks
+        if ranks is not None and id(ranks) not in ranked:
+            ranked[id(ranks)] = ranks.apply(X)
+        columns.append(group.predict_index(X, None if score is None else values[id(score)],
+                                           None if ranks is None else ranked[id(ranks)]))
     return np.column_stack(columns)

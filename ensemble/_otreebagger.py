@@ -656,6 +656,7 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         if seeds.shape[0] == 0:
             return []
         score = None if job.additive is None else job.additive.value(data.X)
+        ranked = None if job.ranks is None else job.ranks.apply(data.X)  # once for every group
         if job.projection == "additive" and job.additive is None:
             # One score for every group, fitted on the rows this fit may use (a held-out
             # probe's zero-weight rows are left out); constrained features get monotone curves.
@@ -667,7 +668,7 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
                 weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
                 rows = np.flatnonzero(weight > 0)
                 # A rank-mapped space's score is fitted on the ranks and reads them through the map.
-                X = data.X if job.ranks is None else job.ranks.apply(data.X)
+                X = data.X if ranked is None else ranked
                 if job.score_model == "kernel":
                     # Landmarks drawn from the first group's seed: every fit with this
                     # random_state (and each of its probes) draws the same ones.
@@ -680,7 +681,7 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
                 fitted[key] = fitted_score, None if fitted_score is None else fitted_score.value(data.X)
             fitted_score, score = fitted[key]
             job = replace(job, additive=fitted_score)
-        jobs = (delayed(_fit_group)(data.X, data.y, self.n_classes_, s, job, data.sample_weight, score)
+        jobs = (delayed(_fit_group)(data.X, data.y, self.n_classes_, s, job, data.sample_weight, score, ranked)
                 for s in seeds)
         return run_jobs(jobs, n_jobs=self.n_jobs, total=seeds.shape[0], desc="OTreeBagger groups",
                         verbose=self.verbose)

@@ -331,15 +331,17 @@ class GroupSpace:
     def is_identity(self) -> bool:
         return self.n_components == 0
 
-    def transform(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    def transform(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None,
+                  ranked: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
         """Coordinates of validated float64 rows in this space.
 
         ``score``: the additive score of these rows, if already computed
         (``self.additive.value(X)``; each row's value does not depend on the batch).
+        ``ranked``: ``self.ranks.apply(X)``, if already computed (groups share one rank map).
         """
         if self.is_identity:
             return X if self.kept.shape[0] == X.shape[1] else np.ascontiguousarray(X[:, self.kept])
-        raw, X = X, (X if self.ranks is None else self.ranks.apply(X))
+        raw, X = X, (X if self.ranks is None else self.ranks.apply(X) if ranked is None else ranked)
         Z = np.empty((X.shape[0], self.n_components + self.kept.shape[0]))
         for j in range(self.n_components):
             # One feature at a time, in a fixed order: every row's value is the same

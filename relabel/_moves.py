@@ -57,26 +57,14 @@ def _pair_moves(lo, hi, clo, chi, a, b, step, spread, slack):
 
 
 @compiled
-def _pairs_of_moves(lo, hi, clo, chi, order, sweep, reach, step, spread, slack, labels, out_a, out_b):
-    """Every pair some move joins, by a sweep along axis ``sweep`` (pairs farther than ``reach`` apart there never are)."""
-    n = lo.shape[0]
-    n_out = 0
-    for ia in range(n):
-        a = order[ia]
-        limit = chi[a, sweep] + reach
-        for ib in range(ia + 1, n):
-            b = order[ib]
-            if clo[b, sweep] > limit:
-                break
-            if labels.shape[0] and abs(labels[a] - labels[b]) < 2:
-                continue
-            if _pair_moves(lo, hi, clo, chi, a, b, step, spread, slack):
-                if n_out == out_a.shape[0]:
-                    return n_out, False
-                out_a[n_out] = min(a, b)
-                out_b[n_out] = max(a, b)
-                n_out += 1
-    return n_out, True
+def _joined(lo, hi, clo, chi, candidates, step, spread, slack, labels, keep_out):
+    """Mark the candidate pairs some move joins (and, with labels, whose labels are two or more apart)."""
+    for r in range(candidates.shape[0]):
+        a, b = candidates[r, 0], candidates[r, 1]
+        if labels.shape[0] and abs(labels[a] - labels[b]) < 2:
+            keep_out[r] = False
+        else:
+            keep_out[r] = _pair_moves(lo, hi, clo, chi, a, b, step, spread, slack)
 
 
 def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: ArrayLike, slack: ArrayLike,
@@ -135,26 +123,19 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     if step.shape[0] == 0 or keep.shape[0] == 0:
         return np.empty((0, 2), np.intp)
     moved = np.where((step == 0) & (spread == 0) & (widened == 0), 0.0, np.abs(step) + spread + widened)
-    reach = moved.max(axis=0)
-    # Sweep along the axis where a region meets the fewest others within reach: the shortest
-    # mean length (plus reach) relative to the regions' span. Unbounded axes never.
-    with np.errstate(invalid="ignore"):
-        span = chi.max(axis=0) - clo.min(axis=0)
-        cost = np.where(np.isfinite(span) & (span > 0), np.mean(chi - clo, axis=0) + reach, np.inf) / np.where(
-            np.isfinite(span) & (span > 0), span, 1.0)
-    sweep = int(np.argmin(cost)) if np.isfinite(cost).any() else 0
-    order = np.argsort(clo[:, sweep], kind="stable").astype(np.int64)
-    capacity = max(1024, 8 * keep.shape[0])
-    while True:
-        out_a = np.empty(capacity, np.int64)
-        out_b = np.empty(capacity, np.int64)
-        n_out, complete = _pairs_of_moves(lo, hi, clo, chi, order, sweep, float(reach[sweep]), step, spread,
-                                          widened, labels, out_a, out_b)
-        if complete:
-            break
-        capacity *= 4
-    found = [np.column_stack([out_a[:n_out], out_b[:n_out]])]
-    return unique_pairs(keep[np.concatenate(found)])
+    # Candidates: the regions whose clipped closed boxes lie within the largest reach of every
+    # move on every axis (the r-neighbours of adjacency_edges, a guillotine search), a superset
+    # of the pairs; then the predicate itself on each.
+    from types import SimpleNamespace
+
+    from relabel._adjacency import adjacency_edges
+
+    clipped = SimpleNamespace(lower=clo, upper=chi)  # no aliases: the slack covers the snapping
+    candidates = adjacency_edges(clipped, contact="closure", max_edges=None, resolution=moved.max(axis=0),
+                                 jumps_of=None if labels.shape[0] == 0 else labels).edges.astype(np.int64)
+    joined = np.empty(candidates.shape[0], dtype=np.bool_)
+    _joined(lo, hi, clo, chi, np.ascontiguousarray(candidates), step, spread, widened, labels, joined)
+    return unique_pairs(keep[candidates[joined]])
 
 
 def unique_pairs(pairs: NDArray) -> NDArray[np.intp]:
