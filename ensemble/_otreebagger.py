@@ -274,7 +274,7 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         ``"pointwise"`` in the projected space: the data's resolution there
         costs accuracy and time measured too high for a default (split 0 of the
         shared sets: housing10 test MAE 0.864 against 0.714, machine10 1.39
-        against 0.88, abalone10 a 711 s fit against 26 s). :meth:`is_consistent` checks either notion, and
+        against 0.88, abalone10 a 307 s fit against 12 s). :meth:`is_consistent` checks either notion, and
         ``consistency_notion_`` says which the fit certified. For the data's
         resolution on many features at a random forest's cost, use
         :class:`ConsistentGradientBoostingClassifier`.
