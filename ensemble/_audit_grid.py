@@ -33,7 +33,8 @@ def cell_points(t: NDArray[np.float64], values: NDArray | None = None) -> NDArra
         out[0] = 0.0 if values is None or values.shape[0] == 0 else values[0]
         return out
     out[:m] = t
-    out[m] = t[-1] + max(1.0, abs(t[-1]))
+    with np.errstate(over="ignore"):  # near the float limit the point above stays finite
+        out[m] = min(t[-1] + max(1.0, abs(t[-1])), float(np.finfo(np.float64).max))
     if out[m] <= t[-1]:  # huge magnitudes
         out[m] = np.nextafter(t[-1], np.inf)
     if values is not None and values.shape[0]:

@@ -49,18 +49,27 @@ def next_value_moves(predict, X: NDArray, values: list, movable: NDArray, deadli
     return {"moves": moves, "jumps": jumps, "counts": counts, "witness": witness}
 
 
+_LARGEST = float(np.finfo(np.float64).max)
+
+
+def _finite(a: float, b: float) -> float:
+    """``a + b`` kept finite: a probe beyond the data near the float limit stays a point predict reads."""
+    with np.errstate(over="ignore"):
+        return float(np.clip(a + b, -_LARGEST, _LARGEST))
+
+
 def _segments(x_f: float, v: NDArray | None, r: float | None) -> list:
     if r is not None and r > 0:
-        return [(x_f - r, x_f + r)]
+        return [(_finite(x_f, -r), _finite(x_f, r))]
     if v is None or v.shape[0] == 0:
         return [(x_f - 1.0, x_f + 1.0)]
     i = int(np.searchsorted(v, x_f))
-    span = max(1.0, float(v[-1] - v[0]))
+    span = max(1.0, min(_LARGEST, 2.0 * float(v[-1] * 0.5 - v[0] * 0.5)))
     out = []
-    lo = v[i - 1] if i > 0 else v[0] - span
-    hi = v[i] if i < v.shape[0] else v[-1] + span
+    lo = v[i - 1] if i > 0 else _finite(v[0], -span)
+    hi = v[i] if i < v.shape[0] else _finite(v[-1], span)
     if i < v.shape[0] and v[i] == x_f:
-        hi = v[i + 1] if i + 1 < v.shape[0] else v[-1] + span
+        hi = v[i + 1] if i + 1 < v.shape[0] else _finite(v[-1], span)
         out.append((lo, x_f))
     out.append((lo if not out else x_f, hi))
     return out

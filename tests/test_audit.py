@@ -238,3 +238,20 @@ def test_models_fitted_on_named_columns_are_audited_without_warnings():
         expected = audit(plain, X, random_state=0)
         assert (report.status, report.largest_jump, report.next_value_jumps) == \
             (expected.status, expected.largest_jump, expected.next_value_jumps)
+
+
+@pytest.mark.parametrize("name", ["boosting", "forest", "otreebagger"])
+def test_audit_reads_finite_data_near_the_float_limit(name):
+    """Probes beyond such data stay finite (they overflowed to inf, and predict refused them)."""
+    from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger
+
+    rng = np.random.RandomState(0)
+    X = (rng.uniform(size=(60, 2)) - 0.5) * 1.7e308 * 2
+    y = np.clip(((X[:, 0] / 1.7e308 + 1) * 2).astype(int), 0, 3)
+    model = {"boosting": ConsistentGradientBoostingClassifier(max_iter=30, random_state=0),
+             "forest": ConsistentForestClassifier(n_estimators=10, random_state=0),
+             "otreebagger": OTreeBagger(n_estimators=6, random_state=0)}[name].fit(X, y)
+    for notion in ("data", "pointwise"):
+        report = audit(model, X, resolution=notion, time_limit=10)
+        assert report.status == ("proved" if model.is_consistent(notion=notion) else report.status)
+        assert report.status != "unknown" or report.bound >= 1
