@@ -99,8 +99,13 @@ def _group_component(group: Any, d: int, categorical: np.ndarray) -> tuple[Compo
     def where(Z, part=part, trees=trees):
         return trees[0].apply(Z) if part is None else part.locate(np.column_stack([t.apply(Z) for t in trees]))
 
-    def lookup(Z):  # the group's own labels, read on points of its space
-        return np.asarray(group.labels[where(Z)], dtype=np.int64)
+    def lookup(Z):  # the group's own labels, read on points of its space as predict reads them
+        if part is None:
+            return np.asarray(group.labels[where(Z)], dtype=np.int64)
+        # Through the group's own (perhaps snapped) partition: its labels are numbered by its regions,
+        # not by the unsnapped regions the boxes above come from.
+        return np.asarray(group.labels[group.partition.locate(np.column_stack([t.apply(Z) for t in trees]))],
+                          dtype=np.int64)
 
     if part is None:
         boxes = leaf_boxes(trees[0], dz)
