@@ -98,7 +98,7 @@ class FittedGroup:
         """The group's fused partition with its regions' boxes (fused again after loading a saved model)."""
         if self.partition is None or self.partition.lower.shape[0] == self.partition.n_regions:
             return self.partition
-        partition = relabel.fuse([leaf_boxes(tree) for tree in self.trees], snap=self.info.get("snapped", True))
+        partition = relabel.fuse([leaf_boxes(tree) for tree in self.trees])
         if not np.array_equal(partition.keys, self.partition.keys):
             raise RuntimeError("the trees of a loaded OTreeBagger group fuse into another partition")
         self.partition = partition
@@ -213,12 +213,7 @@ def _leaf_prior(partition, counts: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
     """Fuse, count, find the contacts and solve; raises TooManyRegionsError past a budget."""
-    # On the features' own axes at the data's resolution no bound is snapped: the grid neighbours
-    # pair every region a move inside one gap meets, so no sliver can serve as a free step, and a
-    # threshold snapped onto the far side of a training value one ulp away would leave the
-    # predicted sliver out of its gap's pairs (docs/design.md section 13).
-    snap = not (job.grid is not None and job.contact == "closure" and space is None)
-    partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=job.max_regions, snap=snap)
+    partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=job.max_regions)
     user_weight = np.ones(Z.shape[0]) if sample_weight is None else sample_weight
     if job.relabel_counts == "train":
         count_weight = user_weight.copy()
@@ -255,7 +250,6 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
     )
     info = {
         "n_regions": int(partition.n_regions),
-        "snapped": snap,
         "n_edges": int(edges.shape[0]),
         "n_empty": int(np.sum(counts.sum(axis=1) == 0)),
         "objective": float(result.objective),

@@ -138,8 +138,7 @@ class VoterChecks:
                 # in floats, derived again from the fitted geometry.
                 jumps = move_edges(partition, group.trees, group.space, categorical,
                                    reach="gap" if grid is not None else "float",
-                                   jumps_of=labels, snapped=group.partition is not None
-                                   and group.info.get("snapped", True))
+                                   jumps_of=labels, snapped=group.partition is not None)
                 return jumps.shape[0] == 0
             return True
 

@@ -248,33 +248,6 @@ def test_space_moves_follow_the_weights_on_ranks():
     assert np.all(space_moves(space, ranks, None, reach="float").step <= 1e-14)
 
 
-@pytest.mark.parametrize("case", [
-    (753, dict(random_state=306111232, categorical_features=[2], n_jobs=1, n_estimators=12, projection="none",
-               thresholds="gap"), 1, [1.0014640200316935, -0.2702837963258393, 1.0, 0.3346581978774692,
-                                      -0.7841537268209013, 1.0000000000000016], -0.24831110266359643),
-    (795, dict(random_state=616485881, categorical_features=[1, 2], monotonic_cst=[0, 0, 0, 0, -1, -1], n_jobs=1),
-     0, [0.0, 2.0, 2.0, 0.8440402075260511, 1.25, 3.000000000000001], 0.6535018784285997),
-])
-def test_own_axes_on_ulp_lattices_hold_inside_every_gap(case):
-    """Two models on the features' own axes whose snapped thresholds crossed a training value one ulp away:
-    certified at the data's resolution, they jumped 0 -> 2 inside one gap (no bound is snapped there now)."""
-    import pathlib
-
-    seed, params, f, p, t = case
-    data = np.load(pathlib.Path(__file__).parent / "data" / f"otb_data_gap_{seed}.npz")
-    X, y, w = data["X"], data["y"], (data["w"] if data["w"].size else None)
-    model = OTreeBagger(**params).fit(X, y, sample_weight=w)
-    assert model.consistency_notion_ == "data" and model.is_consistent()
-    q = np.array(p)
-    q[f] = t
-    a, b = np.searchsorted(model.classes_, model.predict(np.array([p, q])))
-    assert abs(int(a) - int(b)) <= 1
-    rows = X if w is None else X[w > 0]
-    assert gap_walk(model, X, rows[:6], weight=w)[0] <= 1
-    report = audit(model, rows, resolution="data", time_limit=10)  # it raised IndexError on snapped groups
-    assert report.status == "proved"
-
-
 def test_audit_reads_snapped_groups_through_their_own_partition():
     """A pointwise model on a one-ulp lattice snaps its groups' bounds: the audit read the snapped labels with
     the unsnapped region numbers (IndexError)."""
