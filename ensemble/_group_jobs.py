@@ -94,7 +94,7 @@ class GroupJobs:
         """``job`` with the rank map of its projected space (relabelled groups only).
 
         Every continuous feature the space reads goes through its ranks among the
-        training values (:class:`ensemble._space_moves.RankMap`), so a move inside one
+        training values (:class:`ensemble._rank_map.RankMap`), so a move inside one
         gap is one rank unit and the map is bounded: the certificates of both notions
         then hold in floats (docs/design.md section 13, "Projected spaces").
         """

@@ -292,7 +292,7 @@ class _GroupJob:
     additive: AdditiveScore | KernelScore | None = None
     residual_axes: str = "pls"
     score_model: str = "additive"
-    #: The rank map of a projected space certified at the data's resolution (docs/design.md section 13).
+    #: The rank map of a relabelled projected space, for either notion (docs/design.md section 13).
     ranks: RankMap | None = None
 
 

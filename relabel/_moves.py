@@ -57,14 +57,10 @@ def _pair_moves(lo, hi, clo, chi, a, b, step, spread, slack):
 
 
 @compiled
-def _joined(lo, hi, clo, chi, candidates, step, spread, slack, labels, keep_out):
-    """Mark the candidate pairs some move joins (and, with labels, whose labels are two or more apart)."""
+def _joined(lo, hi, clo, chi, candidates, step, spread, slack, keep_out):
+    """Mark the candidate pairs some move joins."""
     for r in range(candidates.shape[0]):
-        a, b = candidates[r, 0], candidates[r, 1]
-        if labels.shape[0] and abs(labels[a] - labels[b]) < 2:
-            keep_out[r] = False
-        else:
-            keep_out[r] = _pair_moves(lo, hi, clo, chi, a, b, step, spread, slack)
+        keep_out[r] = _pair_moves(lo, hi, clo, chi, candidates[r, 0], candidates[r, 1], step, spread, slack)
 
 
 def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: ArrayLike, slack: ArrayLike,
@@ -124,8 +120,8 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
         return np.empty((0, 2), np.intp)
     moved = np.where((step == 0) & (spread == 0) & (widened == 0), 0.0, np.abs(step) + spread + widened)
     # Candidates: the regions whose clipped closed boxes lie within the largest reach of every
-    # move on every axis (the r-neighbours of adjacency_edges, a guillotine search), a superset
-    # of the pairs; then the predicate itself on each.
+    # move on every axis (the r-neighbours of adjacency_edges, a guillotine search, which also
+    # drops pairs on their labels), a superset of the pairs; then the predicate itself on each.
     from types import SimpleNamespace
 
     from relabel._adjacency import adjacency_edges
@@ -134,7 +130,7 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     candidates = adjacency_edges(clipped, contact="closure", max_edges=None, resolution=moved.max(axis=0),
                                  jumps_of=None if labels.shape[0] == 0 else labels).edges.astype(np.int64)
     joined = np.empty(candidates.shape[0], dtype=np.bool_)
-    _joined(lo, hi, clo, chi, np.ascontiguousarray(candidates), step, spread, widened, labels, joined)
+    _joined(lo, hi, clo, chi, np.ascontiguousarray(candidates), step, spread, widened, joined)
     return unique_pairs(keep[candidates[joined]])
 
 
