@@ -85,7 +85,8 @@ class FittedGroup:
         state = self.__dict__.copy()
         if self.partition is not None:
             d = self.partition.n_features
-            state["partition"] = replace(self.partition, lower=np.empty((0, d)), upper=np.empty((0, d)))
+            state["partition"] = replace(self.partition, lower=np.empty((0, d)), upper=np.empty((0, d)),
+                                         exact_lower=None, exact_upper=None, exact_region=None)
         state.update(edges=None, counts=None, monotone=None,
                      labels=self.labels.astype(np.int16 if self.labels.max(initial=0) > 127 else np.int8))
         return state

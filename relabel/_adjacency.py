@@ -482,6 +482,35 @@ def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None, l
     return a, b, _face_flags(lower[a], upper[a], lower[b], upper[b])
 
 
+def _exact_grid_pairs(partition, split, grid, categorical, max_edges, labels):
+    """Neighbours at the data's resolution found on the regions before snapping, as the regions they locate in.
+
+    Snapping may carry a bound across a training value a few ulps away, or shrink an
+    overlap of positive length on another feature to a touch: the grid rule is only
+    exact on the boxes the trees' comparisons cut (``partition.exact_*``), whose points
+    predict the label of the region they locate in.
+    """
+    region = partition.exact_region
+    lo, hi = partition.exact_lower, partition.exact_upper
+    if not split.all():
+        lo, hi = np.ascontiguousarray(lo[:, split]), np.ascontiguousarray(hi[:, split])
+    rows = np.flatnonzero(region >= 0)
+    wanted = exact_labels = None
+    if labels is not None:
+        exact_labels = labels[region[rows]]
+        low, high = (exact_labels.min(), exact_labels.max()) if rows.shape[0] else (0, 0)
+        far = (exact_labels >= low + 2) | (exact_labels <= high - 2)
+        rows, exact_labels = rows[far], exact_labels[far]
+
+        def wanted(a, b):
+            return np.abs(exact_labels[a] - exact_labels[b]) >= 2
+
+    a, b, _ = _grid_pairs(lo[rows], hi[rows], grid, categorical, max_edges, wanted, exact_labels)
+    a, b = region[rows[a]], region[rows[b]]
+    apart = a != b
+    return a[apart], b[apart]
+
+
 def _face_flags(lo_a, hi_a, lo_b, hi_b):
     """True where the closures meet and touch on exactly one axis (a shared face)."""
     meet = np.all(np.maximum(lo_a, lo_b) <= np.minimum(hi_a, hi_b), axis=1)
@@ -642,11 +671,16 @@ def adjacency_edges(
         a, b, face, _ = _touching_pairs(s_lo, s_hi, face_only=contact == "face", max_edges=max_edges,
                                         categorical=s_cat, axes=range(s_lo.shape[1]), wanted_pairs=wanted_pairs,
                                         labels=s_labels)
-    if grid is not None:
+    exact = getattr(partition, "exact_region", None) is not None
+    if grid is not None and not exact:
         ga, gb, gface = _grid_pairs(s_lo, s_hi, s_grid, s_cat, max_edges, wanted_pairs, s_labels, hierarchy)
         a, b, face = np.concatenate((a, ga)), np.concatenate((b, gb)), np.concatenate((face, gface))
     if regions is not None:
         a, b = regions[a], regions[b]
+    if grid is not None and exact:
+        ga, gb = _exact_grid_pairs(partition, split, s_grid, s_cat, max_edges, labels)
+        gface = _face_flags(lower[ga], upper[ga], lower[gb], upper[gb])
+        a, b, face = np.concatenate((a, ga)), np.concatenate((b, gb)), np.concatenate((face, gface))
     extra = _alias_contacts(partition, lower, upper, contact, categorical, resolution, grid)
     if extra is not None and labels is not None:
         kept = np.abs(labels[extra[0]] - labels[extra[1]]) >= 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -156,6 +156,15 @@ class FusedPartition:
     alias_covered : ndarray of shape (n_aliases,), bool
         Whether the alias region's closure contains the whole image, so that the
         sliver's contacts are the region's own.
+    exact_lower, exact_upper : ndarray of shape (n_exact, n_features) or None
+        When snapping moved a bound: the regions as the trees' float comparisons cut
+        them, before snapping (slivers included). ``None`` when nothing snapped (the
+        regions are then exact).
+    exact_region : ndarray of shape (n_exact,), intp, or None
+        The region :meth:`locate` maps each exact region's points to (its own region, or
+        a sliver's alias region; -1 where the trees do not tile the space). The
+        neighbours at the data's resolution are found on these boxes
+        (:func:`adjacency_edges`), since snapping may carry a bound across a training value.
 
     Examples
     --------
@@ -181,6 +190,9 @@ class FusedPartition:
     alias_upper: NDArray[np.float64] = field(default=None, repr=False)
     alias_covered: NDArray[np.bool_] = field(default=None, repr=False)
     _alias_codes: NDArray[np.int64] = field(default=None, repr=False)
+    exact_lower: NDArray[np.float64] | None = field(default=None, repr=False)
+    exact_upper: NDArray[np.float64] | None = field(default=None, repr=False)
+    exact_region: NDArray[np.intp] | None = field(default=None, repr=False)
 
     @property
     def n_aliases(self) -> int:
@@ -259,7 +271,16 @@ class FusedPartition:
             )
         if leaves.shape[0] and not np.issubdtype(leaves.dtype, np.integer):
             raise ValueError(f"leaves must hold integer leaf ids; got dtype {leaves.dtype}")
-        ranks = _leaf_ranks(self.leaf_ids, leaves)
+        pos, hit = self._find(_leaf_ranks(self.leaf_ids, leaves))
+        if not hit.all():
+            bad = int(np.flatnonzero(~hit)[0])
+            raise ValueError(
+                f"leaves row {bad} ({leaves[bad].tolist()}) matches no region of the partition"
+            )
+        return pos.astype(np.intp)
+
+    def _find(self, ranks: NDArray[np.int64]) -> tuple:
+        """Region of each rank tuple (regions first, then aliases) and whether it was found."""
         code, found = _encode(self._stages, ranks)
         table = self._stages[-1][1]
         pos = np.minimum(np.searchsorted(table, code), max(table.shape[0] - 1, 0))
@@ -271,12 +292,7 @@ class FusedPartition:
             ahit = found[miss] & (codes[apos] == code[miss])
             pos[miss[ahit]] = self.alias_region[apos[ahit]]
             hit[miss[ahit]] = True
-        if not hit.all():
-            bad = int(np.flatnonzero(~hit)[0])
-            raise ValueError(
-                f"leaves row {bad} ({leaves[bad].tolist()}) matches no region of the partition"
-            )
-        return pos.astype(np.intp)
+        return pos, hit
 
 
 def _leaf_ranks(leaf_ids: tuple, leaves: NDArray) -> NDArray[np.int64]:
@@ -437,10 +453,22 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None, snap: boo
     trees = _read_trees(boxes_list, max_regions)
     lower, upper, key_positions, hierarchies = _intersect(trees, max_regions)
     tables = _snap_tables(trees) if snap else None
-    slivers = None
-    if tables is not None:
-        lower, upper, key_positions, slivers = _snap_regions(lower, upper, key_positions, tables)
-    return _keyed_partition(trees, lower, upper, key_positions, slivers, hierarchies, tables)
+    if tables is None:
+        return _keyed_partition(trees, lower, upper, key_positions, None, hierarchies, tables)
+    exact = (lower, upper, key_positions)
+    lower, upper, key_positions, slivers = _snap_regions(lower, upper, key_positions, tables)
+    partition = _keyed_partition(trees, lower, upper, key_positions, slivers, hierarchies, tables)
+    return _with_exact(partition, trees, *exact)
+
+
+def _with_exact(partition: FusedPartition, trees: list, lower, upper, key_positions) -> FusedPartition:
+    """The partition with its regions before snapping and the region each one locates in."""
+    region, found = partition._find(_Ranks(trees).ranks(key_positions))
+    region = np.where(found, region, -1).astype(np.intp)
+    lower, upper = np.ascontiguousarray(lower), np.ascontiguousarray(upper)
+    for array in (lower, upper, region):
+        array.flags.writeable = False
+    return replace(partition, exact_lower=lower, exact_upper=upper, exact_region=region)
 
 
 def _read_trees(boxes_list: Sequence[Any], max_regions: int | None) -> list:

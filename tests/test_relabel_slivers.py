@@ -254,3 +254,48 @@ def test_staged_encoding_locates_aliases(monkeypatch):
     rows = np.vstack((direct.keys, direct.alias_keys))
     np.testing.assert_array_equal(staged.locate(rows), direct.locate(rows))
     np.testing.assert_array_equal(direct.locate(direct.alias_keys), direct.alias_region)
+
+
+def test_grid_neighbours_are_found_on_the_boxes_before_snapping():
+    """Snapping shrinks an overlap of positive length to a touch: the gap move across it must stay an edge.
+
+    Tree A cuts x1 at 1 left of x0 = 0.3, tree B at 1 + 2 ulps right of x0 = 0.6. Both bounds snap
+    to 1 + 2 ulps, and the snapped boxes P (x0 <= 0.3, x1 > 1) and Q (x0 > 0.6, x1 <= 1 + 2 ulps)
+    only touch on x1. Yet at x1 = 1 + 1 ulp, a training value, x0 moves from P to Q inside
+    its one gap [0, 1]: P and Q are neighbours at the data's resolution, and labels 0 and 2
+    on them are a jump that ``predict`` shows.
+    """
+    u = np.spacing(1.0)
+    t1, t2 = 1.0, 1.0 + 2 * u
+    a = (np.array([1, 2, 3]), np.array([[-INF, -INF], [-INF, t1], [0.3, -INF]]),
+         np.array([[0.3, t1], [0.3, INF], [INF, INF]]))
+    b = (np.array([1, 2, 3]), np.array([[-INF, -INF], [0.6, -INF], [0.6, t2]]),
+         np.array([[0.6, INF], [INF, t2], [INF, INF]]))
+    partition = relabel.fuse([a, b])
+    assert partition.exact_region is not None  # the two bounds were snapped
+    grid = [np.array([0.0, 1.0]), np.array([t1, 1.0 + u, t2])]
+    p, q = partition.locate([[2, 1], [3, 2]])
+    edges = relabel.adjacency_edges(partition, grid=grid).edges
+    assert [min(p, q), max(p, q)] in edges.tolist()
+    labels = np.ones(partition.n_regions, dtype=np.intp)
+    labels[p], labels[q] = 0, 2
+    found = relabel.adjacency_edges(partition, grid=grid, jumps_of=labels).edges
+    assert [min(p, q), max(p, q)] in found.tolist()
+    # The jump is real: both points lie on one line inside one gap of x0.
+    points = np.array([[0.1, 1.0 + u], [0.7, 1.0 + u]])
+    regions = partition.locate(np.column_stack([leaf_of(a, points), leaf_of(b, points)]))
+    assert labels[regions].tolist() == [0, 2]
+
+
+def test_exact_regions_locate_where_predict_puts_their_points():
+    """Every box before snapping locates (through its own tuple) where its inner points go."""
+    rng = np.random.RandomState(3)
+    u = np.spacing(1.0)
+    boxes = [split_boxes(1.0 + k * u, feature=f, n_features=2) for k, f in ((0, 0), (2, 0), (1, 1), (3, 1))]
+    partition = relabel.fuse(boxes)
+    assert partition.exact_region is not None
+    lo, hi = partition.exact_lower, partition.exact_upper
+    for i in range(lo.shape[0]):
+        point = np.where(np.isfinite(hi[i]), hi[i], np.where(np.isfinite(lo[i]), lo[i] + 1.0, rng.normal(size=2)))
+        leaves = np.column_stack([leaf_of(box, point[None]) for box in boxes])
+        assert partition.locate(leaves)[0] == partition.exact_region[i]
