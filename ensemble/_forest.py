@@ -30,9 +30,10 @@ from ensemble._certificates import (
     tree_nodes,
 )
 from ensemble._docs import fill_doc
-from ensemble._forest_trees import _OutOfBag, _TreeJob, _Voter, _data_in_space, _fit_tree
-from ensemble._sums import SumOfTrees
+from ensemble._forest_trees import (_OutOfBag, _TreeJob, _Voter, _data_in_space, _fit_tree, float_reach_in_space,
+                                    index_resolves_floats, ranked_index)
 from ensemble._spaces import GroupSpace
+from ensemble._sums import SumOfTrees
 from ensemble._monotone import isotonic_leaf_values
 from ensemble._thresholds import (RANK_GAP_ULPS, Gaps, Ranks, separate_thresholds, set_thresholds,
                                   spread_thresholds, thresholds_of, warn_crowded)
@@ -411,7 +412,10 @@ default="squared_error"
         missing = np.isnan(data.X[:, data.monotonic != 0]).any()
         if not missing:
             rows = np.arange(data.n_samples) if data.sample_weight is None else np.flatnonzero(data.sample_weight > 0)
-            index = GroupSpace.monotone_index(data.X, data.y, rows, data.monotonic)
+            index = ranked_index(data.X, data.y, rows, data.monotonic)
+            if index is not None and self.monotonic_space == "auto" and not index_resolves_floats(index, data.X[rows]):
+                # One float step of a feature would move the index across many thresholds at once.
+                return {"axes": None}
         if index is None:
             if self.monotonic_space == "index":
                 why = ("a constrained feature has missing values" if missing else
@@ -430,6 +434,8 @@ default="squared_error"
         without out-of-bag rows), and when resumed grows on until the bound certifies.
         """
         self.monotonic_space_, self.space_ = name, space
+        # On the index, every certificate covers one float step of any feature (section 9, in floats).
+        self._float_reach = None if space is None else float_reach_in_space(space)
         data = _data_in_space(data, space)
         self._split_mask = data.categorical
         # The data's resolution is certified on the features' own axes (docs/design.md section 13).

@@ -8,7 +8,7 @@ threshold; :class:`_Voter` holds what the tree adds to the sum besides its struc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -17,12 +17,68 @@ from numpy.typing import NDArray
 from ensemble import _kernels
 from ensemble._base import TrainingData, TreeSpec, bootstrap_weights, draw_in_gaps, grow_tree
 from ensemble._certificates import tree_nodes
+from ensemble._rank_map import EPS, RangeClip
 from ensemble._spaces import GroupSpace, _resolution_in_space
 from ensemble._thresholds import Ranks, float32_margins
 from ensemble._voting import UNIT_BITS
 from trees import OrdinalTreeClassifier
 
-__all__ = ["_OutOfBag", "_TreeJob", "_Voter", "_data_in_space", "_fit_tree"]
+__all__ = ["_OutOfBag", "_TreeJob", "_Voter", "_data_in_space", "_fit_tree", "float_reach_in_space",
+           "index_resolves_floats", "ranked_index"]
+
+#: The monotone index is offered to ``monotonic_space="auto"`` only while one float step of any
+#: feature moves it by less than this share of its spread over the training rows: beyond, the
+#: certificate exact in floats would count many thresholds together (features on a lattice of ulps
+#: at a large offset, where one float is a large share of the feature's spread).
+_INDEX_FLOAT_SHARE = 1e-6
+
+
+def ranked_index(X: NDArray[np.float64], y: NDArray, rows: NDArray, monotonic: NDArray) -> GroupSpace | None:
+    """The monotone index of the constrained features, each clipped to its training range (docs/design.md section 9).
+
+    Clipping (:class:`ensemble._rank_map.RangeClip`, the range of ``rows``) moves no
+    training point and bounds what one float step of a feature does to the index,
+    everywhere in the float line: :func:`float_reach_in_space`.
+    """
+    constrained = np.flatnonzero(monotonic)
+    index = GroupSpace.monotone_index(X, y, rows, monotonic)
+    if index is None:
+        return None
+    low, high = X[rows][:, constrained].min(axis=0), X[rows][:, constrained].max(axis=0)
+    return replace(index, ranks=RangeClip(constrained, low, high))
+
+
+def float_reach_in_space(space: GroupSpace) -> NDArray[np.float64]:
+    """Per axis of ``space``, how far one float step of one feature can move it (0 off the index).
+
+    On component j, ``offset + sum_i (fl(x_i) / s_i - c_i) W_ij`` with ``x_i`` clipped:
+    ``s_i`` is a power of two, so a step of ``x_i`` (at most an ulp of its range's
+    largest magnitude) moves the exact sum by ``|W_ij| / s_i`` times that, and each
+    evaluation is within the classical bound gamma_(n + 3) of the terms' magnitudes
+    (doubled for second-order terms) of it. Kept axes are the features themselves:
+    0, the pointwise certificate's threshold clusters cover one float there.
+    """
+    reach = np.zeros(space.n_components + space.kept.shape[0])
+    k, clip = space.n_components, space.ranks
+    if k == 0:
+        return reach
+    at = {int(f): i for i, f in enumerate(clip.features)}
+    step = np.array([clip.float_step()[at[int(f)]] if int(f) in at else np.inf for f in space.projected])
+    low = np.array([clip.low[at[int(f)]] for f in space.projected])
+    high = np.array([clip.high[at[int(f)]] for f in space.projected])
+    terms = np.maximum(np.abs(low / space._scale - space._center), np.abs(high / space._scale - space._center))
+    magnitude = np.abs(space.offset) + terms @ np.abs(space.weights)
+    error = 2.0 * (space.projected.shape[0] + 3) * EPS * magnitude
+    moved = np.max(np.abs(space.weights) * (step / space._scale)[:, None], axis=0)
+    reach[:k] = (moved + 2.0 * error) * (1 + 1e-9)
+    return reach
+
+
+def index_resolves_floats(space: GroupSpace, X: NDArray[np.float64]) -> bool:
+    """Whether one float step moves the index by a negligible share of its spread (:data:`_INDEX_FLOAT_SHARE`)."""
+    z = space.transform(X)[:, 0]
+    return bool(float_reach_in_space(space)[0] <= _INDEX_FLOAT_SHARE * float(np.ptp(z)))
+
 
 
 def _data_in_space(data: TrainingData, space: GroupSpace | None) -> TrainingData:

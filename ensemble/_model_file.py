@@ -39,13 +39,13 @@ def trusted_types() -> tuple[str, ...]:
     from ensemble._forest import ConsistentForestClassifier
     from ensemble._forest_trees import _Voter
     from ensemble._groups import FittedGroup
-    from ensemble._rank_map import RankMap
+    from ensemble._rank_map import RangeClip, RankMap
     from ensemble._spaces import AdditiveScore, GroupSpace, KernelScore
     from ensemble._otreebagger import OTreeBagger
     from relabel import DataGrid, FusedPartition
     from trees import OrdinalTree, OrdinalTreeClassifier
 
-    classes = (OTreeBagger, FittedGroup, GroupSpace, AdditiveScore, KernelScore, RankMap, FusedPartition,
+    classes = (OTreeBagger, FittedGroup, GroupSpace, AdditiveScore, KernelScore, RankMap, RangeClip, FusedPartition,
                ConsistentForestClassifier, _Voter, ConsistentGradientBoostingClassifier, _Tree,
                _TextColumns, OrdinalTreeClassifier, OrdinalTree, DataGrid)
     # scikit-learn's tree structure (the forest's squared-error trees), which skops rebuilds

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["EPS", "RankMap"]
+__all__ = ["EPS", "RangeClip", "RankMap"]
 
 #: Unit roundoff of float64 (half an ulp of 1).
 EPS = 2.0**-53
@@ -83,6 +83,35 @@ class RankMap:
                 out[i] = min(1.0, ratio * (1 + 8 * EPS) + 4 * float(np.spacing(float(v.shape[0]))))
         return out
 
+    def window_reach(self, r: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Per listed feature, the largest rank change over a move of at most ``r[i]`` (a bound, in floats).
+
+        ``q`` is piecewise linear and non-decreasing, so ``q(a + r) - q(a)`` is largest
+        with ``a`` or ``a + r`` at a training value: the largest of ``q(v_k + r) - k`` and
+        ``k - q(v_k - r)``, plus the rounding of both evaluations; never above ``m - 1``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> ranks = RankMap(np.array([0]), (np.array([0.0, 1.0, 1.5, 10.0]),))
+        >>> [round(float(v), 6) for v in ranks.window_reach(np.array([0.5]))]
+        [1.0]
+        """
+        out = np.zeros(self.features.shape[0])
+        one_float = self.float_reach()
+        for i, v in enumerate(self.values):
+            m = v.shape[0]
+            if m < 2 or r[i] <= 0:
+                continue
+            k = np.arange(m, dtype=np.float64)
+            with np.errstate(over="ignore"):
+                up = _ranks(v + r[i], v) - k
+                down = k - _ranks(v - r[i], v)
+            # The rounding of v +- r (one float step of x, at most) and of both ranks (an ulp of m each).
+            slack = 2 * one_float[i] + 4 * float(np.spacing(float(m)))
+            out[i] = min(float(m - 1), float(max(np.max(up), np.max(down))) + slack)
+        return out
+
     def lipschitz(self) -> NDArray[np.float64]:
         """Per listed feature, a bound on ``|dq / dx|``: one over its narrowest gap (0 with one value)."""
         out = np.zeros(self.features.shape[0])
@@ -109,3 +138,41 @@ def _ranks(column: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.fl
         inside = k + offset / width
     out = np.where(column <= v[0], 0.0, np.where(column >= v[-1], float(m - 1), inside))
     return np.where(np.isnan(column), np.nan, out)
+
+
+@dataclass(frozen=True)
+class RangeClip:
+    """Each listed feature clipped to its training range ``[low, high]``; the others pass unchanged.
+
+    The certified forest's monotone index reads its features through it
+    (docs/design.md section 9): clipping is monotone in floats and moves no point of
+    the range, and it bounds what one float step of ``x`` does to the index everywhere
+    (:meth:`float_step`). A space's resolution is unchanged by it (a move of r moves the
+    clipped value by at most r): :meth:`window_reach`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> clip = RangeClip(np.array([0]), np.array([1.0]), np.array([4.0]))
+    >>> clip.apply(np.array([[-5.0, 7.0], [2.5, 7.0], [1e300, 7.0]])).tolist()
+    [[1.0, 7.0], [2.5, 7.0], [4.0, 7.0]]
+    """
+
+    features: NDArray[np.intp]
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+
+    def apply(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``X`` with every listed column clipped (a copy; NaN stays NaN)."""
+        out = np.array(X, dtype=np.float64, copy=True)
+        out[:, self.features] = np.clip(out[:, self.features], self.low, self.high)
+        return out
+
+    def float_step(self) -> NDArray[np.float64]:
+        """Per listed feature, the largest distance one float step of ``x`` moves its clipped value."""
+        return np.spacing(np.maximum(np.abs(self.low), np.abs(self.high)))
+
+    def window_reach(self, r: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Per listed feature, the largest change of the clipped value over a move of at most ``r[i]``."""
+        return np.minimum(np.asarray(r, dtype=np.float64), self.high - self.low)
+

@@ -401,10 +401,9 @@ class GroupSpace:
     def resolution(self, r: NDArray[np.float64]) -> NDArray[np.float64]:
         """Resolution in z that covers every move of at most r_f along each feature of x."""
         if self.ranks is not None:
-            # A move of r_f moves a rank by at most r_f over the narrowest gap (never past m - 1).
             r = np.array(r, dtype=np.float64, copy=True)
             f = self.ranks.features
-            r[f] = np.minimum(r[f] * self.ranks.lipschitz(), np.maximum(self.ranks.sizes() - 1.0, 0.0))
+            r[f] = self.ranks.window_reach(r[f])
         out = self.kept_mask(r).astype(np.float64)
         if not self.is_identity:
             out[: self.n_components] = np.abs(self.weights).T @ (r[self.projected] / self._scale)

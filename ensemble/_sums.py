@@ -297,6 +297,10 @@ class SumOfTrees:
         ``options`` go to :func:`~ensemble._certificates.sum_certificate` (``exact``,
         ``cache``, ``pairs``).
         """
+        reach = self.__dict__.get("_float_reach")
+        if reach is not None:
+            # Trees on a projected index: one float step of a feature moves the index this far.
+            resolution = reach if resolution is None else np.maximum(resolution, reach)
         return sum_certificate(self._trees_nodes(), self._trees_values(), self._n_axes, ~self._split_categorical,
                                spacing, resolution, ranges_only=self._envelope is not None, grid=grid, **options)
 

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from relabel._adjacency import _bounds_of, _face_flags, _touching_pairs
+from relabel._adjacency import _bounds_of, _touching_pairs
+from relabel._contacts import _face_flags
 from relabel._features import check_monotonic_cst
 
 __all__ = ["monotone_pairs"]

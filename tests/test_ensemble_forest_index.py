@@ -222,3 +222,60 @@ def test_forest_index_under_every_monotonic_method_and_criterion(method, criteri
     assert grid_consistent_and_monotone(model, cst) == (True, True)
     assert _wrong_way_on_lines(model, X, cst, np.random.RandomState(2), n_lines=15) == 0
     assert model.feature_importances_.shape == (3,)
+
+
+def _ulp_lattice_data(n=100, seed=5):
+    """x0 on nine adjacent floats above 3, x1 at an offset of 1e9; five classes falling in both."""
+    lattice = 3.0 + np.arange(9) * np.spacing(3.0)
+    rng = np.random.RandomState(seed)
+    step = rng.randint(0, 9, n)
+    x1 = 1e9 + rng.uniform(size=n) * 100
+    score = -step / 8 - (x1 - 1e9) / 100 + 0.2 * rng.normal(size=n)
+    y = np.searchsorted(np.quantile(score, [0.2, 0.4, 0.6, 0.8]), score)
+    return np.column_stack([lattice[step], x1]), y, lattice
+
+
+def _largest_one_float_step(model, lattice, n_lines=200):
+    """Largest class change between adjacent floats of x0 (below, across and above its lattice) at many x1."""
+    x0 = np.concatenate([[np.nextafter(lattice[0], -np.inf)], lattice, [np.nextafter(lattice[-1], np.inf)]])
+    worst = 0
+    for x1 in np.linspace(1e9 - 10, 1e9 + 110, n_lines):
+        classes = model.predict(np.column_stack([x0, np.full(x0.shape[0], x1)])).astype(int)
+        worst = max(worst, int(np.abs(np.diff(classes)).max()))
+    return worst
+
+
+def test_forest_index_certificate_covers_one_float_step_of_a_feature():
+    """One float of x0 is an eighth of its spread: the index moves across many thresholds at once.
+
+    "auto" keeps the features' axes there; an index asked for by name is certified only if its
+    certificate, which counts the thresholds one float step can cross, holds. The same model
+    checked without the float step in the index (the certificate of before) claims consistency,
+    and the walk between adjacent floats refutes it.
+    """
+    X, y, lattice = _ulp_lattice_data()
+    auto = ConsistentForestClassifier(monotonic_cst=[-1, -1], random_state=5, n_jobs=1).fit(X, y)
+    assert auto.monotonic_space_ == "axes"
+    assert auto.is_consistent(notion="pointwise") and auto.is_monotone()
+    assert _largest_one_float_step(auto, lattice) <= 1
+    with pytest.warns(UserWarning, match="not certified"):
+        index = ConsistentForestClassifier(monotonic_cst=[-1, -1], monotonic_space="index", random_state=5,
+                                           n_jobs=1).fit(X, y)
+    assert index.monotonic_space_ == "index"
+    assert not index.is_consistent(notion="pointwise")
+    assert _largest_one_float_step(index, lattice) >= 2
+    index._float_reach = None  # built to fail: the index's thresholds as if one float moved it by nothing
+    assert index.is_consistent(notion="pointwise")
+
+
+def test_forest_index_is_clipped_to_the_training_range():
+    """Beyond the training range the index stops moving: far points predict as the range's ends."""
+    X, y = _index_data(300)
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=30, monotonic_cst=CST,
+                                       monotonic_space="index", random_state=0).fit(X, y)
+    far = X[:20].copy()
+    edge = X[:20].copy()
+    far[:, 0] = 1e300
+    edge[:, 0] = X[:, 0].max()
+    assert np.array_equal(model.predict(far), model.predict(edge))
+    assert model._float_reach[0] > 0 and not model._float_reach[1:].any()

@@ -1,0 +1,72 @@
+"""The rules two boxes meet by, and the contacts of float slivers' images (docs/design.md sections 4 and 4c).
+
+:func:`near_rule` decides r-neighbours (closure contact at r = 0), :func:`_face_flags`
+tells a shared face from a corner, and :func:`_alias_contacts` attributes the contacts
+of a vanished sliver's snapped image to the region it locates in. Shared by
+:func:`relabel.adjacency_edges` and :func:`relabel.monotone_pairs`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from relabel._grid import grid_rule
+
+__all__ = ["near_rule"]
+
+
+def near_rule(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
+    """Whether boxes a and b are r-neighbours, per pair (the rule, in one place).
+
+    For every non-categorical feature f, ``max(l_a, l_b) - min(u_a, u_b) <= r_f`` (the
+    closures meet after dilating both boxes by r_f / 2; r_f = 0 is closure contact,
+    exactly, since a float difference is <= 0 exactly when the first operand is not
+    larger); for a categorical feature the open intervals overlap. Arrays of shape
+    (P, d) for the bounds, (d,) for ``resolution`` and ``categorical``.
+    """
+    gap = np.maximum(lo_a, lo_b) - np.minimum(hi_a, hi_b)
+    return np.all(np.where(categorical, gap < 0, gap <= resolution), axis=1)
+
+
+def _face_flags(lo_a, hi_a, lo_b, hi_b):
+    """True where the closures meet and touch on exactly one axis (a shared face)."""
+    meet = np.all(np.maximum(lo_a, lo_b) <= np.minimum(hi_a, hi_b), axis=1)
+    touches = np.sum((hi_a == lo_b) | (hi_b == lo_a), axis=1)
+    return meet & (touches == 1)
+
+
+def _alias_contacts(partition, lower, upper, contact, categorical, resolution, grid=None):
+    """Contacts of the loose sliver images, attributed to their alias regions (or None).
+
+    With a ``grid``, the image's neighbours along a feature at the data's resolution
+    (:func:`grid_rule`) count too.
+    """
+    images = getattr(partition, "alias_images", None)
+    if images is None:
+        return None
+    img_lo, img_hi, target = images
+    if target.shape[0] == 0:
+        return None
+    found_a, found_b, found_face = [], [], []
+    for i in range(target.shape[0]):
+        lo_i = np.broadcast_to(img_lo[i], lower.shape)
+        hi_i = np.broadcast_to(img_hi[i], upper.shape)
+        near = near_rule(lo_i, hi_i, lower, upper, resolution, categorical)
+        if grid is not None:
+            for f in range(lower.shape[1]):
+                if grid.values[f] is not None and not categorical[f]:
+                    near |= grid_rule(lo_i, hi_i, lower, upper, grid, f, categorical)
+        face = _face_flags(lo_i, hi_i, lower, upper)
+        if contact == "face":
+            near &= face
+        others = np.flatnonzero(near)
+        others = others[others != target[i]]
+        found_a.append(np.full(others.shape[0], target[i], dtype=np.intp))
+        found_b.append(others.astype(np.intp))
+        # The kind is the two regions' own (a face of the image is not a face between
+        # them); with contact="face" these are face contacts of the region and its sliver.
+        t_lo = np.broadcast_to(lower[target[i]], (others.shape[0], lower.shape[1]))
+        t_hi = np.broadcast_to(upper[target[i]], (others.shape[0], lower.shape[1]))
+        kind = _face_flags(t_lo, t_hi, lower[others], upper[others])
+        found_face.append(np.ones(others.shape[0], dtype=bool) if contact == "face" else kind)
+    return np.concatenate(found_a), np.concatenate(found_b), np.concatenate(found_face)
