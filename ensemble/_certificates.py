@@ -73,6 +73,9 @@ __all__ = [
     "tree_nodes",
     "trees_are_monotone",
     "voters_certificate",
+    "VERDICTS",
+    "certified_notion",
+    "default_notion",
 ]
 
 
@@ -92,6 +95,39 @@ def check_notion(notion: Any) -> str:
     if notion not in NOTIONS:
         raise ValueError(f"notion must be one of {NOTIONS}; got {notion!r}")
     return notion
+
+
+#: A verdict in words, by the strongest notion a model's certificate proves (None: neither). The
+#: command line, the demo and the docs print these and nothing else.
+VERDICTS = {"data": "consistent at the data's resolution", "pointwise": "consistent pointwise only",
+            None: "not certified"}
+
+
+def default_notion(model: Any) -> str:
+    """The notion ``is_consistent()`` checks without arguments: the one the model claims, else the one it was fitted for.
+
+    The claim is ``consistency_notion_`` (a monotone forest fitted for ``"data"``
+    claims ``"pointwise"``); a model that claims none is checked for its fitted notion.
+    """
+    claimed = getattr(model, "consistency_notion_", None)
+    if claimed in NOTIONS:
+        return claimed
+    fitted = model.__dict__.get("_consistency", getattr(model, "consistency", "pointwise"))
+    return fitted if fitted in NOTIONS else "pointwise"
+
+
+def certified_notion(model: Any) -> str | None:
+    """The strongest notion the model's certificate proves, recomputed (``is_consistent`` for each), or None.
+
+    ``"data"`` includes ``"pointwise"`` (section 13): it is tried first.
+    """
+    checks = getattr(model, "is_consistent", None)
+    if checks is None:
+        return None
+    for notion in NOTIONS:
+        if checks(notion=notion):
+            return notion
+    return None
 
 
 def voters_certificate(voters_consistent: Iterable[bool], vote: str) -> bool:

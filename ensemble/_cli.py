@@ -250,7 +250,9 @@ def _cmd_fit(args) -> int:
         save_model_file(output, model, target=args.target, features=names, otreebagger=release)
     except OSError as exc:
         raise CLIError(f"cannot write the model to {output}: {exc.strerror or exc}") from exc
-    print(f"fitted {label} on {len(y)} samples; consistent: {model.is_consistent()}{_monotone_summary(model, names)}; "
+    from ensemble._certificates import VERDICTS, certified_notion
+
+    print(f"fitted {label} on {len(y)} samples; {VERDICTS[certified_notion(model)]}{_monotone_summary(model, names)}; "
           f"saved to {output}")
     return 0
 

@@ -101,8 +101,8 @@ def _cmd_demo(args) -> int:
             path, jumps = _plot_demo(fitted, X_train, y_train, Path(args.output), args)
             bar.update(1)
         bar.set_description("walking the grid for jumps")
-        results = {label: (jumps[label] if label in jumps else _demo_jumps(model, X_train), model.is_consistent())
-                   for label, model in fitted.items()}
+        results = {label: (jumps[label] if label in jumps else _demo_jumps(model, X_train),
+                           _verdict(model)) for label, model in fitted.items()}
         if pending is not None:
             for label, row, walked in pending.result():
                 rows[label], results[label] = row, walked
@@ -114,7 +114,7 @@ def _cmd_demo(args) -> int:
           "over the training points (the picture's), each decided exactly on the segment between "
           "the two cells:")
     for label in order:
-        print(f"{label}: {results[label][0]}; certified consistent: {results[label][1]}")
+        print(f"{label}: {results[label][0]}; {results[label][1]}")
     if path is not None:
         print(f"wrote {path}")
     return 0
@@ -150,8 +150,15 @@ def _fit_and_walk(names: list, args, data) -> list:
     out = []
     for name in names:
         label, model, row = _fit_and_score(name, args, data)
-        out.append((label, row, (_demo_jumps(model, data[0]), model.is_consistent())))
+        out.append((label, row, (_demo_jumps(model, data[0]), _verdict(model))))
     return out
+
+
+def _verdict(model) -> str:
+    """The strongest notion the model's certificate proves, in the library's words."""
+    from ensemble._certificates import VERDICTS, certified_notion
+
+    return VERDICTS[certified_notion(model)]
 
 
 def _demo_jumps(model, X) -> str:

@@ -31,8 +31,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.validation import check_is_fitted
 
 from ensemble._base import constraint_to_check, feature_resolution
-from ensemble._certificates import (SumCertificate, bound_ratio, check_notion, split_thresholds, sum_certificate,
-                                    trees_are_monotone)
+from ensemble._certificates import (SumCertificate, bound_ratio, check_notion, default_notion, split_thresholds,
+                                    sum_certificate, trees_are_monotone)
 from ensemble._kernels import tree_envelope
 from ensemble._voting import cumulative_proba, cut_spacing, half_cut_points, learn_cut_points
 from trees.utils import apply_trees, sum_trees
@@ -371,8 +371,8 @@ class SumOfTrees:
             one window of width r_f and the largest value difference between
             r-neighbouring leaves.
         notion : {"data", "pointwise"} or None, default=None
-            The notion checked; None: the one the model was fitted for (its
-            ``consistency``). ``"data"``: consistency at the data's resolution
+            The notion checked; None: the one the model claims
+            (``consistency_notion_``), else the one it was fitted for. ``"data"``: consistency at the data's resolution
             (docs/design.md section 13): pointwise, and moving one feature anywhere
             between two consecutive distinct training values of it (the others
             fixed) changes the class by at most one; read on the features' own
@@ -405,7 +405,7 @@ class SumOfTrees:
         (True, True, 'data')
         """
         check_is_fitted(self)
-        notion = check_notion(self.consistency if notion is None else notion)
+        notion = check_notion(default_notion(self) if notion is None else notion)
         r = None if resolution is None else self._check_resolution(resolution)
         return self._recheck(r, notion)
 

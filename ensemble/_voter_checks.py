@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import relabel
 from ensemble._base import TrainingData, constraint_to_check
-from ensemble._certificates import check_notion, voters_certificate
+from ensemble._certificates import check_notion, default_notion, voters_certificate
 from ensemble._groups import _GroupJob
 from ensemble._spaces import _constraints_in_space, _in_space, _resolution_in_space, grid_in_space
 from ensemble._space_moves import move_edges
@@ -80,14 +80,14 @@ class VoterChecks:
             Check r-consistency too (docs/design.md section 4c): no classes two
             apart between points closer than r_f along every feature.
         notion : {"data", "pointwise"} or None, default=None
-            The notion checked; None: the one the model was fitted for (its
-            ``consistency``). ``"data"``: consistency at the data's resolution (docs/design.md
+            The notion checked; None: the one the model claims
+            (``consistency_notion_``), else the one it was fitted for. ``"data"``: consistency at the data's resolution (docs/design.md
             section 13): with ``contact="closure"``, moving one feature anywhere
             between two consecutive distinct training values (the others fixed)
-            changes the class by at most one, besides the pointwise notion. It is
-            checked on the features' own axes: a voter whose trees split a
-            projected space (``projection`` other than ``"none"``) cannot show
-            it, and the answer is then False. ``"pointwise"``: the paper's notion.
+            changes the class by at most one, besides the pointwise notion: on the
+            features' own axes, and in a projected space through its rank map's
+            moves (docs/design.md section 13, "Projected spaces"). ``"pointwise"``:
+            the paper's notion, exact between adjacent floats.
 
         Returns
         -------
@@ -114,7 +114,7 @@ class VoterChecks:
         check_is_fitted(self)
         if contact not in relabel.CONTACTS:
             raise ValueError(f"contact must be one of {relabel.CONTACTS}; got {contact!r}")
-        notion = check_notion(self.__dict__.get("_consistency", "pointwise") if notion is None else notion)
+        notion = check_notion(default_notion(self) if notion is None else notion)
         r = None if resolution is None else self._padded(relabel.check_resolution(resolution, self.n_features_in_))
         categorical = self._categorical if self._categorical.any() else None
         grid = self.__dict__.get("_grid") if notion == "data" and contact == "closure" else None

@@ -43,7 +43,7 @@ def test_fit_then_predict_round_trip(tmp_path, capsys):
     data = _write_csv(tmp_path / "train.csv")
     model = tmp_path / "model.skops"
     assert main(["fit", str(data), "-o", str(model), "--n-estimators", "6", "--group-size", "3"]) == 0
-    assert "consistent: True" in capsys.readouterr().out
+    assert "; consistent at the data's resolution;" in capsys.readouterr().out
     out = tmp_path / "pred.csv"
     assert main(["predict", str(model), str(data), "-o", str(out)]) == 0
     rows = list(csv.reader(open(out)))
@@ -107,9 +107,10 @@ def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monk
     assert len(titled) == 3
     console = {}
     for line in out.splitlines():
-        match = re.match(r"(.+?): (\d+ jumps?.*); certified consistent: (True|False)$", line)
+        match = re.match(r"(.+?): (\d+ jumps?.*); (consistent at the data's resolution|consistent pointwise only|"
+                         r"not certified)$", line)
         if match:
-            console[match.group(1)] = (_title_counts(match.group(2)), match.group(3) == "True")
+            console[match.group(1)] = (_title_counts(match.group(2)), match.group(3) != "not certified")
     assert len(console) == 5  # every model of the registry
     for ax in titled:
         label, summary = ax.get_title().split("\n")
@@ -212,7 +213,8 @@ def test_demo_forked_share_prints_what_one_process_prints(monkeypatch, capsys):
     if len(os.sched_getaffinity(0)) >= 2:
         assert started[0] is not None  # the share really ran in another process
     assert _demo_lines(forked) == _demo_lines(alone)
-    assert sum("certified consistent: " in line for line in alone.splitlines()) == 5
+    assert sum(line.endswith(("; consistent at the data's resolution", "; consistent pointwise only", "; not certified"))
+               for line in alone.splitlines()) == 5
     assert len([line for line in alone.splitlines() if re.search(r"\d\.\d{3}$", line)]) == 5
 
 
@@ -817,7 +819,7 @@ def test_missing_cells_fit_every_model(tmp_path, capsys):
             writer.writerow(["" if i % 7 == 0 else a, "NA" if i % 11 == 0 else b, c])
     otb, out = tmp_path / "o.skops", tmp_path / "p.csv"
     assert main(["fit", str(path), "--target", "y", "-o", str(otb)]) == 0
-    assert "consistent: True" in capsys.readouterr().out
+    assert "; consistent at the data's resolution;" in capsys.readouterr().out
     assert main(["predict", str(otb), str(path), "-o", str(out)]) == 0
     assert len(out.read_text().splitlines()) == 121
     model = tmp_path / "m.skops"
@@ -1031,3 +1033,19 @@ def test_the_script_runs_main_then_freezes_the_collector_for_a_quick_exit(capsys
     finally:
         gc.unfreeze()
     assert "no-such-file.csv" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("options", [["--model", "otreebagger", "--n-estimators", "6"], ["--model", "treebagger"],
+                                     ["--model", "forest", "--monotone", "a=+1,b=+1"],
+                                     ["--model", "boosting"]])
+def test_fit_prints_the_notion_the_saved_model_proves(tmp_path, capsys, options):
+    """Check fit's verdict names the strongest notion the saved model's certificate proves, in the library's words."""
+    from ensemble._certificates import VERDICTS, certified_notion
+
+    data, model_path = _write_csv(tmp_path / "train.csv"), tmp_path / "m.skops"
+    assert main(["fit", str(data), "-o", str(model_path), *options]) == 0
+    out = capsys.readouterr().out
+    model = load_model_file(model_path)["model"]
+    notion = certified_notion(model)
+    assert f"; {VERDICTS[notion]}" in out and "consistent: " not in out

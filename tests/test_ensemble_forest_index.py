@@ -279,3 +279,18 @@ def test_forest_index_is_clipped_to_the_training_range():
     edge[:, 0] = X[:, 0].max()
     assert np.array_equal(model.predict(far), model.predict(edge))
     assert model._float_reach[0] > 0 and not model._float_reach[1:].any()
+
+
+def test_an_index_forest_is_checked_for_the_notion_it_claims():
+    """Check is_consistent() without arguments checks the claimed notion: an index forest fitted for "data" claims
+    and proves "pointwise" only, and the command line's words say so."""
+    from ensemble._certificates import VERDICTS, certified_notion
+
+    X, y = _index_data(300)
+    with pytest.warns(UserWarning, match="pointwise only"):
+        model = ConsistentForestClassifier(n_estimators=30, monotonic_cst=CST, monotonic_space="index",
+                                           random_state=0).fit(X, y)
+    assert model.consistency == "data" and model.consistency_notion_ == "pointwise"
+    assert model.is_consistent() and model.is_consistent(notion="pointwise")
+    assert not model.is_consistent(notion="data")
+    assert VERDICTS[certified_notion(model)] == "consistent pointwise only"
