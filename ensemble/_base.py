@@ -496,6 +496,24 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+        """Accuracy of ``predict`` on ``X`` (scikit-learn's classifier score): not an ordinal metric.
+
+        A prediction one class off counts as wrong as one four classes off. For model
+        selection on ordinal data pass ``scoring=ensemble.metrics.ordinal_scorer("mae")``
+        (or ``"amae"``, ``"qwk"``) to scikit-learn's searches.
+
+        Examples
+        --------
+        >>> from ensemble import OTreeBagger
+        >>> from ensemble.datasets import make_synthetic_i
+        >>> X, y = make_synthetic_i(200, random_state=0)
+        >>> model = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+        >>> 0.0 <= model.score(X, y) <= 1.0
+        True
+        """
+        return super().score(X, y, sample_weight=sample_weight)
+
     def _check_params(self) -> None:
         """Cross-parameter checks of a subclass, raised in ``fit`` naming the parameters."""
 

@@ -76,8 +76,14 @@ def _load(args: argparse.Namespace):
     with _CSVErrors(args.data):
         # Empty cells (or NA, NaN, ?) are missing values: the models that accept them route
         # them, the others say so in one line.
-        X, y, names = load_ordinal_csv(args.data, target=args.target, classes=order,
+        X, y, names = load_ordinal_csv(args.data, target=args.target, classes=order, delimiter=args.delimiter,
                                        return_feature_names=True, missing=True, text_features=declared or True)
+    columns = range(X.shape[1])
+    empty = [str(names[j]) for j in columns if (X.iloc[:, j].isna().all() if hasattr(X, "iloc") else
+                                                np.isnan(X[:, j]).all())]
+    if empty:
+        raise CLIError(f"{args.data}: feature column {empty[0]!r} has no value (every cell is missing); "
+                       "drop it or fill it")
     present = np.unique(y)
     if present.shape[0] < 2:
         raise CLIError(
@@ -285,7 +291,7 @@ def _cmd_predict(args) -> int:
     from ensemble._csv import _parse_numeric_column, _read_table, _text_column
 
     with _CSVErrors(args.data):
-        header, rows, lines = _read_table(Path(args.data), ",")
+        header, rows, lines = _read_table(Path(args.data), args.delimiter)
     keep = [] if not args.keep else [c.strip() for c in args.keep.split(",")]
     unknown = [c for c in keep if c not in header]
     if unknown:

@@ -10,6 +10,9 @@ when those libraries are installed.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import zipfile
 from pathlib import Path
 
@@ -71,9 +74,37 @@ def _load_booster(path: Path, error):
     except ImportError as exc:
         raise error(f"{path} looks like a LightGBM model file: install lightgbm to audit it") from exc
     try:
-        return lightgbm.Booster(model_file=str(path))
+        with _native_stderr_muted():
+            return lightgbm.Booster(model_file=str(path))
     except Exception as exc:
-        raise error(f"{path}: LightGBM cannot load it ({type(exc).__name__})") from exc
+        raise error(f"{path}: LightGBM cannot load it ({_one_line_of(exc)})") from exc
+
+
+@contextlib.contextmanager
+def _native_stderr_muted():
+    """Silence file descriptor 2 for a library that prints its own "[Fatal]" line before raising.
+
+    LightGBM writes it from C++, past Python's ``sys.stderr``; the command line's one
+    error line says the same thing.
+    """
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no real descriptor (an embedding host): nothing to mute
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as sink:
+            os.dup2(sink.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _one_line_of(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text if text else type(exc).__name__
 
 
 def _booster_names(model) -> list | None:
@@ -93,7 +124,7 @@ def run(args, error) -> int:
     if not data.is_file():
         raise error(f"file not found: {data}")
     try:
-        header, rows, lines = _read_table(data, ",")
+        header, rows, lines = _read_table(data, args.delimiter)
     except Exception as exc:
         raise error(f"{data}: {exc}") from exc
     names = saved.get("features")

@@ -89,10 +89,22 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                         "default: one")
 
 
+def _delimiter_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--delimiter", default=",", type=_one_character, metavar="CHAR",
+                   help="the field separator of the CSV files read (default: ,), e.g. ';' or tab as $'\\t'")
+
+
+def _one_character(text: str) -> str:
+    if len(text) != 1:
+        raise argparse.ArgumentTypeError(f"expected one character, such as ';'; got {text!r}")
+    return text
+
+
 def _data_options(p: argparse.ArgumentParser) -> None:
     """The data file and how to read it."""
     p.add_argument("data", help="CSV file with a header row")
     p.add_argument("--target", default="y", help="name of the target column (default: y)")
+    _delimiter_option(p)
     p.add_argument("--classes", default=None,
                    help="class order, lowest first, e.g. poor,fair,good (text classes are otherwise "
                         "ordered alphabetically, with a warning)")
@@ -154,6 +166,7 @@ def _add_file_commands(sub, commands: dict) -> None:
                                       "column and columns the model does not use are ignored)")
     predict.add_argument("-o", "--output", required=True,
                          help="CSV file for the predictions (missing folders are created)")
+    _delimiter_option(predict)
     predict.add_argument("--proba", action="store_true",
                          help="also write the class probabilities, one column proba_CLASS per class")
     predict.add_argument("--keep", default=None, metavar="COLUMNS",
@@ -168,6 +181,7 @@ def _add_file_commands(sub, commands: dict) -> None:
                        "text model or an XGBoost .json/.ubj model")
     audit.add_argument("data", help="CSV file of the training rows (a target column is ignored)")
     audit.add_argument("--target", default="y", help="name of the target column to ignore (default: y)")
+    _delimiter_option(audit)
     audit.add_argument("--resolution", default="auto",
                        help="data, pointwise or a number (default auto: data); exit 0 proved, 1 refuted, 3 unknown")
     audit.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")

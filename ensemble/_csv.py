@@ -50,7 +50,8 @@ def _parse_numeric_column(cells: list[str], name: str, lines: list[int], path: P
             except ValueError:
                 raise ValueError(
                     f"feature column {name!r} of {path} is not numeric: line {line} holds "
-                    f"{cell!r}; encode categorical features as numbers first"
+                    f"{cell!r}; if the column is a category, declare it (--categorical {name} on the command "
+                    f"line, text_features in load_ordinal_csv), else correct that cell"
                 ) from None
         # Python's float() accepts a few spellings numpy's parser rejects (e.g. "1_000").
         values = np.array([float(cell) for cell in cells], dtype=np.float64)
@@ -98,6 +99,11 @@ def _read_table(path: Path, delimiter: str) -> tuple[list[str], list[list[str]],
             lines.append(reader.line_num)
     if header is None:
         raise ValueError(f"CSV file {path} is empty: a header row is required")
+    other = [sep for sep in (";", "\t", "|") if sep != delimiter and len(header) == 1 and sep in header[0]]
+    if other:
+        raise ValueError(f"CSV file {path} has one column, {header[0]!r}: its fields look separated by "
+                         f"{other[0]!r}, not {delimiter!r}; give that delimiter (--delimiter {other[0]!r} on the "
+                         "command line, delimiter= in load_ordinal_csv)")
     if len(set(header)) != len(header):
         dupes = sorted({h for h in header if header.count(h) > 1})
         raise ValueError(f"CSV file {path} has duplicate column names: {dupes}")

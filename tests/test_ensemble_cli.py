@@ -1049,3 +1049,49 @@ def test_fit_prints_the_notion_the_saved_model_proves(tmp_path, capsys, options)
     model = load_model_file(model_path)["model"]
     notion = certified_notion(model)
     assert f"; {VERDICTS[notion]}" in out and "consistent: " not in out
+
+
+def test_a_semicolon_file_gets_a_delimiter_hint_and_reads_with_delimiter(tmp_path, capsys):
+    """Check a ;-separated file fails with one line naming --delimiter, and fit, predict and audit read it with it."""
+    data = _write_csv(tmp_path / "train.csv")
+    semi = tmp_path / "semi.csv"
+    semi.write_text(data.read_text().replace(",", ";"))
+    model = tmp_path / "m.skops"
+    assert main(["fit", str(semi), "-o", str(model)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--delimiter ';'" in err
+    assert main(["fit", str(semi), "--delimiter", ";", "-o", str(model), "--n-estimators", "6"]) == 0
+    assert main(["predict", str(model), str(semi), "--delimiter", ";", "-o", str(tmp_path / "p.csv")]) == 0
+    assert len((tmp_path / "p.csv").read_text().splitlines()) == 81
+    assert main(["audit", str(model), str(semi), "--delimiter", ";", "--time-limit", "20"]) in (0, 1, 3)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", str(semi), "--delimiter", ";;", "-o", str(model)])
+    assert stop.value.code == 2 and "one character" in capsys.readouterr().err
+
+
+def test_an_empty_feature_column_and_a_word_among_numbers_are_one_line(tmp_path, capsys):
+    """Check an all-missing feature column is refused (it was fitted silently) and a word in a number column
+    points to --categorical."""
+    rows = ["a,b,y"] + [f"{i},,{1 + i % 2}" for i in range(12)]
+    (tmp_path / "empty.csv").write_text("\n".join(rows) + "\n")
+    assert main(["fit", str(tmp_path / "empty.csv"), "-o", str(tmp_path / "m.skops")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'b' has no value" in err
+    data = _write_csv(tmp_path / "word.csv", bad_feature=True)
+    assert main(["fit", str(data), "-o", str(tmp_path / "m.skops")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--categorical a" in err
+
+
+def test_a_broken_lightgbm_file_is_one_line_without_lightgbms_own(tmp_path):
+    """Check LightGBM's native "[Fatal]" line does not precede the command line's error on a broken model file."""
+    pytest.importorskip("lightgbm")
+    data = _write_csv(tmp_path / "train.csv")
+    broken = tmp_path / "model.txt"
+    broken.write_text("tree\nversion=v4\nnum_class=1\ngarbage\n")
+    done = subprocess.run([sys.executable, "-m", "ensemble._cli", "audit", str(broken), str(data)],
+                          capture_output=True, text=True, timeout=120, cwd=str(Path(__file__).resolve().parents[1]))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "[Fatal]" not in done.stderr
+    assert "LightGBM cannot load it" in done.stderr
