@@ -336,7 +336,8 @@ def test_forest_without_room_for_the_caps_says_it_is_pointwise_only(monkeypatch)
     with pytest.warns(UserWarning, match="face pairs, too many to cap their steps"):
         model = ConsistentForestClassifier(n_estimators=20, random_state=0).fit(X, y)
     assert model.consistency_notion_ == "pointwise"
-    assert model.is_consistent(notion="pointwise") and not model.is_consistent()
+    # Without arguments, is_consistent() checks the notion claimed.
+    assert model.is_consistent() and not model.is_consistent(notion="data")
     assert gap_walk_spans(model, X, X[:60])[0] >= 2  # and it does jump inside a gap
 
 
@@ -347,7 +348,7 @@ def test_a_model_saved_before_the_data_resolution_is_checked_pointwise(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = _models(3)[name].fit(X, y)
-    for key in ("consistency", "_grid", "_consistency"):
+    for key in ("consistency", "_grid", "_consistency", "consistency_notion_"):
         model.__dict__.pop(key, None)
     assert model.get_params()["consistency"] == "pointwise"
     assert model.is_consistent() and not model.is_consistent(notion="data")

@@ -288,9 +288,9 @@ def test_a_column_missing_in_every_row_is_never_split_and_changes_no_prediction(
         np.testing.assert_array_equal(fitted.predict(Z), predicted)
 
 
-def test_cli_fits_a_csv_with_an_empty_column(tmp_path, capsys):
-    """Check that ``otreebagger fit`` on a CSV whose column is empty in every row fits and saves (it
-    printed a traceback)."""
+def test_cli_refuses_a_csv_with_an_empty_column_in_one_line(tmp_path, capsys):
+    """Check that ``otreebagger fit`` on a CSV whose column is empty in every row says so in one line, for every
+    model (it printed a traceback, then fitted silently on a column without information)."""
     from ensemble._cli import main
 
     rng = np.random.RandomState(0)
@@ -299,14 +299,10 @@ def test_cli_fits_a_csv_with_an_empty_column(tmp_path, capsys):
     data.write_text("\n".join(rows) + "\n")
     for name in ("forest", "boosting", "otreebagger"):
         out = tmp_path / f"{name}.skops"
-        trees = [] if name == "boosting" else ["--n-estimators", "6"]  # boosting counts its trees itself
-        if name == "forest" and not SKLEARN_ROUTES_MISSING:
-            # Its squared-error trees need scikit-learn >= 1.8 for missing values: one clear line.
-            assert main(["fit", str(data), "--model", name, "-o", str(out), *trees]) == 2
-            assert "scikit-learn >= 1.8" in capsys.readouterr().err
-            continue
-        assert main(["fit", str(data), "--model", name, "-o", str(out), *trees]) == 0
-        assert out.exists()
+        assert main(["fit", str(data), "--model", name, "-o", str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.splitlines() == [err] and "'b' has no value" in err
+        assert not out.exists()
     assert "Traceback" not in capsys.readouterr().err
 
 
