@@ -158,8 +158,11 @@ def _cells(solver, point: _Point) -> NDArray[np.intp]:
 
 
 def sat_audit(reading, notion: str, r, grid_values: list, deadline: float, check, *, cst_feature=None,
-              sign: int = 1, workers: int = 1) -> dict:
+              sign: int = 1, workers: int = 1, first: bool = False) -> dict:
     """Largest jump (or monotone fall) by CP-SAT; ``check(ci, cj, how)`` confirms a candidate with ``predict``.
+
+    ``first``: any jump of two or more instead of the largest (a feasibility problem,
+    stopped at the first candidate ``predict`` confirms; infeasible proves at most one).
 
     Returns ``{"jump": best confirmed, "bound": proven upper bound, "where": (ci, cj, how) or None,
     "optimal": bool}``.
@@ -177,19 +180,36 @@ def sat_audit(reading, notion: str, r, grid_values: list, deadline: float, check
     _link(m, reading, x, y, "gap" if notion == "data" else notion, r, grid_values, cst_feature)
     # x is the lower point along a constrained feature: an increasing one falls when x's class is larger.
     objective = (x.rank - y.rank) if notion == "order" and sign > 0 else (y.rank - x.rank)
-    m.Maximize(objective)
+    if first:
+        m.Add(objective >= 2)
+    m.Maximize(objective)  # with ``first`` too: the first solution ends the search
     best, where, bound, optimal, cuts = 0, None, reading.n_classes - 1, False, 0
     while True:
         left = deadline - time.perf_counter()
         if left <= 0.05:
             break
-        solver = cp_model.CpSolver()
-        solver.parameters.max_time_in_seconds = left
-        solver.parameters.num_workers = workers
+        solver = _solver(left, workers, first)
         status = solver.Solve(m)
+        if status == cp_model.INFEASIBLE:
+            # OR-Tools 9.15's presolve called a feasible model of this kind infeasible (a jump of 2 the
+            # search without presolve finds at once): an infeasibility is a proof, so it is checked again.
+            solver = _solver(deadline - time.perf_counter(), workers, first, presolve=False)
+            status = solver.Solve(m)
+        if status == cp_model.INFEASIBLE and first:  # no jump of two is left: at most one
+            bound = max(best, 1)
+            break
         if status == cp_model.INFEASIBLE and cuts:  # nothing above the confirmed jumps but the cut-off candidates
             optimal = True
             break
+        if first and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            ci, cj = _cells(solver, x), _cells(solver, y)
+            confirmed = check(ci, cj, how)
+            if confirmed >= 2:
+                best, where = confirmed, (ci, cj, how)
+                break
+            m.AddBoolOr([b.Not() if solver.Value(b) else b for bits in x.chain + y.chain for b in bits])
+            cuts += 1
+            continue
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break
         bound = min(bound, int(np.floor(solver.BestObjectiveBound() + 1e-9)))
@@ -213,3 +233,15 @@ def sat_audit(reading, notion: str, r, grid_values: list, deadline: float, check
     if optimal:
         bound = best
     return {"jump": best, "bound": max(bound, best), "where": where, "optimal": optimal}
+
+
+def _solver(seconds: float, workers: int, first: bool, presolve: bool = True):
+    from ortools.sat.python import cp_model
+
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(seconds, 0.01)
+    solver.parameters.num_workers = workers
+    solver.parameters.stop_after_first_solution = first
+    solver.parameters.cp_model_presolve = presolve
+    return solver
+

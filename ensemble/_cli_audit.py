@@ -153,7 +153,10 @@ def run(args, error) -> int:
     except ValueError:
         pass
     try:
-        report = audit(model, X, resolution=resolution, time_limit=args.time_limit)
+        categorical = [t.strip() for t in (args.categorical or "").split(",") if t.strip()]
+        categorical = [int(t) if t.isdigit() and t not in names else t for t in categorical]
+        report = audit(model, X, resolution=resolution, time_limit=args.time_limit,
+                       categorical_features=categorical or "auto", search="largest" if args.largest else "first")
     except (ValueError, NotImplementedError) as exc:
         raise error(str(exc).splitlines()[0]) from exc
     print(report.summary(names))

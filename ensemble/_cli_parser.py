@@ -184,5 +184,12 @@ def _add_file_commands(sub, commands: dict) -> None:
     _delimiter_option(audit)
     audit.add_argument("--resolution", default="auto",
                        help="data, pointwise or a number (default auto: data); exit 0 proved, 1 refuted, 3 unknown")
-    audit.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
+    audit.add_argument("--categorical", default=None, metavar="COLUMNS",
+                       help="comma-separated categorical feature columns (names or 0-based indices), such as "
+                            "one-hot columns: no witness moves them (default: the model's own categories)")
+    audit.add_argument("--largest", action="store_true",
+                       help="search on for the largest jump instead of stopping at the first witness")
+    audit.add_argument("--time-limit", type=float, default=60.0,
+                       help="seconds for the whole audit (default 60); it returns at once with the first "
+                            "witness unless --largest, and a proof may end sooner")
     audit.set_defaults(func=commands["audit"])

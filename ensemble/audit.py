@@ -74,6 +74,11 @@ class AuditReport:
         Seconds from the start.
     n_trees, n_leaves : int
         The model's size as read.
+    feature_names : list of str or None
+        The names the witness rows are printed with (a DataFrame's columns, the model's
+        ``feature_names_in_``, else x0, x1, ...).
+    search : {"first", "largest"}
+        Whether the search stopped at the first witness or sought the largest jump.
     """
 
     status: str
@@ -96,6 +101,8 @@ class AuditReport:
     n_trees: int = 0
     n_leaves: int = 0
     model: str = field(default="", repr=False)
+    feature_names: list | None = field(default=None, repr=False)
+    search: str = "largest"
 
     def summary(self, feature_names: list | None = None) -> str:
         """A few lines a user can read: the verdict, then the witness as two rows.
@@ -110,10 +117,13 @@ class AuditReport:
                     f"(largest jump {self.largest_jump}; {self.method})")
         elif self.status == "refuted":
             head = f"refuted ({self.notion}): a jump of {self.largest_jump} classes ({self.method})"
+            if self.search == "first" and self.largest_jump < self.bound:
+                head += "; the first witness found, a larger jump may exist"
         else:
             head = (f"unknown ({self.notion}): largest jump found {self.largest_jump}, proven at most {self.bound} "
                     f"({self.method})")
         lines = [head]
+        feature_names = feature_names if feature_names is not None else self.feature_names
         if self.witness is not None:
             lines += _rows(self.witness, self.witness_classes, feature_names)
         if self.monotone_status is not None:
@@ -230,8 +240,8 @@ def _unnamed_rows(predict_rank):
 
 def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: ArrayLike | None = None,
           resolution: str | float | ArrayLike = "auto", monotonic_cst: ArrayLike | None = None,
-          time_limit: float = 60.0, max_cells: int = 2_000_000, n_rows: int = 400, workers: int = 1,
-          random_state: int = 0) -> AuditReport:
+          categorical_features: Any = "auto", search: str = "first", time_limit: float = 60.0,
+          max_cells: int = 2_000_000, n_rows: int = 400, workers: int = 1, random_state: int = 0) -> AuditReport:
     """Find where a fitted tree ensemble jumps two classes for a small move, or prove it never does.
 
     Parameters
@@ -260,6 +270,17 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         ``"auto"``: ``"data"`` when the training values are known, else ``"pointwise"``.
     monotonic_cst : array-like of int, optional
         +1 / -1 / 0 per feature: also find the worst class fall along a constrained one.
+    categorical_features : "auto", array-like of int, bool or str, or None, default="auto"
+        The features whose values are categories: moving one from a category to another
+        is never a small move, so no witness does (docs/design.md section 4b). Indices,
+        a boolean mask or names (of a DataFrame ``X``'s columns or the model's
+        ``feature_names_in_``), as scikit-learn takes them. ``"auto"``: the model's own
+        categorical features where it has them (this library's models), else none;
+        given ones are added to those.
+    search : {"first", "largest"}, default="first"
+        ``"first"``: stop at the first confirmed witness (``largest_jump`` is then a
+        jump found, ``bound`` what is proven); ``"largest"``: search on for the largest
+        jump within ``time_limit``. A proof is the same either way.
     time_limit : float, default=60.0
         Seconds for the whole audit; past it the status is ``"unknown"`` with a bound.
     max_cells : int, default=2000000
@@ -283,9 +304,10 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         For a model the audit cannot read (categorical splits of HistGradientBoosting,
         LightGBM or XGBoost, LightGBM's zero-as-missing and linear trees, rankers,
         OTreeBagger fitted with missing values, monotone forests). OTreeBagger groups in
-        projected spaces are read in their spaces: they can be proved pointwise (voter by
-        voter) or refuted by probes, never proved at the data's resolution (they are not
-        certified there).
+        projected spaces are read in their spaces: they are proved only through the
+        model's own certificate, exact in floats through its rank maps
+        (``is_consistent(notion=...)``, docs/design.md section 13), else refuted by
+        probes or left unknown.
     ValueError
         Naming the parameter: ``resolution``, ``classes``, ``cuts``, ``X`` or
         ``monotonic_cst`` invalid.
@@ -306,13 +328,18 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
     start = time.perf_counter()
     if not np.isfinite(time_limit) or time_limit <= 0:
         raise ValueError(f"time_limit must be a positive number of seconds; got {time_limit!r}")
+    if search not in ("first", "largest"):
+        raise ValueError(f"search must be 'first' or 'largest'; got {search!r}")
     deadline = start + float(time_limit)
     reading = read_model(model, classes=classes, cuts=cuts)
     d = reading.n_features
+    names = _feature_names(model, X, d)
     if X is not None:
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != d:
             raise ValueError(f"X must have shape (n_samples, {d}); got {X.shape}")
+    reading = _with_categories(reading, categorical_features, names)
+    first = search == "first"
     notion, r = _notion(resolution, d)
     values = _grid_values(reading, X)
     if notion == "auto":
@@ -339,24 +366,27 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         _merge(counts, moves["counts"], reading.classes)
         if moves["witness"] is not None and notion == "data":  # a next-value move is a witness of that notion only
             found.offer("jump", moves["witness"][0], moves["witness"][1])
+    report = _Report(reading, notion, found, counts, moves, cst, start, names, search)
+    if first and found.first is not None and cst is None:
+        return report(_found_first(reading))
     if reading.projected:
-        return _report(reading, notion, found, _projected(reading, notion, r, values, cst, found, X, rng, n_rows,
-                                                          movable, probe_end, deadline), counts, moves, cst,
-                       start)
+        return report(_projected(reading, notion, r, values, cst, found, X, rng, n_rows, movable, probe_end, deadline))
     # Where the exact grid is out of reach, a sufficient proof first: when it holds no line probe can
     # find a jump, and the largest jump is then only known to be at most one.
     timing: dict = {}  # measured once: predict's time on the whole grid, the sum bound's verdict
     if found.first is None and cst is None and not _grid_affordable(reading, deadline, max_cells, timing):
         quick = _sufficient_proof(reading, notion, r, values, deadline, timing)
         if quick is not None:
-            return _report(reading, notion, found, _at_most_one(quick), counts, moves, cst, start)
+            return report(_at_most_one(quick))
     rows = _rows_to_probe(X, reading, n_rows, rng, values)
     probe = probe_lines(reading.predict_rank, rows, reading.thresholds,
                         values or [None] * d, movable, notion, r, probe_end)
     if probe["witness"] is not None:
         found.offer("jump", probe["witness"][0], probe["witness"][1])
-    exact = _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers, counts, timing)
-    return _report(reading, notion, found, exact, counts, moves, cst, start)
+    if first and found.first is not None and cst is None:
+        return report(_found_first(reading))
+    return report(_decide(reading, notion, r, values, cst, found, deadline, max_cells, workers, counts, timing,
+                          first))
 
 
 def _projected(reading, notion, r, values, cst, found, X, rng, n_rows, movable, probe_end, deadline) -> dict:
@@ -397,7 +427,14 @@ def _sufficient_proof(reading, notion, r, values, deadline, timing) -> str | Non
     return None
 
 
-def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers, counts, timing) -> dict:
+def _found_first(reading) -> dict:
+    """The verdict of a search stopped at its first witness: the jump is refuted, its largest value not sought."""
+    top = reading.n_classes - 1
+    return {"method": "probe", "bound": top, "exact": False, "fall_bound": None, "fall_exact": False}
+
+
+def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers, counts, timing,
+            first=False) -> dict:
     d = reading.n_features
     if _grid_affordable(reading, deadline, max_cells, timing):
         out = grid_audit(reading, notion, r, values or [None] * d, cst, reading.predict_rank)
@@ -428,8 +465,10 @@ def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers
         if found.best["jump"][0] >= reading.n_classes - 1:
             bound = max(bound, reading.n_classes - 1)
             break
-        res = sat_audit(reading, step, r, values, deadline, check, workers=workers)
+        res = sat_audit(reading, step, r, values, deadline, check, workers=workers, first=first and cst is None)
         bound, exact = max(bound, res["bound"]), exact and res["optimal"]
+        if first and cst is None and found.first is not None:
+            break
     fall_bound, fall_exact = None, cst is not None
     if cst is not None:
         fall_bound = 0
@@ -470,6 +509,39 @@ def _status(best: int, bound: int, exact: bool, threshold: int) -> str:
     if best >= threshold:
         return "refuted"
     return "proved" if exact or bound < threshold else "unknown"
+
+
+class _Report:
+    """The report of one audit once its verdict is in (:func:`_report` with what the audit gathered)."""
+
+    def __init__(self, *gathered):
+        self.gathered = gathered
+
+    def __call__(self, exact: dict) -> AuditReport:
+        reading, notion, found, counts, moves, cst, start, names, search = self.gathered
+        return replace(_report(reading, notion, found, exact, counts, moves, cst, start),
+                       feature_names=names, search=search)
+
+
+def _feature_names(model: Any, X: Any, d: int) -> list:
+    """The features' names: a DataFrame ``X``'s columns, else the model's ``feature_names_in_``, else x0, x1, ..."""
+    for source in (getattr(X, "columns", None), getattr(model, "feature_names_in_", None)):
+        if source is not None and len(source) == d:
+            return [str(n) for n in source]
+    return [f"x{f}" for f in range(d)]
+
+
+def _with_categories(reading, categorical_features: Any, names: list):
+    """The reading with the categorical features asked for (``"auto"``: the model's own only)."""
+    if isinstance(categorical_features, str) and categorical_features == "auto":
+        return reading
+    from ensemble._base import categorical_mask
+
+    try:
+        mask = categorical_mask(categorical_features, reading.n_features, np.asarray(names, dtype=object))
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("categorical_features", "categorical_features (audit)", 1)) from None
+    return replace(reading, categorical=np.asarray(reading.categorical, dtype=bool) | mask)
 
 
 def _report(reading, notion, found, exact, counts, moves, cst, start) -> AuditReport:

@@ -90,7 +90,7 @@ def test_pointwise_matches_brute_force_sklearn(d, make):
         reading = read_model(model)
         brute = _brute_jump(model, reading.predict_rank)
         for cells in (400_000, 0):  # the grid, then CP-SAT
-            report = audit(model, X, resolution="pointwise", time_limit=20, max_cells=cells)
+            report = audit(model, X, resolution="pointwise", time_limit=20, max_cells=cells, search="largest")
             assert report.status != "unknown"
             assert report.largest_jump <= brute <= report.bound
             if report.method not in ("sum bound", "voters"):  # sufficient proofs bound the jump by one
@@ -149,7 +149,7 @@ def test_planted_jump_found_in_high_dimension_by_cp_sat():
     X = rng.rand(200, 8)
     y = np.where(X[:, 5] > 0.5, 3, 0) + (X[:, 1] > 0.5)  # a planted jump of 3 on feature 5
     model = GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
-    report = audit(model, resolution="pointwise", time_limit=20, max_cells=0)
+    report = audit(model, resolution="pointwise", time_limit=20, max_cells=0, search="largest")
     # classes_ is [0, 1, 3, 4] (no 2): the jump is counted in class-index units, 0 -> 4 at a corner is 3.
     assert report.status == "refuted" and report.largest_jump == 3 and report.method.endswith("cp-sat")
     x, x2 = report.witness
@@ -255,3 +255,79 @@ def test_audit_reads_finite_data_near_the_float_limit(name):
         report = audit(model, X, resolution=notion, time_limit=10)
         assert report.status == ("proved" if model.is_consistent(notion=notion) else report.status)
         assert report.status != "unknown" or report.bound >= 1
+
+
+def _one_hot_data(n=300, seed=0):
+    """Two continuous features and a three-category variable one-hot in columns 2-4, whose category moves the
+    class by three: a change of category jumps, a small move of a continuous feature does not need to."""
+    rng = np.random.RandomState(seed)
+    X = rng.rand(n, 2)
+    category = rng.randint(0, 3, n)
+    one_hot = np.eye(3)[category]
+    y = np.clip(np.round(2 * X[:, 0]) + 3 * (category == 2), 0, 5).astype(int)
+    return np.column_stack([X, one_hot]), y
+
+
+def test_categorical_features_keep_witnesses_off_the_categories():
+    """Check a witness never moves a declared category, by index, by mask and by name, and that undeclared
+    one-hot columns give the witnesses a user would not call small moves."""
+    import pandas as pd
+
+    X, y = _one_hot_data()
+    model = RandomForestClassifier(30, random_state=0).fit(X, y)
+    free = audit(model, X, resolution="data", time_limit=20, search="largest")
+    assert free.status == "refuted"
+    moved = np.flatnonzero(free.witness[0] != free.witness[1])
+    assert set(moved.tolist()) <= {2, 3, 4}  # the jump of three lies across the categories
+    for spec in ([2, 3, 4], np.array([False, False, True, True, True])):
+        report = audit(model, X, resolution="data", categorical_features=spec, time_limit=20, search="largest")
+        if report.witness is not None:
+            a, b = report.witness
+            assert np.array_equal(a[2:], b[2:])
+            c = read_model(model).predict_rank(np.vstack(report.witness))
+            assert abs(int(c[0]) - int(c[1])) == report.largest_jump
+    frame = pd.DataFrame(X, columns=["size", "age", "red", "green", "blue"])
+    named = RandomForestClassifier(30, random_state=0).fit(frame, y)
+    by_name = audit(named, frame, resolution="data", categorical_features=["red", "green", "blue"], time_limit=20)
+    if by_name.witness is not None:
+        assert np.array_equal(by_name.witness[0][2:], by_name.witness[1][2:])
+    with pytest.raises(ValueError, match="categorical_features"):
+        audit(named, frame, categorical_features=["purple"])
+
+
+def test_witness_rows_name_a_dataframes_columns_without_warnings():
+    """Check the witness rows use the DataFrame's column names and no scikit-learn warning leaks."""
+    import warnings
+
+    import pandas as pd
+
+    X, y = _data(3, seed=1)
+    frame = pd.DataFrame(X, columns=["in1", "in2", "in3"])
+    model = RandomForestClassifier(20, random_state=0).fit(frame, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = audit(model, frame, resolution="pointwise", time_limit=20)
+    assert report.feature_names == ["in1", "in2", "in3"]
+    if report.witness is not None:
+        text = report.summary()
+        assert "in" in text.splitlines()[1] and "x0" not in text and "x2" not in text
+
+
+def test_the_search_stops_at_its_first_witness_and_says_so():
+    """Check the default search returns at its first confirmed witness (well inside the time limit) and says
+    so; search='largest' finds a jump at least as large, and both witnesses are confirmed by predict."""
+    X, y = _data(4, n=400, seed=2, k=7)
+    model = RandomForestRegressor(60, random_state=0).fit(X, y)
+    first = audit(model, X, classes=np.arange(7), resolution="pointwise", time_limit=60)
+    assert first.status == "refuted" and first.search == "first"
+    assert first.elapsed < 30 and first.time_to_witness is not None
+    assert first.elapsed - first.time_to_witness < 2.0
+    largest = audit(model, X, classes=np.arange(7), resolution="pointwise", time_limit=60, search="largest")
+    assert largest.search == "largest" and largest.largest_jump >= first.largest_jump
+    for report in (first, largest):
+        c = read_model(model, classes=np.arange(7)).predict_rank(np.vstack(report.witness))
+        assert abs(int(c[0]) - int(c[1])) == report.largest_jump
+    if first.largest_jump < first.bound:
+        assert "the first witness found" in first.summary().splitlines()[0]
+    with pytest.raises(ValueError, match="search"):
+        audit(model, X, search="all")

@@ -1095,3 +1095,30 @@ def test_a_broken_lightgbm_file_is_one_line_without_lightgbms_own(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "[Fatal]" not in done.stderr
     assert "LightGBM cannot load it" in done.stderr
+
+
+def test_audit_takes_categorical_columns_and_largest(tmp_path, capsys):
+    """Check otreebagger audit --categorical keeps witnesses off the named columns, refuses an unknown name in one
+    line, and --largest searches on."""
+    import pandas as pd
+    import skops.io as sio
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.RandomState(0)
+    X = rng.rand(300, 2)
+    category = rng.randint(0, 3, 300)
+    frame = pd.DataFrame(np.column_stack([X, np.eye(3)[category]]), columns=["size", "age", "red", "green", "blue"])
+    y = np.clip(np.round(2 * X[:, 0]) + 3 * (category == 2), 0, 5).astype(int)
+    sio.dump(RandomForestClassifier(30, random_state=0).fit(frame, y), tmp_path / "rf.skops")
+    frame.assign(y=y).to_csv(tmp_path / "d.csv", index=False)
+    argv = ["audit", str(tmp_path / "rf.skops"), str(tmp_path / "d.csv"), "--time-limit", "30"]
+    assert main(argv) == 1
+    assert "the first witness found" in capsys.readouterr().out
+    assert main([*argv, "--categorical", "red,green,blue", "--largest"]) in (0, 1)
+    out = capsys.readouterr().out
+    moved = [line for line in out.splitlines() if line.startswith("  class")]
+    for line in moved:
+        assert not any(line.split(" at ")[1].startswith(c) for c in ("red=", "green=", "blue="))
+    assert main([*argv, "--categorical", "purple"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and "purple" in err
