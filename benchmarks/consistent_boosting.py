@@ -156,7 +156,7 @@ def _same_size_hgb_time(model, X, y, train, threads: int | None = None) -> float
     """
     from threadpoolctl import threadpool_limits
 
-    peer = HistGradientBoostingRegressor(max_iter=max(model.n_iter_, 1), max_leaf_nodes=model.max_leaf_nodes,
+    peer = HistGradientBoostingRegressor(max_iter=max(model.n_iter_, 1), max_leaf_nodes=model.max_leaf_nodes_,
                                          max_depth=model.max_depth, min_samples_leaf=model.min_samples_leaf,
                                          max_bins=min(model.max_bins, 255), early_stopping=False, random_state=0)
     with threadpool_limits(limits=threads, user_api="openmp"):

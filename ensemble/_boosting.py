@@ -74,9 +74,12 @@ class _Tree:
         return _kernels.tree_apply(X, *self.nodes())
 
 
-#: The learning rates cross-validation compares, as factors of ``learning_rate`` (issue 39: a
-#: fifth of the default was the more accurate on most small sets, the default on others).
+#: The learning rates cross-validation compares under ``learning_rate="auto"``, as factors of
+#: :data:`AUTO_RATE` (issue 39: a fifth of it was the more accurate on most small sets, it on others).
 RATE_FACTORS = (1.0, 0.2)
+#: What ``learning_rate="auto"`` and ``max_leaf_nodes="auto"`` start from (and use without
+#: cross-validation).
+AUTO_RATE, AUTO_LEAVES = 0.1, 15
 
 
 def larger_trees(max_leaf_nodes: int | None, min_samples_leaf: int, total_weight: float) -> int | None:
@@ -161,16 +164,19 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
         ``"all_threshold"``: the all-threshold logistic loss on half-way
         thresholds (an ordinal loss, measured the more accurate: Notes);
         ``"squared_error"`` on the class index 0..K-1.
-    learning_rate : float, default=0.1
-        The largest step s_t; the certificate may make it smaller.
+    learning_rate : float or "auto", default="auto"
+        The largest step s_t; the certificate may make it smaller. ``"auto"``: 0.1,
+        or a fifth of it where cross-validation prefers it (``early_stopping="auto"`` up
+        to 10,000 rows); a number is used as given (``learning_rate_``).
     max_iter : int, default=5000
         Largest number of trees; early stopping usually ends the fit much
         sooner. The certificate can make the steps far smaller than
         ``learning_rate`` (many features, large trees), and then more trees are
         needed for the same progress (Notes).
-    max_leaf_nodes : int or None, default=15
-        Leaves per tree (best-first growth); cross-validation may take
-        ``2 max_leaf_nodes + 1`` (``early_stopping="auto"`` up to 10,000 rows).
+    max_leaf_nodes : int, None or "auto", default="auto"
+        Leaves per tree (best-first growth). ``"auto"``: 15, or 31 where
+        cross-validation prefers it and the rows allow it (``early_stopping="auto"``
+        up to 10,000 rows); a number (or None) is used as given (``max_leaf_nodes_``).
     max_depth : int or None, default=None
         Depth limit of the trees.
     min_samples_leaf : int, default=5
@@ -184,9 +190,9 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
         ``n_iter_no_change`` iterations. ``"auto"``: with more than 10,000 rows,
         on a stratified hold-out of ``validation_fraction`` (as scikit-learn's
         histogram gradient boosting); with fewer, at every size, the number of
-        trees, the learning rate (``learning_rate`` or a fifth of it) and the tree
-        size (``max_leaf_nodes`` or ``2 max_leaf_nodes + 1`` leaves, where the rows
-        allow larger trees: :func:`larger_trees`) are chosen by 3-fold
+        trees and, where left at ``"auto"``, the learning rate (0.1 or a fifth of it)
+        and the tree size (15 or 31 leaves, where the rows allow larger trees:
+        :func:`larger_trees`) are chosen by 3-fold
         cross-validation (early stopping in each fold, at most ``max(100, 5 n_rows)``
         trees, the mean validation loss picks, the smaller trees and then the larger
         rate on a tie) and the model is refitted on all rows, its cut points and
@@ -338,9 +344,9 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
 
     _parameter_constraints: dict = {
         "loss": [StrOptions({"squared_error", "all_threshold"})],
-        "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
+        "learning_rate": [Interval(Real, 0.0, None, closed="neither"), StrOptions({"auto"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None, StrOptions({"auto"})],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "l2_regularization": [Interval(Real, 0.0, None, closed="left")],
@@ -353,8 +359,8 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
         **OrdinalEnsemble._parameter_constraints,
     }
 
-    def __init__(self, *, loss: str = "all_threshold", learning_rate: float = 0.1, max_iter: int = 5000,
-                 max_leaf_nodes: int | None = 15, max_depth: int | None = None, min_samples_leaf: int = 5,
+    def __init__(self, *, loss: str = "all_threshold", learning_rate: float | str = "auto", max_iter: int = 5000,
+                 max_leaf_nodes: int | None | str = "auto", max_depth: int | None = None, min_samples_leaf: int = 5,
                  l2_regularization: float = 0.0, max_bins: int = 255, early_stopping: str | bool = "auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 20, tol: float = 1e-7,
                  cut_points: str = "auto", categorical_features: ArrayLike | str | None = "auto",
@@ -422,7 +428,7 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
             raise ValueError("sample_weight leaves one class with positive weight; "
                              f"{type(self).__name__} needs samples of at least 2 classes")
         mode = self._stopping_mode(rows.shape[0])
-        self._rate, self._tree_size = self.learning_rate, self.max_leaf_nodes
+        self._rate, self._tree_size = self._given_rate(), self._given_leaves()
         self.do_early_stopping_ = mode != "off"
         # One binning of every row of positive weight for all the runs: the cut between two
         # bins is then one gap between consecutive training values, whose load the
@@ -453,6 +459,14 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
         self._finish(run["F_fit"], y_idx[run["fit_rows"]], w[run["fit_rows"]], F_ref, y_ref, w_ref)
         self._warn_if_one_class(data)
         return self
+
+    def _given_rate(self) -> float:
+        """``learning_rate``, or the one ``"auto"`` starts from."""
+        return AUTO_RATE if self.learning_rate == "auto" else float(self.learning_rate)
+
+    def _given_leaves(self) -> int | None:
+        """``max_leaf_nodes``, or the size ``"auto"`` starts from."""
+        return AUTO_LEAVES if self.max_leaf_nodes == "auto" else self.max_leaf_nodes
 
     def _check_params(self) -> None:
         if self.max_leaf_nodes is None and self.max_depth is None:
@@ -492,8 +506,9 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
         """Number of trees, learning rate and tree size by 3-fold cross-validation (early stopping in
         every fold), and the out-of-fold F.
 
-        Every rate of :data:`RATE_FACTORS` (times ``learning_rate``), with ``max_leaf_nodes``
-        leaves and then with :func:`larger_trees`, is boosted on the same folds; the mean
+        Every rate of :data:`RATE_FACTORS` (times :data:`AUTO_RATE`, under
+        ``learning_rate="auto"``, else ``learning_rate`` alone), with the trees' size and
+        then with :func:`larger_trees` (under ``max_leaf_nodes="auto"``), is boosted on the same folds; the mean
         validation loss over the folds picks the rate, the size and the number of trees.
         The out-of-fold values of F at that choice are the held-out values on which the
         cut points and the probability scale are fitted.
@@ -512,10 +527,14 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
         sizes = [w[rows[b]].sum() for _, b in folds]
         limit = min(self.max_iter, small_data_cap(rows.shape[0]))
         best = None
-        larger = larger_trees(self.max_leaf_nodes, self.min_samples_leaf, float(w[rows].sum()))
-        tree_sizes = [self.max_leaf_nodes] + ([] if larger is None else [larger])
-        for leaves, factor in [(leaves, factor) for leaves in tree_sizes for factor in RATE_FACTORS]:
-            self._tree_size, self._rate = leaves, self.learning_rate * factor
+        # Only the settings left at "auto" are candidates: a value the user set is the setting.
+        tree_sizes = [self._given_leaves()]
+        if self.max_leaf_nodes == "auto":
+            larger = larger_trees(AUTO_LEAVES, self.min_samples_leaf, float(w[rows].sum()))
+            tree_sizes += [] if larger is None else [larger]
+        rates = [self._given_rate() * f for f in RATE_FACTORS] if self.learning_rate == "auto" else [self._given_rate()]
+        for leaves, rate in [(leaves, rate) for leaves in tree_sizes for rate in rates]:
+            self._tree_size, self._rate = leaves, rate
             runs = [(b, self._boost(X, y_idx, w, rows[a], rows[b], rng, limit)) for a, b in folds]
             curves = [run["val_score"] for _, run in runs]
             length = max(len(c) for c in curves)

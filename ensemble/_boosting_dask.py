@@ -222,9 +222,10 @@ def _call(shards: list, method: str, *args) -> list:
 
 def _grow(shards, bins: Bins, kind: int, K: int, quanta, n_rows: int, model, blocked, cst) -> HistTree:
     """Best-first growth from histograms summed over the shards: :func:`trees._hist._grow`, step for step."""
-    max_leaves = np.iinfo(np.int32).max if model.max_leaf_nodes is None else int(model.max_leaf_nodes)
+    leaves = model._given_leaves()
+    max_leaves = np.iinfo(np.int32).max if leaves is None else int(leaves)
     max_depth = np.iinfo(np.int32).max if model.max_depth is None else int(model.max_depth)
-    if model.max_leaf_nodes is None:
+    if leaves is None:
         max_leaves = min(max_leaves, 1 << min(max_depth, 30), max(n_rows, 1))
     n_max = 2 * max_leaves - 1 if max_leaves < n_rows else 2 * n_rows + 1
     width = max(int(bins.n_bins.max()), 1) + 1
@@ -425,7 +426,7 @@ def _boost(model, shards: list, bins: Bins, holdout: bool) -> None:
     quanta = gradient_quanta(kind, K, float(totals[:, 1].sum()))
     cst = np.zeros(d, np.int64) if model._monotonic is None else model._monotonic
     _call(shards, "start", f0, f0, max(int(bins.n_bins.max()), 1) + 1)
-    model._rate = model.learning_rate
+    model._rate = model._given_rate()
     trees, steps, scores, stopped = [], [], [], False
     if holdout:
         scores.append(-_mean_loss(_call(shards, "loss", kind, K)))
@@ -447,7 +448,7 @@ def _boost(model, shards: list, bins: Bins, holdout: bool) -> None:
                 break
     model._f0, model.estimators_, model.n_iter_ = f0, trees, len(trees)
     model.learning_rate_, model.step_sizes_ = model._rate, np.asarray(steps)
-    model.max_leaf_nodes_ = model.max_leaf_nodes
+    model.max_leaf_nodes_ = model._given_leaves()
     model.validation_score_, model._stopped_by_bound, model.do_early_stopping_ = np.asarray(scores), stopped, holdout
     limit = max(MAX_GATHERED // len(shards), 1)
     fit = [np.concatenate(v) for v in zip(*_call(shards, "values", "fit", limit), strict=True)]

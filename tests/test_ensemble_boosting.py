@@ -579,23 +579,23 @@ def test_tiny_data_counts_trees_by_cross_validation_under_a_cap(n_rows):
     """Check that below 30 rows the trees are counted by cross-validation too (they were 5,000 trees with
     half-way cuts, issue 39): at most small_data_cap(n) trees, a learning rate CV chose among the
     candidates, learned cut points, certified."""
-    from ensemble._boosting import RATE_FACTORS, small_data_cap
+    from ensemble._boosting import AUTO_RATE, RATE_FACTORS, small_data_cap
 
     rng = np.random.RandomState(n_rows)
     X = rng.uniform(size=(n_rows, 4))
     y = np.digitize(X[:, 0] + 0.2 * rng.normal(size=n_rows), [0.33, 0.66])
     model = ConsistentGradientBoostingClassifier(random_state=0).fit(X, y)
     assert model.do_early_stopping_ and 1 <= model.n_iter_ <= small_data_cap(n_rows) < 1000
-    assert model.learning_rate_ in [model.learning_rate * f for f in RATE_FACTORS]
+    assert model.learning_rate_ in [AUTO_RATE * f for f in RATE_FACTORS]
     assert model.is_consistent()
     hgb_like = ConsistentGradientBoostingClassifier(early_stopping=False, max_iter=7, random_state=0).fit(X, y)
-    assert hgb_like.n_iter_ <= 7 and hgb_like.learning_rate_ == hgb_like.learning_rate
+    assert hgb_like.n_iter_ <= 7 and hgb_like.learning_rate_ == AUTO_RATE
 
 
 def test_cross_validation_tries_larger_trees_only_where_the_rows_allow_them():
-    """Check the tree sizes cross-validation compares: 2 max_leaf_nodes + 1 leaves once two thirds of the rows
-    can hold more than max_leaf_nodes leaves, the size used in every tree, and no choice without CV."""
-    from ensemble._boosting import RATE_FACTORS, larger_trees
+    """Check the tree sizes cross-validation compares under max_leaf_nodes="auto": 31 leaves once two thirds of
+    the rows can hold more than 15 leaves, the size used in every tree, and no choice without CV."""
+    from ensemble._boosting import AUTO_RATE, RATE_FACTORS, larger_trees
 
     assert larger_trees(15, 5, 119.0) is None and larger_trees(15, 5, 120.0) == 31
     assert larger_trees(None, 5, 10_000.0) is None and larger_trees(3, 1, 6.0) == 7
@@ -603,18 +603,31 @@ def test_cross_validation_tries_larger_trees_only_where_the_rows_allow_them():
     X = rng.uniform(size=(1200, 3))
     y = np.digitize(np.sin(6 * X[:, 0]) * np.cos(5 * X[:, 1]) + 0.1 * rng.normal(size=1200), [-0.4, 0.0, 0.4])
     sizes = {}
-    for n, leaves in ((60, 7), (1200, 7), (1200, None)):
-        model = ConsistentGradientBoostingClassifier(max_leaf_nodes=leaves, max_depth=None if leaves else 3,
-                                                     random_state=0).fit(X[:n], y[:n])
-        assert model.learning_rate_ in [model.learning_rate * f for f in RATE_FACTORS] and model.is_consistent()
+    for n in (60, 1200):
+        model = ConsistentGradientBoostingClassifier(random_state=0).fit(X[:n], y[:n])
+        assert model.learning_rate_ in [AUTO_RATE * f for f in RATE_FACTORS] and model.is_consistent()
         most = max(int(np.sum(t.children_left == -1)) for t in model.estimators_)
-        assert model.max_leaf_nodes_ in ((leaves,) if n == 60 or leaves is None else (leaves, 2 * leaves + 1))
-        assert most <= (model.max_leaf_nodes_ or 8)
-        sizes[n, leaves] = (model.max_leaf_nodes_, most)
-    # This interaction needs more than 7 leaves a tree: cross-validation takes the larger trees and grows them.
-    assert sizes[1200, 7][0] == 15 and sizes[1200, 7][1] > 7
+        assert model.max_leaf_nodes_ in ((15,) if n == 60 else (15, 31))
+        assert most <= model.max_leaf_nodes_
+        sizes[n] = (model.max_leaf_nodes_, most)
+    # This interaction needs more than 15 leaves a tree: cross-validation takes the larger trees and grows them.
+    assert sizes[1200][0] == 31 and sizes[1200][1] > 15
     plain = ConsistentGradientBoostingClassifier(max_leaf_nodes=7, early_stopping=False, max_iter=5).fit(X, y)
     assert plain.max_leaf_nodes_ == 7 and not hasattr(plain, "_tree_size")
+
+
+def test_a_setting_the_user_gives_is_the_setting():
+    """Check cross-validation chooses only what is left at "auto": a learning rate or a tree size the user sets is
+    the one every tree uses (learning_rate=0.05 ended as 0.01, max_leaf_nodes=15 as 31), the tree count still CV's."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(1200, 3))
+    y = np.digitize(np.sin(6 * X[:, 0]) * np.cos(5 * X[:, 1]) + 0.1 * rng.normal(size=1200), [-0.4, 0.0, 0.4])
+    given = ConsistentGradientBoostingClassifier(learning_rate=0.05, max_leaf_nodes=15, random_state=0).fit(X, y)
+    assert given.do_early_stopping_ and given.learning_rate_ == 0.05 and given.max_leaf_nodes_ == 15
+    assert max(int(np.sum(t.children_left == -1)) for t in given.estimators_) <= 15
+    assert given.is_consistent()
+    chosen = ConsistentGradientBoostingClassifier(random_state=0).fit(X, y)
+    assert chosen.max_leaf_nodes_ == 31  # "auto" takes the larger trees on these rows: 15 above is the user's
 
 
 def test_gradient_quanta_make_sums_exact_in_any_order():
