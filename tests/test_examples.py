@@ -112,3 +112,14 @@ def test_importances_example_ranks_the_informative_features(tmp_path, pyplot):
     assert set(np.argsort(result.importances_mean)[-2:]) == {0, 3}
     expected = module.ExpectedClass(model).fit(X)
     assert np.allclose(expected.predict(X_test[:5]), model.predict_proba(X_test[:5]) @ np.arange(model.n_classes_))
+
+
+@pytest.mark.parametrize("name", ["plot_regions_synthetic.py", "plot_monotone.py"])
+def test_published_pictures_still_come_out_of_their_scripts(name, tmp_path, pyplot):
+    """Check the README's and the user guide's pictures are what their scripts draw today, at their defaults: the
+    panels' titles (test MAE, jumps, wrong-way steps, certificates) match the ones committed beside the PNG.
+    When this fails, the code changed what the pictures show: rerun ``python examples/NAME --output
+    examples/images`` and commit the picture with its titles."""
+    path = Path(_load(name).main(["--output", str(tmp_path)]))
+    committed = EXAMPLES / "images" / path.with_suffix(".titles.txt").name
+    assert path.with_suffix(".titles.txt").read_text() == committed.read_text()
