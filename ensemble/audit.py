@@ -173,6 +173,21 @@ def _grid_values(reading, X: NDArray | None) -> list | None:
     return None
 
 
+def _shown_values(values: list | None, X: NDArray | None, categorical: NDArray) -> list | None:
+    """The values witnesses are placed on: the data's grid, and a categorical feature's own categories.
+
+    A categorical feature never moves in a witness; without its categories its fixed
+    value would be a point between two thresholds (red=1.5 on a one-hot column).
+    """
+    if X is None:
+        return values
+    shown = list(values) if values is not None else [None] * X.shape[1]
+    for f in np.flatnonzero(categorical):
+        column = X[:, f]
+        shown[f] = np.unique(column[np.isfinite(column)])
+    return shown
+
+
 def _rows_to_probe(X, reading, n_rows, rng, values) -> NDArray:
     if X is not None:
         pick = rng.choice(X.shape[0], size=min(n_rows, X.shape[0]), replace=False)
@@ -351,7 +366,7 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         cst = np.asarray(monotonic_cst, dtype=np.int64).ravel()
         if cst.shape != (d,) or not np.all(np.isin(cst, (-1, 0, 1))):
             raise ValueError(f"monotonic_cst must hold -1, 0 or +1 for each of the {d} features; got {monotonic_cst!r}")
-    found = _Witnesses(reading, values, r, start)
+    found = _Witnesses(reading, _shown_values(values, X, reading.categorical), r, start)
     counts: dict = {}
     rng = np.random.RandomState(random_state)
     movable = ~reading.categorical

@@ -284,6 +284,7 @@ def test_categorical_features_keep_witnesses_off_the_categories():
         if report.witness is not None:
             a, b = report.witness
             assert np.array_equal(a[2:], b[2:])
+            assert np.all(np.isin(a[2:], (0.0, 1.0)))  # the categories the data holds, not a point between
             c = read_model(model).predict_rank(np.vstack(report.witness))
             assert abs(int(c[0]) - int(c[1])) == report.largest_jump
     frame = pd.DataFrame(X, columns=["size", "age", "red", "green", "blue"])
