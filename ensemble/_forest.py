@@ -31,7 +31,7 @@ from ensemble._certificates import (
 )
 from ensemble._docs import fill_doc
 from ensemble._forest_trees import (_OutOfBag, _TreeJob, _Voter, _data_in_space, _fit_tree, float_reach_in_space,
-                                    index_resolves_floats, ranked_index)
+                                    index_resolves_floats, clipped_index)
 from ensemble._spaces import GroupSpace
 from ensemble._sums import SumOfTrees
 from ensemble._monotone import isotonic_leaf_values
@@ -412,7 +412,7 @@ default="squared_error"
         missing = np.isnan(data.X[:, data.monotonic != 0]).any()
         if not missing:
             rows = np.arange(data.n_samples) if data.sample_weight is None else np.flatnonzero(data.sample_weight > 0)
-            index = ranked_index(data.X, data.y, rows, data.monotonic)
+            index = clipped_index(data.X, data.y, rows, data.monotonic)
             if index is not None and self.monotonic_space == "auto" and not index_resolves_floats(index, data.X[rows]):
                 # One float step of a feature would move the index across many thresholds at once.
                 return {"axes": None}

@@ -23,8 +23,8 @@ from ensemble._thresholds import Ranks, float32_margins
 from ensemble._voting import UNIT_BITS
 from trees import OrdinalTreeClassifier
 
-__all__ = ["_OutOfBag", "_TreeJob", "_Voter", "_data_in_space", "_fit_tree", "float_reach_in_space",
-           "index_resolves_floats", "ranked_index"]
+__all__ = ["_OutOfBag", "_TreeJob", "_Voter", "_data_in_space", "_fit_tree", "clipped_index", "float_reach_in_space",
+           "index_resolves_floats"]
 
 #: The monotone index is offered to ``monotonic_space="auto"`` only while one float step of any
 #: feature moves it by less than this share of its spread over the training rows: beyond, the
@@ -33,7 +33,7 @@ __all__ = ["_OutOfBag", "_TreeJob", "_Voter", "_data_in_space", "_fit_tree", "fl
 _INDEX_FLOAT_SHARE = 1e-6
 
 
-def ranked_index(X: NDArray[np.float64], y: NDArray, rows: NDArray, monotonic: NDArray) -> GroupSpace | None:
+def clipped_index(X: NDArray[np.float64], y: NDArray, rows: NDArray, monotonic: NDArray) -> GroupSpace | None:
     """The monotone index of the constrained features, each clipped to its training range (docs/design.md section 9).
 
     Clipping (:class:`ensemble._rank_map.RangeClip`, the range of ``rows``) moves no
@@ -78,7 +78,6 @@ def index_resolves_floats(space: GroupSpace, X: NDArray[np.float64]) -> bool:
     """Whether one float step moves the index by a negligible share of its spread (:data:`_INDEX_FLOAT_SHARE`)."""
     z = space.transform(X)[:, 0]
     return bool(float_reach_in_space(space)[0] <= _INDEX_FLOAT_SHARE * float(np.ptp(z)))
-
 
 
 def _data_in_space(data: TrainingData, space: GroupSpace | None) -> TrainingData:
