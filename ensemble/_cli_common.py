@@ -24,7 +24,11 @@ class CLIError(Exception):
 
 
 def _warn(args: argparse.Namespace, message: str) -> None:
-    print(f"otreebagger {args.command}: warning: {message}", file=sys.stderr)
+    """One line on stderr, once per command (the folds of an evaluation repeat their models' warnings)."""
+    said = args.__dict__.setdefault("_warned", set())
+    if message not in said:
+        said.add(message)
+        print(f"otreebagger {args.command}: warning: {message}", file=sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -194,7 +198,7 @@ def _build(name: str, args: argparse.Namespace, classes: Any = None):
 
 
 def _fit(model, X, y, args=None):
-    """Fit, turning the estimator's input errors into one line and its size warning into one line."""
+    """Fit, turning the estimator's input errors into one line and each of its warnings into one line."""
     from ensemble._otreebagger import GroupSizeWarning
     from relabel import TooManyRegionsError
 
@@ -207,7 +211,9 @@ def _fit(model, X, y, args=None):
     except ValueError as exc:
         raise CLIError(_options(_one_line(exc))) from exc
     for warning in caught:
-        if issubclass(warning.category, GroupSizeWarning) and args is not None:
+        if args is not None:
+            # One line in the command line's words, not Python's "path:line: UserWarning:" form
+            # pointing into scikit-learn.
             _warn(args, _options(_one_line(warning.message)))
         else:
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)

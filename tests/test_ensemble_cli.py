@@ -1122,3 +1122,15 @@ def test_audit_takes_categorical_columns_and_largest(tmp_path, capsys):
     assert main([*argv, "--categorical", "purple"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.splitlines() == [err] and "purple" in err
+
+
+def test_a_models_warning_is_one_line_in_the_command_lines_words(tmp_path, capsys):
+    """Check a library warning during fit prints once as 'otreebagger fit: warning: ...', without Python's
+    'path:line: UserWarning:' form pointing into scikit-learn."""
+    path = tmp_path / "tiny.csv"
+    path.write_text("a,y\n" + "".join(f"{i % 2},{1 + i % 4 // 2}\n" for i in range(16)))  # a cannot tell the classes
+    assert main(["fit", str(path), "--model", "forest", "-o", str(tmp_path / "m.skops")]) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines and all(line.startswith("otreebagger fit: warning: ") for line in lines), err
+    assert "UserWarning" not in err and "single class" in err and len(set(lines)) == len(lines)
