@@ -259,3 +259,27 @@ def test_audit_reads_snapped_groups_through_their_own_partition():
                for g in model.groups_)
     assert model.is_consistent()
     assert audit(model, X, resolution="pointwise", time_limit=10).status == "proved"
+
+
+def _steep_data(n=240, seed=0):
+    """Six continuous features; x0 on 12 values, across whose middle gap the class climbs two at once."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 6))
+    X[:, 0] = rng.randint(0, 12, n).astype(float)
+    latent = 2.0 * (X[:, 0] >= 6) + 1.5 * X[:, 1] + X[:, 2] + 0.3 * rng.normal(size=n)
+    return X, np.clip(np.round(latent), 0, 4).astype(int)
+
+
+def test_a_steep_feature_keeps_its_own_axis_at_the_data_resolution():
+    """Check that at the data's resolution a feature whose curve climbs two classes inside one gap leaves the
+    score for an axis of its own, the others stay in it, and the model holds."""
+    X, y = _steep_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = OTreeBagger(n_estimators=6, random_state=0, consistency="data").fit(X, y)
+    for group in data.groups_:
+        assert 0 in group.space.kept.tolist() and 0 not in group.space.additive.features.tolist()
+        assert {1, 2} <= set(group.space.additive.features.tolist())
+    assert data.consistency_notion_ == "data" and data.is_consistent()
+    worst, witness = gap_walk(data, X, _rows(X))
+    assert worst <= 1, witness
