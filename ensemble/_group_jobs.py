@@ -29,6 +29,7 @@ COARSE_VALUES = 2
 #: class-index units: half a class) inside one gap of its training values keeps its own axis
 #: (:meth:`GroupJobs._steep`).
 STEEP_SWING = 0.5
+_PILOT_ROWS = 20_000
 
 
 def _monotonic_space(job: "_GroupJob") -> str | None:
@@ -197,6 +198,8 @@ class GroupJobs:
         rows = np.flatnonzero((weight > 0) & ~np.isnan(X[:, ranks.features]).any(axis=1))
         if rows.shape[0] < 10 or ranks.features.shape[0] < 2:
             return out
+        # A pilot: evenly spread rows, at most _PILOT_ROWS of them, are enough to see a steep gap.
+        rows = rows[:: -(-rows.shape[0] // _PILOT_ROWS)]
         score = _additive_score(X, data.y, rows, ranks.features, weight, on_ranks=True)
         if score is None:
             return out
