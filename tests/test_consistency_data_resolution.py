@@ -352,3 +352,29 @@ def test_a_model_saved_before_the_data_resolution_is_checked_pointwise(name):
         model.__dict__.pop(key, None)
     assert model.get_params()["consistency"] == "pointwise"
     assert model.is_consistent() and not model.is_consistent(notion="data")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pair_neighbours_by_feature_equal_their_definition_on_many_trees(seed):
+    """Check the per-feature counts of large groups (the sweep over the gaps of every tree's union) against the
+    definition: many trees with several pairs each, intervals sharing end points, half lines, empty intervals
+    and missing values."""
+    from ensemble._certificate_gaps import _pair_neighbours
+
+    rng = np.random.RandomState(100 + seed)
+    n, d = 400, 4
+    lo = np.full((n, d), -np.inf)
+    hi = np.full((n, d), np.inf)
+    for i in range(n):
+        for g in rng.choice(d, size=rng.randint(1, 4), replace=False):
+            a, b = np.sort(rng.randint(0, 12, size=2)).astype(float)
+            kind = rng.randint(5)
+            lo[i, g] = a if kind != 1 else -np.inf
+            hi[i, g] = b if kind != 2 else np.inf
+            if kind == 3 and rng.rand() < 0.2:
+                lo[i, g], hi[i, g] = b, a
+    miss = rng.rand(n, d) < 0.1
+    tree = rng.randint(0, 40, size=n).astype(np.int64)
+    starts = np.array([0, 150, 151, 400], dtype=np.int64)
+    expected = _neighbours_by_definition(tree, lo, hi, miss, starts, 0)
+    np.testing.assert_array_equal(_pair_neighbours(tree, lo, hi, miss, starts, 0), expected)
