@@ -201,6 +201,22 @@ def _neighbours_by_definition(tree, lo, hi, miss, starts, exact_limit):
     return out
 
 
+def _random_pair_boxes(rng, n, d, restricted, ends, kinds, empty):
+    """Boxes of n pairs, each restricting a few features: integer end points below ``ends`` (shared often),
+    half lines (kinds 1 and 2), and empty intervals (kind 3, with probability ``empty``); whole lines elsewhere."""
+    lo = np.full((n, d), -np.inf)
+    hi = np.full((n, d), np.inf)
+    for i in range(n):
+        for g in rng.choice(d, size=rng.randint(*restricted), replace=False):
+            a, b = np.sort(rng.randint(0, ends, size=2)).astype(float)
+            kind = rng.randint(kinds)
+            lo[i, g] = a if kind != 1 else -np.inf
+            hi[i, g] = b if kind != 2 else np.inf
+            if kind == 3 and rng.rand() < empty:
+                lo[i, g], hi[i, g] = b, a  # an empty interval
+    return lo, hi
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_pair_neighbours_equal_their_definition_on_boxes_restricting_few_features(seed):
     """Check the compiled counts (which test only the features some box restricts, and count a whole-line box
@@ -210,16 +226,7 @@ def test_pair_neighbours_equal_their_definition_on_boxes_restricting_few_feature
 
     rng = np.random.RandomState(seed)
     n, d = 90, 7
-    lo = np.full((n, d), -np.inf)
-    hi = np.full((n, d), np.inf)
-    for i in range(n):
-        for g in rng.choice(d, size=rng.randint(0, 4), replace=False):
-            a, b = np.sort(rng.randint(0, 6, size=2)).astype(float)
-            kind = rng.randint(4)
-            lo[i, g] = a if kind != 1 else -np.inf
-            hi[i, g] = b if kind != 2 else np.inf
-            if kind == 3 and rng.rand() < 0.3:
-                lo[i, g], hi[i, g] = b, a  # an empty interval
+    lo, hi = _random_pair_boxes(rng, n, d, restricted=(0, 4), ends=6, kinds=4, empty=0.3)
     miss = rng.rand(n, d) < 0.15
     tree = rng.randint(0, 9, size=n).astype(np.int64)
     starts = np.array([0, 4, 30, 31, 75, 90], dtype=np.int64)
@@ -363,16 +370,7 @@ def test_pair_neighbours_by_feature_equal_their_definition_on_many_trees(seed):
 
     rng = np.random.RandomState(100 + seed)
     n, d = 400, 4
-    lo = np.full((n, d), -np.inf)
-    hi = np.full((n, d), np.inf)
-    for i in range(n):
-        for g in rng.choice(d, size=rng.randint(1, 4), replace=False):
-            a, b = np.sort(rng.randint(0, 12, size=2)).astype(float)
-            kind = rng.randint(5)
-            lo[i, g] = a if kind != 1 else -np.inf
-            hi[i, g] = b if kind != 2 else np.inf
-            if kind == 3 and rng.rand() < 0.2:
-                lo[i, g], hi[i, g] = b, a
+    lo, hi = _random_pair_boxes(rng, n, d, restricted=(1, 4), ends=12, kinds=5, empty=0.2)
     miss = rng.rand(n, d) < 0.1
     tree = rng.randint(0, 40, size=n).astype(np.int64)
     starts = np.array([0, 150, 151, 400], dtype=np.int64)
