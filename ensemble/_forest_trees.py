@@ -17,7 +17,8 @@ from numpy.typing import NDArray
 from ensemble import _kernels
 from ensemble._base import TrainingData, TreeSpec, bootstrap_weights, draw_in_gaps, grow_tree
 from ensemble._certificates import tree_nodes
-from ensemble._rank_map import EPS, RangeClip
+from ensemble._rank_map import RangeClip
+from ensemble._space_moves import affine_bounds
 from ensemble._spaces import GroupSpace, _resolution_in_space
 from ensemble._thresholds import Ranks, float32_margins
 from ensemble._voting import UNIT_BITS
@@ -62,14 +63,12 @@ def float_reach_in_space(space: GroupSpace) -> NDArray[np.float64]:
     k, clip = space.n_components, space.ranks
     if k == 0:
         return reach
-    at = {int(f): i for i, f in enumerate(clip.features)}
-    step = np.array([clip.float_step()[at[int(f)]] if int(f) in at else np.inf for f in space.projected])
-    low = np.array([clip.low[at[int(f)]] for f in space.projected])
-    high = np.array([clip.high[at[int(f)]] for f in space.projected])
-    terms = np.maximum(np.abs(low / space._scale - space._center), np.abs(high / space._scale - space._center))
-    magnitude = np.abs(space.offset) + terms @ np.abs(space.weights)
-    error = 2.0 * (space.projected.shape[0] + 3) * EPS * magnitude
-    moved = np.max(np.abs(space.weights) * (step / space._scale)[:, None], axis=0)
+    at = np.minimum(np.searchsorted(clip.features, space.projected), clip.features.shape[0] - 1)
+    if np.any(clip.features[at] != space.projected):
+        reach[:k] = np.inf  # a feature read unclipped: one float step is not bounded
+        return reach
+    _, error = affine_bounds(space, clip.low[at], clip.high[at])
+    moved = np.max(np.abs(space.weights) * (clip.float_step()[at] / space._scale)[:, None], axis=0)
     reach[:k] = (moved + 2.0 * error) * (1 + 1e-9)
     return reach
 

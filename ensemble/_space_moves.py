@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ensemble._rank_map import EPS, RankMap
 
-__all__ = ["SpaceMoves", "gap_swing", "move_edges", "space_moves", "with_ranks"]
+__all__ = ["SpaceMoves", "affine_bounds", "gap_swing", "move_edges", "space_moves", "with_ranks"]
 
 
 def gap_swing(score, i: int, top: float) -> float:
@@ -103,12 +103,14 @@ class SpaceMoves:
     upper: NDArray[np.float64]
 
 
-def _affine_bounds(space, sizes_of) -> tuple:
-    """Per component: (largest |term| sum, float error bound) of ``offset + sum_i fl(u_i) W_ij``."""
+def affine_bounds(space, low: NDArray[np.float64], high: NDArray[np.float64]) -> tuple:
+    """Per component: (largest |term| sum, float error bound) of ``offset + sum_i fl(u_i) W_ij``.
+
+    ``u_i = q_i / s_i - c_i`` for inputs ``q_i`` of the projected features within
+    ``[low_i, high_i]`` (ranks in ``[0, m - 1]``, or values clipped to their range).
+    """
     scale, center = space._scale, space._center
-    top = np.array([sizes_of(f) - 1.0 for f in space.projected])
-    # |u_i| = |q / s - c| on the clipped ranks [0, m - 1].
-    U = np.maximum(np.abs(center), np.abs(top / scale - center))
+    U = np.maximum(np.abs(low / scale - center), np.abs(high / scale - center))
     magnitude = np.abs(space.offset) + U @ np.abs(space.weights)
     n = space.projected.shape[0]
     # Each term rounds twice (the centring, the product) and n + 1 additions follow: a
@@ -187,7 +189,8 @@ def space_moves(space, ranks: RankMap, categorical: NDArray[np.bool_] | None, re
     slack = np.zeros(n_axes)
     k = space.n_components
     if k:
-        magnitude, error = _affine_bounds(space, size_of)
+        tops = np.array([size_of(f) - 1.0 for f in space.projected])
+        magnitude, error = affine_bounds(space, np.zeros_like(tops), tops)
         lower[:k], upper[:k] = space.offset - magnitude - error, space.offset + magnitude + error
         slack[:k] = 2.0 * error
     score_spread = {}
