@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 
 from relabel._errors import TooManyRegionsError
 from relabel._features import check_categorical_features, check_resolution
-from relabel._contacts import _alias_contacts, _face_flags, near_rule
+from relabel._contacts import _alias_contacts, _face_flags, far_labels, largest_finite, near_rule
 from relabel._grid import DataGrid, grid_rule
 from relabel._guillotine import far_on_one_value, guillotine_tree, push_down
 from relabel._numba import compiled, float_array, index_array
@@ -423,8 +423,7 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=N
     Every box is dilated by r_f (a little more, so float rounding never loses a pair)
     for the candidate search; :func:`near_rule` then decides exactly.
     """
-    finite = np.where(np.isfinite(lower), np.abs(lower), 0.0).max(axis=0, initial=0.0)
-    finite = np.maximum(finite, np.where(np.isfinite(upper), np.abs(upper), 0.0).max(axis=0, initial=0.0))
+    finite = largest_finite(lower, upper)
     # Slack covers the rounding of the subtraction in near_rule and of the dilation itself.
     slack = np.where(resolution > 0, resolution * (1 + 1e-9) + 1e-12 * (finite + resolution), 0.0)
 
@@ -480,19 +479,13 @@ def _exact_grid_pairs(partition, split, grid, categorical, max_edges, labels):
     """
     region = partition.exact_region
     lo, hi = partition.exact_lower, partition.exact_upper
-    if not split.all():
+    if split.any() and not split.all():  # the axes adjacency_edges kept, as it kept them
         lo, hi = np.ascontiguousarray(lo[:, split]), np.ascontiguousarray(hi[:, split])
     rows = np.flatnonzero(region >= 0)
     wanted = exact_labels = None
     if labels is not None:
-        exact_labels = labels[region[rows]]
-        low, high = (exact_labels.min(), exact_labels.max()) if rows.shape[0] else (0, 0)
-        far = (exact_labels >= low + 2) | (exact_labels <= high - 2)
-        rows, exact_labels = rows[far], exact_labels[far]
-
-        def wanted(a, b):
-            return np.abs(exact_labels[a] - exact_labels[b]) >= 2
-
+        far, exact_labels, wanted = far_labels(labels[region[rows]])
+        rows = rows[far]
     a, b, _ = _grid_pairs(lo[rows], hi[rows], grid, categorical, max_edges, wanted, exact_labels)
     a, b = region[rows[a]], region[rows[b]]
     apart = a != b
@@ -631,13 +624,8 @@ def adjacency_edges(
     # class of three) is in no pair: the searches below run without it.
     regions = s_labels = None
     if labels is not None:
-        low, high = (labels.min(), labels.max()) if n_regions else (0, 0)
-        far = (labels >= low + 2) | (labels <= high - 2)
-        regions = np.flatnonzero(far)
-        s_lo, s_hi, s_labels = s_lo[regions], s_hi[regions], labels[regions]
-
-        def wanted_pairs(a, b):
-            return np.abs(s_labels[a] - s_labels[b]) >= 2
+        regions, s_labels, wanted_pairs = far_labels(labels)
+        s_lo, s_hi = s_lo[regions], s_hi[regions]
 
     hierarchy = _hierarchy_of
     if resolution.any():

@@ -12,7 +12,7 @@ import numpy as np
 
 from relabel._grid import grid_rule
 
-__all__ = ["near_rule"]
+__all__ = ["far_labels", "largest_finite", "near_rule"]
 
 
 def near_rule(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
@@ -26,6 +26,29 @@ def near_rule(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
     """
     gap = np.maximum(lo_a, lo_b) - np.minimum(hi_a, hi_b)
     return np.all(np.where(categorical, gap < 0, gap <= resolution), axis=1)
+
+
+def largest_finite(lower, upper):
+    """Per axis, the largest finite magnitude of any bound (0 without one): the scale of a bound's rounding."""
+    finite = np.where(np.isfinite(lower), np.abs(lower), 0.0).max(axis=0, initial=0.0)
+    return np.maximum(finite, np.where(np.isfinite(upper), np.abs(upper), 0.0).max(axis=0, initial=0.0))
+
+
+def far_labels(labels):
+    """The regions whose label has another two or more away somewhere, their labels, and the test of a pair of them.
+
+    Looking for jumps, a region whose label has none two away (the middle class of
+    three) is in no pair: searches run without it. ``wanted(a, b)`` takes positions
+    among the regions returned.
+    """
+    low, high = (labels.min(), labels.max()) if labels.shape[0] else (0, 0)
+    regions = np.flatnonzero((labels >= low + 2) | (labels <= high - 2))
+    kept = labels[regions]
+
+    def wanted(a, b):
+        return np.abs(kept[a] - kept[b]) >= 2
+
+    return regions, kept, wanted
 
 
 def _face_flags(lo_a, hi_a, lo_b, hi_b):

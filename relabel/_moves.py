@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from relabel._contacts import largest_finite
 from relabel._numba import compiled, float_array
 
 __all__ = ["move_pairs", "unique_pairs"]
@@ -113,9 +114,7 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     if labels.shape[0]:
         labels = np.ascontiguousarray(labels[keep])
     # Differences of bounds round too: an ulp of the largest finite bound per axis, generously.
-    finite = np.where(np.isfinite(clo), np.abs(clo), 0.0).max(axis=0, initial=0.0)
-    finite = np.maximum(finite, np.where(np.isfinite(chi), np.abs(chi), 0.0).max(axis=0, initial=0.0))
-    widened = float_array(np.where(slack > 0, slack + 8 * 2.0**-53 * finite, slack))
+    widened = float_array(np.where(slack > 0, slack + 8 * 2.0**-53 * largest_finite(clo, chi), slack))
     if step.shape[0] == 0 or keep.shape[0] == 0:
         return np.empty((0, 2), np.intp)
     moved = np.where((step == 0) & (spread == 0) & (widened == 0), 0.0, np.abs(step) + spread + widened)
