@@ -203,7 +203,7 @@ class GroupJobs:
         score = _additive_score(X, data.y, rows, ranks.features, weight, on_ranks=True)
         if score is None:
             return out
-        sizes = dict(zip(ranks.features.tolist(), ranks.sizes().tolist(), strict=True))
+        sizes = ranks.size_by_feature()
         for i, f in enumerate(score.features):
             out[f] = gap_swing(score, i, sizes[int(f)] - 1.0) >= STEEP_SWING
         return out if out.sum() < features.shape[0] else np.zeros(data.n_features, dtype=bool)

@@ -56,6 +56,10 @@ class RankMap:
         """Per listed feature, its number of values ``m`` (the largest rank is ``m - 1``)."""
         return np.array([v.shape[0] for v in self.values], dtype=np.float64)
 
+    def size_by_feature(self) -> dict:
+        """``{feature: m}``: every listed feature's number of values."""
+        return dict(zip(self.features.tolist(), self.sizes().tolist(), strict=True))
+
     def rank_of(self, feature: int) -> int | None:
         """Position of ``feature`` among the listed ones, or None."""
         hit = np.flatnonzero(self.features == feature)

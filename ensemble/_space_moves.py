@@ -66,7 +66,7 @@ def with_ranks(score, ranks: RankMap):
 
     if not isinstance(score, AdditiveScore):
         return replace(score, ranks=ranks)
-    sizes = dict(zip(ranks.features.tolist(), ranks.sizes().tolist(), strict=True))
+    sizes = ranks.size_by_feature()
     swings = [gap_swing(score, i, sizes.get(int(f), 1.0) - 1.0) for i, f in enumerate(score.features)]
     return replace(score, ranks=ranks, swings=np.array(swings))
 
@@ -180,7 +180,7 @@ def space_moves(space, ranks: RankMap, categorical: NDArray[np.bool_] | None, re
     ([0, 1], [[1.0], [2.0]])
     """
     n_axes = space.n_components + space.kept.shape[0]
-    sizes = dict(zip(ranks.features.tolist(), ranks.sizes().tolist(), strict=True))
+    sizes = ranks.size_by_feature()
 
     def size_of(f) -> float:
         return sizes.get(int(f), 1.0)
