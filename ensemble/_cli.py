@@ -25,7 +25,7 @@ from typing import Sequence
 # MODELS, ModelEntry and _build are named here too: the tests and the warm-up reach them through this module.
 from ensemble._cli_common import (EXIT_USAGE, MODELS, CLIError, ModelEntry, _build, _check_applicable,  # noqa: F401
                                   _check_input, _check_output, _fit, _one_line, _open_output, _options, _plain,
-                                  _scores, _table, _warn)
+                                  _scores, _table, _verdict, _warn, column_index)
 from ensemble._cli_demo import _cmd_demo
 from ensemble._cli_parser import build_parser
 
@@ -109,13 +109,7 @@ def _resolve_features(args: argparse.Namespace, names: list[str]) -> None:
     """Turn --categorical and --monotone (names or 0-based indices) into the models' parameters."""
 
     def index(token: str, option: str) -> int:
-        token = token.strip()
-        if token in names:
-            return names.index(token)
-        if token.isdigit() and int(token) < len(names):
-            return int(token)
-        raise CLIError(f"{option}: {token!r} is not a feature column of {args.data} "
-                       f"(columns: {', '.join(names)})")
+        return column_index(token, names, option, args.data)
 
     spec = getattr(args, "categorical", None)
     args.categorical_features = None if not spec else sorted({index(t, "--categorical") for t in spec.split(",")})
@@ -256,9 +250,7 @@ def _cmd_fit(args) -> int:
         save_model_file(output, model, target=args.target, features=names, otreebagger=release)
     except OSError as exc:
         raise CLIError(f"cannot write the model to {output}: {exc.strerror or exc}") from exc
-    from ensemble._certificates import VERDICTS, certified_notion
-
-    print(f"fitted {label} on {len(y)} samples; {VERDICTS[certified_notion(model)]}{_monotone_summary(model, names)}; "
+    print(f"fitted {label} on {len(y)} samples; {_verdict(model)}{_monotone_summary(model, names)}; "
           f"saved to {output}")
     return 0
 

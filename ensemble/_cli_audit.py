@@ -16,6 +16,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from ensemble._cli_common import _one_line, column_index
+
 EXIT_STATUS = {"proved": 0, "refuted": 1, "unknown": 3}
 
 #: Modules whose types a scikit-learn tree model's file may hold.
@@ -77,7 +79,7 @@ def _load_booster(path: Path, error):
         with _native_stderr_muted():
             return lightgbm.Booster(model_file=str(path))
     except Exception as exc:
-        raise error(f"{path}: LightGBM cannot load it ({_one_line_of(exc)})") from exc
+        raise error(f"{path}: LightGBM cannot load it ({_one_line(exc) or type(exc).__name__})") from exc
 
 
 @contextlib.contextmanager
@@ -100,11 +102,6 @@ def _native_stderr_muted():
     finally:
         os.dup2(saved, 2)
         os.close(saved)
-
-
-def _one_line_of(exc: Exception) -> str:
-    text = " ".join(str(exc).split())
-    return text if text else type(exc).__name__
 
 
 def _booster_names(model) -> list | None:
@@ -153,8 +150,8 @@ def run(args, error) -> int:
     except ValueError:
         pass
     try:
-        categorical = [t.strip() for t in (args.categorical or "").split(",") if t.strip()]
-        categorical = [int(t) if t.isdigit() and t not in names else t for t in categorical]
+        tokens = [t for t in (args.categorical or "").split(",") if t.strip()]
+        categorical = sorted({column_index(t, names, "--categorical", data) for t in tokens})
         report = audit(model, X, resolution=resolution, time_limit=args.time_limit,
                        categorical_features=categorical or "auto", search="largest" if args.largest else "first")
     except (ValueError, NotImplementedError) as exc:

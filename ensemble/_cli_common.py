@@ -237,6 +237,23 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
+def column_index(token: str, names: list[str], option: str, data: Any) -> int:
+    """A feature column named by ``token`` (its name, or its 0-based index) in ``names``; one line when none."""
+    token = token.strip()
+    if token in names:
+        return names.index(token)
+    if token.isdigit() and int(token) < len(names):
+        return int(token)
+    raise CLIError(f"{option}: {token!r} is not a feature column of {data} (columns: {', '.join(names)})")
+
+
+def _verdict(model) -> str:
+    """The strongest notion the model's certificate proves, in the library's words."""
+    from ensemble._certificates import VERDICTS, certified_notion
+
+    return VERDICTS[certified_notion(model)]
+
+
 def _plain(value: Any) -> Any:
     """A numpy scalar as the Python value it holds, for messages (3, not np.int64(3))."""
     import numpy as np

@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 from typing import Sequence
 
-from ensemble._cli_common import _build, _one_line, _scores, _table, CLIError
+from ensemble._cli_common import _build, _one_line, _scores, _table, _verdict, CLIError
 
 def _warm_up(names: Sequence[str], args: argparse.Namespace, X, y) -> None:
     """Compile (or load from numba's cache) every kernel the timed fits use, outside any timing.
@@ -152,13 +152,6 @@ def _fit_and_walk(names: list, args, data) -> list:
         label, model, row = _fit_and_score(name, args, data)
         out.append((label, row, (_demo_jumps(model, data[0]), _verdict(model))))
     return out
-
-
-def _verdict(model) -> str:
-    """The strongest notion the model's certificate proves, in the library's words."""
-    from ensemble._certificates import VERDICTS, certified_notion
-
-    return VERDICTS[certified_notion(model)]
 
 
 def _demo_jumps(model, X) -> str:
