@@ -381,7 +381,10 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         _merge(counts, moves["counts"], reading.classes)
         if moves["witness"] is not None and notion == "data":  # a next-value move is a witness of that notion only
             found.offer("jump", moves["witness"][0], moves["witness"][1])
-    report = _Report(reading, notion, found, counts, moves, cst, start, names, search)
+
+    def report(exact: dict) -> AuditReport:  # once the verdict is in, with what the audit gathered
+        return _report(reading, notion, found, exact, counts, moves, cst, start, names, search)
+
     if first and found.first is not None and cst is None:
         return report(_found_first(reading))
     if reading.projected:
@@ -526,18 +529,6 @@ def _status(best: int, bound: int, exact: bool, threshold: int) -> str:
     return "proved" if exact or bound < threshold else "unknown"
 
 
-class _Report:
-    """The report of one audit once its verdict is in (:func:`_report` with what the audit gathered)."""
-
-    def __init__(self, *gathered):
-        self.gathered = gathered
-
-    def __call__(self, exact: dict) -> AuditReport:
-        reading, notion, found, counts, moves, cst, start, names, search = self.gathered
-        return replace(_report(reading, notion, found, exact, counts, moves, cst, start),
-                       feature_names=names, search=search)
-
-
 def _feature_names(model: Any, X: Any, d: int) -> list:
     """The features' names: a DataFrame ``X``'s columns, else the model's ``feature_names_in_``, else x0, x1, ..."""
     for source in (getattr(X, "columns", None), getattr(model, "feature_names_in_", None)):
@@ -559,7 +550,7 @@ def _with_categories(reading, categorical_features: Any, names: list):
     return replace(reading, categorical=np.asarray(reading.categorical, dtype=bool) | mask)
 
 
-def _report(reading, notion, found, exact, counts, moves, cst, start) -> AuditReport:
+def _report(reading, notion, found, exact, counts, moves, cst, start, names, search) -> AuditReport:
     jump, pts, cls = found.best["jump"]
     bound = max(jump, exact["bound"])
     status = _status(jump, bound, exact["exact"], 2)
@@ -578,7 +569,8 @@ def _report(reading, notion, found, exact, counts, moves, cst, start) -> AuditRe
         witness=pts if jump >= 2 else None, witness_classes=cls if jump >= 2 else None, counts=counts,
         method=method, next_value_moves=moves["moves"], next_value_jumps=moves["jumps"],
         time_to_witness=found.first, time_to_proof=elapsed if status == "proved" else None, elapsed=elapsed,
-        n_trees=len(reading.components), n_leaves=reading.n_leaves, model=reading.name, **fall)
+        n_trees=len(reading.components), n_leaves=reading.n_leaves, model=reading.name, feature_names=names,
+        search=search, **fall)
 
 
 class _CallableModule(types.ModuleType):
