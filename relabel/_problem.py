@@ -187,11 +187,12 @@ class ConsistencyProblem:
     loss : ndarray of shape (K, K)
         The V-shaped loss matrix (absolute error by default).
     edges : ndarray of shape (E, 2), intp
-        Adjacent pairs (n < m), unique, sorted.
+        Adjacent pairs (n < m), with the unpenalised ``moves`` of :meth:`from_counts`,
+        unique, sorted.
     empty : ndarray of shape (N,), bool
         Regions with zero total count.
     delta1, delta2 : ndarray of shape (E,), bool
-        Edges with both / exactly one endpoint empty.
+        Edges of the graph (not ``moves``) with both / exactly one endpoint empty.
     C1, C2 : float
         Penalties of eq. (10).
     monotone : ndarray of shape (P, 2), intp
@@ -232,6 +233,7 @@ class ConsistencyProblem:
         loss: ArrayLike | None = None,
         monotone: ArrayLike | None = None,
         prior: ArrayLike | None = None,
+        moves: ArrayLike | None = None,
     ) -> "ConsistencyProblem":
         """Validate the inputs and build the problem.
 
@@ -265,6 +267,11 @@ class ConsistencyProblem:
             free (OTreeBagger: the class counts of the trees' leaves around it).
             The region stays empty for Delta1/Delta2. ``None``: empty regions
             cost nothing, as in the paper.
+        moves : array-like of shape (P, 2), optional
+            Further region pairs held to labels at most one apart, as hard as the
+            graph's edges but never penalised (not in Delta1/Delta2): the pairs
+            one small move joins without a contact (docs/design.md section 13).
+            They join ``edges``; a pair in both is the graph's.
 
         Returns
         -------
@@ -295,6 +302,9 @@ class ConsistencyProblem:
         >>> r = ConsistencyProblem.from_counts([[2, 0], [0, 0]], [[0, 1]], prior=[[0, 0], [0, 0.5]])
         >>> r.costs.tolist(), bool(r.empty[1])
         ([[0.0, 2.0], [0.5, 0.0]], True)
+        >>> m = ConsistencyProblem.from_counts([[1, 0], [0, 0], [0, 1]], [[0, 1]], moves=[[1, 2], [0, 1]])
+        >>> m.edges.tolist(), m.delta2.tolist()  # the move pair (1, 2) is held but costs nothing
+        ([[0, 1], [1, 2]], [True, False])
         """
         counts = _check_counts(counts)
         n_regions, n_classes = counts.shape
@@ -307,10 +317,20 @@ class ConsistencyProblem:
         empty = counts.sum(axis=1) == 0
         prior = _check_prior(prior, counts.shape, empty)
         costs = (counts + prior) @ loss
+        penalised = np.ones(edges.shape[0], dtype=bool)
+        if moves is not None:
+            moved = _check_edges(moves, n_regions)
+            key = np.int64(max(n_regions, 1))
+            graph_keys = edges[:, 0].astype(np.int64) * key + edges[:, 1]
+            keys = np.union1d(graph_keys, moved[:, 0].astype(np.int64) * key + moved[:, 1])
+            edges = np.column_stack((keys // key, keys % key)).astype(np.intp)
+            # Both key lists are sorted and unique: a pair is the graph's when found in its list.
+            at = np.searchsorted(graph_keys, keys).clip(0, max(graph_keys.shape[0] - 1, 0))
+            penalised = graph_keys[at] == keys if graph_keys.shape[0] else np.zeros(keys.shape[0], dtype=bool)
         empty_ends = empty[edges[:, 0]].astype(np.int8) + empty[edges[:, 1]]
         arrays = dict(
             counts=counts, prior=prior, costs=costs, loss=loss, edges=edges, empty=empty,
-            delta1=empty_ends == 2, delta2=empty_ends == 1, monotone=pairs,
+            delta1=penalised & (empty_ends == 2), delta2=penalised & (empty_ends == 1), monotone=pairs,
         )
         for array in arrays.values():
             array.flags.writeable = False

@@ -62,10 +62,11 @@ def _with_prior(counts, prior):
     return (counts if prior is None else counts + np.where(empty[:, None], prior, 0.0)), empty
 
 
-def brute_force(counts, edges, C1, C2, loss=None, monotone=None, prior=None):
+def brute_force(counts, edges, C1, C2, loss=None, monotone=None, prior=None, moves=None):
     """Minimum of eq. (10) over all K^N labellings, computed from scratch; ``monotone``
     pairs (n, m) exclude the labellings with label(n) > label(m); ``prior`` weights of the
-    empty regions cost as counts but leave them empty for the penalties."""
+    empty regions cost as counts but leave them empty for the penalties; ``moves`` pairs
+    exclude labels two apart and cost nothing."""
     counts = np.asarray(counts, dtype=float)
     n, k = counts.shape
     if loss is None:
@@ -83,6 +84,8 @@ def brute_force(counts, edges, C1, C2, loss=None, monotone=None, prior=None):
             total = total + C2 * (gap > 0)
     for a, b in np.asarray(monotone if monotone is not None else []).reshape(-1, 2):
         total = np.where(labellings[:, a] > labellings[:, b], np.inf, total)
+    for a, b in np.asarray(moves if moves is not None else []).reshape(-1, 2):
+        total = np.where(np.abs(labellings[:, a] - labellings[:, b]) > 1, np.inf, total)
     return float(total.min())
 
 

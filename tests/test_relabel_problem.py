@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import relabel
-from test_relabel_helpers import objective_of, tiny_problems
+from test_relabel_helpers import brute_force, objective_of, tiny_problems
 
 
 @given(instance=tiny_problems(max_regions=8, max_classes=5), data=st.data())
@@ -119,3 +119,25 @@ def test_deprecated_violation_masks_warn_and_still_work():
     with pytest.warns(FutureWarning, match="violating_pairs"):
         mask = relabel.pair_violations(rows, labels)
     assert mask.tolist() == [False, False, False, True]  # 0<=1, 1<=2, 0<=2, 2>0
+
+
+@given(instance=tiny_problems(max_regions=6, max_classes=4), data=st.data())
+def test_unpenalised_move_pairs_are_held_by_every_solver_at_no_cost(instance, data):
+    """Check that ``moves`` pairs hold labels at most one apart, never pay the empty-region penalties, leave the
+    graph's own pairs penalised where both lists hold them, and that every solver reaches the brute-force optimum."""
+    counts, edges = instance
+    n = counts.shape[0]
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    moves = np.array(data.draw(st.lists(st.sampled_from(pairs), unique=True)) if pairs else [],
+                     dtype=int).reshape(-1, 2)
+    problem = relabel.ConsistencyProblem.from_counts(counts, edges, C1=0.3, C2=0.2, moves=moves)
+    graph = {tuple(sorted(e)) for e in edges.tolist()}
+    union = sorted(graph | {tuple(m) for m in moves.tolist()})
+    assert problem.edges.tolist() == [list(e) for e in union]
+    empty = counts.sum(axis=1) == 0
+    assert problem.delta1.tolist() == [e in graph and empty[e[0]] and empty[e[1]] for e in union]
+    assert problem.delta2.tolist() == [e in graph and empty[e[0]] != empty[e[1]] for e in union]
+    best = brute_force(counts, edges, 0.3, 0.2, moves=moves)
+    for solver in relabel.SOLVERS:
+        result = relabel.solve(problem, solver=solver)
+        assert np.isclose(problem.objective(result.labels), best, rtol=1e-9, atol=1e-9), solver
