@@ -139,7 +139,9 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         constrained features take components' places (at least one PLS
         component remains), so fused partitions stay as small as without
         constraints: their monotone index one place, or each constrained axis
-        one (``monotonic_space``).
+        one (``monotonic_space``). Likewise at the data's resolution the features
+        that keep their own axes beside the additive score (two values, or a steep
+        gap) take components' places (at least the score remains).
     thresholds : {"gap", "midpoint", "auto"}, default="gap"
         Where a relabelled group's trees put their thresholds: drawn uniformly
         inside the gap between the two training values a split separates (each
@@ -269,15 +271,11 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         every two regions one move inside a gap can join (Theorem 13.3; features
         of two values keep axes of their own there, and ``score_model="auto"``
         the additive score). ``"pointwise"``: the paper's notion only, in any
-        group space, exact between adjacent floats. ``"auto"``: ``"data"`` with
-        at most four continuous features (or ``projection="none"``), else
-        ``"pointwise"`` in the projected space: the data's resolution there
-        costs accuracy and time measured too high for a default (split 0 of the
-        shared sets: housing10 test MAE 0.864 against 0.714, machine10 1.39
-        against 0.88, abalone10 a 307 s fit against 12 s). :meth:`is_consistent` checks either notion, and
-        ``consistency_notion_`` says which the fit certified. For the data's
-        resolution on many features at a random forest's cost, use
-        :class:`ConsistentGradientBoostingClassifier`.
+        group space (a kernel score too), exact between adjacent floats.
+        ``"auto"``: ``"data"``, but ``"pointwise"`` for an explicit
+        ``score_model="kernel"`` on more than four continuous features (its
+        certified swing inside one gap pairs every region). :meth:`is_consistent`
+        checks either notion; ``consistency_notion_`` says which the fit certified.
     {classes}
     {class_weight}
     {n_jobs}
@@ -308,11 +306,11 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         The voters: their trees, fused partition, region labels and edges.
     consistency_notion_ : {"data", "pointwise"} or None
         The notion the fit enforced: ``"data"``, consistency at the data's
-        resolution (docs/design.md section 13: every voter relabelled on the
-        features' own axes with the neighbours at the data's resolution among its
-        contacts); ``"pointwise"``, only the paper's (a projected space, or
-        ``consistency="pointwise"``); None, neither (``relabel=False``, or
-        ``contact="face"``).
+        resolution (docs/design.md section 13: every voter relabelled with the
+        neighbours at the data's resolution, on the features' own axes or in its
+        rank-mapped space, among its constraints); ``"pointwise"``, only the
+        paper's (``consistency="pointwise"``, or an explicit kernel score); None,
+        neither (``relabel=False``, or ``contact="face"``).
     relabel_params_ : dict
         The relabelling's settings in effect: every key of ``relabel_params``,
         the defaults filled in.

@@ -125,7 +125,9 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
 
     from relabel._adjacency import adjacency_edges
 
-    clipped = SimpleNamespace(lower=clo, upper=chi)  # no aliases: the slack covers the snapping
+    # No aliases: the slack covers the snapping. A box clipped to a point on an axis (a
+    # constant score: one class) is widened by a float, which keeps the search a superset.
+    clipped = SimpleNamespace(lower=np.where(chi > clo, clo, np.nextafter(chi, -np.inf)), upper=chi)
     candidates = adjacency_edges(clipped, contact="closure", max_edges=None, resolution=moved.max(axis=0),
                                  jumps_of=None if labels.shape[0] == 0 else labels).edges.astype(np.int64)
     joined = np.empty(candidates.shape[0], dtype=np.bool_)

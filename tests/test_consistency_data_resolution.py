@@ -305,19 +305,20 @@ def test_projected_otreebagger_is_certified_at_the_data_resolution():
     assert bisected_gap_walk(model, X, X[:20])[0] <= 1
 
 
-def test_otreebagger_auto_consistency_takes_the_data_resolution_on_few_features_only():
+def test_otreebagger_auto_consistency_takes_the_data_resolution_in_every_space():
     X, y = _lattice(150, 3, 6, 2)
     few = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
     assert few.consistency_notion_ == "data" and few.is_consistent()
     assert few.groups_[0].space is None  # up to four continuous features: their own axes
     X6, y6 = _lattice(150, 6, 6, 2)
     many = OTreeBagger(n_estimators=6, random_state=0).fit(X6, y6)  # a projected space on the features' ranks
-    assert many.groups_[0].space.ranks is not None and many.consistency_notion_ == "pointwise"
+    assert many.groups_[0].space.ranks is not None and many.consistency_notion_ == "data"
     assert many.is_consistent()
-    data = OTreeBagger(n_estimators=6, consistency="data", random_state=0).fit(X6, y6)  # the same space, certified
-    assert data.groups_[0].space.ranks is not None
-    assert data.consistency_notion_ == "data" and data.is_consistent()
-    assert bisected_gap_walk(data, X6, X6[:10])[0] <= 1
+    assert bisected_gap_walk(many, X6, X6[:10])[0] <= 1
+    paper = OTreeBagger(n_estimators=6, consistency="pointwise", random_state=0).fit(X6, y6)
+    assert paper.consistency_notion_ == "pointwise" and paper.is_consistent()
+    kernel = OTreeBagger(n_estimators=6, space_params={"score_model": "kernel"}, random_state=0).fit(X6, y6)
+    assert kernel.consistency_notion_ == "pointwise"  # a kernel score asked by name cannot hold the data's resolution
     raw = OTreeBagger(n_estimators=6, projection="none", random_state=0).fit(X6, y6)
     assert raw.consistency_notion_ == "data" and raw.is_consistent()
     assert gap_walk_spans(raw, X6, X6[:20])[0] <= 1
