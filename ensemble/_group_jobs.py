@@ -218,14 +218,15 @@ class GroupJobs:
         "auto" is "data" in every group space: the features' own axes up to four
         continuous features (Theorem 13.1), else the rank-mapped projected space with the
         pairs a move inside one gap can join (Theorem 13.3). An explicit
-        ``score_model="kernel"`` keeps "pointwise": a kernel score's certified swing
-        inside one gap is its Lipschitz bound, which pairs every region.
+        ``score_model="kernel"`` in the additive space keeps "pointwise": a kernel
+        score's certified swing inside one gap is its Lipschitz bound, which pairs
+        every region.
         """
         if self.consistency != "auto":
             return self.consistency
-        if continuous > 4 and self.space_params_["score_model"] == "kernel" and self.projection != "none":
-            return "pointwise"
-        return "data"
+        kernel = self.space_params_["score_model"] == "kernel" and (
+            self.projection == "additive" or (self.projection == "auto" and continuous > 4))
+        return "pointwise" if kernel else "data"
 
     def _job_settings(self, data) -> dict:
         """The group job's settings that do not depend on the group space."""

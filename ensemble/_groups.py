@@ -253,7 +253,7 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
         # The pairs a move inside one gap (one float step, for the pointwise notion) joins,
         # held to labels one apart without the empty regions' penalties, and added as the
         # labelling breaks them: a labelling optimal with some of them that breaks none of
-        # the others is optimal with all (docs/design.md section 13, "Projected spaces").
+        # the others is optimal with all (docs/design.md section 13, Lemma 13.4).
         reach = "gap" if job.grid is not None else "float"
         moves = np.empty((0, 2), np.intp)
         for round_ in range(_LAZY_ROUNDS):

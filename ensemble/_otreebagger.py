@@ -273,8 +273,8 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         the additive score). ``"pointwise"``: the paper's notion only, in any
         group space (a kernel score too), exact between adjacent floats.
         ``"auto"``: ``"data"``, but ``"pointwise"`` for an explicit
-        ``score_model="kernel"`` on more than four continuous features (its
-        certified swing inside one gap pairs every region). :meth:`is_consistent`
+        ``score_model="kernel"`` in the additive space (its certified swing inside
+        one gap pairs every region). :meth:`is_consistent`
         checks either notion; ``consistency_notion_`` says which the fit certified.
     {classes}
     {class_weight}
@@ -319,8 +319,9 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         the defaults filled in (the values the ``"auto"`` ones took are
         ``score_model_``, ``residual_axes_`` and ``monotonic_space_``).
     groups_info_ : list of dict
-        Per group: ``n_regions``, ``n_edges``, ``n_empty``, ``objective``,
-        ``status``, ``solver`` and ``solve_time`` (seconds).
+        Per group: ``n_regions``, ``n_edges`` (the contacts and the move pairs its last
+        solve held), ``n_empty``, ``objective``, ``status``, ``solver`` and
+        ``solve_time`` (seconds, over every round).
     threshold_scores_ : dict or None
         With ``thresholds="auto"``: the held-out MAE of the probe groups with each rule
         (``"midpoint"``, ``"gap"``); the smaller was kept.
