@@ -121,7 +121,7 @@ class GroupJobs:
         continuous = ~data.categorical
         free = continuous if monotone is None else continuous & (monotone == 0)
         coarse = self._coarse(data) & free
-        coarse |= self._steep(data, free & ~coarse)
+        coarse |= self._steep(data, free & ~coarse, continuous & ~coarse)
         free = free & ~coarse
         projected = np.flatnonzero(free)
         axes = self.space_params_["residual_axes"]
@@ -176,7 +176,7 @@ class GroupJobs:
             out[f] = values is not None and 1 < values.shape[0] <= COARSE_VALUES
         return out
 
-    def _steep(self, data, candidates: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    def _steep(self, data, candidates: NDArray[np.bool_], scored: NDArray[np.bool_]) -> NDArray[np.bool_]:
         """The candidates a space at the data's resolution keeps on their own axes: a steep gap.
 
         In a projected space a move inside one gap of x_f moves the score by the
@@ -187,7 +187,9 @@ class GroupJobs:
         swing inside one gap reaches :data:`STEEP_SWING` (half a class) takes its feature
         out of the score (docs/design.md section 13, "Projected spaces"; machine10, 3
         splits: test MAE 1.311 -> 1.073 at the data's resolution). Never every candidate:
-        a space keeps a score.
+        a space keeps a score. The pilot reads every feature the score will (``scored``:
+        constrained ones too), so that no curve steepens for a strong feature left out
+        (housing10 under two constraints flagged three more features without them).
         """
         from ensemble._space_moves import gap_swing
         from ensemble._spaces import _additive_score
@@ -196,7 +198,7 @@ class GroupJobs:
         features = np.flatnonzero(candidates)
         if self._consistency != "data" or data.grid is None or features.shape[0] < 2:
             return out
-        ranks = RankMap.from_grid(data.grid, features)
+        ranks = RankMap.from_grid(data.grid, np.flatnonzero(candidates | scored))
         weight = np.ones(data.n_samples) if data.sample_weight is None else data.sample_weight
         X = ranks.apply(data.X)
         rows = np.flatnonzero((weight > 0) & ~np.isnan(X[:, ranks.features]).any(axis=1))
@@ -209,7 +211,7 @@ class GroupJobs:
             return out
         sizes = ranks.size_by_feature()
         for i, f in enumerate(score.features):
-            out[f] = gap_swing(score, i, sizes[int(f)] - 1.0) >= STEEP_SWING
+            out[f] = candidates[f] and gap_swing(score, i, sizes[int(f)] - 1.0) >= STEEP_SWING
         return out if out.sum() < features.shape[0] else np.zeros(data.n_features, dtype=bool)
 
     def _resolve_consistency(self, continuous: int) -> str:

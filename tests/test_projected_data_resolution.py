@@ -330,3 +330,20 @@ def test_move_pairs_added_as_broken_reach_the_optimum_of_all_pairs_at_once(monke
         assert rounds["lazy"] > len(objectives["lazy"])
     np.testing.assert_allclose(objectives["lazy"], objectives["all"], rtol=1e-12)
     np.testing.assert_allclose(objectives["share"], objectives["all"], rtol=1e-12)
+
+
+def test_the_steep_pilot_reads_the_constrained_features_too():
+    """Check that a constrained feature stays in the pilot that finds steep features: left out, the coarse copy
+    of it (5 values) took its place in the pilot's curves and looked steep, and moved to an axis of its own."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(400, 6))
+    X[:, 0] = rng.randint(0, 12, 400).astype(float)
+    latent = 2.0 * (X[:, 0] >= 6) + 3.0 * X[:, 1] + 0.3 * rng.normal(size=400)
+    X[:, 2] = np.floor(X[:, 1] * 5)  # a coarse copy of x1
+    y = np.clip(np.round(latent), 0, 4).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = OTreeBagger(n_estimators=6, random_state=0, monotonic_cst=[0, 1, 0, 0, 0, 0]).fit(X, y)
+    for group in model.groups_:
+        assert 0 in group.space.kept.tolist() and 2 not in group.space.kept.tolist()
+    assert model.consistency_notion_ == "data" and model.is_consistent() and model.is_monotone()
