@@ -17,7 +17,6 @@ from numpy.typing import NDArray
 
 import relabel
 from relabel import TooManyRegionsError
-from relabel._moves import unique_pairs
 from ensemble._base import TreeSpec, bootstrap_weights, draw_in_gaps, grow_tree
 from ensemble._certificates import tree_nodes
 from ensemble._kernels import node_gaps
@@ -241,39 +240,38 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
         monotone = relabel.monotone_pairs(partition, _constraints_in_space(space, job.monotonic_cst),
                                           categorical_features=categorical)
 
-    def solve(moves):
-        problem = relabel.ConsistencyProblem.from_counts(counts, edges, C1=job.C1, C2=job.C2, monotone=monotone,
-                                                         prior=prior, moves=moves)
-        return relabel.solve(problem, solver=job.solver, formulation=job.formulation, time_limit=job.time_limit,
-                             threads=1, on_solver_failure=job.on_solver_failure), problem.edges
+    base = relabel.ConsistencyProblem.from_counts(counts, edges, C1=job.C1, C2=job.C2, monotone=monotone,
+                                                  prior=prior)
+    times = []
 
-    result, held = solve(None)
-    solve_time = float(result.wall_time)
+    def solve(problem):
+        result = relabel.solve(problem, solver=job.solver, formulation=job.formulation, time_limit=job.time_limit,
+                               threads=1, on_solver_failure=job.on_solver_failure)
+        times.append(float(result.wall_time))
+        return result, problem.edges
+
+    result, held = solve(base)
     if job.contact == "closure" and space is not None and space.ranks is not None:
         # The pairs a move inside one gap (one float step, for the pointwise notion) joins,
         # held to labels one apart without the empty regions' penalties, and added as the
         # labelling breaks them: a labelling optimal with some of them that breaks none of
         # the others is optimal with all (docs/design.md section 13, Lemma 13.4).
         reach = "gap" if job.grid is not None else "float"
-        moves = np.empty((0, 2), np.intp)
+        moves, all_at_once = np.empty((0, 2), np.intp), True
         for round_ in range(_LAZY_ROUNDS):
             broken = move_edges(partition, trees, space, job.categorical, reach=reach,
                                 jumps_of=np.asarray(result.labels, dtype=np.int64))
             if broken.shape[0] == 0:
+                all_at_once = False
                 break
             if round_ == 0 and broken.shape[0] > _LAZY_SHARE * edges.shape[0]:
                 # So many broken at once foretell many rounds (housing10, machine10: 5 to 7 solves
-                # where all pairs at once took one solve of twice the edges): all of them now.
-                result, held = solve(move_edges(partition, trees, space, job.categorical, reach=reach))
-                solve_time += float(result.wall_time)
+                # where all pairs at once took one solve of twice the edges).
                 break
-            moves = unique_pairs(np.concatenate([moves, broken]))
-            result, held = solve(moves)
-            solve_time += float(result.wall_time)
-        else:
-            # Still breaking pairs after these rounds: every pair a move can join, at once.
-            result, held = solve(move_edges(partition, trees, space, job.categorical, reach=reach))
-            solve_time += float(result.wall_time)
+            moves = np.concatenate([moves, broken])  # none held yet: the labels broke them
+            result, held = solve(base.with_moves(moves))
+        if all_at_once:  # too many broken, or still breaking after these rounds: every pair at once
+            result, held = solve(base.with_moves(move_edges(partition, trees, space, job.categorical, reach=reach)))
     info = {
         "n_regions": int(partition.n_regions),
         "n_edges": int(held.shape[0]),
@@ -281,7 +279,7 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
         "objective": float(result.objective),
         "status": result.status.name.lower(),
         "solver": result.solver,
-        "solve_time": solve_time,
+        "solve_time": sum(times),
     }
     return partition, np.asarray(result.labels, dtype=np.intp), held, counts, info, monotone
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -317,24 +317,46 @@ class ConsistencyProblem:
         empty = counts.sum(axis=1) == 0
         prior = _check_prior(prior, counts.shape, empty)
         costs = (counts + prior) @ loss
-        penalised = np.ones(edges.shape[0], dtype=bool)
-        if moves is not None:
-            moved = _check_edges(moves, n_regions)
-            key = np.int64(max(n_regions, 1))
-            graph_keys = edges[:, 0].astype(np.int64) * key + edges[:, 1]
-            keys = np.union1d(graph_keys, moved[:, 0].astype(np.int64) * key + moved[:, 1])
-            edges = np.column_stack((keys // key, keys % key)).astype(np.intp)
-            # Both key lists are sorted and unique: a pair is the graph's when found in its list.
-            at = np.searchsorted(graph_keys, keys).clip(0, max(graph_keys.shape[0] - 1, 0))
-            penalised = graph_keys[at] == keys if graph_keys.shape[0] else np.zeros(keys.shape[0], dtype=bool)
         empty_ends = empty[edges[:, 0]].astype(np.int8) + empty[edges[:, 1]]
         arrays = dict(
             counts=counts, prior=prior, costs=costs, loss=loss, edges=edges, empty=empty,
-            delta1=penalised & (empty_ends == 2), delta2=penalised & (empty_ends == 1), monotone=pairs,
+            delta1=empty_ends == 2, delta2=empty_ends == 1, monotone=pairs,
         )
         for array in arrays.values():
             array.flags.writeable = False
-        return cls(**arrays, C1=C1, C2=C2)
+        problem = cls(**arrays, C1=C1, C2=C2)
+        return problem if moves is None else problem.with_moves(moves)
+
+    def with_moves(self, moves: ArrayLike) -> "ConsistencyProblem":
+        """The same problem with the region pairs ``moves`` held too, never penalised.
+
+        The ``moves`` argument of :meth:`from_counts`, for a problem already built: the
+        costs are kept, a pair already among the edges keeps its penalty, and a new
+        pair joins them outside Delta1/Delta2 (a relabelling that adds pairs round by
+        round pays for the costs and the graph once).
+
+        Examples
+        --------
+        >>> from relabel import ConsistencyProblem
+        >>> p = ConsistencyProblem.from_counts([[1, 0], [0, 0], [0, 1]], [[0, 1]])
+        >>> q = p.with_moves([[1, 2]])
+        >>> q.edges.tolist(), q.delta2.tolist(), p.edges.tolist()
+        ([[0, 1], [1, 2]], [True, False], [[0, 1]])
+        """
+        n = self.n_regions
+        moved = _check_edges(moves, n)
+        key = np.int64(max(n, 1))
+        own = self.edges[:, 0].astype(np.int64) * key + self.edges[:, 1]
+        keys = np.union1d(own, moved[:, 0].astype(np.int64) * key + moved[:, 1])
+        # Both key lists are sorted and unique: a pair keeps its flags when found among the edges.
+        at = np.searchsorted(own, keys).clip(0, max(own.shape[0] - 1, 0))
+        found = own[at] == keys if own.shape[0] else np.zeros(keys.shape[0], dtype=bool)
+        arrays = dict(edges=np.column_stack((keys // key, keys % key)).astype(np.intp),
+                      delta1=np.where(found, self.delta1[at], False) if own.shape[0] else found,
+                      delta2=np.where(found, self.delta2[at], False) if own.shape[0] else found)
+        for array in arrays.values():
+            array.flags.writeable = False
+        return replace(self, **arrays)
 
     @property
     def n_regions(self) -> int:

@@ -137,6 +137,12 @@ def test_unpenalised_move_pairs_are_held_by_every_solver_at_no_cost(instance, da
     empty = counts.sum(axis=1) == 0
     assert problem.delta1.tolist() == [e in graph and empty[e[0]] and empty[e[1]] for e in union]
     assert problem.delta2.tolist() == [e in graph and empty[e[0]] != empty[e[1]] for e in union]
+    # Added in two rounds to the problem without them: the same pairs, the same flags.
+    base = relabel.ConsistencyProblem.from_counts(counts, edges, C1=0.3, C2=0.2)
+    twice = base.with_moves(moves[::2]).with_moves(moves[1::2])
+    assert twice.edges.tolist() == problem.edges.tolist()
+    assert twice.delta1.tolist() == problem.delta1.tolist() and twice.delta2.tolist() == problem.delta2.tolist()
+    assert base.edges.shape[0] == len(graph) and np.array_equal(twice.costs, base.costs)
     best = brute_force(counts, edges, 0.3, 0.2, moves=moves)
     for solver in relabel.SOLVERS:
         result = relabel.solve(problem, solver=solver)
