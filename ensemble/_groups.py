@@ -275,7 +275,7 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
     info = {
         "n_regions": int(partition.n_regions),
         "n_edges": int(held.shape[0]),
-        "n_empty": int(np.sum(counts.sum(axis=1) == 0)),
+        "n_empty": int(base.empty.sum()),
         "objective": float(result.objective),
         "status": result.status.name.lower(),
         "solver": result.solver,
