@@ -102,7 +102,7 @@ def _check_penalty(value: Any, name: str, default: float) -> float:
     return value
 
 
-def _check_edges(graph: Any, n_regions: int) -> NDArray[np.intp]:
+def _check_edges(graph: Any, n_regions: int, name: str = "graph") -> NDArray[np.intp]:
     if _is_networkx_graph(graph):
         if graph.is_directed() or graph.is_multigraph():
             raise ValueError("graph must be an undirected networkx.Graph")
@@ -119,19 +119,19 @@ def _check_edges(graph: Any, n_regions: int) -> NDArray[np.intp]:
             edges = np.zeros((0, 2), dtype=np.int64)  # an empty list means no edges
         if edges.ndim != 2 or edges.shape[1] != 2:
             raise ValueError(
-                "graph must be a networkx.Graph or an (n_edges, 2) integer array; "
+                f"{name} must be a networkx.Graph or an (n_edges, 2) integer array; "
                 f"got shape {edges.shape}"
             )
         if edges.size and not np.issubdtype(edges.dtype, np.integer):
-            raise ValueError(f"graph edge array must hold integers; got dtype {edges.dtype}")
+            raise ValueError(f"{name} edge array must hold integers; got dtype {edges.dtype}")
         edges = edges.astype(np.int64)
         if edges.size and (edges.min() < 0 or edges.max() >= n_regions):
             raise ValueError(
-                f"graph edges must join region indices in 0..{n_regions - 1} "
+                f"{name} edges must join region indices in 0..{n_regions - 1} "
                 f"(counts has {n_regions} rows)"
             )
     if np.any(edges[:, 0] == edges[:, 1]):
-        raise ValueError("graph must not contain self-loops")
+        raise ValueError(f"{name} must not contain self-loops")
     edges = np.sort(edges, axis=1)
     if edges.shape[0]:
         # Sorted unique rows through one int64 key per edge and a plain sort: same
@@ -344,7 +344,7 @@ class ConsistencyProblem:
         ([[0, 1], [1, 2]], [True, False], [[0, 1]])
         """
         n = self.n_regions
-        moved = _check_edges(moves, n)
+        moved = _check_edges(moves, n, "moves")
         key = np.int64(max(n, 1))
         own = self.edges[:, 0].astype(np.int64) * key + self.edges[:, 1]
         keys = np.union1d(own, moved[:, 0].astype(np.int64) * key + moved[:, 1])

@@ -147,3 +147,14 @@ def test_unpenalised_move_pairs_are_held_by_every_solver_at_no_cost(instance, da
     for solver in relabel.SOLVERS:
         result = relabel.solve(problem, solver=solver)
         assert np.isclose(problem.objective(result.labels), best, rtol=1e-9, atol=1e-9), solver
+
+
+def test_move_pairs_are_checked_and_errors_name_them():
+    """Check that bad ``moves`` are refused by name: a region out of range, a self-pair, non-integers."""
+    problem = relabel.ConsistencyProblem.from_counts([[1, 0], [0, 0], [0, 1]], [[0, 1]])
+    with pytest.raises(ValueError, match=r"moves edges must join region indices in 0\.\.2"):
+        problem.with_moves([[0, 3]])
+    with pytest.raises(ValueError, match="moves must not contain self-loops"):
+        relabel.ConsistencyProblem.from_counts([[1, 0], [0, 1]], [[0, 1]], moves=[[1, 1]])
+    with pytest.raises(ValueError, match="moves edge array must hold integers"):
+        problem.with_moves([[0.0, 2.0]])
