@@ -6,11 +6,11 @@ whose closures meet. So near p the sum moves by at most the sum of J_t over the 
 with a bound at p, bounded per feature by the heaviest threshold value. Along a move of
 one feature inside one gap between training values, a tree with one threshold value there
 moves by at most J_t (it crosses from one box to a touching one) and by at most its value
-range otherwise; and the trees crossing a threshold in the gap along one line all do so at
+range otherwise; and the thresholds crossed in the gap along one line are all crossed at
 face pairs whose boxes (on the other features) hold that line, so they meet pairwise: if
-N(p) trees have a face pair in the gap whose box meets pair p's, the n trees changing
-along a line each step by at most max_q step_q N(q) / n, the n of them by at most
-max_q step_q N(q) (docs/design.md section 13, Theorem 13.2). Two classes apart needs a
+N(p) crossings (a tree and one of its threshold values in the gap) have a face pair whose
+box meets pair p's, the n changes along a line are each at most max_q step_q N(q) / n, the
+n of them at most max_q step_q N(q) (docs/design.md section 13, Theorem 13.2). Two classes apart needs a
 move of more than the smallest spacing g of consecutive cut points; a bound <= g proves
 the notion. Written for the audit alone, from
 the boxes it read: it does not call the models' certificates.
@@ -97,7 +97,7 @@ def _any_crowded(queries, step, g, low, high, start, outer, outer_low, outer_hig
                  inner, inner_low, inner_high):
     """Whether some pair p of ``queries`` has step_p N(p) > g.
 
-    The pairs are grouped in two levels of boxes: tree t owns outer boxes
+    The pairs are grouped in two levels of boxes: crossing t owns outer boxes
     start[t]:start[t+1], outer box o owns inner boxes outer[o]:outer[o+1], inner box c owns
     pairs inner[c]:inner[c+1]; each box bounds what it owns, and a box missing p's is
     skipped whole. The count of p stops as soon as it passes g / step_p.
@@ -128,15 +128,19 @@ def _runs(n: int) -> NDArray[np.int64]:
 def _crowded_steps(pairs: list, gaps_of: list, k: int, g: float, rises: bool, falls: bool,
                    deadline: float = float("inf")) -> bool:
     """Whether max over face pairs p in gap k of rise_p N(p) (if ``rises``) and of fall_p N(p) (if
-    ``falls``) is at most g (N(p): the trees with a face pair in the gap meeting p's).
+    ``falls``) is at most g (N(p): the crossings, a tree and one of its threshold values in the gap,
+    with a face pair there meeting p's).
 
     Pairs are taken largest step first, and only those whose step times the number of trees
     with a pair in the gap passes g need N(p). False when ``deadline`` passes first.
     """
     step, low, high, start, outer, inner = [], [], [], [0], [0], [0]
-    for t, (_, st, lo, up) in enumerate(pairs):
-        here = gaps_of[t] == k
-        if here.any():
+    for t, (at, st, lo, up) in enumerate(pairs):
+        in_gap = gaps_of[t] == k
+        # One block per crossing, a threshold value of the tree: a line through the gap crosses
+        # each once, so a tree with two values there can change twice along it.
+        for value in np.unique(at[in_gap]):
+            here = in_gap & (at == value)
             step.append(np.maximum(st[here], 0.0) * rises + np.maximum(-st[here], 0.0) * falls)
             low.append(lo[here])
             high.append(up[here])
@@ -147,7 +151,7 @@ def _crowded_steps(pairs: list, gaps_of: list, k: int, g: float, rises: bool, fa
             start.append(len(outer) - 1)
     if len(start) == 1:
         return True
-    n_trees = len(start) - 1
+    n_crossings = len(start) - 1
     step = float_array(np.concatenate(step))
     low, high = np.concatenate(low), np.concatenate(high)
     # Test first the axes where boxes are bounded: they tell boxes apart soonest.
@@ -159,8 +163,8 @@ def _crowded_steps(pairs: list, gaps_of: list, k: int, g: float, rises: bool, fa
     outer_low = float_array(np.minimum.reduceat(inner_low, outer[:-1], axis=0))
     outer_high = float_array(np.maximum.reduceat(inner_high, outer[:-1], axis=0))
     order = np.argsort(-step, kind="stable")
-    # Only pairs whose step could reach past g with every tree counted need N(p).
-    order = index_array(order[step[order] * n_trees > g])
+    # Only pairs whose step could reach past g with every crossing counted need N(p).
+    order = index_array(order[step[order] * n_crossings > g])
     for s in range(0, order.shape[0], 1024):  # blocks between looks at the clock
         if time.perf_counter() > deadline:
             return False

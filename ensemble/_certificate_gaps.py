@@ -75,9 +75,10 @@ def _meet_on(lo, hi, miss, i, j, r_start, r_feature):
 
 @compiled
 def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit):
-    """Per pair p, at least the number of distinct trees with a pair of the same gap whose box meets p's.
+    """Per pair p, at least the number of distinct crossings with a pair of the same gap whose box meets p's.
 
-    Pairs are sorted by gap, ``starts`` bounds the groups. Boxes meet on every
+    ``tree`` holds each pair's crossing (a tree and one of its threshold values, numbered
+    0..C-1; a "tree" below is a crossing). Pairs are sorted by gap, ``starts`` bounds the groups. Boxes meet on every
     feature: closed non-empty intervals that overlap, or both holding the points
     missing the feature (the threshold's own feature meets always). Groups of at
     most ``exact_limit`` pairs are counted exactly (all pairs against all); larger
@@ -196,11 +197,13 @@ class GapPairs:
     feature, gap : ndarray of int64, shape (P,)
         The threshold's feature and its gap (:meth:`relabel.DataGrid.threshold_gaps`).
     neighbours : ndarray of int64, shape (P,)
-        N(p): the number of trees with a pair in the same gap whose box (the points
-        of both leaves' closures on the other features, or their common slice of
-        missing values) meets p's. A line crossing the gap through p's box meets a
-        changing tree only where one of its pairs holds the line, and all those
-        pairs meet p's box: at most N(p) trees change along it.
+        N(p): the number of *crossings*, a tree and one of its threshold values in the
+        gap, with a pair in the same gap whose box (the points of both leaves'
+        closures on the other features, or their common slice of missing values)
+        meets p's. A line crossing the gap through p's box changes only where it
+        crosses one of these thresholds at a pair holding the line, and all those
+        pairs meet p's box: at most N(p) changes along it. A tree with two threshold
+        values in one gap can change twice along one line, so it counts twice.
     """
 
     tree: NDArray[np.int64]
@@ -232,7 +235,7 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
     ([0, 1, 2], [1, 1, 1], [2, 2, 1])
     """
     d = grid.n_features
-    parts = {k: [] for k in ("tree", "a", "b", "node", "feature", "gap")}
+    parts = {k: [] for k in ("tree", "a", "b", "node", "feature", "gap", "threshold")}
     geometry = []  # per tree: its leaf rows, boxes and missing-value reach, to build the pair boxes per feature
     total = 0
     for t, tree in enumerate(nodes):
@@ -253,7 +256,7 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
             at = f == g
             gap[at] = grid.threshold_gaps(int(g), threshold[node[at]])
         for key, val in (("tree", np.full(a.shape[0], t, np.int64)), ("a", a), ("b", b), ("node", node),
-                         ("feature", f), ("gap", gap)):
+                         ("feature", f), ("gap", gap), ("threshold", np.asarray(threshold, np.float64)[node])):
             parts[key].append(val)
     if not parts["tree"]:
         empty = np.empty(0, np.int64)
@@ -268,6 +271,10 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
     del geometry
     order = np.lexsort((cat["gap"], cat["feature"]))
     cat = {k: v[order] for k, v in cat.items()}
+    # N(p) counts crossings, (tree, threshold value): a line meets a tree once per threshold value.
+    _, crossing = np.unique(np.stack([cat["tree"], cat.pop("threshold").view(np.int64)]), axis=1,
+                            return_inverse=True)
+    crossing = crossing.reshape(-1).astype(np.int64)
     neighbours = np.zeros(cat["tree"].shape[0], dtype=np.int64)
     # One feature at a time, so that the pair boxes (pairs x d) of only one feature are ever held.
     bounds = np.searchsorted(cat["feature"], np.arange(d + 1))
@@ -278,9 +285,9 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
         tree, gap = cat["tree"][rows], cat["gap"][rows]
         starts = np.flatnonzero(np.concatenate(([True], gap[1:] != gap[:-1], [True]))).astype(np.int64)
         if rows.shape[0] > _MAX_BOXED_PAIRS:
-            # Too many to box: N(p) bounded by every tree with a pair in the gap (at least N(p)).
+            # Too many to box: N(p) bounded by every crossing with a pair in the gap (at least N(p)).
             for s0, s1 in zip(starts[:-1], starts[1:], strict=True):
-                neighbours[rows[s0:s1]] = np.unique(tree[s0:s1]).shape[0]
+                neighbours[rows[s0:s1]] = np.unique(crossing[rows[s0:s1]]).shape[0]
             continue
         na, nb = node_start[tree] + cat["a"][rows], node_start[tree] + cat["b"][rows]
         ra, rb = leaf_row[na], leaf_row[nb]
@@ -288,7 +295,7 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
         miss = reach[na] & reach[nb]
         # The threshold's own feature plays no part in which lines cross there.
         lo[:, f], hi[:, f], miss[:, f] = -np.inf, np.inf, True
-        neighbours[rows] = _pair_neighbours(tree, lo, hi, miss, starts, _EXACT_PAIRS)
+        neighbours[rows] = _pair_neighbours(crossing[rows], lo, hi, miss, starts, _EXACT_PAIRS)
     return GapPairs(cat["tree"], cat["a"], cat["b"], cat["node"], cat["feature"], cat["gap"], neighbours)
 
 

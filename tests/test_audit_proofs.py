@@ -261,3 +261,19 @@ def test_crowded_steps_agree_with_counting_meeting_trees_pair_by_pair(chunk, mon
             assert bound._crowded_steps(pairs, gaps_of, 1, g, rises, falls) is expected, trial
             seen.add(expected)
     assert seen == {True, False}
+
+
+def test_crowded_gap_bound_counts_each_threshold_value_of_a_tree_as_a_crossing():
+    from ensemble._audit_bound import _crowded_steps
+
+    # One tree, two threshold values in gap 1 on one line (the same box on the other feature): a move
+    # crosses both and rises 1 + 1 = 2 > g. N(p) = 2 crossings; counted as one tree it "proved" rise 1.
+    at = np.array([0.3, 0.6])
+    step = np.array([1.0, 1.0])
+    low, high = np.zeros((2, 1)), np.ones((2, 1))
+    pairs = [(at, step, low, high)]
+    gaps_of = [np.array([1, 1])]
+    assert not _crowded_steps(pairs, gaps_of, 1, 1.5, True, False)
+    # The same two steps on boxes apart: no line crosses both, and the bound proves it.
+    apart = [(at, step, np.array([[0.0], [2.0]]), np.array([[1.0], [3.0]]))]
+    assert _crowded_steps(apart, gaps_of, 1, 1.5, True, False)

@@ -377,3 +377,28 @@ def test_pair_neighbours_by_feature_equal_their_definition_on_many_trees(seed):
     starts = np.array([0, 150, 151, 400], dtype=np.int64)
     expected = _neighbours_by_definition(tree, lo, hi, miss, starts, 0)
     np.testing.assert_array_equal(_pair_neighbours(tree, lo, hi, miss, starts, 0), expected)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gap_loads_bound_moves_crossing_several_thresholds_of_one_tree(seed):
+    """On a grid coarser than the trees' data (a user's test rows, say), one gap holds several threshold values
+    of one tree, nested along one line: a move crosses that tree more than once. N(p) counts crossings, not
+    trees; counting trees (each changing once) bounded a change of 23 by 6 here."""
+    rng = np.random.RandomState(seed)
+    d = 2
+    X = rng.randint(0, 8, size=(40, d)).astype(np.float64)
+    trees, values = [], []
+    for t in range(3):
+        tree = DecisionTreeRegressor(max_depth=4, random_state=t).fit(X, X[:, 0] + rng.normal(scale=0.5, size=40))
+        trees.append(tree)
+        # Leaf values climbing with x0: the trees' steps along x0 add up inside the one wide gap.
+        values.append(np.rint(tree.tree_.value[:, 0, 0]).astype(np.int64))
+    grid = DataGrid((np.array([0.0, 7.0]),) * d)
+    nodes = [tree_nodes(t) for t in trees]
+    pairs = gap_pairs(nodes, grid, np.ones(d, bool))
+    loads = gap_loads(nodes, values, grid, np.ones(d, bool), pairs=pairs)
+    exact = _exact_gap_changes(trees, values, grid, d)
+    for (f, k), change in exact.items():
+        assert change <= loads.loads[f][k], (f, k, change, loads.loads[f][k])
+    assert exact[0, 1] >= 20  # the sums really climb inside the gap
+    assert pairs.neighbours.max() > len(trees)  # some pair counts more crossings than there are trees
