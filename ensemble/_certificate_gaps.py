@@ -272,9 +272,12 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
     order = np.lexsort((cat["gap"], cat["feature"]))
     cat = {k: v[order] for k, v in cat.items()}
     # N(p) counts crossings, (tree, threshold value): a line meets a tree once per threshold value.
-    _, crossing = np.unique(np.stack([cat["tree"], cat.pop("threshold").view(np.int64)]), axis=1,
-                            return_inverse=True)
-    crossing = crossing.reshape(-1).astype(np.int64)
+    threshold = cat.pop("threshold")
+    by = np.lexsort((threshold, cat["tree"]))
+    new = np.ones(by.shape[0], dtype=bool)
+    new[1:] = (cat["tree"][by][1:] != cat["tree"][by][:-1]) | (threshold[by][1:] != threshold[by][:-1])
+    crossing = np.empty(by.shape[0], dtype=np.int64)
+    crossing[by] = np.cumsum(new) - 1
     neighbours = np.zeros(cat["tree"].shape[0], dtype=np.int64)
     # One feature at a time, so that the pair boxes (pairs x d) of only one feature are ever held.
     bounds = np.searchsorted(cat["feature"], np.arange(d + 1))

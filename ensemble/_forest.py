@@ -20,7 +20,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.parallel import delayed
 
-from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TreeSpec,
+from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TreeSpec, draw_in_gaps,
                             tree_feature_importances)
 from ensemble._certificates import (
     MAX_LOCALISED_PAIRS,
@@ -35,10 +35,12 @@ from ensemble._forest_trees import (_OutOfBag, _TreeJob, _Voter, _data_in_space,
 from ensemble._spaces import GroupSpace
 from ensemble._sums import SumOfTrees
 from ensemble._monotone import isotonic_leaf_values
-from ensemble._thresholds import (RANK_GAP_ULPS, Gaps, Ranks, separate_thresholds, set_thresholds,
+from ensemble._thresholds import (RANK_GAP_ULPS, Gaps, Ranks, float32_margins, separate_thresholds, set_thresholds,
                                   spread_thresholds, thresholds_of, warn_crowded)
 from ensemble._parallel import run_jobs
 from ensemble._resolution import capped_leaf_values, one_threshold_per_gap
+from ensemble._gap_room import spread_thresholds_into_room, valid_thresholds
+from ensemble._kernels import tree_apply
 from ensemble._voting import (UNIT_BITS, cut_spacing, fit_proba_scale)
 from trees import CRITERIA
 
@@ -492,7 +494,7 @@ default="squared_error"
         # (smoothing only brings leaves closer, which the pointwise bound is then checked on),
         # and the cut points kept the largest gap load apart.
         if self._smoothing():
-            self._smooth(countable, oob)
+            self._smooth(countable, oob, job.X, rng, job.sample_weight)
             jumps.clear()  # the values moved: so may the exact jumps
         _, wanted = self._cut_points(None, n_trees, oob)
         certificate = self._certificate(wanted, certify_at, cache=jumps, grid=self._grid,
@@ -645,16 +647,19 @@ default="squared_error"
         scale = n_trees << UNIT_BITS
         return scale if self._cut_rule == "half" else scale // 2
 
-    def _smooth(self, countable: NDArray[np.bool_], oob: "_OutOfBag") -> None:
-        """Cap every tree's steps across every gap, from the values as grown, and sum the out-of-bag values again.
+    def _smooth(self, countable: NDArray[np.bool_], oob: "_OutOfBag", X: NDArray[np.float64], rng,
+                sample_weight: NDArray[np.float64] | None) -> None:
+        """Spread the thresholds over gaps with room, cap every tree's steps across every gap, sum the out-of-bag values again.
 
-        Every face pair p across a threshold in a gap steps by at most budget / N(p)
-        (:class:`ensemble._certificates.GapPairs`, :func:`capped_leaf_values`), so every
-        gap's load is at most the budget, the spacing the cut points keep
-        (:func:`ensemble._certificates.gap_loads`).
+        Thresholds first move to the nearest gap whose loads have room for their steps
+        (:meth:`_spread_into_room`); then every face pair p across a threshold in a gap
+        steps by at most budget / N(p) (:class:`ensemble._certificates.GapPairs`,
+        :func:`capped_leaf_values`), so every gap's load is at most the budget, the
+        spacing the cut points keep (:func:`ensemble._certificates.gap_loads`).
         """
-        nodes = [tree_nodes(tree) for tree in self.estimators_]
         budget = self._gap_budget(len(self.estimators_))
+        self._spread_into_room(countable, budget, X, sample_weight, rng)
+        nodes = [tree_nodes(tree) for tree in self.estimators_]
         pairs = gap_pairs(nodes, self._grid, countable, max_pairs=MAX_LOCALISED_PAIRS)
         if pairs is None:
             # Deep trees in many dimensions have hundreds of thousands of face pairs each: their
@@ -675,6 +680,45 @@ default="squared_error"
             if out_of_bag is not None:
                 np.add.at(oob.sums, out_of_bag[0], smoothed[out_of_bag[1]])
                 np.add.at(oob.counts, out_of_bag[0], 1)
+
+    def _spread_into_room(self, countable: NDArray[np.bool_], budget: int, X: NDArray[np.float64],
+                          weight: NDArray[np.float64] | None, rng) -> None:
+        """Move thresholds to nearby gaps with room for their steps (:func:`spread_thresholds_into_room`).
+
+        The moved thresholds are drawn apart from every other tree's (section 9's distinct
+        thresholds) and inside float32's margins for scikit-learn's own trees; the leaves
+        keep their values, and the out-of-bag rows are routed again.
+        """
+        nodes = [tree_nodes(tree) for tree in self.estimators_]
+        new, (owner, node, lo, hi) = spread_thresholds_into_room(nodes, self._grown_values, self._grid, countable,
+                                                                  budget, rng,
+                                                                  X=X if weight is None else X[weight > 0])
+        if owner.shape[0] == 0:
+            return
+        if self.criterion == "squared_error":
+            lo, hi = float32_margins(lo, hi)
+        feature = np.array([nodes[t][2][m] for t, m in zip(owner.tolist(), node.tolist(), strict=True)], np.int64)
+        batch = Gaps(feature, draw_in_gaps(rng, lo, hi), lo, hi, owner.astype(np.int64))
+        kept = np.ones(sum(len(t) for t in new), dtype=bool)
+        start = np.cumsum([0] + [len(t) for t in new])
+        kept[start[owner] + node] = False
+        internal = np.concatenate([(np.asarray(n[0]) >= 0) & np.isfinite(t) for n, t in zip(nodes, new, strict=True)])
+        fixed = internal & kept
+        all_feature = np.concatenate([np.asarray(n[2]) for n in nodes]).astype(np.int64)
+        all_owner = np.repeat(np.arange(len(nodes)), [len(t) for t in new])
+        separate_thresholds(batch, all_feature[fixed], np.concatenate(new)[fixed], all_owner[fixed], rng, countable)
+        for t, m, value in zip(owner.tolist(), node.tolist(), batch.threshold.tolist(), strict=True):
+            new[t][m] = value
+        for i, tree in enumerate(self.estimators_):
+            if not valid_thresholds(nodes[i], new[i]):
+                # A redraw crossed another moved threshold of the tree: it keeps its thresholds.
+                new[i] = np.asarray(nodes[i][3], dtype=np.float64)
+                continue
+            set_thresholds(tree, new[i])
+            if self._oob_leaves[i] is not None:
+                rows = self._oob_leaves[i][0]
+                leaves = tree_apply(np.ascontiguousarray(X[rows]), *tree_nodes(tree))
+                self._oob_leaves[i] = (rows, leaves.astype(np.int32))
 
     def _project(self, tree, voter: _Voter) -> NDArray[np.int64]:
         """A tree's integer leaf values, isotonic along the constraints (:func:`isotonic_leaf_values`)."""
