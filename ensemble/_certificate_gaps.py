@@ -216,12 +216,14 @@ class GapPairs:
 
 
 def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
-              max_pairs: int | None = None) -> GapPairs | None:
+              max_pairs: int | None = None, only: dict | None = None) -> GapPairs | None:
     """Every tree's face pairs across its thresholds, with their gaps and neighbour counts (:class:`GapPairs`).
 
     None when the trees have more than ``max_pairs`` face pairs in all (deep trees in
     many dimensions have hundreds of thousands each): the callers then do without the
-    localisation (:func:`gap_loads`, the forest's caps).
+    localisation (:func:`gap_loads`, the forest's caps). With ``only`` (feature ->
+    boolean mask over its gaps) the pairs of the other gaps are left out: N(p) only
+    counts pairs of p's own gap, so the kept pairs' counts are unchanged.
 
     Examples
     --------
@@ -255,6 +257,10 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
         for g in np.unique(f):
             at = f == g
             gap[at] = grid.threshold_gaps(int(g), threshold[node[at]])
+        if only is not None:
+            keep = np.array([int(g) in only and bool(only[int(g)][k]) for g, k in zip(f.tolist(), gap.tolist(),
+                                                                                   strict=True)], dtype=bool)
+            a, b, node, f, gap = a[keep], b[keep], node[keep], f[keep], gap[keep]
         for key, val in (("tree", np.full(a.shape[0], t, np.int64)), ("a", a), ("b", b), ("node", node),
                          ("feature", f), ("gap", gap), ("threshold", np.asarray(threshold, np.float64)[node])):
             parts[key].append(val)
@@ -364,7 +370,8 @@ def tree_gap_loads(nodes: tuple, value: NDArray[np.int64], grid, countable: NDAr
 
 
 def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
-              countable: NDArray[np.bool_], *, ranges_only: bool = False, pairs: GapPairs | None = None) -> GapLoads:
+              countable: NDArray[np.bool_], *, ranges_only: bool = False, pairs: GapPairs | None = None,
+              localise_above: int | None = None) -> GapLoads:
     """Per feature and gap between training values, how far a move inside the gap can move the sum of the trees.
 
     Parameters
@@ -383,6 +390,12 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
     pairs : GapPairs, optional
         The trees' face pairs (:func:`gap_pairs`) if already found: they depend
         on the thresholds only, not on the values.
+    localise_above : int, optional
+        When the pairs are not given, find them only in the gaps whose R_k or D_k
+        exceeds this (a certificate's spacing): the other gaps keep R_k and D_k,
+        which already meet it, so whether every load is at most this is decided
+        exactly as with all pairs, at a fraction of the cost (most gaps carry a few
+        trees); the loads below it may then be larger than the localised ones.
 
     Returns
     -------
@@ -425,7 +438,12 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
         # The localised bound (GapPairs): along a line the changing trees' pairs all meet the
         # box of the pair p holding the line, so the sum rises by at most max_p rise_p N(p).
         if pairs is None:
-            pairs = gap_pairs(nodes, grid, countable, max_pairs=MAX_LOCALISED_PAIRS)
+            only = None
+            if localise_above is not None:
+                only = {f: total.max(axis=0) > localise_above for f, total in enumerate(sums)
+                        if total is not None and bool((total.max(axis=0) > localise_above).any())}
+            pairs = gap_pairs(nodes, grid, countable, max_pairs=MAX_LOCALISED_PAIRS, only=only) \
+                if only is None or only else None
         if pairs is not None and pairs.tree.shape[0]:
             step = np.array([values[t][b] - values[t][a] for t, a, b in zip(pairs.tree.tolist(), pairs.a.tolist(),
                                                                                  pairs.b.tolist(), strict=True)],

@@ -324,6 +324,8 @@ def sum_certificate(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]],
                     cache[t] = exact_jump(nodes[t], values[t], n_features, r)
                 jumps[t] = cache[t]
                 is_exact[t] = True
-    gaps = None if grid is None else gap_loads(nodes, values, grid, countable, ranges_only=ranges_only, pairs=pairs)
+    # Without the pairs, only the gaps whose plain sums pass the spacing need them (the verdict is the same).
+    gaps = None if grid is None else gap_loads(nodes, values, grid, countable, ranges_only=ranges_only, pairs=pairs,
+                                               localise_above=int(spacing))
     return SumCertificate(oscillation_bound(jumps, n_boundaries), int(spacing), n_boundaries, multiplicity,
                           jumps, is_exact, gaps)

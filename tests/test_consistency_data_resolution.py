@@ -402,3 +402,28 @@ def test_gap_loads_bound_moves_crossing_several_thresholds_of_one_tree(seed):
         assert change <= loads.loads[f][k], (f, k, change, loads.loads[f][k])
     assert exact[0, 1] >= 20  # the sums really climb inside the gap
     assert pairs.neighbours.max() > len(trees)  # some pair counts more crossings than there are trees
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_loads_localised_only_above_the_spacing_give_the_verdict_of_all_pairs(seed):
+    """is_consistent() finds face pairs only in the gaps whose plain sums pass the spacing; the verdict must be
+    the one all pairs give, on certified forests and on the same forests with leaf values blown up to fail."""
+    from ensemble._certificates import sum_certificate
+
+    X, y = _lattice(300, 3, 12, seed, n_classes=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = ConsistentForestClassifier(random_state=seed).fit(X, y)
+    nodes, values = model._trees_nodes(), model._trees_values()
+    countable = np.ones(3, bool)
+    spacing = int(np.diff(model._cuts).min())
+    for scale in (1, 3, 12):
+        scaled = [v * scale for v in values]
+        full = gap_pairs(nodes, model._grid, countable)
+        with_all = sum_certificate(nodes, scaled, 3, countable, spacing, grid=model._grid, pairs=full)
+        lazy = sum_certificate(nodes, scaled, 3, countable, spacing, grid=model._grid)
+        assert (lazy.gaps.bound <= spacing) == (with_all.gaps.bound <= spacing)
+        assert lazy.gaps.bound >= with_all.gaps.bound
+        if scale == 1:
+            assert with_all.gaps.bound <= spacing  # the fitted forest holds
+    assert with_all.gaps.bound > spacing  # and blown up it fails, both ways
