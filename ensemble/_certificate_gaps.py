@@ -453,7 +453,10 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
                 local = np.zeros_like(sums[f])
                 np.maximum.at(local[0], pairs.gap[at], np.maximum(step[at], 0) * pairs.neighbours[at])
                 np.maximum.at(local[1], pairs.gap[at], np.maximum(-step[at], 0) * pairs.neighbours[at])
-                sums[f] = np.minimum(sums[f], local)
+                # Only the gaps whose pairs were found are localised; the others keep R_k and D_k.
+                found = np.zeros(local.shape[1], dtype=bool)
+                found[pairs.gap[at]] = True
+                sums[f] = np.where(found, np.minimum(sums[f], local), sums[f])
     loads = [None if total is None else total.max(axis=0) for total in sums]
     bound, where = 0, (-1, -1)
     for f, load in enumerate(loads):

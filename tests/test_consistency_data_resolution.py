@@ -427,3 +427,23 @@ def test_loads_localised_only_above_the_spacing_give_the_verdict_of_all_pairs(se
         if scale == 1:
             assert with_all.gaps.bound <= spacing  # the fitted forest holds
     assert with_all.gaps.bound > spacing  # and blown up it fails, both ways
+
+
+def test_gaps_left_out_of_the_localisation_keep_their_plain_sums():
+    X, y = _lattice(300, 3, 12, 0, n_classes=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = ConsistentForestClassifier(random_state=0).fit(X, y)
+    nodes, values = model._trees_nodes(), model._trees_values()
+    countable = np.ones(3, bool)
+    plain = gap_loads(nodes, values, model._grid, countable, localise_above=2**62)  # R_k, D_k alone
+    full = gap_loads(nodes, values, model._grid, countable)
+    # Localise only above the median positive plain load: the gaps below keep their plain sums exactly.
+    positive = np.concatenate([load[load > 0] for load in plain.loads if load is not None])
+    limit = int(np.median(positive))
+    part = gap_loads(nodes, values, model._grid, countable, localise_above=limit)
+    for f in range(3):
+        below = plain.loads[f] <= limit
+        np.testing.assert_array_equal(part.loads[f][below], plain.loads[f][below])
+        np.testing.assert_array_equal(part.loads[f][~below], full.loads[f][~below])
+    assert any((plain.loads[f] > limit).any() and (full.loads[f] < plain.loads[f]).any() for f in range(3))
