@@ -20,8 +20,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.parallel import delayed
 
-from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TreeSpec, draw_in_gaps,
-                            tree_feature_importances)
+from ensemble._base import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TreeSpec, tree_feature_importances)
 from ensemble._certificates import (
     MAX_LOCALISED_PAIRS,
     SumCertificate,
@@ -35,11 +34,11 @@ from ensemble._forest_trees import (_OutOfBag, _TreeJob, _Voter, _data_in_space,
 from ensemble._spaces import GroupSpace
 from ensemble._sums import SumOfTrees
 from ensemble._monotone import isotonic_leaf_values
-from ensemble._thresholds import (RANK_GAP_ULPS, Gaps, Ranks, float32_margins, separate_thresholds, set_thresholds,
+from ensemble._thresholds import (RANK_GAP_ULPS, Gaps, Ranks, separate_thresholds, set_thresholds,
                                   spread_thresholds, thresholds_of, warn_crowded)
 from ensemble._parallel import run_jobs
 from ensemble._resolution import capped_leaf_values, one_threshold_per_gap
-from ensemble._gap_room import spread_thresholds_into_room, valid_thresholds
+from ensemble._gap_room import draw_moved_apart, spread_thresholds_into_room
 from ensemble._kernels import tree_apply
 from ensemble._voting import (UNIT_BITS, cut_spacing, fit_proba_scale)
 from trees import CRITERIA
@@ -496,6 +495,16 @@ default="squared_error"
         if self._smoothing():
             self._smooth(countable, oob, job.X, rng, job.sample_weight)
             jumps.clear()  # the values moved: so may the exact jumps
+        elif self._spreading_only():
+            grown = [np.array(tree_nodes(tree)[3], dtype=np.float64) for tree in self.estimators_]
+            self._spread_into_room(countable, self._gap_budget(n_trees), job.X, job.sample_weight, rng)
+            jumps.clear()
+            _, wanted = self._cut_points(None, n_trees, oob)
+            if not self._certificate(wanted, certify_at, cache=jumps, grid=self._grid).certified:
+                # Not enough room for the data's resolution: the moves bought nothing, undo them.
+                for tree, thresholds in zip(self.estimators_, grown, strict=True):
+                    set_thresholds(tree, thresholds)
+                jumps.clear()
         _, wanted = self._cut_points(None, n_trees, oob)
         certificate = self._certificate(wanted, certify_at, cache=jumps, grid=self._grid,
                                         pairs=self.__dict__.pop("_pairs", None))
@@ -549,7 +558,8 @@ default="squared_error"
             why = ("its trees split a monotone index" if self.space_ is not None else
                    f"its trees have more than {MAX_LOCALISED_PAIRS} face pairs, too many to cap their steps"
                    if self.__dict__.get("_too_many_pairs") else
-                   "monotone trees keep their values (capping their steps could break their order)")
+                   "monotone trees keep their values (capping their steps could break their order), and "
+                   "their thresholds found too few gaps with room for their value ranges")
             warnings.warn(
                 "ConsistentForestClassifier is certified pointwise only, not at the data's resolution: "
                 f"{why}, and a move inside one gap between training values may change the class by two "
@@ -642,6 +652,17 @@ default="squared_error"
         """
         return self.consistency == "data" and self._grid is not None and not self._constrained
 
+    def _spreading_only(self) -> bool:
+        """Whether the thresholds move to gaps with room, with no caps (:meth:`_spread_into_room`).
+
+        Trees read through their monotone envelopes stay monotone wherever their thresholds
+        are, and their steps are their value ranges, which capping would not change: at the
+        data's resolution on the features' own axes their thresholds move and the
+        certificate says whether every gap has room.
+        """
+        return (self.consistency == "data" and self._grid is not None and self._envelope is not None
+                and self.space_ is None)
+
     def _gap_budget(self, n_trees: int) -> int:
         """The load a gap may carry: the smallest spacing the cut points may take (docs/design.md section 13)."""
         scale = n_trees << UNIT_BITS
@@ -690,32 +711,19 @@ default="squared_error"
         keep their values, and the out-of-bag rows are routed again.
         """
         nodes = [tree_nodes(tree) for tree in self.estimators_]
-        new, (owner, node, lo, hi) = spread_thresholds_into_room(nodes, self._grown_values, self._grid, countable,
+        values = [voter.value for voter in self._voters] if self._envelope is not None else self._grown_values
+        new, (owner, node, lo, hi) = spread_thresholds_into_room(nodes, values, self._grid, countable,
                                                                   budget, rng,
-                                                                  X=X if weight is None else X[weight > 0])
+                                                                  X=X if weight is None else X[weight > 0],
+                                                                  ranges_only=self._envelope is not None)
         if owner.shape[0] == 0:
             return
-        if self.criterion == "squared_error":
-            lo, hi = float32_margins(lo, hi)
-        feature = np.array([nodes[t][2][m] for t, m in zip(owner.tolist(), node.tolist(), strict=True)], np.int64)
-        batch = Gaps(feature, draw_in_gaps(rng, lo, hi), lo, hi, owner.astype(np.int64))
-        kept = np.ones(sum(len(t) for t in new), dtype=bool)
-        start = np.cumsum([0] + [len(t) for t in new])
-        kept[start[owner] + node] = False
-        internal = np.concatenate([(np.asarray(n[0]) >= 0) & np.isfinite(t) for n, t in zip(nodes, new, strict=True)])
-        fixed = internal & kept
-        all_feature = np.concatenate([np.asarray(n[2]) for n in nodes]).astype(np.int64)
-        all_owner = np.repeat(np.arange(len(nodes)), [len(t) for t in new])
-        separate_thresholds(batch, all_feature[fixed], np.concatenate(new)[fixed], all_owner[fixed], rng, countable)
-        for t, m, value in zip(owner.tolist(), node.tolist(), batch.threshold.tolist(), strict=True):
-            new[t][m] = value
+        new = draw_moved_apart(nodes, new, (owner, node, lo, hi), rng, countable,
+                               float32=self.criterion == "squared_error")
         for i, tree in enumerate(self.estimators_):
-            if not valid_thresholds(nodes[i], new[i]):
-                # A redraw crossed another moved threshold of the tree: it keeps its thresholds.
-                new[i] = np.asarray(nodes[i][3], dtype=np.float64)
-                continue
             set_thresholds(tree, new[i])
-            if self._oob_leaves[i] is not None:
+            # Envelope forests keep their out-of-bag sums as grown (their cut points barely move).
+            if i < len(self._oob_leaves) and self._oob_leaves[i] is not None:
                 rows = self._oob_leaves[i][0]
                 leaves = tree_apply(np.ascontiguousarray(X[rows]), *tree_nodes(tree))
                 self._oob_leaves[i] = (rows, leaves.astype(np.int32))

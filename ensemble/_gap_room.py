@@ -18,10 +18,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ensemble._base import draw_in_gaps
 from ensemble._certificate_faces import face_steps
 from ensemble._kernels import compiled
+from ensemble._thresholds import Gaps, float32_margins, separate_thresholds
 
-__all__ = ["REROUTE_SHARE", "ROOM_WINDOW", "spread_thresholds_into_room", "valid_thresholds"]
+__all__ = ["REROUTE_SHARE", "ROOM_WINDOW", "draw_moved_apart", "spread_thresholds_into_room"]
 
 #: How many gaps (distinct training values) a threshold may move to each side. Measured on
 #: split 0 of six shared sets (test MAE of the default forest; 2 / 8 / 32 gaps):
@@ -35,10 +37,42 @@ ROOM_WINDOW = 8
 REROUTE_SHARE = 0.05
 
 
-def valid_thresholds(tree: tuple, threshold: NDArray[np.float64]) -> bool:
-    """Whether every threshold of a tree lies strictly between its tree's thresholds on that feature above
-    and below it on every path (every leaf box non-empty)."""
-    return _tree_is_valid(tree, np.asarray(threshold, dtype=np.float64))
+def draw_moved_apart(nodes: list, new: list, moved: tuple, rng: np.random.RandomState,
+                     countable: NDArray[np.bool_], *, float32: bool) -> list:
+    """The moved thresholds drawn again apart from every other tree's, in their ranges (float32's margins).
+
+    Section 9's distinct thresholds (:func:`ensemble._thresholds.separate_thresholds`); a
+    tree whose redraw crossed another of its moved thresholds (a leaf box would empty)
+    keeps the thresholds it had. Returns every tree's thresholds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stump = (np.array([1, -1, -1]), np.array([2, -1, -1]), np.array([0, -2, -2]),
+    ...          np.array([2.5, -2.0, -2.0]), np.zeros(3, np.uint8))
+    >>> moved = (np.array([1]), np.array([0]), np.array([1.0]), np.array([2.0]))
+    >>> out = draw_moved_apart([stump, stump], [stump[3].copy(), np.array([1.5, -2.0, -2.0])], moved,
+    ...                        np.random.RandomState(0), np.array([True]), float32=False)
+    >>> bool(1.0 <= out[1][0] < 2.0)
+    True
+    """
+    owner, node, lo, hi = moved
+    if float32:
+        lo, hi = float32_margins(lo, hi)
+    feature = np.array([nodes[t][2][m] for t, m in zip(owner.tolist(), node.tolist(), strict=True)], np.int64)
+    batch = Gaps(feature, draw_in_gaps(rng, lo, hi), lo, hi, owner.astype(np.int64))
+    start = np.cumsum([0] + [len(t) for t in new])
+    fixed = np.concatenate([(np.asarray(n[0]) >= 0) & np.isfinite(t) for n, t in zip(nodes, new, strict=True)])
+    fixed[start[owner] + node] = False
+    all_feature = np.concatenate([np.asarray(n[2]) for n in nodes]).astype(np.int64)
+    all_owner = np.repeat(np.arange(len(nodes)), [len(t) for t in new])
+    separate_thresholds(batch, all_feature[fixed], np.concatenate(new)[fixed], all_owner[fixed], rng, countable)
+    for t, m, value in zip(owner.tolist(), node.tolist(), batch.threshold.tolist(), strict=True):
+        new[t][m] = value
+    for t in np.unique(owner).tolist():
+        if not _tree_is_valid(nodes[t], new[t]):
+            new[t] = np.asarray(nodes[t][3], dtype=np.float64)
+    return new
 
 
 @compiled
@@ -124,7 +158,7 @@ def _tree_is_valid(tree: tuple, threshold: NDArray[np.float64]) -> bool:
 
 def spread_thresholds_into_room(nodes: list, values: list, grid, countable: NDArray[np.bool_], budget: int,
                                 rng: np.random.RandomState, X: NDArray[np.float64] | None = None,
-                                window: int = ROOM_WINDOW) -> tuple:
+                                window: int = ROOM_WINDOW, ranges_only: bool = False) -> tuple:
     """New thresholds for every tree: each node's threshold in the nearest gap whose loads have room for its steps.
 
     Parameters
@@ -147,6 +181,9 @@ def spread_thresholds_into_room(nodes: list, values: list, grid, countable: NDAr
         each side. Without it, every move the loads ask for is made.
     window : int, default=ROOM_WINDOW
         The farthest gap, in distinct training values to either side.
+    ranges_only : bool, default=False
+        Count every threshold's steps as its tree's value range (trees read through
+        their monotone envelopes, which change across their thresholds by up to it).
 
     Returns
     -------
@@ -185,7 +222,11 @@ def spread_thresholds_into_room(nodes: list, values: list, grid, countable: NDAr
     for t, (tree, value) in enumerate(zip(nodes, values, strict=True)):
         left, right, feature, threshold = (np.asarray(a) for a in tree[:4])
         threshold = np.array(threshold, dtype=np.float64)
-        rise, fall = face_steps(tree, value, d, countable)
+        if ranges_only:
+            leaves = np.asarray(left) < 0
+            rise = fall = np.full(leaves.shape[0], int(np.ptp(np.asarray(value)[leaves])), dtype=np.int64)
+        else:
+            rise, fall = face_steps(tree, value, d, countable)
         arrays = (np.asarray(left, np.int64), np.asarray(right, np.int64), np.asarray(feature, np.int64))
         lo, hi = _allowed_intervals(*arrays, threshold)
         grown = threshold.copy()

@@ -117,3 +117,33 @@ def test_forest_on_a_steep_step_spreads_its_splits_and_stays_certified():
     assert worst <= 1, witness
     # Nothing moved a training row's class off by the spreading alone: the forest still fits the step.
     assert np.mean(np.abs(model.predict(X) - y)) < 0.5
+
+
+def test_monotone_envelope_forest_is_certified_at_the_data_resolution_where_its_gaps_have_room():
+    """Envelope trees stay monotone wherever their thresholds are: moved to gaps with room, a forest with one
+    constrained feature certifies the data's resolution, and the oracles agree (gap walks, monotone lines)."""
+    rng = np.random.RandomState(0)
+    X = rng.rand(300, 3)
+    y = np.clip((X[:, 0] * 3 + X[:, 1] + rng.normal(scale=0.3, size=300)).astype(int), 0, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = ConsistentForestClassifier(monotonic_cst=[1, 0, 0], random_state=0).fit(X, y)
+    assert model.consistency_notion_ == "data" and model.is_consistent() and model.is_monotone()
+    worst, witness = gap_walk_spans(model, X, X[:60])
+    assert worst <= 1, witness
+    line = np.repeat(X[:20], 50, axis=0)
+    line[:, 0] = np.tile(np.linspace(-0.1, 1.1, 50), 20)
+    classes = model.predict(line).reshape(20, 50)
+    assert np.all(np.diff(classes, axis=1) >= 0)  # rising along the constrained feature on every line
+
+
+def test_monotone_forest_on_two_valued_steps_has_no_room_and_says_pointwise():
+    """Built to fail: the class jumps by three between the only two values of x0; no move can spread that."""
+    rng = np.random.RandomState(1)
+    X = np.c_[rng.randint(0, 2, 300).astype(float), rng.rand(300)]
+    y = 3 * X[:, 0].astype(int) + (X[:, 1] > 0.5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = ConsistentForestClassifier(monotonic_cst=[1, 0], random_state=0).fit(X, y)
+    assert model.consistency_notion_ == "pointwise" and not model.is_consistent(notion="data")
+    assert any("pointwise only" in str(w.message) for w in caught)
