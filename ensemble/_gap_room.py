@@ -108,35 +108,36 @@ def _allowed_intervals(left, right, feature, threshold):
 
 
 @compiled
-def _node_values(left, right, feature, threshold, missing_left, X):
+def _row_paths(left, right, feature, threshold, missing_left, X):
+    """Every (internal node, value on its feature) a row of X meets on its way down (missing values follow
+    the node's side and are not recorded)."""
+    depth = np.zeros(left.shape[0], dtype=np.int64)
+    for m in range(left.shape[0]):  # parents come before their children in both trees' node orders
+        if left[m] >= 0:
+            depth[left[m]] = depth[right[m]] = depth[m] + 1
+    capacity = X.shape[0] * (depth.max() + 1)
+    nodes = np.empty(capacity, dtype=np.int64)
+    values = np.empty(capacity)
+    k = 0
+    for i in range(X.shape[0]):
+        m = 0
+        while left[m] >= 0:
+            x = X[i, feature[m]]
+            if np.isnan(x):
+                m = left[m] if missing_left[m] else right[m]
+                continue
+            nodes[k], values[k] = m, x
+            k += 1
+            m = left[m] if x <= threshold[m] else right[m]
+    return nodes[:k], values[:k]
+
+
+def _node_values(left, right, feature, threshold, missing_left, X) -> tuple:
     """Per internal node, the sorted values on its feature of the rows of X reaching it (CSR ``start, values``)."""
-    n = left.shape[0]
-    count = np.zeros(n + 1, dtype=np.int64)
-    for i in range(X.shape[0]):
-        m = 0
-        while left[m] >= 0:
-            x = X[i, feature[m]]
-            if np.isnan(x):
-                m = left[m] if missing_left[m] else right[m]
-                continue
-            count[m + 1] += 1
-            m = left[m] if x <= threshold[m] else right[m]
-    start = np.cumsum(count)
-    values = np.empty(start[n])
-    fill = start[:n].copy()
-    for i in range(X.shape[0]):
-        m = 0
-        while left[m] >= 0:
-            x = X[i, feature[m]]
-            if np.isnan(x):
-                m = left[m] if missing_left[m] else right[m]
-                continue
-            values[fill[m]] = x
-            fill[m] += 1
-            m = left[m] if x <= threshold[m] else right[m]
-    for m in range(n):
-        values[start[m]:start[m + 1]] = np.sort(values[start[m]:start[m + 1]])
-    return start, values
+    nodes, values = _row_paths(left, right, feature, threshold, missing_left, X)
+    order = np.lexsort((values, nodes))
+    start = np.searchsorted(nodes[order], np.arange(left.shape[0] + 1))
+    return start, values[order]
 
 
 def _reroutes_few(values: NDArray[np.float64], old: float, new: float) -> bool:

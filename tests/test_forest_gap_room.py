@@ -147,3 +147,27 @@ def test_monotone_forest_on_two_valued_steps_has_no_room_and_says_pointwise():
         model = ConsistentForestClassifier(monotonic_cst=[1, 0], random_state=0).fit(X, y)
     assert model.consistency_notion_ == "pointwise" and not model.is_consistent(notion="data")
     assert any("pointwise only" in str(w.message) for w in caught)
+
+
+def test_node_values_hold_the_rows_reaching_each_node_by_a_walk_of_every_row():
+    from ensemble._gap_room import _node_values
+
+    rng = np.random.RandomState(0)
+    X = rng.rand(300, 3)
+    X[rng.rand(300, 3) < 0.1] = np.nan  # missing values follow the node's side and are not recorded
+    tree = DecisionTreeRegressor(max_depth=5, random_state=0).fit(np.nan_to_num(X), rng.rand(300))
+    left, right, feature, threshold, missing = (np.asarray(a) for a in tree_nodes(tree))
+    start, values = _node_values(left.astype(np.int64), right.astype(np.int64), feature.astype(np.int64),
+                                 threshold.astype(np.float64), missing.astype(bool), X)
+    expected = {int(m): [] for m in np.flatnonzero(left >= 0)}
+    for x in X:
+        m = 0
+        while left[m] >= 0:
+            v = x[feature[m]]
+            if np.isnan(v):
+                m = left[m] if missing[m] else right[m]
+                continue
+            expected[int(m)].append(v)
+            m = left[m] if v <= threshold[m] else right[m]
+    for m, vals in expected.items():
+        np.testing.assert_array_equal(values[start[m]:start[m + 1]], np.sort(vals))
