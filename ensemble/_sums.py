@@ -357,7 +357,7 @@ class SumOfTrees:
         grid = self.__dict__.get("_grid") if notion == "data" else None
         if notion == "data" and grid is None:
             return False  # trees on a monotone index, or a model saved before section 13: nothing to check on
-        return self._certificate(cut_spacing(self._cuts), resolution, grid=grid).certified
+        return self._certificate(cut_spacing(self._cuts), resolution, grid=grid, verdict_only=True).certified
 
     def is_consistent(self, resolution: float | ArrayLike | None = None, *, notion: str | None = None) -> bool:
         """Whether the bounds, recomputed from the fitted trees alone, certify the model.
