@@ -240,6 +240,7 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
     parts = {k: [] for k in ("tree", "a", "b", "node", "feature", "gap", "threshold")}
     geometry = []  # per tree: its leaf rows, boxes and missing-value reach, to build the pair boxes per feature
     total = 0
+    gridded = np.array([v is not None for v in grid.values], dtype=bool)
     for t, tree in enumerate(nodes):
         left, right, feature, threshold, reach, leaf_row, lower, upper, counted = _face_geometry(tree, d, countable)
         geometry.append((leaf_row, lower, upper, reach))
@@ -251,7 +252,7 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
             continue
         a, b, node = pairs[:, 0], pairs[:, 1], pairs[:, 2]
         f = feature[node]
-        has_grid = np.array([grid.values[int(g)] is not None for g in f], dtype=bool)
+        has_grid = gridded[f]
         a, b, node, f = a[has_grid], b[has_grid], node[has_grid], f[has_grid]
         gap = np.zeros(a.shape[0], dtype=np.int64)
         for g in np.unique(f):
@@ -445,9 +446,9 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
             pairs = gap_pairs(nodes, grid, countable, max_pairs=MAX_LOCALISED_PAIRS, only=only) \
                 if only is None or only else None
         if pairs is not None and pairs.tree.shape[0]:
-            step = np.array([values[t][b] - values[t][a] for t, a, b in zip(pairs.tree.tolist(), pairs.a.tolist(),
-                                                                                 pairs.b.tolist(), strict=True)],
-                            dtype=np.int64).reshape(-1)
+            offset = np.cumsum([0] + [len(v) for v in values])
+            flat = np.concatenate([np.asarray(v, dtype=np.int64).reshape(-1) for v in values])
+            step = flat[offset[pairs.tree] + pairs.b] - flat[offset[pairs.tree] + pairs.a]
             for f in np.unique(pairs.feature):
                 at = pairs.feature == f
                 local = np.zeros_like(sums[f])
