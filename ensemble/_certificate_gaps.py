@@ -259,8 +259,10 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
             at = f == g
             gap[at] = grid.threshold_gaps(int(g), threshold[node[at]])
         if only is not None:
-            keep = np.array([int(g) in only and bool(only[int(g)][k]) for g, k in zip(f.tolist(), gap.tolist(),
-                                                                                   strict=True)], dtype=bool)
+            keep = np.zeros(a.shape[0], dtype=bool)
+            for g in only.keys() & set(np.unique(f).tolist()):
+                at = f == g
+                keep[at] = only[g][gap[at]]
             a, b, node, f, gap = a[keep], b[keep], node[keep], f[keep], gap[keep]
         for key, val in (("tree", np.full(a.shape[0], t, np.int64)), ("a", a), ("b", b), ("node", node),
                          ("feature", f), ("gap", gap), ("threshold", np.asarray(threshold, np.float64)[node])):
@@ -441,8 +443,8 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
         if pairs is None:
             only = None
             if localise_above is not None:
-                only = {f: total.max(axis=0) > localise_above for f, total in enumerate(sums)
-                        if total is not None and bool((total.max(axis=0) > localise_above).any())}
+                over = {f: total.max(axis=0) > localise_above for f, total in enumerate(sums) if total is not None}
+                only = {f: mask for f, mask in over.items() if mask.any()}
             pairs = gap_pairs(nodes, grid, countable, max_pairs=MAX_LOCALISED_PAIRS, only=only) \
                 if only is None or only else None
         if pairs is not None and pairs.tree.shape[0]:

@@ -489,9 +489,9 @@ default="squared_error"
                 continue
             logger.info("bound %d > spacing %d with %d trees: growing %d", certificate.bound, wanted,
                         n_trees, target)
-        # The data's resolution, once the trees are final: their steps across the gaps capped
-        # (smoothing only brings leaves closer, which the pointwise bound is then checked on),
-        # and the cut points kept the largest gap load apart.
+        # The data's resolution, once the trees are final: their steps across the gaps capped (smoothing
+        # only brings leaves closer, which the pointwise bound is checked on), cut points the largest load apart.
+        certificate = None
         if self._smoothing():
             self._smooth(countable, oob, job.X, rng, job.sample_weight)
             jumps.clear()  # the values moved: so may the exact jumps
@@ -500,14 +500,17 @@ default="squared_error"
             self._spread_into_room(countable, self._gap_budget(n_trees), job.X, job.sample_weight, rng)
             jumps.clear()
             _, wanted = self._cut_points(None, n_trees, oob)
-            if not self._certificate(wanted, certify_at, cache=jumps, grid=self._grid).certified:
+            certificate = self._certificate(wanted, certify_at, cache=jumps, grid=self._grid)
+            if not certificate.certified:
                 # Not enough room for the data's resolution: the moves bought nothing, undo them.
                 for tree, thresholds in zip(self.estimators_, grown, strict=True):
                     set_thresholds(tree, thresholds)
                 jumps.clear()
-        _, wanted = self._cut_points(None, n_trees, oob)
-        certificate = self._certificate(wanted, certify_at, cache=jumps, grid=self._grid,
-                                        pairs=self.__dict__.pop("_pairs", None))
+                certificate = None
+        if certificate is None:
+            _, wanted = self._cut_points(None, n_trees, oob)
+            certificate = self._certificate(wanted, certify_at, cache=jumps, grid=self._grid,
+                                            pairs=self.__dict__.pop("_pairs", None))
         self._set_cuts(self._cut_points(self._enforced(certificate), n_trees, oob)[0], n_trees << UNIT_BITS)
         del self._grown_values, self._oob_leaves
         self._store_certificate(certificate)
@@ -711,7 +714,7 @@ default="squared_error"
         keep their values, and the out-of-bag rows are routed again.
         """
         nodes = [tree_nodes(tree) for tree in self.estimators_]
-        values = [voter.value for voter in self._voters] if self._envelope is not None else self._grown_values
+        values = [voter.value for voter in self._voters]  # as grown: the caps come after
         new, (owner, node, lo, hi) = spread_thresholds_into_room(nodes, values, self._grid, countable,
                                                                   budget, rng,
                                                                   X=X if weight is None else X[weight > 0],
