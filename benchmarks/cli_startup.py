@@ -1,6 +1,6 @@
 """Wall time of the command line's quick paths, and of the demo's first run (numba compiling).
 
-Each command runs in a fresh interpreter (``python -m ensemble._cli ...`` from the
+Each command runs in a fresh interpreter (``python -m ensemble.cli ...`` from the
 repository root, what the ``otreebagger`` script runs), best and median of
 ``--repeat`` runs, beside the same interpreter starting with nothing to do and
 importing scikit-learn (the heavy part the quick paths must not import). Target
@@ -50,7 +50,7 @@ def _demo(tmp: str, smoke: bool = False) -> None:
     """
     env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "numba-cache")}
     # The command line's entry module: what the otreebagger script runs.
-    argv = [sys.executable, "-m", "ensemble._cli", "demo", "--quiet", "--output", str(Path(tmp) / "demo")]
+    argv = [sys.executable, "-m", "ensemble.cli", "demo", "--quiet", "--output", str(Path(tmp) / "demo")]
     runs = ("first run (empty cache)", "second run (cached)")
     if smoke:
         env, runs = dict(os.environ), ("smoke run (cache as it is)",)
@@ -79,7 +79,7 @@ def main(argv=None) -> None:
         if args.demo:
             _demo(tmp, smoke=args.smoke)
         missing = str(Path(tmp) / "missing.csv")
-        cli = ["-m", "ensemble._cli"]  # what the otreebagger script runs
+        cli = ["-m", "ensemble.cli"]  # what the otreebagger script runs
         cases = {
             "python -c pass": ["-c", "pass"],
             "python -c 'import sklearn.base'": ["-c", "import sklearn.base"],

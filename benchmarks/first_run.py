@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     parser.add_argument("--smoke", action="store_true",
                         help="seconds: this checkout, caches as they are, no demo, a 3-tree model, every command once")
     args = parser.parse_args(argv)
-    cli = [sys.executable, "-m", "ensemble._cli"]  # what the otreebagger script runs
+    cli = [sys.executable, "-m", "ensemble.cli"]  # what the otreebagger script runs
     if args.smoke:
         args.no_demo, args.repeat = True, 1
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,26 +2,31 @@
 
 The names below are imported lazily so that ``import ensemble`` stays cheap and
 a submodule's optional dependency (matplotlib for plots) is only needed when used.
+The sub-packages, one concept each, and the floors they sit on: docs/design.md section 1.
 """
 
 from importlib import import_module
 
+from ensemble import _former
+
+_former.install()
+
 _LAZY = {
-    "OTreeBagger": "ensemble._otreebagger",
-    "ConsistentForestClassifier": "ensemble._forest",
-    "ConsistentGradientBoostingClassifier": "ensemble._boosting",
-    "RankRules": "ensemble._rankrules",
-    "GroupSizeWarning": "ensemble._otreebagger",
+    "OTreeBagger": "ensemble.otreebagger._otreebagger",
+    "ConsistentForestClassifier": "ensemble.forest._forest",
+    "ConsistentGradientBoostingClassifier": "ensemble.boosting._boosting",
+    "RankRules": "ensemble.rankrules._rankrules",
+    "GroupSizeWarning": "ensemble.otreebagger._otreebagger",
     "ClassOrderWarning": "trees.utils",
     "audit": "ensemble.audit",
     "AuditReport": "ensemble.audit",
-    "count_jumps": "ensemble._display",
-    "segment_jumps": "ensemble._grid",
-    "RegionDisplay": "ensemble._display",
-    "PartitionDisplay": "ensemble._partition_display",
-    "save_model": "ensemble._model_file",
-    "load_model": "ensemble._model_file",
-    "ModelFileError": "ensemble._model_file",
+    "count_jumps": "ensemble.plots._display",
+    "segment_jumps": "ensemble.plots._grid",
+    "RegionDisplay": "ensemble.plots._display",
+    "PartitionDisplay": "ensemble.plots._partition_display",
+    "save_model": "ensemble.model_files._model_file",
+    "load_model": "ensemble.model_files._model_file",
+    "ModelFileError": "ensemble.model_files._model_file",
     "metrics": "ensemble.metrics",
     "datasets": "ensemble.datasets",
 }

@@ -6,7 +6,7 @@ One depth-limited :class:`trees.OrdinalTreeClassifier` per criterion (Gini,
 entropy, ordinal Gini, weighted information gain, ranking impurity), fitted on
 the same 500 syntheticI points; each panel shows the tree's decision regions,
 its number of leaves, its test MAE and its jumps of more than one class between
-neighbouring cells (red crosses; see ``ensemble._grid.find_jumps``): a single
+neighbouring cells (red crosses; see ``ensemble.plots._grid.find_jumps``): a single
 tree is not consistent, whatever its criterion.
 
 Run: ``python examples/plot_criteria.py --output out/``

@@ -61,7 +61,7 @@ def main(argv=None) -> Path:
             model = OTreeBagger(n_estimators=B, random_state=0, **params).fit(X_tr, y_tr)
             mae = mean_absolute_error(y_te, model.predict(X_te), labels=np.unique(y))
             ax = axes[row, col]
-            # The title counts the jumps of the grid it draws (ensemble._grid.find_jumps).
+            # The title counts the jumps of the grid it draws (ensemble.plots._grid.find_jumps).
             disp = RegionDisplay.from_estimator(model, X_tr, y=y_tr, ax=ax, grid_resolution=args.grid_resolution,
                                                 colorbar=col == len(models) - 1)
             ax.set_title(f"{name}: {label}\nMAE {mae:.3f}, {disp.summary}", fontsize=10)

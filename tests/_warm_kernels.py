@@ -11,8 +11,8 @@ Nothing here is asserted: a task that fails leaves its kernels to the tests that
 
 from __future__ import annotations
 
-from ensemble._parallel import in_forked_processes
-from trees._compile import grower_cached
+from ensemble.base._parallel import in_forked_processes
+from trees._grower import grower_cached
 
 
 def cache_is_cold() -> bool:

@@ -12,7 +12,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 import relabel
 from ensemble import ConsistentGradientBoostingClassifier, OTreeBagger, audit
-from ensemble._audit_read import float32_routing
+from ensemble.audit._read import float32_routing
 from ensemble.audit import read_model
 from oracles import gap_walk_spans, inside_points
 from trees import OrdinalTreeClassifier
@@ -28,7 +28,7 @@ def _data(d, n=120, seed=0, k=5):
 def _trees(model):
     """The model's trees as ``tree_``-like structures, and whether its ``predict`` routes a float32 copy of X."""
     if hasattr(model, "_predictors"):  # HistGradientBoosting compares float64 values with float64 thresholds
-        from ensemble._audit_read import _HistTree
+        from ensemble.audit._read import _HistTree
 
         return [_HistTree(p.nodes) for it in model._predictors for p in it], False
     est = getattr(model, "estimators_", [model])
@@ -209,11 +209,11 @@ def test_command_line_exit_status(tmp_path):
     sio.dump(model, tmp_path / "rf.skops")
     data = tmp_path / "d.csv"
     data.write_text("a,b,y\n" + "\n".join(f"{a},{b},{c}" for (a, b), c in zip(X, y)) + "\n")
-    run = subprocess.run([sys.executable, "-m", "ensemble._cli", "audit", str(tmp_path / "rf.skops"), str(data),
+    run = subprocess.run([sys.executable, "-m", "ensemble.cli", "audit", str(tmp_path / "rf.skops"), str(data),
                           "--time-limit", "10"], capture_output=True, text=True)
     expected = audit(model, X, time_limit=10).status
     assert run.returncode == {"proved": 0, "refuted": 1, "unknown": 3}[expected]
-    bad = subprocess.run([sys.executable, "-m", "ensemble._cli", "audit", str(data), str(data)],
+    bad = subprocess.run([sys.executable, "-m", "ensemble.cli", "audit", str(data), str(data)],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
 

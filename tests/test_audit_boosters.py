@@ -100,11 +100,11 @@ def test_command_line_reads_booster_files(tmp_path):
     xgbm = xgb.XGBClassifier(n_estimators=10, max_depth=3).fit(X, y)
     xgbm.save_model(str(tmp_path / "m.json"))
     for path, model in ((tmp_path / "m.txt", lgbm), (tmp_path / "m.json", xgbm)):
-        run = subprocess.run([sys.executable, "-m", "ensemble._cli", "audit", str(path), str(data),
+        run = subprocess.run([sys.executable, "-m", "ensemble.cli", "audit", str(path), str(data),
                               "--time-limit", "10"], capture_output=True, text=True)
         expected = audit(model, X, time_limit=10).status
         assert run.returncode == {"proved": 0, "refuted": 1, "unknown": 3}[expected], run.stderr
     (tmp_path / "junk.txt").write_text("hello\n")
-    bad = subprocess.run([sys.executable, "-m", "ensemble._cli", "audit", str(tmp_path / "junk.txt"), str(data)],
+    bad = subprocess.run([sys.executable, "-m", "ensemble.cli", "audit", str(tmp_path / "junk.txt"), str(data)],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr

@@ -8,10 +8,10 @@ import pytest
 from sklearn.tree import DecisionTreeRegressor
 
 from ensemble import ConsistentForestClassifier, OTreeBagger, audit
-from ensemble._audit_bound import sum_bound_proof
-from ensemble._audit_grid import grid_audit
-from ensemble._audit_read import Component, Reading
-from ensemble._audit_voters import far_pair
+from ensemble.audit._bound import sum_bound_proof
+from ensemble.audit._grid import grid_audit
+from ensemble.audit._read import Component, Reading
+from ensemble.audit._voters import far_pair
 from oracles import bisected_gap_walk
 from trees import leaf_boxes
 
@@ -199,7 +199,7 @@ def test_projected_groups_are_proved_pointwise_in_their_spaces_and_refuted_only_
 
 
 def test_sufficient_proofs_give_up_at_the_deadline_and_never_prove_out_of_time():
-    from ensemble._audit_voters import voters_proof
+    from ensemble.audit._voters import voters_proof
     from ensemble.audit import read_model
 
     rng = np.random.RandomState(1)
@@ -237,7 +237,7 @@ def _random_face_pairs(rng, n_trees, d):
 
 @pytest.mark.parametrize("chunk", [2, 16])  # 2: trees of several outer boxes, each of several inner ones
 def test_crowded_steps_agree_with_counting_meeting_trees_pair_by_pair(chunk, monkeypatch):
-    import ensemble._audit_bound as bound
+    from ensemble.audit import _bound as bound
 
     monkeypatch.setattr(bound, "_CHUNK", chunk)
 
@@ -264,7 +264,7 @@ def test_crowded_steps_agree_with_counting_meeting_trees_pair_by_pair(chunk, mon
 
 
 def test_crowded_gap_bound_counts_each_threshold_value_of_a_tree_as_a_crossing():
-    from ensemble._audit_bound import _crowded_steps
+    from ensemble.audit._bound import _crowded_steps
 
     # One tree, two threshold values in gap 1 on one line (the same box on the other feature): a move
     # crosses both and rises 1 + 1 = 2 > g. N(p) = 2 crossings; counted as one tree it "proved" rise 1.

@@ -65,15 +65,15 @@ def test_the_checks_see_what_they_look_for():
     """Check both checks on small sources: a --smoke option and private imports of every form."""
     assert declares_smoke(ast.parse("p.add_argument('--smoke', action='store_true')"))
     assert not declares_smoke(ast.parse("p.add_argument('--quick')\nx = '--smoke'"))
-    source = ("from ensemble._grid import walk\nimport relabel._backends.graphcut\nfrom trees import _tree\n"
+    source = ("from ensemble.plots._grid import walk\nimport relabel._backends.graphcut\nfrom trees import _tree\n"
               "from ensemble import OTreeBagger\nimport relabel\nfrom sklearn._loss import x\nfrom . import _common\n")
     assert [line.split(": ")[1] for line in private_imports(ast.parse(source))] == [
-        "ensemble._grid", "ensemble._grid.walk", "relabel._backends.graphcut", "trees._tree"]
+        "ensemble.plots._grid", "ensemble.plots._grid.walk", "relabel._backends.graphcut", "trees._tree"]
 
 
 def test_the_dask_benchmark_knows_the_sketch_size_of_the_fit():
     """Check that the benchmark's copy of the sketch size (it may import public names only) is the fit's."""
-    from ensemble._boosting_dask import SKETCH_SIZE
+    from ensemble.boosting._dask import SKETCH_SIZE
 
     tree = _tree(BENCHMARKS / "consistent_boosting.py")
     copies = [node.value.value for node in tree.body if isinstance(node, ast.Assign)

@@ -121,7 +121,7 @@ def test_scikit_learn_tree_thresholds_can_be_rewritten_through_its_pickle_state(
     import numpy as np
     from sklearn.tree import DecisionTreeRegressor
 
-    from ensemble._thresholds import set_thresholds as _set_thresholds
+    from ensemble.certificates._thresholds import set_thresholds as _set_thresholds
 
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(80, 2))

@@ -19,7 +19,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 import relabel
 from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger
-from ensemble._certificates import gap_loads, gap_pairs, tree_nodes
+from ensemble.certificates._certificates import gap_loads, gap_pairs, tree_nodes
 from oracles import bisected_gap_walk, box_centres, fused_partition, gap_walk_spans
 from relabel import DataGrid
 from trees import leaf_boxes
@@ -222,7 +222,7 @@ def test_pair_neighbours_equal_their_definition_on_boxes_restricting_few_feature
     """Check the compiled counts (which test only the features some box restricts, and count a whole-line box
     against every tree at once) against the definition on random boxes: mostly whole lines, some half lines,
     empty intervals and missing values, in groups counted exactly and by feature."""
-    from ensemble._certificate_gaps import _pair_neighbours
+    from ensemble.certificates._gaps import _pair_neighbours
 
     rng = np.random.RandomState(seed)
     n, d = 90, 7
@@ -335,8 +335,8 @@ def test_notion_is_validated():
 
 def test_forest_without_room_for_the_caps_says_it_is_pointwise_only(monkeypatch):
     """Check the path for trees with too many face pairs to cap: values as grown, the notion reported."""
-    import ensemble._certificates as certificates
-    import ensemble._forest as forest
+    import ensemble.certificates._certificates as certificates
+    import ensemble.forest._forest as forest
 
     monkeypatch.setattr(certificates, "MAX_LOCALISED_PAIRS", 0)
     monkeypatch.setattr(forest, "MAX_LOCALISED_PAIRS", 0)
@@ -367,7 +367,7 @@ def test_pair_neighbours_by_feature_equal_their_definition_on_many_trees(seed):
     """Check the per-feature counts of large groups (the sweep over the gaps of every tree's union) against the
     definition: many trees with several pairs each, intervals sharing end points, half lines, empty intervals
     and missing values."""
-    from ensemble._certificate_gaps import _pair_neighbours
+    from ensemble.certificates._gaps import _pair_neighbours
 
     rng = np.random.RandomState(100 + seed)
     n, d = 400, 4
@@ -408,7 +408,7 @@ def test_gap_loads_bound_moves_crossing_several_thresholds_of_one_tree(seed):
 def test_loads_localised_only_above_the_spacing_give_the_verdict_of_all_pairs(seed):
     """is_consistent() finds face pairs only in the gaps whose plain sums pass the spacing; the verdict must be
     the one all pairs give, on certified forests and on the same forests with leaf values blown up to fail."""
-    from ensemble._certificates import sum_certificate
+    from ensemble.certificates._certificates import sum_certificate
 
     X, y = _lattice(300, 3, 12, seed, n_classes=6)
     with warnings.catch_warnings():

@@ -130,7 +130,7 @@ def test_public_docstrings_have_no_unfilled_shared_fragment():
     import importlib
     import inspect
 
-    from ensemble._docs import _SHARED
+    from ensemble.base._docs import _SHARED
 
     unfilled = []
     for package in ("ensemble", "relabel", "trees"):

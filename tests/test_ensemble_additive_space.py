@@ -12,8 +12,8 @@ import pytest
 
 from ensemble import OTreeBagger, count_jumps
 from ensemble import segment_jumps
-from ensemble._spaces import AdditiveScore, GroupSpace, _additive_score, _residual_features
-from ensemble._model_file import load_model_file, save_model_file
+from ensemble.spaces._spaces import AdditiveScore, GroupSpace, _additive_score, _residual_features
+from ensemble.model_files._model_file import load_model_file, save_model_file
 
 
 def _data(n=400, d=5, seed=0, units=None):
@@ -275,7 +275,7 @@ def test_bounded_ridge_reaches_the_optimum_of_another_solver():
     """Check the bounded ridge fit against L-BFGS-B on the same objective (weights, penalty, bounds)."""
     from scipy.optimize import minimize
 
-    from ensemble._spaces import _bounded_ridge
+    from ensemble.spaces._spaces import _bounded_ridge
 
     rng = np.random.RandomState(6)
     design = rng.normal(size=(200, 8))
@@ -419,7 +419,7 @@ def test_residual_axes_tie_keeps_pls(monkeypatch):
 
 def test_residual_features_on_a_subsample_of_many_rows(monkeypatch):
     """Check that past the row cap the residual tree reads evenly spaced rows and still finds the pair."""
-    import ensemble._spaces as groups
+    import ensemble.spaces._spaces as groups
 
     X, y = _interaction(3000)
     rows, weight = np.arange(3000), np.ones(3000)

@@ -10,17 +10,17 @@ from hypothesis import strategies as st
 
 import relabel
 from ensemble import ConsistentGradientBoostingClassifier
-from ensemble import _boosting
-from ensemble._certificates import sum_certificate
-from ensemble._thresholds import ThresholdBook as _ThresholdBook
-from ensemble._voting import UNIT_BITS
+from ensemble.boosting import _boosting
+from ensemble.certificates._certificates import sum_certificate
+from ensemble.certificates._thresholds import ThresholdBook as _ThresholdBook
+from ensemble.base._voting import UNIT_BITS
 
 
 def boosting_certificate(trees, n_features, countable, spacing, resolution=None, exact=False):
     """The certificate of a sum of boosted trees, as the model computes it."""
     return sum_certificate([t.nodes() for t in trees], [t.value for t in trees], n_features, countable, spacing,
                            resolution, exact=exact)
-from ensemble._certificates import threshold_multiplicity
+from ensemble.certificates._certificates import threshold_multiplicity
 from ensemble.metrics import ranked_probability_score
 from oracles import box_centres
 from trees import leaf_boxes
@@ -546,7 +546,7 @@ def _sums_of_the_trees(model, X):
 def test_model_file_predicts_from_its_trees_not_from_an_edited_flat_copy(tmp_path, monkeypatch):
     """Check that a saved model whose flat copy of the trees (what predict walks) was edited in the file
     predicts from its trees (what is_consistent() certifies) once loaded: the copy is rebuilt on load."""
-    from ensemble._model_file import load_model_file as load_model, save_model_file as save_model
+    from ensemble.model_files._model_file import load_model_file as load_model, save_model_file as save_model
 
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(300, 2))
@@ -579,7 +579,7 @@ def test_tiny_data_counts_trees_by_cross_validation_under_a_cap(n_rows):
     """Check that below 30 rows the trees are counted by cross-validation too (they were 5,000 trees with
     half-way cuts, issue 39): at most small_data_cap(n) trees, a learning rate CV chose among the
     candidates, learned cut points, certified."""
-    from ensemble._boosting import AUTO_RATE, RATE_FACTORS, small_data_cap
+    from ensemble.boosting._boosting import AUTO_RATE, RATE_FACTORS, small_data_cap
 
     rng = np.random.RandomState(n_rows)
     X = rng.uniform(size=(n_rows, 4))
@@ -595,7 +595,7 @@ def test_tiny_data_counts_trees_by_cross_validation_under_a_cap(n_rows):
 def test_cross_validation_tries_larger_trees_only_where_the_rows_allow_them():
     """Check the tree sizes cross-validation compares under max_leaf_nodes="auto": 31 leaves once two thirds of
     the rows can hold more than 15 leaves, the size used in every tree, and no choice without CV."""
-    from ensemble._boosting import AUTO_RATE, RATE_FACTORS, larger_trees
+    from ensemble.boosting._boosting import AUTO_RATE, RATE_FACTORS, larger_trees
 
     assert larger_trees(15, 5, 119.0) is None and larger_trees(15, 5, 120.0) == 31
     assert larger_trees(None, 5, 10_000.0) is None and larger_trees(3, 1, 6.0) == 7
@@ -633,7 +633,7 @@ def test_a_setting_the_user_gives_is_the_setting():
 def test_gradient_quanta_make_sums_exact_in_any_order():
     """Check that rounded gradients sum to the same float64 in any order and any grouping (the property
     the Dask fit relies on to grow the trees of one machine), and that without rounding they do not."""
-    from ensemble._boosting import gradient_quanta, quantize
+    from ensemble.boosting._boosting import gradient_quanta, quantize
 
     rng = np.random.RandomState(0)
     grad, hess = rng.normal(size=100_000) * 8, rng.uniform(1e-6, 9, size=100_000)
@@ -657,7 +657,7 @@ def test_the_step_rule_keeps_the_n_largest_jumps_within_the_spacing(d_eff, trees
     closed once a full step no longer fits, and a tree the budget no longer admits is grown again on the split
     features only. After every tree the n largest jumps sum to at most g, n the features split (the invariant
     Theorem 10.1 certifies), recomputed here by sorting; and every jump respects the cap of its moment."""
-    from ensemble._boosting_steps import _Budget
+    from ensemble.boosting._steps import _Budget
 
     g = 1 << 20
     budget, n, jumps = _Budget(g, d_eff), 0, []
@@ -682,7 +682,7 @@ def test_once_new_features_are_closed_each_tree_takes_the_equal_share_of_the_bou
     bringing the features split to 32 leaves no full step for a 33rd, which closes them; the cap is then the
     equal share g / 32 of the 32 boundaries, not the g / 64 sized for features that can no longer enter, the
     allowance lets every later tree take it, and the 32 largest jumps still sum to at most g."""
-    from ensemble._boosting_steps import _Budget
+    from ensemble.boosting._steps import _Budget
 
     g = 1 << 20
     budget = _Budget(g, 100)
@@ -703,7 +703,7 @@ def test_steps_are_sized_for_the_features_the_trees_split_not_for_every_feature(
     """Check that on 60 features of which 4 carry the classes the trees' jumps exceed the worst case g / d_eff
     (they are sized for the features split, at least PLANNED_MIN of them), yet the model is certified: the n
     largest jumps sum to at most g, n its boundaries; and boosting never stopped on the bound."""
-    from ensemble._boosting_steps import PLANNED_MIN
+    from ensemble.boosting._steps import PLANNED_MIN
 
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(3000, 60))

@@ -102,7 +102,7 @@ def test_a_shard_bins_its_partitions_one_at_a_time_as_their_concatenation():
     """Check that a worker's shard, which bins its partitions one at a time (never a second float64 copy
     of its rows), holds exactly what binning their concatenation gives: the binned fit rows in order, the
     hold-out rows, their targets and weights (rows of weight 0 in neither)."""
-    from ensemble._boosting_dask import _Shard
+    from ensemble.boosting._dask import _Shard
 
     rng = np.random.RandomState(0)
     X, y = _data(700, seed=2)

@@ -13,8 +13,8 @@ from itertools import combinations, product
 
 import numpy as np
 
-from ensemble._certificates import exact_jump, monotone_leaf_pairs
-from ensemble._spaces import KernelScore
+from ensemble.certificates._certificates import exact_jump, monotone_leaf_pairs
+from ensemble.spaces._spaces import KernelScore
 
 
 def _slice_leaves(left, right, feature, threshold, missing_left, n_features, missing):

@@ -17,10 +17,10 @@ import joblib
 import numpy as np
 import pytest
 
-from ensemble._cli import main
-from ensemble._spaces import KernelScore
-from ensemble._base import SKLEARN_ROUTES_MISSING
-from ensemble._model_file import load_model_file, save_model_file
+from ensemble.cli._main import main
+from ensemble.spaces._spaces import KernelScore
+from ensemble.base._estimator import SKLEARN_ROUTES_MISSING
+from ensemble.model_files._model_file import load_model_file, save_model_file
 
 
 def _write_csv(path, n=80, seed=0, target="y", labels=None, bad_feature=False):
@@ -89,7 +89,7 @@ def _title_counts(text):
 @pytest.mark.slow
 def test_demo_runs_and_writes_the_regions_picture(tmp_path, capsys, pyplot, monkeypatch):
     """Check that demo shows progress, a table, and jump counts that are the same in the console and the PNG."""
-    from ensemble._grid import grid_pairs
+    from ensemble.plots._grid import grid_pairs
 
     figures = []
     monkeypatch.setattr(pyplot.Figure, "savefig", _recording(pyplot.Figure.savefig, figures))
@@ -157,7 +157,9 @@ def test_demo_times_the_fits_after_the_compile(monkeypatch, tmp_path, capsys):
     """Check that demo warms up every model before any timed fit starts, and that no timed fit compiles
     (or loads from the cache) a numba kernel: between each fit's two clock readings the package's kernels
     gain no signature, so "fit s" is the fit alone, also on a first run."""
-    from ensemble import _cli, _cli_demo, _parallel
+    from ensemble.cli import _main as _cli
+    from ensemble.cli import _demo as _cli_demo
+    from ensemble.base import _parallel
 
     events, signatures = [], []
     warm = _cli_demo._warm_up
@@ -193,7 +195,7 @@ def _demo_lines(out: str) -> list[str]:
 def test_demo_forked_share_prints_what_one_process_prints(monkeypatch, capsys):
     """Check that the demo's models fitted and walked in a forked process (two cores) give the same
     table, jumps and certificates, in the same order, as all of them fitted in this process."""
-    from ensemble import _parallel
+    from ensemble.base import _parallel
 
     argv = ["demo", "--max-depth", "3", "--output", "", "--quiet"]
     started = []
@@ -226,9 +228,9 @@ def _record_warm_up(log, name, *rest):
 def test_demo_warms_an_empty_cache_in_one_process_per_core(monkeypatch, tmp_path):
     """Check the cold-cache warm-up: with the grower's cache index empty, every model is first fitted in
     forked processes (other than this one, where two cores are usable), then here; with a cache, here only."""
-    from ensemble import _cli_demo
+    from ensemble.cli import _demo as _cli_demo
     from ensemble.datasets import make_synthetic_i
-    from trees import _compile
+    from trees import _grower
 
     log = tmp_path / "warm.log"
     # A module-level function: the pool pickles what it sends to its processes.
@@ -237,7 +239,7 @@ def test_demo_warms_an_empty_cache_in_one_process_per_core(monkeypatch, tmp_path
     names = ["treebagger", "otreebagger", "forest", "boosting"]
     for cached in (False, True):
         log.write_text("")
-        monkeypatch.setattr(_compile, "grower_cached", lambda cached=cached: cached)
+        monkeypatch.setattr(_grower, "grower_cached", lambda cached=cached: cached)
         _cli_demo._warm_up(names, SimpleNamespace(), X, y)
         lines = [line.split() for line in log.read_text().splitlines()]
         here = [name for pid, name in lines if int(pid) == os.getpid()]
@@ -252,7 +254,7 @@ def test_demo_warms_an_empty_cache_in_one_process_per_core(monkeypatch, tmp_path
     from trees import OrdinalTreeClassifier
 
     OrdinalTreeClassifier(max_depth=2).fit(X, y)
-    assert _compile.grower_cached()
+    assert _grower.grower_cached()
 
 
 @pytest.fixture(scope="module")
@@ -309,7 +311,7 @@ def _tampered(source, target):
         members = {name: archive.read(name) for name in archive.namelist()}
     schema = json.loads(members["schema.json"])
     model = schema["content"]["model"]
-    assert model["__module__"] == "ensemble._otreebagger" and model["__class__"] == "OTreeBagger"
+    assert model["__module__"] == "ensemble.otreebagger._otreebagger" and model["__class__"] == "OTreeBagger"
     model["__module__"], model["__class__"] = "os", "system"
     members["schema.json"] = json.dumps(schema).encode()
     with zipfile.ZipFile(target, "w") as archive:
@@ -511,7 +513,7 @@ def test_evaluate_says_when_it_lowers_the_folds(tmp_path, capsys):
 def test_registry_entry_is_a_new_model_for_fit_and_evaluate(tmp_path, capsys, monkeypatch):
     """Check that one entry in the CLI's model registry makes a model available to fit --model and evaluate."""
     from ensemble import OTreeBagger
-    from ensemble import _cli
+    from ensemble.cli import _main as _cli
 
     entry = _cli.ModelEntry("single-tree groups (B={n_estimators})",
                             lambda args: OTreeBagger(group_size=1, n_estimators=args.n_estimators, random_state=0))
@@ -529,7 +531,7 @@ def test_registry_entry_is_a_new_model_for_fit_and_evaluate(tmp_path, capsys, mo
 def test_console_script_help_for_every_command():
     """Check that the installed console script answers --help for the program and each command."""
     exe = shutil.which("otreebagger")
-    cmd = [exe] if exe else [sys.executable, "-m", "ensemble._cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "ensemble.cli"]
     for sub in ([], ["demo"], ["evaluate"], ["fit"], ["predict"]):
         res = subprocess.run(cmd + sub + ["--help"], capture_output=True, text=True, timeout=60)
         assert res.returncode == 0
@@ -617,7 +619,7 @@ def test_fit_summary_says_whether_a_constrained_model_is_monotone(tmp_path, caps
 def test_max_depth_defaults_to_each_models_own():
     """Check that without --max-depth every model keeps its own default depth, and that it sets them all."""
     from ensemble import ConsistentForestClassifier, OTreeBagger
-    from ensemble._cli import MODELS, _parser
+    from ensemble.cli._main import MODELS, _parser
 
     defaults = {"otreebagger": OTreeBagger().max_depth, "forest": ConsistentForestClassifier().max_depth,
                 "treebagger": None, "bagged": None, "boosting": None}
@@ -630,7 +632,7 @@ def test_max_depth_defaults_to_each_models_own():
 def test_forest_model_in_fit_and_evaluate_where_otreebagger_cannot_run(tmp_path, capsys, monkeypatch):
     """Check --model forest in fit, and that evaluate still compares the forest when OTreeBagger stops."""
     from ensemble import OTreeBagger
-    from ensemble import _cli
+    from ensemble.cli import _main as _cli
 
     data = _write_csv(tmp_path / "d.csv", n=90)
     model = tmp_path / "forest.skops"
@@ -682,7 +684,7 @@ def test_predict_writes_probabilities_and_kept_columns_and_ignores_unused_ones(t
 
 
 def _registry_args(name, extra=()):
-    from ensemble._cli import _parser, _resolve_features
+    from ensemble.cli._main import _parser, _resolve_features
 
     args = _parser().parse_args(["fit", "d.csv", "-o", "m.skops", "--model", name, "--n-estimators", "6", *extra])
     _resolve_features(args, ["a", "b"])
@@ -698,8 +700,8 @@ def test_every_registered_model_round_trips_through_its_file(tmp_path, name, ext
 
     import skops.io as sio
 
-    from ensemble._cli import MODELS, _build
-    from ensemble._model_file import trusted_types
+    from ensemble.cli._main import MODELS, _build
+    from ensemble.model_files._model_file import trusted_types
 
     assert set(MODELS) == {"otreebagger", "forest", "treebagger", "bagged", "boosting"}  # a new model: add it above
     rng = np.random.RandomState(1)
@@ -763,9 +765,9 @@ def test_argument_errors_and_version_are_one_line(capsys):
 def test_quick_paths_import_nothing_heavy(tmp_path):
     """Check that --help, --version and errors found from the arguments do not import numpy, scikit-learn,
     numba, the estimators or skops (what makes them answer at once)."""
-    heavy = ("numpy", "sklearn", "numba", "relabel", "trees", "skops", "ensemble.datasets", "ensemble._otreebagger")
+    heavy = ("numpy", "sklearn", "numba", "relabel", "trees", "skops", "ensemble.datasets", "ensemble.otreebagger._otreebagger")
     script = (
-        "import sys, ensemble._cli as cli\n"
+        "import sys, ensemble.cli._main as cli\n"
         "for argv in (['--help'], ['--version'], ['fit', '--help'], ['demo', '--n-estimators', '0'],\n"
         f"             ['fit', {str(tmp_path / 'no.csv')!r}, '-o', {str(tmp_path / 'm.skops')!r}],\n"
         f"             ['predict', {str(tmp_path / 'no.skops')!r}, 'x.csv', '-o', 'p.csv']):\n"
@@ -787,7 +789,7 @@ def test_predict_imports_no_graph_solver_or_plotting_library(files):
     heavy = ("networkx", "pulp", "ortools", "matplotlib")
     out = Path(str(files["tmp"])) / "light.out.csv"
     script = (
-        "import sys, ensemble._cli as cli\n"
+        "import sys, ensemble.cli._main as cli\n"
         f"assert cli.main(['predict', {str(files['model'])!r}, {str(files['data'])!r}, '-o', {str(out)!r}]) == 0\n"
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
     )
@@ -870,7 +872,7 @@ def test_cli_models_equal_the_python_estimators_with_their_defaults(tmp_path, ca
     import warnings
 
     import ensemble
-    from ensemble._cli import MODELS
+    from ensemble.cli._main import MODELS
     from ensemble.datasets import load_ordinal_csv
 
     assert set(_PYTHON_MODELS) == set(MODELS)
@@ -1017,14 +1019,14 @@ def test_a_number_column_with_a_word_is_still_an_error_unless_declared(files, ca
 
 
 def test_the_script_runs_main_then_freezes_the_collector_for_a_quick_exit(capsys):
-    """Check that the installed script is ensemble._cli.run, that it returns main's status, and that it
+    """Check that the installed script is ensemble.cli._main.run, that it returns main's status, and that it
     leaves the garbage collector frozen (Python's last collection then skips the libraries' objects)."""
     import gc
 
-    from ensemble._cli import run
+    from ensemble.cli._main import run
 
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
-    assert 'otreebagger = "ensemble._cli:run"' in pyproject
+    assert 'otreebagger = "ensemble.cli._main:run"' in pyproject
     gc.unfreeze()
     try:
         args = ["fit", "no-such-file.csv", "-o", "model.skops"]
@@ -1041,7 +1043,7 @@ def test_the_script_runs_main_then_freezes_the_collector_for_a_quick_exit(capsys
                                      ["--model", "boosting"]])
 def test_fit_prints_the_notion_the_saved_model_proves(tmp_path, capsys, options):
     """Check fit's verdict names the strongest notion the saved model's certificate proves, in the library's words."""
-    from ensemble._certificates import VERDICTS, certified_notion
+    from ensemble.certificates._certificates import VERDICTS, certified_notion
 
     data, model_path = _write_csv(tmp_path / "train.csv"), tmp_path / "m.skops"
     assert main(["fit", str(data), "-o", str(model_path), *options]) == 0
@@ -1090,7 +1092,7 @@ def test_a_broken_lightgbm_file_is_one_line_without_lightgbms_own(tmp_path):
     data = _write_csv(tmp_path / "train.csv")
     broken = tmp_path / "model.txt"
     broken.write_text("tree\nversion=v4\nnum_class=1\ngarbage\n")
-    done = subprocess.run([sys.executable, "-m", "ensemble._cli", "audit", str(broken), str(data)],
+    done = subprocess.run([sys.executable, "-m", "ensemble.cli", "audit", str(broken), str(data)],
                           capture_output=True, text=True, timeout=120, cwd=str(Path(__file__).resolve().parents[1]))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "[Fatal]" not in done.stderr

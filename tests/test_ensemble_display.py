@@ -122,7 +122,7 @@ def _brute_jumps(ranks):
 
 def test_n_jumps_and_count_jumps_match_a_neighbour_loop(pyplot):
     """Check that the pairs walked are the side and corner neighbours two or more classes apart."""
-    from ensemble._display import count_jumps, find_jumps
+    from ensemble.plots._display import count_jumps, find_jumps
 
     rng = np.random.default_rng(2)
     X = rng.uniform(0, 1, size=(60, 2))
@@ -173,7 +173,7 @@ def test_a_class_1_leaf_next_to_a_class_3_leaf_is_a_jump(pyplot):
 
 def test_a_band_thinner_than_a_cell_is_not_a_jump(pyplot):
     """Check that 1 | 2 | 3 with the 2 band 2e-5 wide counts thin bands, no jump; a grid alone saw jumps."""
-    from ensemble._display import find_jumps
+    from ensemble.plots._display import find_jumps
 
     d = 1e-5
     tree, X = _tree_on_a_line([0.0, 0.5 - d, 0.5 + d, 0.5 + 3 * d, 1.0], [1, 1, 2, 3, 3])
@@ -263,7 +263,7 @@ def test_bisection_finds_a_thin_band_of_a_model_without_trees(pyplot):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from ensemble._display import find_jumps
+    from ensemble.plots._display import find_jumps
 
     d = 1e-5
     x = [0.0, 0.5 - d, 0.5 + d, 0.5 + 3 * d, 1.0]

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeRegressor
 
 from ensemble import ConsistentForestClassifier
-from ensemble._certificates import tree_nodes
-from ensemble._kernels import tree_envelope
+from ensemble.certificates._certificates import tree_nodes
+from ensemble.base._kernels import tree_envelope
 from trees import leaf_boxes
 
 from oracles import grid_consistent_and_monotone, threshold_grid
@@ -72,7 +72,7 @@ def test_certified_envelope_forests_are_consistent_and_monotone_on_the_threshold
 
 def test_envelope_certificate_counts_value_ranges_not_exact_jumps():
     """Check that an envelope forest's certificate uses every tree's value range as its jump."""
-    from ensemble._forest import forest_certificate
+    from ensemble.forest._forest import forest_certificate
 
     X, y = _data(150, 0)
     model = ConsistentForestClassifier(consistency="pointwise", n_estimators=20, monotonic_cst=[1, -1], random_state=0).fit(X, y)

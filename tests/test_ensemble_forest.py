@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ensemble import ConsistentForestClassifier
-from ensemble._forest import UNIT_BITS, forest_certificate
-from ensemble._thresholds import Gaps as _Gaps, separate_thresholds as _separate_thresholds, set_thresholds as _set_thresholds
-from ensemble._certificates import threshold_multiplicity
-from ensemble._voting import learn_cut_points
+from ensemble.forest._forest import UNIT_BITS, forest_certificate
+from ensemble.certificates._thresholds import Gaps as _Gaps, separate_thresholds as _separate_thresholds, set_thresholds as _set_thresholds
+from ensemble.certificates._certificates import threshold_multiplicity
+from ensemble.base._voting import learn_cut_points
 from trees import leaf_boxes
 
 from oracles import exact_consistency
@@ -454,7 +454,7 @@ def test_values_too_close_for_many_thresholds_share_a_rank_and_the_forest_is_cer
     cap of trees). Now the values share a rank: no tree splits between them, and the
     forest is certified, splitting feature 1 (in ordinary units) instead.
     """
-    from ensemble._thresholds import RANK_GAP_ULPS
+    from ensemble.certificates._thresholds import RANK_GAP_ULPS
 
     rng = np.random.RandomState(0)
     n = 300
@@ -476,7 +476,7 @@ def test_values_too_close_for_many_thresholds_share_a_rank_and_the_forest_is_cer
 
 def test_ranks_merge_only_values_closer_than_the_gap():
     """Check Ranks' codes against ranks of distinct values, with and without close values merged."""
-    from ensemble._thresholds import Ranks
+    from ensemble.certificates._thresholds import Ranks
 
     rng = np.random.RandomState(1)
     v = np.sort(rng.uniform(size=50))

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from ensemble import ConsistentForestClassifier
-from ensemble._grid import find_jumps
-from ensemble._model_file import load_model_file, save_model_file
+from ensemble.plots._grid import find_jumps
+from ensemble.model_files._model_file import load_model_file, save_model_file
 
 from oracles import grid_consistent_and_monotone
 from test_ensemble_monotone import _dominance_violations, _index_data, _two_constrained, _wrong_way_on_lines
@@ -284,7 +284,7 @@ def test_forest_index_is_clipped_to_the_training_range():
 def test_an_index_forest_is_checked_for_the_notion_it_claims():
     """Check is_consistent() without arguments checks the claimed notion: an index forest fitted for "data" claims
     and proves "pointwise" only, and the command line's words say so."""
-    from ensemble._certificates import VERDICTS, certified_notion
+    from ensemble.certificates._certificates import VERDICTS, certified_notion
 
     X, y = _index_data(300)
     with pytest.warns(UserWarning, match="pointwise only"):

@@ -1,4 +1,4 @@
-"""The isotonic projection of a tree's leaf values (ensemble._monotone) against brute force."""
+"""The isotonic projection of a tree's leaf values (ensemble.forest._monotone) against brute force."""
 
 # These tests are about the pointwise machinery of projected (or monotone) models, which the data's
 # resolution (docs/design.md section 13) does not certify: their models are fitted for the pointwise notion.
@@ -13,8 +13,8 @@ from sklearn.tree import DecisionTreeRegressor
 
 import relabel
 from ensemble import ConsistentForestClassifier
-from ensemble._certificates import NodeArrays, monotone_leaf_pairs, tree_nodes, trees_are_monotone
-from ensemble._monotone import isotonic_leaf_values
+from ensemble.certificates._certificates import NodeArrays, monotone_leaf_pairs, tree_nodes, trees_are_monotone
+from ensemble.forest._monotone import isotonic_leaf_values
 from trees import leaf_boxes
 
 

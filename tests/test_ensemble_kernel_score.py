@@ -8,7 +8,7 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from ensemble import OTreeBagger
-from ensemble._spaces import KernelScore, kernel_score
+from ensemble.spaces._spaces import KernelScore, kernel_score
 
 from test_ensemble_additive_space import _line_jumps, _reloaded, _wrong_way_steps
 
@@ -94,7 +94,7 @@ def test_kernel_score_values_do_not_depend_on_the_batch():
 
 def test_kernel_score_learns_an_interaction_and_shares_it_among_its_features():
     """Check the score's purpose: it follows x0 * x1, which the additive score cannot hold."""
-    from ensemble._spaces import _additive_score
+    from ensemble.spaces._spaces import _additive_score
 
     X, y = _product(800)
     rows, weight = np.arange(800), np.ones(800)
@@ -213,7 +213,7 @@ def test_kernel_space_is_free_of_the_features_units():
 
 def test_kernel_score_past_the_row_cap_reads_evenly_spaced_rows(monkeypatch):
     """Check the cap: the regression reads only the capped rows, and the score still follows the class."""
-    import ensemble._spaces as module
+    import ensemble.spaces._spaces as module
 
     X, y = _product(3000)
     monkeypatch.setattr(module, "_KERNEL_ROWS", 600)

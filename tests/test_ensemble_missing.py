@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger, RankRules
-from ensemble._base import SKLEARN_ROUTES_MISSING
-from ensemble._voting import UNIT_BITS
+from ensemble.base._estimator import SKLEARN_ROUTES_MISSING
+from ensemble.base._voting import UNIT_BITS
 
 # The forest's default trees (scikit-learn's) take missing values from scikit-learn 1.8 on;
 # its ordinal criteria do with any version.
@@ -178,8 +178,8 @@ def test_otreebagger_reads_unseen_categories_as_missing_only_where_missing_is_a_
 def test_rankrules_rules_grown_with_gaps_cover_what_their_conditions_say(seed):
     """Check RankRules' kernel coverage against the rule's conditions evaluated with NaN failing them:
     a ">=" cut of a feature with gaps (its suffix) must not cover the rows missing it."""
-    from ensemble._rankrules import _box_cover, _fold_copies, _with_negated_copies
-    from ensemble._rankrules_core import grow_rule, presort
+    from ensemble.rankrules._rankrules import _box_cover, _fold_copies, _with_negated_copies
+    from ensemble.rankrules._core import grow_rule, presort
 
     rng = np.random.RandomState(seed)
     X, y = _data(120, seed, missing=0.3)
@@ -291,7 +291,7 @@ def test_a_column_missing_in_every_row_is_never_split_and_changes_no_prediction(
 def test_cli_refuses_a_csv_with_an_empty_column_in_one_line(tmp_path, capsys):
     """Check that ``otreebagger fit`` on a CSV whose column is empty in every row says so in one line, for every
     model (it printed a traceback, then fitted silently on a column without information)."""
-    from ensemble._cli import main
+    from ensemble.cli._main import main
 
     rng = np.random.RandomState(0)
     data = tmp_path / "empty.csv"

@@ -10,7 +10,7 @@ import pytest
 
 import ensemble
 from ensemble import ConsistentForestClassifier, ModelFileError, OTreeBagger, load_model, save_model
-from ensemble._cli import main
+from ensemble.cli._main import main
 from trees import OrdinalTreeClassifier
 
 
@@ -126,7 +126,7 @@ def test_bad_files_and_models_give_clear_errors(tmp_path):
 
 _TRUSTED_SCRIPT = """
 import json, sys
-from ensemble._model_file import _skops_io
+from ensemble.model_files._model_file import _skops_io
 _skops_io()
 from skops.io import _trusted_types
 print(json.dumps({"names": _trusted_types.SKLEARN_ESTIMATOR_TYPE_NAMES,
@@ -165,7 +165,7 @@ def test_skops_trusts_the_same_names_from_the_cache_without_importing_all_of_sci
 @pytest.mark.parametrize("score_model", ["additive", "kernel"])
 def test_a_file_naming_the_spaces_former_modules_loads_and_predicts_the_same(tmp_path, score_model):
     """Check that a model file whose space classes carry their former module names (ensemble._groups,
-    ensemble._kernel_score: files written before ensemble._spaces) loads and predicts as the model did."""
+    ensemble._kernel_score: files written before the spaces had a module of their own) loads and predicts the same."""
     import re
     import zipfile
 
@@ -181,12 +181,12 @@ def test_a_file_naming_the_spaces_former_modules_loads_and_predicts_the_same(tmp
             data = src.read(item.filename)
             if item.filename == "schema.json":
                 text = data.decode()
-                assert '"ensemble._spaces"' in text
+                assert '"ensemble.spaces._spaces"' in text
                 former = {"GroupSpace": "ensemble._groups", "AdditiveScore": "ensemble._groups",
                           "KernelScore": "ensemble._kernel_score"}
-                text = re.sub(r'("__class__": "(\w+)",\s*"__module__": )"ensemble\._spaces"',
+                text = re.sub(r'("__class__": "(\w+)",\s*"__module__": )"ensemble\.spaces\._spaces"',
                               lambda m, former=former: f'{m.group(1)}"{former[m.group(2)]}"', text)
-                assert '"ensemble._spaces"' not in text
+                assert '"ensemble.spaces._spaces"' not in text
                 data = text.encode()
             dst.writestr(item, data)
     loaded = load_model(old)

@@ -213,7 +213,7 @@ def test_otreebagger_constrained_features_form_one_monotone_index():
 
 def test_group_space_constraints_against_brute_force():
     """Check GroupSpace.constraints: a labelling rising along the axes it returns rises along x as cst asks."""
-    from ensemble._spaces import GroupSpace
+    from ensemble.spaces._spaces import GroupSpace
 
     rng = np.random.RandomState(0)
     checked = refused = 0

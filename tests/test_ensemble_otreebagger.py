@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import relabel
 from ensemble import OTreeBagger
 from ensemble.datasets import make_synthetic_i
-from ensemble._otreebagger import TooManyRegionsError
+from ensemble.otreebagger._otreebagger import TooManyRegionsError
 
 from oracles import box_centres, exact_consistency
 
@@ -314,7 +314,7 @@ def test_is_consistent_rederives_contacts_from_the_geometry(monkeypatch):
 
 def test_groups_past_a_budget_are_made_smaller_and_say_so():
     """Check that on_budget='adapt' halves the group, then the depth, records it and warns, never silently."""
-    from ensemble._otreebagger import GroupSizeWarning
+    from ensemble.otreebagger._otreebagger import GroupSizeWarning
 
     X, y = _lattice_data(300, 3, 5, seed=2)
     with pytest.warns(GroupSizeWarning, match="groups passed max_regions=300.*groups_info_"):
@@ -390,7 +390,7 @@ def test_held_out_weight_is_a_quarter_of_every_set_of_equal_rows():
     of 8 equal rows holds out exactly 2 of them (floor(8/4 + u)), singletons a quarter
     on average, and a row of weight 8 holds out what its 8 copies hold out.
     """
-    from ensemble._selection import held_fraction as _held_fraction
+    from ensemble.otreebagger._selection import held_fraction as _held_fraction
 
     rng = np.random.RandomState(0)
     X = np.vstack([np.tile([[0.5, 7.0]], (8, 1)), rng.uniform(size=(4000, 2))])
@@ -418,7 +418,7 @@ def test_held_out_folds_share_out_every_set_of_equal_rows():
     a set of 7 equal rows holds out 1 or 2 rows in each fold, 7 in all; each singleton
     is held out by exactly one fold; a row of weight 5 holds out 5 over the folds.
     """
-    from ensemble._selection import held_fraction as _held_fraction
+    from ensemble.otreebagger._selection import held_fraction as _held_fraction
 
     rng = np.random.RandomState(1)
     X = np.vstack([np.tile([[0.25, 3.0]], (7, 1)), rng.uniform(size=(3000, 2))])
@@ -503,7 +503,7 @@ def test_public_parameters_are_at_most_25_and_the_rest_deprecated():
     """Check the surface: 25 parameters at most besides the deprecated ones, each of those a key of a dict."""
     import inspect
 
-    from ensemble._otreebagger import DEPRECATED, RELABEL_PARAMS, SPACE_PARAMS
+    from ensemble.otreebagger._otreebagger import DEPRECATED, RELABEL_PARAMS, SPACE_PARAMS
 
     params = inspect.signature(OTreeBagger.__init__).parameters
     deprecated = {name for name, p in params.items() if p.default == DEPRECATED}

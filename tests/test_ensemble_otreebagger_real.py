@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ensemble import OTreeBagger
-from ensemble._otreebagger import GroupSizeWarning
+from ensemble.otreebagger._otreebagger import GroupSizeWarning
 from ensemble.datasets import load_benchmark
 from test_relabel_adjacency_options import categorical_oracle
 
@@ -173,7 +173,7 @@ def test_auto_projection_counts_constrained_features_in_the_dimension():
 
 def test_group_space_of_one_class_is_silent_and_constant():
     """Check that a bootstrap of one class gives PLS no warning to pass on and constant components."""
-    from ensemble._otreebagger import GroupSpace
+    from ensemble.otreebagger._otreebagger import GroupSpace
 
     X = np.random.RandomState(0).uniform(size=(60, 6))
     with warnings.catch_warnings():

@@ -1,4 +1,4 @@
-"""Tests of ensemble._parallel: jobs run under joblib backends with and without generator support."""
+"""Tests of ensemble.base._parallel: jobs run under joblib backends with and without generator support."""
 
 import os
 
@@ -9,7 +9,7 @@ from joblib.parallel import LokyBackend, register_parallel_backend
 from sklearn.utils.parallel import delayed
 
 from ensemble import OTreeBagger
-from ensemble._parallel import run_jobs, supports_generator
+from ensemble.base._parallel import run_jobs, supports_generator
 from ensemble.datasets import make_synthetic_i
 
 

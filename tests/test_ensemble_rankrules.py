@@ -11,8 +11,8 @@ from scipy.optimize import minimize, minimize_scalar
 
 from trees.utils import ClassOrderWarning
 from ensemble import RankRules
-from ensemble._rankrules import TECHNIQUES, Condition, Rule
-from ensemble._rankrules_core import (
+from ensemble.rankrules._rankrules import TECHNIQUES, Condition, Rule
+from ensemble.rankrules._core import (
     IMPURITIES,
     candidate_rank_sums,
     class_threshold_sums,

@@ -1,4 +1,4 @@
-"""Tests of the compiled RankRules kernels (ensemble._rankrules_kernels) against independent computations.
+"""Tests of the compiled RankRules kernels (ensemble.rankrules._kernels) against independent computations.
 
 The sweep scores every cut of every attribute from running sums, four thresholds
 at a time; the growth of a rule filters the presorted rows once and compacts
@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 
 from ensemble import RankRules
-from ensemble._rankrules import _shifted_weights
-from ensemble._rankrules_core import (
+from ensemble.rankrules._rankrules import _shifted_weights
+from ensemble.rankrules._core import (
     IMPURITIES,
     candidate_rank_sums,
     grow_rule,
     presort,
     rank_sums,
 )
-from ensemble._rankrules_kernels import workspace
+from ensemble.rankrules._kernels import workspace
 
 
 def pair_loop_sums(codes, a, b, covered):

@@ -6,14 +6,14 @@ from scipy.optimize import minimize_scalar
 from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
 
 from ensemble import RankRules
-from ensemble._rankrules import (
+from ensemble.rankrules._rankrules import (
     TECHNIQUES,
     _log_rank_loss,
     _pair_count,
     _shifted_weights,
     _totals,
 )
-from ensemble._rankrules_core import candidate_rank_sums, fit_thresholds, rank_sums
+from ensemble.rankrules._core import candidate_rank_sums, fit_thresholds, rank_sums
 from test_ensemble_rankrules import brute_force_thresholds
 
 # ---------------------------------------------------------------------------

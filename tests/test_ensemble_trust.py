@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 import relabel
 from ensemble import ConsistentForestClassifier, OTreeBagger, RankRules
-from ensemble import _forest
-from ensemble._certificates import exact_jump, is_certified, sum_certificate, tree_nodes
-from ensemble._voting import cut_spacing
+from ensemble.forest import _forest
+from ensemble.certificates._certificates import exact_jump, is_certified, sum_certificate, tree_nodes
+from ensemble.base._voting import cut_spacing
 from ensemble.metrics import mean_absolute_error
 from trees import OrdinalTreeClassifier, leaf_boxes
 from trees._labels import ClassOrderWarning
@@ -100,7 +100,7 @@ def test_tiny_values_with_few_trees_and_learned_cuts_do_not_divide_by_zero():
 
 def test_coinciding_cut_points_report_a_finite_or_infinite_ratio_never_a_crash():
     """Check that a bound of 0 over cut points that coincide reads 0 and certifies; any other bound reads inf."""
-    from ensemble._certificates import bound_ratio
+    from ensemble.certificates._certificates import bound_ratio
 
     assert bound_ratio(0, 0) == 0.0 and is_certified(0, 0)
     assert bound_ratio(3, 0) == np.inf and not is_certified(3, 0)
@@ -234,7 +234,7 @@ def _corner_tree():
 
 def _brute_jump(nodes, value, n_features, resolution=None):
     """Largest value difference over leaf pairs whose closed boxes (dilated by r) meet, every pair tested."""
-    from ensemble._certificates import NodeArrays
+    from ensemble.certificates._certificates import NodeArrays
 
     r = np.zeros(n_features) if resolution is None else np.asarray(resolution)
     boxes = leaf_boxes(NodeArrays(*nodes, n_features), n_features)
@@ -257,7 +257,7 @@ def test_jump_counts_corner_contacts():
 
 
 def _forest_nodes(nodes):
-    from ensemble._certificates import NodeArrays
+    from ensemble.certificates._certificates import NodeArrays
 
     return NodeArrays(*nodes, 2)
 

@@ -12,7 +12,7 @@ import pytest
 from sklearn.utils.class_weight import compute_sample_weight
 
 from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier, OTreeBagger
-from ensemble._base import SKLEARN_ROUTES_MISSING, class_weight_factors
+from ensemble.base._estimator import SKLEARN_ROUTES_MISSING, class_weight_factors
 
 ENSEMBLES = {
     "forest": lambda **kw: ConsistentForestClassifier(n_estimators=20, random_state=0, **kw),

@@ -1,4 +1,4 @@
-"""Thresholds moved to nearby gaps with room (ensemble._gap_room): where they may go, and what the forest gains."""
+"""Thresholds moved to nearby gaps with room (ensemble.forest._gap_room): where they may go, and what the forest gains."""
 
 import warnings
 
@@ -7,8 +7,8 @@ import pytest
 from sklearn.tree import DecisionTreeRegressor
 
 from ensemble import ConsistentForestClassifier
-from ensemble._certificates import face_steps, gap_loads, tree_nodes
-from ensemble._gap_room import _allowed_intervals, spread_thresholds_into_room
+from ensemble.certificates._certificates import face_steps, gap_loads, tree_nodes
+from ensemble.forest._gap_room import _allowed_intervals, spread_thresholds_into_room
 from oracles import gap_walk_spans
 from relabel import DataGrid
 
@@ -150,7 +150,7 @@ def test_monotone_forest_on_two_valued_steps_has_no_room_and_says_pointwise():
 
 
 def test_node_values_hold_the_rows_reaching_each_node_by_a_walk_of_every_row():
-    from ensemble._gap_room import _node_values
+    from ensemble.forest._gap_room import _node_values
 
     rng = np.random.RandomState(0)
     X = rng.rand(300, 3)

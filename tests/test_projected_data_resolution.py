@@ -12,8 +12,8 @@ import pytest
 
 import relabel
 from ensemble import OTreeBagger, audit
-from ensemble._rank_map import RankMap
-from ensemble._space_moves import gap_swing, space_moves
+from ensemble.spaces._rank_map import RankMap
+from ensemble.spaces._moves import gap_swing, space_moves
 from relabel import move_pairs
 from trees import leaf_boxes
 from oracles import bisected_gap_walk as gap_walk
@@ -246,7 +246,7 @@ def test_move_pairs_hold_every_sampled_move_and_match_a_brute_force():
 
 def test_space_moves_follow_the_weights_on_ranks():
     ranks = RankMap(np.array([0, 1, 2]), (np.arange(4.0), np.arange(3.0), np.arange(2.0)))
-    from ensemble._spaces import GroupSpace
+    from ensemble.spaces._spaces import GroupSpace
 
     space = GroupSpace(np.array([0, 1]), np.array([[1.0, 0.0], [2.0, -1.0]]), np.zeros(2), np.array([2]),
                        np.array([4.0, 2.0]), np.zeros(2), ranks=ranks)
@@ -299,7 +299,7 @@ def test_a_steep_feature_keeps_its_own_axis_at_the_data_resolution():
 def test_move_pairs_added_as_broken_reach_the_optimum_of_all_pairs_at_once(monkeypatch, consistency):
     """Check that the move pairs added round by round, only where the labelling breaks them, give each group
     the optimum of the problem holding all of them from the start (same objective, labels consistent on all)."""
-    import ensemble._groups as groups
+    import ensemble.otreebagger._groups as groups
 
     X, y = _data("plain", 3, n=400, d=7)
     objectives, rounds = {}, {}

@@ -1,7 +1,7 @@
 """The base of the certified sums of trees: a new estimator on it reuses every certificate.
 
 The maintainer exercise of docs/design.md section 10 ("One base for every sum of
-trees"): an estimator defined here, in one class, on :class:`ensemble._sums.SumOfTrees`
+trees"): an estimator defined here, in one class, on :class:`ensemble.certificates._sums.SumOfTrees`
 (scikit-learn regression trees with integer leaf values, their mean cut half-way) gets
 ``predict``, ``is_consistent``, ``is_monotone`` and the rest from the base; its
 certificates are checked against brute-force oracles that use ``predict`` alone. Then
@@ -18,11 +18,11 @@ from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils._param_validation import Interval
 
 from ensemble import ConsistentForestClassifier, ConsistentGradientBoostingClassifier
-from ensemble._base import OrdinalEnsemble
-from ensemble._certificates import tree_nodes
-from ensemble._sums import SumOfTrees
-from ensemble._thresholds import set_thresholds
-from ensemble._voting import cut_spacing
+from ensemble.base._estimator import OrdinalEnsemble
+from ensemble.certificates._certificates import tree_nodes
+from ensemble.certificates._sums import SumOfTrees
+from ensemble.certificates._thresholds import set_thresholds
+from ensemble.base._voting import cut_spacing
 from oracles import gap_walk_spans
 
 UNIT_BITS = 10

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 from test_trees_classifier import make_ordinal, oracle_gain, oracle_impurity, same_partition
 
-from ensemble._base import SKLEARN_ROUTES_MISSING
+from ensemble.base._estimator import SKLEARN_ROUTES_MISSING
 from trees import CRITERIA, OrdinalTreeClassifier, leaf_boxes
 
 

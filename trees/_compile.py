@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Callable, TypeVar
 
-__all__ = ["compiled", "grower_cached"]
+__all__ = ["compiled"]
 
 _F = TypeVar("_F", bound=Callable)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -117,24 +117,3 @@ def compiled(function: _F | None = None, *, inline: bool = False) -> _F:
         return njit(cache=True, **options)(function)
     except RuntimeError:
         return njit(cache=False, **options)(function)
-
-
-def grower_cached() -> bool:
-    """Whether numba's disk cache holds a current tree grower (False after an installation or an edit).
-
-    Every model grows trees, so an empty index of the grower means that nothing was
-    compiled yet. Read through numba's cache internals; when they differ the answer is
-    True (callers then warm nothing ahead).
-
-    Examples
-    --------
-    >>> from trees._compile import grower_cached
-    >>> isinstance(grower_cached(), bool)
-    True
-    """
-    try:
-        from trees import _grower
-
-        return bool(_grower._grow_levels._cache._cache_file._load_index())
-    except Exception:  # noqa: BLE001 - numba internals: any failure means "cached"
-        return True

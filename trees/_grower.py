@@ -28,7 +28,7 @@ from trees._splitter import GrowParams, Level, TrainingData, candidate_features,
 from trees._tree import OrdinalTree
 from trees.criteria import _CRITERIA, _encode, _mass
 
-__all__ = ["grow_tree"]
+__all__ = ["grow_tree", "grower_cached"]
 
 # Bounds the (features x rows) gain block of one pass, and so the memory of a level.
 _BLOCK_ELEMENTS = 1 << 22
@@ -226,3 +226,22 @@ def _finish(nodes: NodeArrays, size: int, crit, wig_power: float, n_features: in
         upper_bound=nodes.upper[:size].copy(),
         monotonic_cst=monotonic_cst,
     )
+
+
+def grower_cached() -> bool:
+    """Whether numba's disk cache holds a current tree grower (False after an installation or an edit).
+
+    Every model grows trees, so an empty index of the grower means that nothing was
+    compiled yet. Read through numba's cache internals; when they differ the answer is
+    True (callers then warm nothing ahead).
+
+    Examples
+    --------
+    >>> from trees._grower import grower_cached
+    >>> isinstance(grower_cached(), bool)
+    True
+    """
+    try:
+        return bool(_grow_levels._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - numba internals: any failure means "cached"
+        return True

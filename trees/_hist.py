@@ -313,7 +313,7 @@ def _build_histogram(binned, gradient, hessian, weight, rows, start, stop, ok, h
     them in sequence. Four features share each pass over the rows: the gathers are
     read once for four histograms, which also interleaves four independent chains
     of additions (about 20% faster than one feature a pass; 40% at the root).
-    Boosting's gradients are multiples of a quantum (:func:`ensemble._boosting_loss.quantize`),
+    Boosting's gradients are multiples of a quantum (:func:`ensemble.boosting._loss.quantize`),
     so these sums are exact in any order.
     """
     n = stop - start

@@ -1,0 +1,179 @@
+"""Building trees whose sum is consistent at the data's resolution (docs/design.md section 13).
+
+A move of one feature inside one gap between consecutive training values crosses every
+threshold the trees put in that gap; the certificate (:func:`ensemble.certificates._certificates.gap_loads`)
+adds up each tree's largest rise and fall there. Two pieces keep those loads small by
+construction in the certified forest:
+
+- :func:`one_threshold_per_gap`: a tree's thresholds that fall in one gap become one
+  threshold, so the tree counts once there, with its largest step, not with the sum of
+  its steps at several places;
+- :func:`capped_leaf_values`: each face pair p of a tree across a threshold in a gap
+  gets the share budget / N(p) of the gap's budget, N(p) the crossings (a tree and one
+  of its threshold values) whose pairs there meet p's box (:class:`ensemble.certificates._certificates.GapPairs`), and the tree's leaf values
+  are moved, as little as possible, so that no pair steps by more than its share.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+__all__ = ["MAX_LP_PAIRS", "capped_leaf_values", "one_threshold_per_gap"]
+
+#: Past this many broken pairs in one tree the linear program takes seconds to minutes (deep trees in
+#: many dimensions): the midpoint of the envelopes, a feasible labelling in one pass, is used instead.
+MAX_LP_PAIRS = 5_000
+
+
+def one_threshold_per_gap(nodes: tuple, grid, countable: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """The tree's thresholds with every threshold of one gap of ``grid`` replaced by the first of them.
+
+    Parameters
+    ----------
+    nodes : tuple
+        ``(left, right, feature, threshold[, missing_left])`` of the tree.
+    grid : relabel.DataGrid
+        The training values of every feature.
+    countable : ndarray of bool
+        Features whose thresholds are joined (not the categorical ones).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_nodes,)
+        The new thresholds. Every threshold stays inside its gap between training
+        values, which lies inside its node's own gap, so every training row keeps its
+        side; thresholds of other trees are neither read nor met.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relabel import DataGrid
+    >>> nodes = (np.array([1, 3, -1, -1, -1]), np.array([2, 4, -1, -1, -1]), np.array([0, 0, -2, -2, -2]),
+    ...          np.array([2.5, 2.7, -2.0, -2.0, -2.0]))
+    >>> one_threshold_per_gap(nodes, DataGrid((np.array([2.0, 3.0]),)), np.array([True])).tolist()
+    [2.5, 2.5, -2.0, -2.0, -2.0]
+    """
+    left, feature, threshold = np.asarray(nodes[0]), np.asarray(nodes[2]), np.array(nodes[3], dtype=np.float64)
+    internal = np.flatnonzero((left >= 0) & np.isfinite(threshold))
+    for f in np.unique(feature[internal]):
+        if not countable[f] or grid.values[f] is None:
+            continue
+        at = internal[feature[internal] == f]
+        gaps = grid.threshold_gaps(int(f), threshold[at])
+        _, first = np.unique(gaps, return_index=True)
+        lookup = dict(zip(gaps[first].tolist(), threshold[at][first].tolist(), strict=True))
+        threshold[at] = [lookup[g] for g in gaps.tolist()]
+    return threshold
+
+
+def capped_leaf_values(value: NDArray[np.int64], a: NDArray[np.int64], b: NDArray[np.int64],
+                       cap: NDArray[np.int64], weight: NDArray[np.float64] | None = None) -> NDArray[np.int64]:
+    """The values closest to ``value`` (weighted L1) with ``|new[a_i] - new[b_i]| <= cap_i`` for every pair i.
+
+    Parameters
+    ----------
+    value : ndarray of int64, shape (n_nodes,)
+        A tree's integer values (only the leaves named in the pairs move).
+    a, b : ndarray of int64, shape (P,)
+        The pairs of leaves (:class:`ensemble.certificates._certificates.GapPairs`).
+    cap : ndarray of int64, shape (P,)
+        The largest difference allowed on each pair (>= 0).
+    weight : ndarray of shape (n_nodes,), optional
+        The weight of every leaf's rows (a leaf of weight 0 follows its neighbours);
+        equal weights by default.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_nodes,)
+        Values keeping every cap and minimising ``sum weight |new - value|``; the
+        values as they are where they already keep the caps.
+
+    Notes
+    -----
+    The leaves that can move are those of the connected components, in the graph of
+    the pairs, of the pairs that break their cap; every other leaf keeps its value.
+    On them the problem is a linear program whose constraints are differences of
+    two values, so its matrix is totally unimodular and a vertex optimum with
+    integer data is integer: HiGHS's simplex solution is rounded (a rounding error
+    would only be float noise) and checked; should the check fail, or the broken
+    pairs be more than :data:`MAX_LP_PAIRS`, the (feasible, not optimal) midpoint of
+    the smallest function above ``value`` and the largest below it that keep the caps
+    is returned instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> capped_leaf_values(np.array([0, 0, 10]), np.array([1]), np.array([2]), np.array([4]),
+    ...                    np.array([0.0, 3.0, 1.0])).tolist()
+    [0, 0, 4]
+    """
+    value = np.asarray(value, dtype=np.int64)
+    a, b, cap = (np.asarray(x, dtype=np.int64) for x in (a, b, cap))
+    broken = np.abs(value[a] - value[b]) > cap
+    if not broken.any():
+        return value.copy()
+    out = _l1_projection(value, a, b, cap, broken, weight) if broken.sum() <= MAX_LP_PAIRS else None
+    if out is None or np.any(np.abs(out[a] - out[b]) > cap):
+        out = _midpoint_projection(value, a, b, cap)
+    return out
+
+
+def _l1_projection(value, a, b, cap, broken, weight):
+    """:func:`lipschitz_leaf_values`' linear program on the components of the broken pairs, or None."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = value.shape[0]
+    graph = coo_matrix((np.ones(a.shape[0]), (a, b)), shape=(n, n))
+    _, component = connected_components(graph, directed=False)
+    moving = np.isin(component, np.unique(component[a[broken]]))
+    index = np.full(n, -1, dtype=np.int64)
+    free = np.flatnonzero(moving)
+    index[free] = np.arange(free.shape[0])
+    inside = moving[a] & moving[b]  # a pair touches a component entirely or not at all
+    ia, ib, c = index[a[inside]], index[b[inside]], cap[inside].astype(np.float64)
+    m = free.shape[0]
+    w = np.ones(m) if weight is None else np.maximum(np.asarray(weight, dtype=np.float64)[free], 0.0)
+    w = w + 1e-6 * max(float(w.max(initial=0.0)), 1.0)  # weightless leaves follow their neighbours
+    # Variables: new values (m), then absolute deviations (m).
+    k = ia.shape[0]
+    rows = np.concatenate([np.arange(k), np.arange(k), k + np.arange(k), k + np.arange(k),
+                           2 * k + np.arange(m), 2 * k + np.arange(m), 2 * k + m + np.arange(m),
+                           2 * k + m + np.arange(m)])
+    cols = np.concatenate([ia, ib, ib, ia, np.arange(m), m + np.arange(m), np.arange(m), m + np.arange(m)])
+    data = np.concatenate([np.ones(k), -np.ones(k), np.ones(k), -np.ones(k),
+                           np.ones(m), -np.ones(m), -np.ones(m), -np.ones(m)])
+    v0 = value[free].astype(np.float64)
+    rhs = np.concatenate([c, c, v0, -v0])
+    A = coo_matrix((data, (rows, cols)), shape=(2 * k + 2 * m, 2 * m)).tocsr()
+    lo, hi = float(value[free].min()), float(value[free].max())
+    bounds = [(lo, hi)] * m + [(0.0, None)] * m
+    result = linprog(np.concatenate([np.zeros(m), w]), A_ub=A, b_ub=rhs, bounds=bounds, method="highs-ds")
+    if result.status != 0:
+        return None
+    out = value.copy()
+    out[free] = np.rint(result.x[:m]).astype(np.int64)
+    return out
+
+
+def _midpoint_projection(value, a, b, cap):
+    """The midpoint of the smallest function above ``value`` and the largest below it keeping the caps."""
+    upper, lower = value.copy(), value.copy()
+    for _ in range(value.shape[0] + 1):
+        moved = False
+        for x, z in ((a, b), (b, a)):
+            raised = np.maximum(upper[x], upper[z] - cap)
+            if np.any(raised != upper[x]):
+                np.maximum.at(upper, x, raised)
+                moved = True
+            lowered = np.minimum(lower[x], lower[z] + cap)
+            if np.any(lowered != lower[x]):
+                np.minimum.at(lower, x, lowered)
+                moved = True
+        if not moved:
+            break
+    # Both keep the caps, so does their mean, and so does its floor: floor(p) - floor(q) < p - q + 1.
+    return (upper + lower) // 2
