@@ -140,7 +140,8 @@ def _node_values(left, right, feature, threshold, missing_left, X) -> tuple:
     return start, values[order]
 
 
-def _reroutes_few(values: NDArray[np.float64], old: float, new: float) -> bool:
+@compiled
+def _reroutes_few(values, old, new):
     """Whether moving a split from ``old`` to ``new`` sends at most REROUTE_SHARE of its rows the other way,
     leaving a row on the side that loses some."""
     low, high = min(old, new), max(old, new)
@@ -217,9 +218,15 @@ def spread_thresholds_into_room(nodes: list, values: list, grid, countable: NDAr
     [3, 3, 2]
     """
     d = grid.n_features
-    rise_load = [np.zeros(grid.n_gaps(f), dtype=np.int64) for f in range(d)]
-    fall_load = [np.zeros(grid.n_gaps(f), dtype=np.int64) for f in range(d)]
+    # Every feature's training values and gap loads end to end, for the compiled walk.
+    usable = np.array([bool(countable[f]) and grid.values[f] is not None for f in range(d)])
+    lengths = [0 if grid.values[f] is None else grid.values[f].shape[0] for f in range(d)]
+    v_start = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    all_values = np.concatenate([np.zeros(0)] + [v for v in grid.values if v is not None]).astype(np.float64)
+    g_start = v_start + np.arange(d + 1)  # m + 1 gaps for m values
+    rise_load, fall_load = np.zeros(g_start[-1], np.int64), np.zeros(g_start[-1], np.int64)
     out, moved = [], ([], [], [], [])
+    no_rows = (np.zeros(1, np.int64), np.zeros(0))
     for t, (tree, value) in enumerate(zip(nodes, values, strict=True)):
         left, right, feature, threshold = (np.asarray(a) for a in tree[:4])
         threshold = np.array(threshold, dtype=np.float64)
@@ -231,38 +238,61 @@ def spread_thresholds_into_room(nodes: list, values: list, grid, countable: NDAr
         arrays = (np.asarray(left, np.int64), np.asarray(right, np.int64), np.asarray(feature, np.int64))
         lo, hi = _allowed_intervals(*arrays, threshold)
         grown = threshold.copy()
-        if X is not None:
-            start, rows = _node_values(*arrays, threshold, np.asarray(tree[4], np.bool_), X)
-        for m in np.flatnonzero((left >= 0) & np.isfinite(threshold)).tolist():
-            f = int(feature[m])
-            v = grid.values[f]
-            if not countable[f] or v is None:
-                continue
-            home = int(np.searchsorted(v, threshold[m], side="right"))
-            chosen = home
-            if not (rise_load[f][home] + rise[m] <= budget and fall_load[f][home] + fall[m] <= budget):
-                for k in _nearest(home, window, v.shape[0]):
-                    # The floats t of gap k (v_{k-1} <= t < v_k) strictly inside the allowed interval.
-                    a, b = max(v[k - 1], np.nextafter(lo[m], np.inf)), min(v[k], hi[m])
-                    if not (a < b and rise_load[f][k] + rise[m] <= budget and fall_load[f][k] + fall[m] <= budget):
-                        continue
-                    if X is None or _reroutes_few(rows[start[m]:start[m + 1]], grown[m], (a + b) / 2):
-                        chosen = k
-                        break
-            if chosen != home:
-                threshold[m] = min(a + rng.uniform() * (b - a), np.nextafter(b, -np.inf))
-                for col, val in zip(moved, (t, m, a, b), strict=True):
-                    col.append(val)
-                lo, hi = _allowed_intervals(*arrays, threshold)  # the tree's other nodes on f see the move
-            rise_load[f][chosen] += rise[m]
-            fall_load[f][chosen] += fall[m]
+        start, rows = no_rows if X is None else _node_values(*arrays, threshold, np.asarray(tree[4], np.bool_), X)
+        internal = np.flatnonzero((left >= 0) & np.isfinite(threshold)).astype(np.int64)
+        at = 0
+        while at < internal.shape[0]:
+            # The walk stops at each node that moves, for a draw of this generator (the same draws as a
+            # node-by-node loop here), and goes on after it.
+            at, m, a, b = _walk_to_next_move(internal, at, arrays[2], threshold, grown, lo, hi, np.asarray(rise, np.int64),
+                                             np.asarray(fall, np.int64), usable, all_values, v_start, g_start,
+                                             rise_load, fall_load, budget, window, X is not None, start, rows)
+            if m < 0:
+                break
+            threshold[m] = min(a + rng.uniform() * (b - a), np.nextafter(b, -np.inf))
+            for col, val in zip(moved, (t, m, a, b), strict=True):
+                col.append(val)
+            lo, hi = _allowed_intervals(*arrays, threshold)  # the tree's other nodes on f see the move
+            at += 1
         out.append(threshold)
     return out, tuple(np.asarray(col) for col in moved)
 
 
-def _nearest(home: int, window: int, n_values: int):
-    """The gaps one, two, ... values from ``home``, below first, inside [1, n_values - 1]."""
-    for step in range(1, window + 1):
-        for k in (home - step, home + step):
-            if 1 <= k <= n_values - 1:
-                yield k
+@compiled
+def _walk_to_next_move(internal, at, feature, threshold, grown, lo, hi, rise, fall, usable, all_values, v_start,
+                       g_start, rise_load, fall_load, budget, window, with_rows, start, rows):
+    """Walk the nodes ``internal[at:]``, adding each node's steps to the loads of the gap it ends in, and stop at
+    the first node that moves: ``(its position, node, lo, hi)`` of its new gap, or ``(n, -1, 0, 0)`` at the end.
+
+    A node stays in its own gap when the loads there keep ``budget``; else it takes the nearest gap (below
+    first, one value away, then two, ..., up to ``window``) that keeps them, that its allowed interval
+    reaches and, with rows, that reroutes at most ``REROUTE_SHARE`` of its rows (leaving a row each side).
+    """
+    for p in range(at, internal.shape[0]):
+        m = internal[p]
+        f = feature[m]
+        if not usable[f]:
+            continue
+        v = all_values[v_start[f]:v_start[f + 1]]
+        g = g_start[f]
+        home = np.searchsorted(v, threshold[m], side="right")
+        if rise_load[g + home] + rise[m] <= budget and fall_load[g + home] + fall[m] <= budget:
+            rise_load[g + home] += rise[m]
+            fall_load[g + home] += fall[m]
+            continue
+        for step in range(1, window + 1):
+            for k in (home - step, home + step):
+                if k < 1 or k > v.shape[0] - 1:
+                    continue
+                # The floats t of gap k (v_{k-1} <= t < v_k) strictly inside the allowed interval.
+                a, b = max(v[k - 1], np.nextafter(lo[m], np.inf)), min(v[k], hi[m])
+                if not (a < b and rise_load[g + k] + rise[m] <= budget and fall_load[g + k] + fall[m] <= budget):
+                    continue
+                if with_rows and not _reroutes_few(rows[start[m]:start[m + 1]], grown[m], (a + b) / 2):
+                    continue
+                rise_load[g + k] += rise[m]
+                fall_load[g + k] += fall[m]
+                return p, m, a, b
+        rise_load[g + home] += rise[m]  # no gap with room: the node stays
+        fall_load[g + home] += fall[m]
+    return internal.shape[0], -1, 0.0, 0.0
