@@ -220,11 +220,25 @@ def threshold_multiplicity(thresholds: ArrayLike, owners: ArrayLike, resolution:
     order = np.argsort(t, kind="stable")
     t, owners = t[order], owners[order]
     stop = np.searchsorted(t, t + max(resolution, 0.0), side="right")
-    crowded = np.flatnonzero(stop - np.arange(t.size) > 1)
+    _, owner_ids = np.unique(owners, return_inverse=True)
+    return int(_most_owners_in_a_window(owner_ids.astype(np.int64).ravel(), stop.astype(np.int64)))
+
+
+@compiled
+def _most_owners_in_a_window(owner_ids, stop):
+    """Largest number of distinct ``owner_ids[i:stop[i]]`` over i (ids 0..n-1), at least 1."""
+    seen = np.full(owner_ids.shape[0], -1, dtype=np.int64)
     best = 1
-    for i in crowded:
-        best = max(best, np.unique(owners[i : stop[i]]).size)
-    return int(best)
+    for i in range(owner_ids.shape[0]):
+        if stop[i] - i <= best:  # the window cannot hold more owners than its thresholds
+            continue
+        count = 0
+        for j in range(i, stop[i]):
+            if seen[owner_ids[j]] != i:
+                seen[owner_ids[j]] = i
+                count += 1
+        best = max(best, count)
+    return best
 
 
 @compiled
