@@ -133,20 +133,37 @@ def _row_paths(left, right, feature, threshold, missing_left, X):
 
 
 def _node_values(left, right, feature, threshold, missing_left, X) -> tuple:
-    """Per internal node, the sorted values on its feature of the rows of X reaching it (CSR ``start, values``)."""
+    """Per internal node, the values on its feature of the rows of X reaching it (CSR ``start, values``; unsorted)."""
     nodes, values = _row_paths(left, right, feature, threshold, missing_left, X)
-    order = np.lexsort((values, nodes))
-    start = np.searchsorted(nodes[order], np.arange(left.shape[0] + 1))
-    return start, values[order]
+    return _group_by_node(nodes, values, left.shape[0])
+
+
+@compiled
+def _group_by_node(nodes, values, n_nodes):
+    """``values`` grouped by ``nodes`` (a counting sort): CSR ``start`` over the nodes, and the grouped values."""
+    start = np.zeros(n_nodes + 1, dtype=np.int64)
+    for m in nodes:
+        start[m + 1] += 1
+    for m in range(n_nodes):
+        start[m + 1] += start[m]
+    fill = start[:-1].copy()
+    grouped = np.empty(values.shape[0])
+    for i in range(nodes.shape[0]):
+        grouped[fill[nodes[i]]] = values[i]
+        fill[nodes[i]] += 1
+    return start, grouped
 
 
 @compiled
 def _reroutes_few(values, old, new):
-    """Whether moving a split from ``old`` to ``new`` sends at most REROUTE_SHARE of its rows the other way,
-    leaving a row on the side that loses some."""
+    """Whether moving a split from ``old`` to ``new`` sends at most REROUTE_SHARE of its rows (``values``, in any
+    order) the other way, leaving a row on the side that loses some."""
     low, high = min(old, new), max(old, new)
-    moved = np.searchsorted(values, high, side="right") - np.searchsorted(values, low, side="right")
-    left_after = np.searchsorted(values, new, side="right")
+    moved = 0
+    left_after = 0
+    for x in values:
+        moved += low < x <= high
+        left_after += x <= new
     return moved <= REROUTE_SHARE * values.shape[0] and 0 < left_after < values.shape[0]
 
 
