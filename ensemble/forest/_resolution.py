@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ensemble.base._kernels import compiled
+
 
 __all__ = ["MAX_LP_PAIRS", "capped_leaf_values", "one_threshold_per_gap"]
 
@@ -94,13 +96,16 @@ def capped_leaf_values(value: NDArray[np.int64], a: NDArray[np.int64], b: NDArra
     -----
     The leaves that can move are those of the connected components, in the graph of
     the pairs, of the pairs that break their cap; every other leaf keeps its value.
-    On them the problem is a linear program whose constraints are differences of
-    two values, so its matrix is totally unimodular and a vertex optimum with
-    integer data is integer: HiGHS's simplex solution is rounded (a rounding error
-    would only be float noise) and checked; should the check fail, or the broken
-    pairs be more than :data:`MAX_LP_PAIRS`, the (feasible, not optimal) midpoint of
-    the smallest function above ``value`` and the largest below it that keep the caps
-    is returned instead.
+    On them the problem is a linear program whose constraints are differences of two
+    values: the dual of a minimum-cost circulation (:func:`_l1_projection_by_flow`,
+    OR-Tools' network simplex on integers, the values read as the potentials of the
+    optimal flow). Its result is accepted only when it keeps every cap and its weighted
+    change equals the circulation's cost (weak duality: no values do better); else
+    HiGHS's simplex solves the same program (its vertex optimum is integer, the matrix
+    being totally unimodular: it is rounded and checked). Should both fail, or the
+    broken pairs be more than :data:`MAX_LP_PAIRS`, the (feasible, not optimal)
+    midpoint of the smallest function above ``value`` and the largest below it that
+    keep the caps is returned instead.
 
     Examples
     --------
@@ -114,15 +119,17 @@ def capped_leaf_values(value: NDArray[np.int64], a: NDArray[np.int64], b: NDArra
     broken = np.abs(value[a] - value[b]) > cap
     if not broken.any():
         return value.copy()
-    out = _l1_projection(value, a, b, cap, broken, weight) if broken.sum() <= MAX_LP_PAIRS else None
-    if out is None or np.any(np.abs(out[a] - out[b]) > cap):
-        out = _midpoint_projection(value, a, b, cap)
-    return out
+    if broken.sum() > MAX_LP_PAIRS:
+        return _midpoint_projection(value, a, b, cap)
+    for solve in (_l1_projection_by_flow, _l1_projection):
+        out = solve(value, a, b, cap, broken, weight)
+        if out is not None and not np.any(np.abs(out[a] - out[b]) > cap):
+            return out
+    return _midpoint_projection(value, a, b, cap)
 
 
-def _l1_projection(value, a, b, cap, broken, weight):
-    """:func:`lipschitz_leaf_values`' linear program on the components of the broken pairs, or None."""
-    from scipy.optimize import linprog
+def _moving_leaves(value, a, b, broken):
+    """The leaves of the components (in the graph of the pairs) of the broken pairs, and the pairs among them."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -134,6 +141,96 @@ def _l1_projection(value, a, b, cap, broken, weight):
     free = np.flatnonzero(moving)
     index[free] = np.arange(free.shape[0])
     inside = moving[a] & moving[b]  # a pair touches a component entirely or not at all
+    return free, index, inside
+
+
+def _l1_projection_by_flow(value, a, b, cap, broken, weight):
+    """The weighted L1 projection as the potentials of a minimum-cost circulation, or None.
+
+    Nodes: the moving leaves and a root of potential 0. A pair (a, b) with cap c is two
+    arcs a -> b and b -> a of cost c and unbounded capacity; leaf i has an arc root -> i
+    of cost value_i and one i -> root of cost -value_i, both of capacity its weight. The
+    dual of the circulation is: potentials x with x_b - x_a <= c on every pair arc, and
+    sum_i weight_i |x_i - value_i| smallest, our problem. Potentials read from the
+    shortest distances from and to the root in the residual graph of an optimal flow
+    are optimal. Weights are
+    integers: row counts as they are, other weights rounded to 16 bits of the largest;
+    a leaf without rows weighs 1/64 of one row, so that it follows its neighbours.
+    """
+    from ortools.graph.python import min_cost_flow
+
+    free, index, inside = _moving_leaves(value, a, b, broken)
+    m = free.shape[0]
+    w = np.ones(m) if weight is None else np.maximum(np.asarray(weight, dtype=np.float64)[free], 0.0)
+    top = float(w.max(initial=0.0))
+    whole = top <= 1 << 16 and np.array_equal(w, np.rint(w))
+    w_int = np.rint(w if whole or top == 0 else w * ((1 << 16) / top)).astype(np.int64) * 64
+    w_int[w_int == 0] = 1  # a leaf without rows follows its neighbours (1/64 of one row's pull)
+    v = value[free]
+    ia, ib, c = index[a[inside]], index[b[inside]], cap[inside]
+    root = m
+    unbounded = int(w_int.sum()) + 1  # more than any flow: every pair arc stays residual
+    tail = np.concatenate([ia, ib, np.full(m, root), np.arange(m)]).astype(np.int64)
+    head = np.concatenate([ib, ia, np.arange(m), np.full(m, root)]).astype(np.int64)
+    cost = np.concatenate([c, c, v, -v]).astype(np.int64)
+    capacity = np.concatenate([np.full(2 * ia.shape[0], unbounded), w_int, w_int]).astype(np.int64)
+    flow_solver = min_cost_flow.SimpleMinCostFlow()
+    arcs = flow_solver.add_arcs_with_capacity_and_unit_cost(tail, head, capacity, cost)
+    if flow_solver.solve() != flow_solver.OPTIMAL:
+        return None
+    flow = np.asarray(flow_solver.flows(arcs), dtype=np.int64)
+    ahead, back = flow < capacity, flow > 0
+    r_tail, r_head = np.concatenate([tail[ahead], head[back]]), np.concatenate([head[ahead], tail[back]])
+    r_cost = np.concatenate([cost[ahead], -cost[back]])
+    # The optimal potentials are those with x_v - x_u <= cost on every residual arc u -> v: the largest are the
+    # distances from the root, the smallest minus the distances to it. Their midpoint, rounded down, is optimal
+    # too (the objective is L-natural convex), and takes no side where optima tie.
+    highest = _shortest_from(m + 1, r_tail, r_head, r_cost, root)
+    lowest = _shortest_from(m + 1, r_head, r_tail, r_cost, root)
+    if highest is None or lowest is None:
+        return None
+    # Clipping to the values' range keeps every cap and no change grows: the potentials stay optimal.
+    x = np.clip((highest[:m] - lowest[:m]) // 2, v.min(), v.max())
+    if int(np.sum(w_int * np.abs(x - v))) != -flow_solver.optimal_cost():
+        return None
+    out = value.copy()
+    out[free] = x
+    return out
+
+
+@compiled
+def _shortest_distances(n, tail, head, cost, source):
+    """Bellman-Ford from ``source`` (rounds until nothing changes): distances, and whether they settled."""
+    unreached = np.iinfo(np.int64).max
+    distance = np.full(n, unreached, dtype=np.int64)
+    distance[source] = 0
+    for _ in range(n):
+        changed = False
+        for e in range(tail.shape[0]):
+            u = tail[e]
+            if distance[u] != unreached and distance[u] + cost[e] < distance[head[e]]:
+                distance[head[e]] = distance[u] + cost[e]
+                changed = True
+        if not changed:
+            return distance, True
+    return distance, False
+
+
+def _shortest_from(n, tail, head, cost, source):
+    """Shortest distances from ``source`` in a graph of no negative cycle, or None (a node unreached, or no
+    settling: a negative cycle)."""
+    distance, settled = _shortest_distances(n, tail, head, cost, source)
+    if not settled or np.any(distance == np.iinfo(np.int64).max):
+        return None
+    return distance
+
+
+def _l1_projection(value, a, b, cap, broken, weight):
+    """The same projection by HiGHS's simplex on the components of the broken pairs, or None."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    free, index, inside = _moving_leaves(value, a, b, broken)
     ia, ib, c = index[a[inside]], index[b[inside]], cap[inside].astype(np.float64)
     m = free.shape[0]
     w = np.ones(m) if weight is None else np.maximum(np.asarray(weight, dtype=np.float64)[free], 0.0)
