@@ -170,4 +170,4 @@ def test_node_values_hold_the_rows_reaching_each_node_by_a_walk_of_every_row():
             expected[int(m)].append(v)
             m = left[m] if v <= threshold[m] else right[m]
     for m, vals in expected.items():
-        np.testing.assert_array_equal(values[start[m]:start[m + 1]], np.sort(vals))
+        np.testing.assert_array_equal(np.sort(values[start[m]:start[m + 1]]), np.sort(vals))
