@@ -216,14 +216,18 @@ class GapPairs:
 
 
 def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
-              max_pairs: int | None = None, only: dict | None = None) -> GapPairs | None:
+              max_pairs: int | None = None, only: dict | None = None, exact_limit: int = _EXACT_PAIRS
+              ) -> GapPairs | None:
     """Every tree's face pairs across its thresholds, with their gaps and neighbour counts (:class:`GapPairs`).
 
     None when the trees have more than ``max_pairs`` face pairs in all (deep trees in
     many dimensions have hundreds of thousands each): the callers then do without the
     localisation (:func:`gap_loads`, the forest's caps). With ``only`` (feature ->
     boolean mask over its gaps) the pairs of the other gaps are left out: N(p) only
-    counts pairs of p's own gap, so the kept pairs' counts are unchanged.
+    counts pairs of p's own gap, so the kept pairs' counts are unchanged. N(p) is counted
+    exactly in the gaps of at most ``exact_limit`` pairs (all pairs against all, O(n^2));
+    elsewhere it is bounded from above by the fewest crossings with a pair meeting p's box
+    on one feature alone (O(n log n) per feature), which Theorem 13.2 allows as well.
 
     Examples
     --------
@@ -307,7 +311,7 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
         miss = reach[na] & reach[nb]
         # The threshold's own feature plays no part in which lines cross there.
         lo[:, f], hi[:, f], miss[:, f] = -np.inf, np.inf, True
-        neighbours[rows] = _pair_neighbours(crossing[rows], lo, hi, miss, starts, _EXACT_PAIRS)
+        neighbours[rows] = _pair_neighbours(crossing[rows], lo, hi, miss, starts, exact_limit)
     return GapPairs(cat["tree"], cat["a"], cat["b"], cat["node"], cat["feature"], cat["gap"], neighbours)
 
 

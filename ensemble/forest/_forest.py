@@ -676,15 +676,15 @@ default="squared_error"
         """Spread the thresholds over gaps with room, cap every tree's steps across every gap, sum the out-of-bag values again.
 
         Thresholds first move to the nearest gap whose loads have room for their steps
-        (:meth:`_spread_into_room`); then every face pair p across a threshold in a gap
-        steps by at most budget / N(p) (:class:`ensemble.certificates._certificates.GapPairs`,
-        :func:`capped_leaf_values`), so every gap's load is at most the budget, the
-        spacing the cut points keep (:func:`ensemble.certificates._certificates.gap_loads`).
+        (:meth:`_spread_into_room`); then every face pair p across a threshold in a gap steps by at most
+        budget / N(p) (:func:`capped_leaf_values`), N(p) bounded per feature (``exact_limit=0`` of :func:`gap_pairs`:
+        exact counts cost O(n^2) per gap and bought no accuracy, design section 13), so every gap's load is at
+        most the budget, the spacing the cut points keep (:func:`ensemble.certificates._certificates.gap_loads`).
         """
         budget = self._gap_budget(len(self.estimators_))
         self._spread_into_room(countable, budget, X, sample_weight, rng)
         nodes = [tree_nodes(tree) for tree in self.estimators_]
-        pairs = gap_pairs(nodes, self._grid, countable, max_pairs=MAX_LOCALISED_PAIRS)
+        pairs = gap_pairs(nodes, self._grid, countable, max_pairs=MAX_LOCALISED_PAIRS, exact_limit=0)
         if pairs is None:
             # Deep trees in many dimensions have hundreds of thousands of face pairs each: their
             # caps would cost minutes. The trees keep their values; the certificate says what holds.
