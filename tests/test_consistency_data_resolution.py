@@ -447,3 +447,23 @@ def test_gaps_left_out_of_the_localisation_keep_their_plain_sums():
         np.testing.assert_array_equal(part.loads[f][below], plain.loads[f][below])
         np.testing.assert_array_equal(part.loads[f][~below], full.loads[f][~below])
     assert any((plain.loads[f] > limit).any() and (full.loads[f] < plain.loads[f]).any() for f in range(3))
+
+
+@pytest.mark.parametrize("seed, n_values, n_classes", [(0, 12, 6), (1, 4, 3), (2, 3, 3), (3, 30, 5), (0, 2, 4)])
+def test_a_pointwise_forest_names_the_notion_all_pairs_give_at_its_cut_points(seed, n_values, n_classes):
+    """A pointwise forest decides the data's notion as a verdict only (the feature most over first, stopping at
+    the first failure): its consistency_notion_ must be the one the loads of all pairs give at its cut points
+    (binary features: the data's notion holds; the others: it fails)."""
+    from ensemble.certificates._certificates import sum_certificate
+
+    X, y = _lattice(300, 3, n_values, seed, n_classes=n_classes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = ConsistentForestClassifier(consistency="pointwise", n_estimators=30, random_state=seed).fit(X, y)
+    nodes, values = model._trees_nodes(), model._trees_values()
+    countable = np.ones(3, bool)
+    spacing = int(np.diff(model._cuts).min())
+    full = sum_certificate(nodes, values, 3, countable, spacing, grid=model._grid,
+                           pairs=gap_pairs(nodes, model._grid, countable))
+    assert model.consistency_notion_ == ("data" if full.certified else "pointwise")
+    assert model.is_consistent(notion="data") == full.certified

@@ -20,27 +20,22 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.parallel import delayed
 
-from ensemble.base._estimator import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TreeSpec, tree_feature_importances)
-from ensemble.certificates._certificates import (
-    MAX_LOCALISED_PAIRS,
-    SumCertificate,
-    gap_pairs,
-    sum_certificate,
-    tree_nodes,
-)
 from ensemble.base._docs import fill_doc
-from ensemble.forest._trees import (_OutOfBag, _TreeJob, _Voter, _data_in_space, _fit_tree, float_reach_in_space,
-                                    index_resolves_floats, clipped_index)
-from ensemble.spaces._spaces import GroupSpace
-from ensemble.certificates._sums import SumOfTrees
-from ensemble.forest._monotone import isotonic_leaf_values
-from ensemble.certificates._thresholds import (RANK_GAP_ULPS, Gaps, Ranks, separate_thresholds, set_thresholds,
-                                  spread_thresholds, thresholds_of, warn_crowded)
-from ensemble.base._parallel import run_jobs
-from ensemble.forest._resolution import capped_leaf_values, one_threshold_per_gap
-from ensemble.forest._gap_room import draw_moved_apart, spread_thresholds_into_room
+from ensemble.base._estimator import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TreeSpec, tree_feature_importances)
 from ensemble.base._kernels import tree_apply
-from ensemble.base._voting import (UNIT_BITS, cut_spacing, fit_proba_scale)
+from ensemble.base._parallel import run_jobs
+from ensemble.base._voting import UNIT_BITS, cut_spacing, fit_proba_scale
+from ensemble.certificates._certificates import (MAX_LOCALISED_PAIRS, SumCertificate, gap_pairs, sum_certificate,
+                                                 tree_nodes)
+from ensemble.certificates._sums import SumOfTrees
+from ensemble.certificates._thresholds import (RANK_GAP_ULPS, Gaps, Ranks, separate_thresholds, set_thresholds,
+                                               spread_thresholds, thresholds_of, warn_crowded)
+from ensemble.forest._gap_room import draw_moved_apart, spread_thresholds_into_room
+from ensemble.forest._monotone import isotonic_leaf_values
+from ensemble.forest._resolution import capped_leaf_values, one_threshold_per_gap
+from ensemble.forest._trees import (_OutOfBag, _TreeJob, _Voter, _data_in_space, _fit_tree, clipped_index,
+                                    float_reach_in_space, index_resolves_floats)
+from ensemble.spaces._spaces import GroupSpace
 from trees import CRITERIA
 
 logger = logging.getLogger(__name__)
@@ -509,8 +504,12 @@ default="squared_error"
                 certificate = None
         if certificate is None:
             _, wanted = self._cut_points(None, n_trees, oob)
-            certificate = self._certificate(wanted, certify_at, cache=jumps, grid=self._grid,
-                                            pairs=self.__dict__.pop("_pairs", None))
+            # A pointwise forest only names the notion its trees reach: the data's verdict at its cut points (the
+            # loop's, from the same pointwise bound), not the loads, which nothing of it reads.
+            pointwise = self.consistency == "pointwise"
+            certificate = self._certificate(cut_spacing(self._cuts) if pointwise else wanted, certify_at, cache=jumps,
+                                            grid=self._grid, pairs=self.__dict__.pop("_pairs", None),
+                                            verdict_only=pointwise)
         self._set_cuts(self._cut_points(self._enforced(certificate), n_trees, oob)[0], n_trees << UNIT_BITS)
         del self._grown_values, self._oob_leaves
         self._store_certificate(certificate)
