@@ -185,12 +185,14 @@ def face_jumps(nodes: tuple, value: NDArray[np.int64], n_features: int,
 
 
 def face_steps(nodes: tuple, value: NDArray[np.int64], n_features: int,
-               countable: NDArray[np.bool_] | None = None) -> tuple:
+               countable: NDArray[np.bool_] | None = None, *, ranges_only: bool = False) -> tuple:
     """Per internal node, the largest rise and the largest fall of the tree across its threshold (both >= 0).
 
     A rise is ``value(b) - value(a)`` for leaves a below and b above the threshold
     sharing a face on it (see :func:`face_jumps` for the geometry), a fall its
-    negative; each is 0 where no pair goes that way.
+    negative; each is 0 where no pair goes that way. With ``ranges_only`` (a tree read
+    through its monotone envelope, which changes across its own thresholds by up to
+    its value range) both are the tree's value range at every node.
 
     Examples
     --------
@@ -200,6 +202,10 @@ def face_steps(nodes: tuple, value: NDArray[np.int64], n_features: int,
     >>> [a.tolist() for a in face_steps(nodes, np.array([0, 3, 0, 2, 7]), 2)]  # 3 -> 2 falls, 3 -> 7 rises
     [[4, 0, 5, 0, 0], [1, 0, 0, 0, 0]]
     """
+    if ranges_only:
+        leaves = np.asarray(nodes[0]) < 0
+        rise = np.full(leaves.shape[0], int(np.ptp(np.asarray(value)[leaves])), dtype=np.int64)
+        return rise, rise
     left, right, feature, threshold, reach, leaf_row, lower, upper, counted = _face_geometry(
         nodes, n_features, countable)
     return _node_face_jumps(left, right, feature, threshold, reach, np.ascontiguousarray(value, dtype=np.int64),

@@ -383,12 +383,7 @@ def tree_gap_loads(nodes: tuple, value: NDArray[np.int64], grid, countable: NDAr
     """
     left, _, feature, threshold, _ = _split_nodes(nodes)
     d = grid.n_features
-    if ranges_only:
-        leaves = np.asarray(left) < 0
-        rise = np.full(leaves.shape[0], int(np.ptp(np.asarray(value)[leaves])), dtype=np.int64)
-        fall = rise
-    else:
-        rise, fall = face_steps(nodes, value, d, countable)
+    rise, fall = face_steps(nodes, value, d, countable, ranges_only=ranges_only)
     internal = (np.asarray(left) >= 0) & np.isfinite(np.asarray(threshold, dtype=np.float64))
     out = []
     feature = np.asarray(feature)

@@ -247,11 +247,7 @@ def spread_thresholds_into_room(nodes: list, values: list, grid, countable: NDAr
     for t, (tree, value) in enumerate(zip(nodes, values, strict=True)):
         left, right, feature, threshold = (np.asarray(a) for a in tree[:4])
         threshold = np.array(threshold, dtype=np.float64)
-        if ranges_only:
-            leaves = np.asarray(left) < 0
-            rise = fall = np.full(leaves.shape[0], int(np.ptp(np.asarray(value)[leaves])), dtype=np.int64)
-        else:
-            rise, fall = face_steps(tree, value, d, countable)
+        rise, fall = (np.asarray(s, np.int64) for s in face_steps(tree, value, d, countable, ranges_only=ranges_only))
         arrays = (np.asarray(left, np.int64), np.asarray(right, np.int64), np.asarray(feature, np.int64))
         lo, hi = _allowed_intervals(*arrays, threshold)
         grown = threshold.copy()
@@ -261,9 +257,9 @@ def spread_thresholds_into_room(nodes: list, values: list, grid, countable: NDAr
         while at < internal.shape[0]:
             # The walk stops at each node that moves, for a draw of this generator (the same draws as a
             # node-by-node loop here), and goes on after it.
-            at, m, a, b = _walk_to_next_move(internal, at, arrays[2], threshold, grown, lo, hi, np.asarray(rise, np.int64),
-                                             np.asarray(fall, np.int64), usable, all_values, v_start, g_start,
-                                             rise_load, fall_load, budget, window, X is not None, start, rows)
+            at, m, a, b = _walk_to_next_move(internal, at, arrays[2], threshold, grown, lo, hi, rise, fall, usable,
+                                             all_values, v_start, g_start, rise_load, fall_load, budget, window,
+                                             X is not None, start, rows)
             if m < 0:
                 break
             threshold[m] = min(a + rng.uniform() * (b - a), np.nextafter(b, -np.inf))
