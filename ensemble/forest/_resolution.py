@@ -128,8 +128,9 @@ def capped_leaf_values(value: NDArray[np.int64], a: NDArray[np.int64], b: NDArra
     return _midpoint_projection(value, a, b, cap)
 
 
-def _moving_leaves(value, a, b, broken):
-    """The leaves of the components (in the graph of the pairs) of the broken pairs, and the pairs among them."""
+def _moving_leaves(value, a, b, broken, weight):
+    """The leaves of the components (in the graph of the pairs) of the broken pairs, the pairs among them, and the
+    leaves' weights (1 without ``weight``, negative ones as 0)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -141,7 +142,8 @@ def _moving_leaves(value, a, b, broken):
     free = np.flatnonzero(moving)
     index[free] = np.arange(free.shape[0])
     inside = moving[a] & moving[b]  # a pair touches a component entirely or not at all
-    return free, index, inside
+    w = np.ones(free.shape[0]) if weight is None else np.maximum(np.asarray(weight, dtype=np.float64)[free], 0.0)
+    return free, index, inside, w
 
 
 def _l1_projection_by_flow(value, a, b, cap, broken, weight):
@@ -159,9 +161,8 @@ def _l1_projection_by_flow(value, a, b, cap, broken, weight):
     """
     from ortools.graph.python import min_cost_flow
 
-    free, index, inside = _moving_leaves(value, a, b, broken)
+    free, index, inside, w = _moving_leaves(value, a, b, broken, weight)
     m = free.shape[0]
-    w = np.ones(m) if weight is None else np.maximum(np.asarray(weight, dtype=np.float64)[free], 0.0)
     top = float(w.max(initial=0.0))
     whole = top <= 1 << 16 and np.array_equal(w, np.rint(w))
     w_int = np.rint(w if whole or top == 0 else w * ((1 << 16) / top)).astype(np.int64) * 64
@@ -230,10 +231,9 @@ def _l1_projection(value, a, b, cap, broken, weight):
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
-    free, index, inside = _moving_leaves(value, a, b, broken)
+    free, index, inside, w = _moving_leaves(value, a, b, broken, weight)
     ia, ib, c = index[a[inside]], index[b[inside]], cap[inside].astype(np.float64)
     m = free.shape[0]
-    w = np.ones(m) if weight is None else np.maximum(np.asarray(weight, dtype=np.float64)[free], 0.0)
     w = w + 1e-6 * max(float(w.max(initial=0.0)), 1.0)  # weightless leaves follow their neighbours
     # Variables: new values (m), then absolute deviations (m).
     k = ia.shape[0]
