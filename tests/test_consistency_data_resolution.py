@@ -233,7 +233,7 @@ def test_pair_neighbours_equal_their_definition_on_boxes_restricting_few_feature
     assert ((lo == -np.inf) & (hi == np.inf)).mean() > 0.5 and (lo > hi).any()
     for limit in (0, 10, 100):
         expected = _neighbours_by_definition(tree, lo, hi, miss, starts, limit)
-        np.testing.assert_array_equal(_pair_neighbours(tree, lo, hi, miss, starts, limit), expected)
+        np.testing.assert_array_equal(_pair_neighbours(tree, lo, hi, miss, starts, limit, np.full(n, -1)), expected)
 
 
 def _models(seed):
@@ -376,7 +376,49 @@ def test_pair_neighbours_by_feature_equal_their_definition_on_many_trees(seed):
     tree = rng.randint(0, 40, size=n).astype(np.int64)
     starts = np.array([0, 150, 151, 400], dtype=np.int64)
     expected = _neighbours_by_definition(tree, lo, hi, miss, starts, 0)
-    np.testing.assert_array_equal(_pair_neighbours(tree, lo, hi, miss, starts, 0), expected)
+    np.testing.assert_array_equal(_pair_neighbours(tree, lo, hi, miss, starts, 0, np.full(n, -1)), expected)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pair_neighbours_refine_only_the_counts_a_verdict_needs(seed):
+    """With ``enough`` per pair (a verdict's spacing over the pair's step), a count is refined only while it is
+    above it: every count stays at least the full one (sound for Theorem 13.2), and a count left above its
+    ``enough`` equals the full one, in the groups counted exactly, by the trees' hulls and by their unions."""
+    from ensemble.certificates._gaps import _pair_neighbours
+
+    rng = np.random.RandomState(200 + seed)
+    n, d = 600, 4
+    lo, hi = _random_pair_boxes(rng, n, d, restricted=(1, 4), ends=12, kinds=5, empty=0.2)
+    miss = rng.rand(n, d) < 0.1
+    tree = rng.randint(0, 30, size=n).astype(np.int64)
+    starts = np.array([0, 150, 151, 600], dtype=np.int64)
+    for limit in (0, 200):
+        full = _pair_neighbours(tree, lo, hi, miss, starts, limit, np.full(n, -1))
+        # Most pairs need no count (the hulls then pay); a few need any count above a random level.
+        enough = np.where(rng.rand(n) < 0.9, 10**6, rng.randint(-1, 30, size=n))
+        part = _pair_neighbours(tree, lo, hi, miss, starts, limit, enough)
+        assert (part >= full).all()
+        above = part > enough
+        np.testing.assert_array_equal(part[above], full[above])
+        assert above.sum() > 5 and (part > full).any()
+
+
+def test_steps_read_from_the_face_pairs_equal_the_trees_face_steps():
+    """The steps gap_loads reads from every tree's face pairs at once equal face_steps tree by tree."""
+    from ensemble.certificates._faces import face_steps
+    from ensemble.certificates._gaps import _faces_of, _steps_of_pairs
+
+    rng = np.random.RandomState(5)
+    X = rng.randint(0, 6, size=(200, 3)).astype(np.float64)
+    X[rng.rand(200) < 0.1, 1] = np.nan
+    trees, values = _integer_trees(np.nan_to_num(X, nan=-1.0), 7, n_trees=8, depth=5)
+    nodes = [tree_nodes(t) for t in trees]
+    countable = np.array([True, True, False])
+    rise, fall = _steps_of_pairs(_faces_of(nodes, 3, countable, with_pairs=True), values)
+    expected = [face_steps(n, v, 3, countable) for n, v in zip(nodes, values)]
+    np.testing.assert_array_equal(rise, np.concatenate([e[0] for e in expected]))
+    np.testing.assert_array_equal(fall, np.concatenate([e[1] for e in expected]))
+    assert rise.any() and fall.any()
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -445,7 +487,12 @@ def test_gaps_left_out_of_the_localisation_keep_their_plain_sums():
     for f in range(3):
         below = plain.loads[f] <= limit
         np.testing.assert_array_equal(part.loads[f][below], plain.loads[f][below])
-        np.testing.assert_array_equal(part.loads[f][~below], full.loads[f][~below])
+        # Above the limit: a load the full localisation leaves over it reads the same; one it brings
+        # within it reads within it too (pairs whose bound already keeps them within are not refined).
+        over = ~below & (full.loads[f] > limit)
+        np.testing.assert_array_equal(part.loads[f][over], full.loads[f][over])
+        assert (part.loads[f][~below & ~over] <= limit).all()
+        assert (part.loads[f] >= full.loads[f]).all()
     assert any((plain.loads[f] > limit).any() and (full.loads[f] < plain.loads[f]).any() for f in range(3))
 
 

@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ensemble.certificates._faces import face_jumps, face_pairs, face_steps
-from ensemble.certificates._gaps import MAX_LOCALISED_PAIRS, GapLoads, GapPairs, gap_loads, gap_pairs, tree_gap_loads
+from ensemble.certificates._gaps import MAX_LOCALISED_PAIRS, GapLoads, GapPairs, gap_loads, gap_pairs
 from ensemble.certificates._jumps import (NodeArrays, bound_ratio, exact_jump, is_certified, oscillation_bound,
                                          threshold_clusters, threshold_multiplicity, tree_jump, tree_missing_left,
                                          tree_nodes)
@@ -67,7 +67,6 @@ __all__ = [
     "sum_certificate",
     "threshold_clusters",
     "threshold_multiplicity",
-    "tree_gap_loads",
     "tree_jump",
     "tree_missing_left",
     "tree_nodes",

@@ -15,11 +15,11 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ensemble.certificates._faces import _face_geometry, _node_face_pairs, face_steps
+from ensemble.certificates._faces import _face_geometry, _node_face_jumps, _node_face_pairs, face_steps
 from ensemble.certificates._jumps import _split_nodes
 from ensemble.base._kernels import compiled
 
-__all__ = ["MAX_LOCALISED_PAIRS", "GapLoads", "GapPairs", "gap_loads", "gap_pairs", "tree_gap_loads"]
+__all__ = ["MAX_LOCALISED_PAIRS", "GapLoads", "GapPairs", "gap_loads", "gap_pairs"]
 
 
 #: Above this many pairs in one gap, N(p) is bounded one feature at a time (see :func:`_pair_neighbours`).
@@ -74,7 +74,7 @@ def _meet_on(lo, hi, miss, i, j, r_start, r_feature):
 
 
 @compiled
-def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit):
+def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit, enough):
     """Per pair p, at least the number of distinct crossings with a pair of the same gap whose box meets p's.
 
     ``tree`` holds each pair's crossing (a tree and one of its threshold values, numbered
@@ -84,105 +84,232 @@ def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit):
     most ``exact_limit`` pairs are counted exactly (all pairs against all); larger
     ones get, per pair, the smallest over the features of the number of trees with a
     pair meeting it on that feature alone, which is at least the exact count
-    (each tree's intervals merged and searched by bisection). Only the features
-    some box restricts are tested (:func:`_restricted_features`): the others meet.
+    (:func:`_fewer_by_holes`). Only the features some box restricts are tested
+    (:func:`_restricted_features`): the others meet. A pair whose bound reaches
+    ``enough`` or less is not counted further (a verdict needs no more): it keeps the
+    crossings of its group, or the trees whose hull of pair boxes meets it on some
+    feature, both at least what a full count gives; ``enough`` of -1 counts every pair.
     """
     n = tree.shape[0]
     out = np.zeros(n, dtype=np.int64)
-    n_trees = tree.max() + 1 if n else 1
-    seen = np.full(n_trees, -1, dtype=np.int64)
-    d = lo.shape[1]
     r_start, r_feature = _restricted_features(lo, hi)
+    seen = np.full(tree.max() + 1 if n else 1, -1, dtype=np.int64)
     for s in range(starts.shape[0] - 1):
         first, stop = starts[s], starts[s + 1]
-        if stop - first <= exact_limit:
-            for i in range(first, stop):
-                count = 0
-                for j in range(first, stop):
-                    t = tree[j]
-                    if seen[t] == i:
-                        continue
-                    if _meet_on(lo, hi, miss, i, j, r_start, r_feature) and \
-                            _meet_on(lo, hi, miss, j, i, r_start, r_feature):
-                        seen[t] = i
-                        count += 1
-                out[i] = count
-            continue
         # The group's trees, numbered 0..m-1, with their pairs in tree order.
         members = np.unique(tree[first:stop])
         m = members.shape[0]
-        local = np.searchsorted(members, tree[first:stop])
-        by_tree = np.argsort(local, kind="mergesort") + first
-        offset = np.zeros(m + 1, dtype=np.int64)
-        for i in range(first, stop):
-            offset[local[i - first] + 1] += 1
-        for t in range(m):
-            offset[t + 1] += offset[t]
+        active = np.zeros(stop - first, dtype=np.bool_)
         for i in range(first, stop):
             out[i] = m
-        merged_lo = np.empty(stop - first)
-        merged_hi = np.empty(stop - first)
-        merged_at = np.zeros(m + 1, dtype=np.int64)
-        missing = np.zeros(m, dtype=np.bool_)
-        restricts = np.zeros(d, dtype=np.bool_)
+            active[i - first] = m > enough[i]
+        if not active.any():
+            continue
+        if stop - first <= exact_limit:
+            _count_exactly(out, first, stop, tree, lo, hi, miss, r_start, r_feature, active, seen)
+            continue
+        local = np.searchsorted(members, tree[first:stop])
+        restricts = np.zeros(lo.shape[1], dtype=np.bool_)
         for i in range(first, stop):
             for k in range(r_start[i], r_start[i + 1]):
                 restricts[r_feature[k]] = True
-        for g in range(d):
-            if not restricts[g]:
-                continue  # every box is the whole line on g: every tree meets every pair there (m)
-            # Per tree, the union of its non-empty intervals on g as sorted disjoint intervals.
-            k = 0
+        if active.sum() * m < 8 * (stop - first):
+            # Few pairs still count: the trees' hulls are cheaper than their unions, and often enough.
+            _fewer_by_hulls(out, first, stop, lo, hi, miss, local, m, restricts, active)
+            for i in range(first, stop):
+                active[i - first] = active[i - first] and out[i] > enough[i]
+            if not active.any():
+                continue
+        _fewer_by_unions(out, first, stop, lo, hi, miss, local, m, restricts, active)
+    return out
+
+
+@compiled
+def _count_exactly(out, first, stop, tree, lo, hi, miss, r_start, r_feature, active, seen):
+    """The exact count of every active pair of a group: each pair against all (``seen``: the last pair per tree)."""
+    for i in range(first, stop):
+        if not active[i - first]:
+            continue
+        count = 0
+        for j in range(first, stop):
+            t = tree[j]
+            if seen[t] == i:
+                continue
+            if _meet_on(lo, hi, miss, i, j, r_start, r_feature) and _meet_on(lo, hi, miss, j, i, r_start, r_feature):
+                seen[t] = i
+                count += 1
+        out[i] = count
+
+
+@compiled
+def _fewer_by_hulls(out, first, stop, lo, hi, miss, local, m, restricts, active):
+    """Lower each active pair's count to the trees whose hull of non-empty intervals meets it on one feature.
+
+    A tree whose union meets a pair's interval has its hull meet it too, so the count
+    stays at least :func:`_fewer_by_holes`'s.
+    """
+    hull_lo = np.empty(m)
+    hull_hi = np.empty(m)
+    missing = np.zeros(m, dtype=np.bool_)
+    for g in range(lo.shape[1]):
+        if not restricts[g]:
+            continue
+        hull_lo[:] = np.inf
+        hull_hi[:] = -np.inf
+        missing[:] = False
+        for j in range(first, stop):
+            t = local[j - first]
+            if miss[j, g]:
+                missing[t] = True
+            if lo[j, g] < hi[j, g]:
+                hull_lo[t] = min(hull_lo[t], lo[j, g])
+                hull_hi[t] = max(hull_hi[t], hi[j, g])
+        for i in range(first, stop):
+            if not active[i - first]:
+                continue
+            present = lo[i, g] < hi[i, g]
+            count = 0
             for t in range(m):
-                merged_at[t] = k
-                missing[t] = False
-                rows = by_tree[offset[t]:offset[t + 1]]
-                keep = rows[lo[rows, g] < hi[rows, g]]
-                for j in rows:
-                    if miss[j, g]:
-                        missing[t] = True
-                if keep.shape[0]:
-                    keep = keep[np.argsort(lo[keep, g])]
-                    cur_lo, cur_hi = lo[keep[0], g], hi[keep[0], g]
-                    for j in keep[1:]:
-                        if lo[j, g] <= cur_hi:
-                            cur_hi = max(cur_hi, hi[j, g])
-                        else:
-                            merged_lo[k], merged_hi[k] = cur_lo, cur_hi
-                            k += 1
-                            cur_lo, cur_hi = lo[j, g], hi[j, g]
+                if (miss[i, g] and missing[t]) or (present and hull_lo[t] <= hull_hi[t]
+                                                   and max(lo[i, g], hull_lo[t]) <= min(hi[i, g], hull_hi[t])):
+                    count += 1
+            out[i] = min(out[i], count)
+
+
+@compiled
+def _fewer_by_unions(out, first, stop, lo, hi, miss, local, m, restricts, active):
+    """Lower each active pair's count to the trees whose union of non-empty intervals meets it, feature by feature."""
+    offset = np.zeros(m + 1, dtype=np.int64)
+    for i in range(first, stop):
+        offset[local[i - first] + 1] += 1
+    for t in range(m):
+        offset[t + 1] += offset[t]
+    merged_lo = np.empty(stop - first)
+    merged_hi = np.empty(stop - first)
+    in_order = np.empty(stop - first, dtype=np.int64)
+    merged_at = np.zeros(m + 1, dtype=np.int64)
+    missing = np.zeros(m, dtype=np.bool_)
+    for g in range(lo.shape[1]):
+        if not restricts[g]:
+            continue  # every box is the whole line on g: every tree meets every pair there (m)
+        # Per tree, the union of its non-empty intervals on g as sorted disjoint intervals: the
+        # group's pairs sorted by lo, then by tree keeping that order, and merged in one pass.
+        by_lo = np.argsort(lo[first:stop, g])
+        fill = offset[:m].copy()
+        for q in by_lo:  # a counting sort by tree keeps the order by lo within each tree
+            in_order[fill[local[q]]] = q + first
+            fill[local[q]] += 1
+        k = 0
+        for t in range(m):
+            merged_at[t] = k
+            missing[t] = False
+            open_ = False
+            cur_lo, cur_hi = 0.0, 0.0
+            for j in in_order[offset[t]:offset[t + 1]]:
+                if miss[j, g]:
+                    missing[t] = True
+                if not lo[j, g] < hi[j, g]:
+                    continue
+                if open_ and lo[j, g] <= cur_hi:
+                    cur_hi = max(cur_hi, hi[j, g])
+                    continue
+                if open_:
                     merged_lo[k], merged_hi[k] = cur_lo, cur_hi
                     k += 1
-            merged_at[m] = k
-            # A pair that is the whole line on g meets every tree with an interval there, or
-            # with missing values when it holds them too.
-            with_interval = 0
-            with_either = 0
-            for t in range(m):
-                if merged_at[t + 1] > merged_at[t]:
-                    with_interval += 1
-                    with_either += 1
-                elif missing[t]:
-                    with_either += 1
-            for i in range(first, stop):
-                if lo[i, g] == -np.inf and hi[i, g] == np.inf:
-                    out[i] = min(out[i], with_either if miss[i, g] else with_interval)
-                    continue
-                count = 0
-                present = lo[i, g] < hi[i, g]
-                for t in range(m):
-                    if miss[i, g] and missing[t]:
-                        count += 1
-                        continue
-                    a, b = merged_at[t], merged_at[t + 1]
-                    if not present or a == b:
-                        continue
-                    # The first merged interval ending at or after lo_i; it meets i when it starts by hi_i.
-                    q = a + np.searchsorted(merged_hi[a:b], lo[i, g])
-                    if q < b and merged_lo[q] <= hi[i, g]:
-                        count += 1
-                out[i] = min(out[i], count)
-    return out
+                cur_lo, cur_hi, open_ = lo[j, g], hi[j, g], True
+            if open_:
+                merged_lo[k], merged_hi[k] = cur_lo, cur_hi
+                k += 1
+        merged_at[m] = k
+        _fewer_by_holes(out, first, stop, lo, hi, miss, g, merged_lo, merged_hi, merged_at, missing, active)
+
+
+@compiled
+def _fewer_by_holes(out, first, stop, lo, hi, miss, g, merged_lo, merged_hi, merged_at, missing, active):
+    """Lower ``out[first:stop]`` to the trees each pair meets on feature g, counted through the trees' holes.
+
+    Tree t's intervals on g, merged (``merged_lo/hi[merged_at[t]:merged_at[t+1]]``), leave
+    open holes between them and beyond them; a closed non-empty interval [l, h] misses
+    the union exactly when one hole (a, b) holds it, a < l and h < b, with the outer
+    holes' open ends below -inf and above +inf. A tree's holes are disjoint, so at most
+    one holds it: the trees it meets are those with an interval less the holes holding
+    it, counted for every pair at once by a sweep over l with a Fenwick tree over b
+    (O((holes + pairs) log) where bisecting every tree's union was O(pairs x trees)).
+    A pair holding the points missing g also meets every tree holding them. Only the
+    ``active`` pairs (a mask over the group) are counted.
+    """
+    m = merged_at.shape[0] - 1
+    with_interval, missing_only, n_missing = 0, 0, 0
+    n_holes = 0
+    for t in range(m):
+        if merged_at[t + 1] > merged_at[t]:
+            with_interval += 1
+            n_holes += merged_at[t + 1] - merged_at[t] + 1
+        if missing[t]:
+            n_missing += 1
+            if merged_at[t + 1] == merged_at[t]:
+                missing_only += 1
+    # Holes: lower and upper ends (h_below, h_above mark the outer ends), and whether the tree holds missing g.
+    h_lo = np.empty(n_holes)
+    h_hi = np.empty(n_holes)
+    h_below = np.zeros(n_holes, dtype=np.bool_)
+    h_above = np.zeros(n_holes, dtype=np.bool_)
+    h_missing = np.zeros(n_holes, dtype=np.bool_)
+    k = 0
+    for t in range(m):
+        a, b = merged_at[t], merged_at[t + 1]
+        if a == b:
+            continue
+        for q in range(a, b + 1):
+            h_below[k] = q == a
+            h_above[k] = q == b
+            h_lo[k] = -np.inf if q == a else merged_hi[q - 1]
+            h_hi[k] = np.inf if q == b else merged_lo[q]
+            h_missing[k] = missing[t]
+            k += 1
+    # The upper ends ranked; an outer upper end ranks above every value.
+    finite_hi = np.sort(h_hi[~h_above])
+    n_ranks = finite_hi.shape[0] + 1
+    rank = np.empty(n_holes, dtype=np.int64)
+    for q in range(n_holes):
+        rank[q] = n_ranks - 1 if h_above[q] else np.searchsorted(finite_hi, h_hi[q], side="left")
+    # Holes in the order they start holding a pair as l grows: the outer lower ones first.
+    order = np.argsort(np.where(h_below, -np.inf, h_lo), kind="mergesort")
+    order = np.concatenate((order[h_below[order]], order[~h_below[order]]))
+    queries = np.arange(first, stop)[active]
+    queries = queries[np.argsort(lo[queries, g], kind="mergesort")]
+    all_tree = np.zeros(n_ranks + 1, dtype=np.int64)
+    miss_tree = np.zeros(n_ranks + 1, dtype=np.int64)
+    added_all, added_miss, p = 0, 0, 0
+    for i in queries:
+        if lo[i, g] == -np.inf and hi[i, g] == np.inf:
+            out[i] = min(out[i], with_interval + missing_only if miss[i, g] else with_interval)
+            continue
+        if not lo[i, g] < hi[i, g]:
+            out[i] = min(out[i], n_missing if miss[i, g] else 0)
+            continue
+        while p < n_holes and (h_below[order[p]] or h_lo[order[p]] < lo[i, g]):
+            q = order[p]
+            j = rank[q] + 1
+            while j <= n_ranks:
+                all_tree[j] += 1
+                if h_missing[q]:
+                    miss_tree[j] += 1
+                j += j & -j
+            added_all += 1
+            added_miss += h_missing[q]
+            p += 1
+        # Holes added whose upper end is at most h (rank below the first end above h) hold nothing.
+        j = np.searchsorted(finite_hi, hi[i, g], side="right")
+        below_all, below_miss = 0, 0
+        while j > 0:
+            below_all += all_tree[j]
+            below_miss += miss_tree[j]
+            j -= j & -j
+        count = with_interval - (added_all - below_all)
+        if miss[i, g]:
+            count += missing_only + (added_miss - below_miss)
+        out[i] = min(out[i], count)
 
 
 @dataclass(frozen=True)
@@ -240,7 +367,13 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
     >>> pairs.tree.tolist(), pairs.gap.tolist(), pairs.neighbours.tolist()
     ([0, 1, 2], [1, 1, 1], [2, 2, 1])
     """
-    found = _FoundPairs.collect(nodes, grid, countable, max_pairs, only)
+    return _gap_pairs(nodes, grid, countable, max_pairs, only, exact_limit, None)
+
+
+def _gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_], max_pairs: int | None, only: dict | None,
+               exact_limit: int, faces: list | None) -> GapPairs | None:
+    """:func:`gap_pairs`, from the trees' faces when already read (:func:`_faces_of`)."""
+    found = _FoundPairs.collect(nodes, grid, countable, max_pairs, only, faces)
     if found is None:
         return None
     for f in range(grid.n_features):
@@ -263,43 +396,43 @@ class _FoundPairs:
 
     @classmethod
     def collect(cls, nodes: Sequence[tuple], grid, countable: NDArray[np.bool_], max_pairs: int | None,
-                only: dict | None) -> "_FoundPairs | None":
-        """The pairs of every tree (None past ``max_pairs``), not yet counted."""
+                only: dict | None, faces: list | None = None) -> "_FoundPairs | None":
+        """The pairs of every tree (None past ``max_pairs``), not yet counted.
+
+        ``faces`` holds every tree's face geometry, and pairs, when already read (:func:`_faces_of`).
+        """
         d = grid.n_features
-        parts = {k: [] for k in ("tree", "a", "b", "node", "feature", "gap", "threshold")}
-        geometry = []  # per tree: its leaf rows, boxes and missing-value reach, to build the pair boxes per feature
+        found, features, thresholds = [], [], []
+        kept = []  # per tree: its leaf rows, boxes and missing-value reach, to build the pair boxes per feature
         total = 0
-        gridded = np.array([v is not None for v in grid.values], dtype=bool)
         for t, tree in enumerate(nodes):
-            left, right, feature, threshold, reach, leaf_row, lower, upper, counted = _face_geometry(tree, d, countable)
-            geometry.append((leaf_row, lower, upper, reach))
-            pairs = _node_face_pairs(left, right, feature, threshold, reach, leaf_row, lower, upper, counted)
-            total += pairs.shape[0]
+            geometry_t = _face_geometry(tree, d, countable) if faces is None else faces[t][0]
+            left, right, feature, threshold, reach, leaf_row, lower, upper, counted = geometry_t
+            kept.append((leaf_row, lower, upper, reach))
+            found.append(_node_face_pairs(*geometry_t) if faces is None or faces[t][1] is None else faces[t][1])
+            features.append(feature)
+            thresholds.append(np.asarray(threshold, np.float64))
+            total += found[-1].shape[0]
             if max_pairs is not None and total > max_pairs:
                 return None
-            if pairs.shape[0] == 0:
-                continue
-            a, b, node = pairs[:, 0], pairs[:, 1], pairs[:, 2]
-            f = feature[node]
-            has_grid = gridded[f]
-            a, b, node, f = a[has_grid], b[has_grid], node[has_grid], f[has_grid]
-            gap = np.zeros(a.shape[0], dtype=np.int64)
-            for g in np.unique(f):
-                at = f == g
-                gap[at] = grid.threshold_gaps(int(g), threshold[node[at]])
-            if only is not None:
-                keep = np.zeros(a.shape[0], dtype=bool)
-                for g in only.keys() & set(np.unique(f).tolist()):
-                    at = f == g
-                    keep[at] = only[g][gap[at]]
-                a, b, node, f, gap = a[keep], b[keep], node[keep], f[keep], gap[keep]
-            for key, val in (("tree", np.full(a.shape[0], t, np.int64)), ("a", a), ("b", b), ("node", node),
-                             ("feature", f), ("gap", gap), ("threshold", np.asarray(threshold, np.float64)[node])):
-                parts[key].append(val)
-        if not parts["tree"]:
-            parts = {k: [np.empty(0, np.float64 if k == "threshold" else np.int64)] for k in parts}
+        geometry = kept
+        if not nodes:
             geometry = [(np.empty(0, np.int64), np.empty((0, d)), np.empty((0, d)), np.empty((0, d), bool))]
-        cat = {k: np.concatenate(v) for k, v in parts.items()}
+        per_tree = np.array([len(p) for p in found], dtype=np.int64)
+        pairs = np.concatenate(found).reshape(-1, 3) if found else np.empty((0, 3), np.int64)
+        tree = np.repeat(np.arange(len(found)), per_tree)
+        at = np.cumsum([0] + [len(f) for f in features])[tree] + pairs[:, 2]
+        feature = np.concatenate(features)[at] if features else np.empty(0, np.int64)
+        threshold = np.concatenate(thresholds)[at] if thresholds else np.empty(0)
+        keep = np.array([v is not None for v in grid.values], dtype=bool)[feature]
+        gap = np.zeros(feature.shape[0], dtype=np.int64)
+        for g in np.unique(feature[keep]):
+            on = feature == g
+            gap[on] = grid.threshold_gaps(int(g), threshold[on])
+            if only is not None:
+                keep[on] = only[int(g)][gap[on]] if int(g) in only else False
+        cat = {"tree": tree[keep], "a": pairs[keep, 0], "b": pairs[keep, 1], "node": pairs[keep, 2],
+               "feature": feature[keep], "gap": gap[keep], "threshold": threshold[keep]}
         # Every tree's leaf boxes and reach stacked, so each feature's pair boxes below are one
         # gather (a loop over the trees took 0.2 s of 1.05 s on a model of 1,686 trees).
         node_start = np.cumsum([0] + [len(g[0]) for g in geometry])
@@ -317,8 +450,12 @@ class _FoundPairs:
         crossing[by] = np.cumsum(new) - 1
         return cls(cat, (node_start, leaf_row, lower, upper, reach), crossing, d)
 
-    def count(self, f: int, exact_limit: int) -> None:
-        """N(p) of the pairs at thresholds on feature ``f`` (one feature at a time: only its pair boxes are held)."""
+    def count(self, f: int, exact_limit: int, enough: NDArray[np.int64] | None = None) -> None:
+        """N(p) of the pairs at thresholds on feature ``f`` (one feature at a time: only its pair boxes are held).
+
+        ``enough`` (per pair, over all pairs): a bound at or below it is not refined
+        (:func:`_pair_neighbours`); by default every pair is counted.
+        """
         rows = np.arange(self.bounds[f], self.bounds[f + 1])
         if rows.shape[0] == 0:
             return
@@ -335,7 +472,8 @@ class _FoundPairs:
         miss = self.reach[na] & self.reach[nb]
         # The threshold's own feature plays no part in which lines cross there.
         lo[:, f], hi[:, f], miss[:, f] = -np.inf, np.inf, True
-        self.neighbours[rows] = _pair_neighbours(self.crossing[rows], lo, hi, miss, starts, exact_limit)
+        enough = np.full(rows.shape[0], -1, dtype=np.int64) if enough is None else enough[rows]
+        self.neighbours[rows] = _pair_neighbours(self.crossing[rows], lo, hi, miss, starts, exact_limit, enough)
 
     def pairs(self, features: Sequence[int] | None = None) -> GapPairs:
         """The counted pairs as :class:`GapPairs` (of the given features only)."""
@@ -368,38 +506,93 @@ class GapLoads:
     where: tuple
 
 
-def tree_gap_loads(nodes: tuple, value: NDArray[np.int64], grid, countable: NDArray[np.bool_], *,
-                   ranges_only: bool = False) -> list:
-    """One tree's contribution to :func:`gap_loads`: ``[(feature, gaps, steps), ...]`` per counted feature.
+def _faces_of(nodes: Sequence[tuple], n_features: int, countable: NDArray[np.bool_], with_pairs: bool) -> list | None:
+    """Every tree's face geometry (:func:`_face_geometry`), and its face pairs ``with_pairs`` (else None).
 
-    ``steps`` has two rows, the largest rise and the largest fall of the tree at each
-    of its distinct thresholds on the feature (:func:`face_steps`): along a move
-    inside the gap the tree crosses each of its thresholds there at most once, and
-    changes there by one of its nodes' face pairs at that threshold, or not at all
-    where the move misses the node. With ``ranges_only``
-    (a tree read through its monotone envelope, which changes only across its own
-    thresholds but between any of its leaf values) the jump at every threshold is
-    the tree's value range.
+    Read once for the steps and the pairs. With pairs, None past
+    :data:`MAX_LOCALISED_PAIRS` of them in all, which are then not held (the
+    localisation does without them, and the steps are found tree by tree).
     """
-    left, _, feature, threshold, _ = _split_nodes(nodes)
-    d = grid.n_features
-    rise, fall = face_steps(nodes, value, d, countable, ranges_only=ranges_only)
-    internal = (np.asarray(left) >= 0) & np.isfinite(np.asarray(threshold, dtype=np.float64))
-    out = []
-    feature = np.asarray(feature)
-    threshold = np.asarray(threshold, dtype=np.float64)
-    for f in np.unique(feature[internal]):
-        if not countable[f] or grid.values[f] is None:
-            continue
-        at = internal & (feature == f)
-        t = threshold[at]
-        # The largest rise and fall per distinct threshold (one node on any line crosses it).
-        distinct, inverse = np.unique(t, return_inverse=True)
-        steps = np.zeros((2, distinct.shape[0]), dtype=np.int64)
-        np.maximum.at(steps[0], inverse.ravel(), rise[at])
-        np.maximum.at(steps[1], inverse.ravel(), fall[at])
-        out.append((int(f), grid.threshold_gaps(int(f), distinct), steps))
+    out, total = [], 0
+    for tree in nodes:
+        geometry = _face_geometry(tree, n_features, countable)
+        out.append((geometry, _node_face_pairs(*geometry) if with_pairs else None))
+        total += out[-1][1].shape[0] if with_pairs else 0
+        if total > MAX_LOCALISED_PAIRS:
+            return None
     return out
+
+
+def _steps_of_pairs(faces: list, values: Sequence[NDArray[np.int64]]) -> tuple:
+    """Per node of every tree (concatenated), the largest rise and fall over its face pairs (0 where none).
+
+    The same as :func:`face_steps` tree by tree, from pairs already found.
+    """
+    start = np.cumsum([0] + [len(geometry[0]) for geometry, _ in faces])
+    flat = np.concatenate([np.asarray(v, dtype=np.int64).reshape(-1) for v in values])
+    pairs = np.concatenate([p for _, p in faces]).reshape(-1, 3)
+    base = start[np.repeat(np.arange(len(faces)), [len(p) for _, p in faces])]
+    step = flat[base + pairs[:, 1]] - flat[base + pairs[:, 0]]
+    rise, fall = np.zeros(start[-1], dtype=np.int64), np.zeros(start[-1], dtype=np.int64)
+    np.maximum.at(rise, base + pairs[:, 2], np.maximum(step, 0))
+    np.maximum.at(fall, base + pairs[:, 2], np.maximum(-step, 0))
+    return rise, fall
+
+
+def _step_sums(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid, countable: NDArray[np.bool_],
+               ranges_only: bool, faces: list | None) -> list:
+    """R_k and D_k of every gap: per feature, rows 0 and 1 summing the trees' largest rises and falls there.
+
+    Each tree contributes at each of its distinct thresholds on a counted feature the
+    largest rise and the largest fall of its nodes there (:func:`face_steps`): along a
+    move inside the gap the tree crosses each of its thresholds there at most once, and
+    changes there by one of its nodes' face pairs at that threshold, or not at all
+    where the move misses the node. With ``ranges_only`` (a tree read through its
+    monotone envelope, which changes only across its own thresholds but between any of
+    its leaf values) the jump at every threshold is the tree's value range. The trees'
+    nodes are gathered first and summed feature by feature, not tree by tree.
+    ``faces`` holds every tree's face geometry, and pairs, when already read
+    (:func:`_faces_of`).
+    """
+    d = grid.n_features
+    sums = [np.zeros((2, grid.n_gaps(f)), dtype=np.int64) if countable[f] and grid.values[f] is not None else None
+            for f in range(d)]
+    if not nodes:
+        return sums
+    use = np.array([total is not None for total in sums], dtype=bool)
+    if faces is not None and faces[0][1] is not None:
+        rise, fall = _steps_of_pairs(faces, values)
+    else:
+        steps = [face_steps(tree, value, d, countable, ranges_only=ranges_only) if faces is None else
+                 _node_face_jumps(*faces[t][0][:5], np.ascontiguousarray(value, dtype=np.int64), *faces[t][0][5:])
+                 for t, (tree, value) in enumerate(zip(nodes, values, strict=True))]
+        rise, fall = (np.concatenate([np.asarray(step[k], dtype=np.int64) for step in steps]) for k in (0, 1))
+    split = [_split_nodes(tree_nodes) for tree_nodes in nodes]
+    left, feature = (np.concatenate([np.asarray(n[k], dtype=np.int64) for n in split]) for k in (0, 2))
+    threshold = np.concatenate([np.asarray(n[3], dtype=np.float64) for n in split])
+    tree = np.repeat(np.arange(len(split)), [len(n[0]) for n in split])
+    keep = (left >= 0) & np.isfinite(threshold)
+    keep[keep] = use[feature[keep]]
+    parts = [(feature[keep], tree[keep], threshold[keep], rise[keep], fall[keep])]
+    if not parts:
+        return sums
+    feature, tree, threshold, rise, fall = (np.concatenate([p[k] for p in parts]) for k in range(5))
+    order = np.lexsort((threshold, tree, feature))
+    feature, tree, threshold, rise, fall = (a[order] for a in (feature, tree, threshold, rise, fall))
+    # One row per tree and distinct threshold value: a line crosses it once, at one of its nodes.
+    new = np.ones(feature.shape[0], dtype=bool)
+    new[1:] = (feature[1:] != feature[:-1]) | (tree[1:] != tree[:-1]) | (threshold[1:] != threshold[:-1])
+    first = np.flatnonzero(new)
+    if not first.shape[0]:
+        return sums
+    rise, fall = np.maximum.reduceat(rise, first), np.maximum.reduceat(fall, first)
+    feature, threshold = feature[first], threshold[first]
+    for f in np.unique(feature):
+        at = feature == f
+        gaps = grid.threshold_gaps(int(f), threshold[at])
+        np.add.at(sums[f][0], gaps, rise[at])
+        np.add.at(sums[f][1], gaps, fall[at])
+    return sums
 
 
 def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
@@ -419,7 +612,7 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
         Features whose moves count (not the categorical ones).
     ranges_only : bool, default=False
         Bound each tree's change at a threshold by its value range
-        (:func:`tree_gap_loads`).
+        (:func:`_step_sums`).
     pairs : GapPairs, optional
         The trees' face pairs (:func:`gap_pairs`) if already found: they depend
         on the thresholds only, not on the values.
@@ -462,19 +655,20 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
     >>> loads.loads[0].tolist(), loads.bound, loads.where
     ([0, 6, 3, 0], 6, (0, 1))
     """
-    sums = [np.zeros((2, grid.n_gaps(f)), dtype=np.int64) if countable[f] and grid.values[f] is not None else None
-            for f in range(grid.n_features)]
-    for tree, value in zip(nodes, values, strict=True):
-        for f, gaps, steps in tree_gap_loads(tree, value, grid, countable, ranges_only=ranges_only):
-            np.add.at(sums[f], (slice(None), gaps), steps)
+    # Every pair is needed when all are localised (then the steps come from them too); a verdict
+    # finds them only in the gaps over the spacing, often none (the steps then come from the
+    # trees' geometry alone).
+    faces = None if ranges_only else _faces_of(nodes, grid.n_features, countable,
+                                               with_pairs=pairs is None and localise_above is None)
+    sums = _step_sums(nodes, values, grid, countable, ranges_only, faces)
     if not ranges_only:
         # The localised bound (GapPairs): along a line the changing trees' pairs all meet the
         # box of the pair p holding the line, so the sum rises by at most max_p rise_p N(p).
         if pairs is None and localise_above is not None:
-            _localise_for_a_verdict(sums, nodes, values, grid, countable, localise_above)
+            _localise_for_a_verdict(sums, nodes, values, grid, countable, localise_above, faces)
         else:
             if pairs is None:
-                pairs = gap_pairs(nodes, grid, countable, max_pairs=MAX_LOCALISED_PAIRS)
+                pairs = _gap_pairs(nodes, grid, countable, MAX_LOCALISED_PAIRS, None, _EXACT_PAIRS, faces)
             if pairs is not None:
                 _localise(sums, pairs, values)
     loads = [None if total is None else total.max(axis=0) for total in sums]
@@ -485,6 +679,14 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
     return GapLoads(tuple(loads), bound, where)
 
 
+def _pair_steps(tree: NDArray[np.int64], a: NDArray[np.int64], b: NDArray[np.int64],
+                values: Sequence[NDArray[np.int64]]) -> NDArray[np.int64]:
+    """Each pair's step, the value of its leaf above the threshold less the value below."""
+    offset = np.cumsum([0] + [len(v) for v in values])
+    flat = np.concatenate([np.asarray(v, dtype=np.int64).reshape(-1) for v in values])
+    return flat[offset[tree] + b] - flat[offset[tree] + a]
+
+
 def _localise(sums: list, pairs: GapPairs, values: Sequence[NDArray[np.int64]]) -> None:
     """Lower each gap's R_k and D_k in ``sums`` to max_p rise_p N(p) and max_p fall_p N(p) over its pairs, in place.
 
@@ -492,9 +694,7 @@ def _localise(sums: list, pairs: GapPairs, values: Sequence[NDArray[np.int64]]) 
     """
     if not pairs.tree.shape[0]:
         return
-    offset = np.cumsum([0] + [len(v) for v in values])
-    flat = np.concatenate([np.asarray(v, dtype=np.int64).reshape(-1) for v in values])
-    step = flat[offset[pairs.tree] + pairs.b] - flat[offset[pairs.tree] + pairs.a]
+    step = _pair_steps(pairs.tree, pairs.a, pairs.b, values)
     for f in np.unique(pairs.feature):
         at = pairs.feature == f
         local = np.zeros_like(sums[f])
@@ -506,7 +706,7 @@ def _localise(sums: list, pairs: GapPairs, values: Sequence[NDArray[np.int64]]) 
 
 
 def _localise_for_a_verdict(sums: list, nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
-                            countable: NDArray[np.bool_], spacing: int) -> None:
+                            countable: NDArray[np.bool_], spacing: int, faces: list | None = None) -> None:
     """Localise only the gaps whose R_k or D_k pass ``spacing``, the feature most over first, in place.
 
     Whether every load is at most ``spacing`` is then decided as with all pairs. A sum that
@@ -517,13 +717,17 @@ def _localise_for_a_verdict(sums: list, nodes: Sequence[tuple], values: Sequence
     only = {f: mask for f, mask in over.items() if mask.any()}
     if not only:
         return
-    found = _FoundPairs.collect(nodes, grid, countable, MAX_LOCALISED_PAIRS, only)
+    found = _FoundPairs.collect(nodes, grid, countable, MAX_LOCALISED_PAIRS, only, faces)
     if found is None:
         return
+    # A pair whose step times a bound on its N(p) is within the spacing cannot put a load over
+    # it: its count is refined no further. Pairs without a step need none.
+    step = np.abs(_pair_steps(found.cat["tree"], found.cat["a"], found.cat["b"], values))
+    enough = np.where(step > 0, spacing // np.maximum(step, 1), np.iinfo(np.int64).max)
     worst = max(only, key=lambda f: int(sums[f].max()))
     for features in ([worst], [f for f in only if f != worst]):
         for f in features:
-            found.count(f, _EXACT_PAIRS)
+            found.count(f, _EXACT_PAIRS, enough)
         _localise(sums, found.pairs(features), values)
         if int(sums[worst].max()) > spacing:
             return
