@@ -236,7 +236,7 @@ def _random_face_pairs(rng, n_trees, d):
 
 
 @pytest.mark.parametrize("chunk", [2, 16])  # 2: trees of several outer boxes, each of several inner ones
-def test_crowded_steps_agree_with_counting_meeting_trees_pair_by_pair(chunk, monkeypatch):
+def test_crowded_steps_agree_with_counting_the_trees_a_line_through_a_pair_meets(chunk, monkeypatch):
     from ensemble.audit import _bound as bound
 
     monkeypatch.setattr(bound, "_CHUNK", chunk)
@@ -253,9 +253,17 @@ def test_crowded_steps_agree_with_counting_meeting_trees_pair_by_pair(chunk, mon
         step = np.maximum(step, 0) * rises + np.maximum(-step, 0) * falls
         lo, up = np.concatenate([p[2] for p in pairs]), np.concatenate([p[3] for p in pairs])
         worst = 0.0
-        for i in np.flatnonzero(keep):  # N(p): distinct trees with a pair in the gap whose box meets p's
+        for i in np.flatnonzero(keep):
+            # N(p): distinct trees with a pair in the gap whose box meets p's, or per axis the most of them
+            # holding one point of p's interval (tried at every end point), the fewer.
             meets = keep & np.all(np.maximum(lo, lo[i]) <= np.minimum(up, up[i]), axis=1)
-            worst = max(worst, step[i] * np.unique(owner[meets]).shape[0])
+            count = np.unique(owner[meets]).shape[0]
+            for axis in range(lo.shape[1]):
+                deepest = max((np.unique(owner[meets & (lo[:, axis] <= x) & (x <= up[:, axis])]).shape[0]
+                               for x in np.concatenate([lo[meets, axis], up[meets, axis]])
+                               if lo[i, axis] <= x <= up[i, axis]), default=0)
+                count = min(count, deepest)
+            worst = max(worst, step[i] * count)
         for g in (worst - 0.5, worst, worst + 0.5):
             expected = bool(worst <= g)
             assert bound._crowded_steps(pairs, gaps_of, 1, g, rises, falls) is expected, trial

@@ -153,33 +153,49 @@ def test_gap_loads_bound_the_exact_change_along_every_move(seed, d):
     assert small.bound == loads.bound
 
 
-def test_pair_neighbours_count_every_tree_whose_pair_box_meets():
+def test_pair_neighbours_bound_the_crossings_along_every_line_through_a_pair():
+    """N(p) is at least the number of crossings (a tree and one of its threshold values in p's gap) with a pair
+    holding a line through p's box, for every such line: the largest such number is reached at a point whose
+    coordinates are end points of the pairs' intervals (closed boxes meet pairwise only where they share a
+    point), so every such point of p's box is tried. Some pair's N(p) is below the crossings whose boxes meet p's
+    (the count N(p) replaced)."""
+    import itertools
+
     rng = np.random.RandomState(3)
     X = rng.randint(0, 5, size=(60, 3)).astype(np.float64)
     trees, _ = _integer_trees(X, 3, n_trees=6, depth=4)
     grid = DataGrid.from_data(X)
-    pairs = gap_pairs([tree_nodes(t) for t in trees], grid, np.ones(3, bool))
-    boxes = {}
-    for t, tree in enumerate(trees):
-        b = leaf_boxes(tree)
-        row = {int(leaf): i for i, leaf in enumerate(b.leaf_ids)}
-        boxes[t] = (b, row)
+    pairs = gap_pairs([tree_nodes(t) for t in trees], grid, np.ones(3, bool), exact_limit=0)
+    boxes = [leaf_boxes(tree) for tree in trees]
+    rows = [{int(leaf): i for i, leaf in enumerate(b.leaf_ids)} for b in boxes]
+
+    def box(j):
+        b, r = boxes[int(pairs.tree[j])], rows[int(pairs.tree[j])]
+        lo = np.maximum(b.lower[r[int(pairs.a[j])]], b.lower[r[int(pairs.b[j])]])
+        hi = np.minimum(b.upper[r[int(pairs.a[j])]], b.upper[r[int(pairs.b[j])]])
+        return lo, hi
+
+    below_meeting = 0
     for i in range(pairs.tree.shape[0]):
         f = pairs.feature[i]
-        b, row = boxes[int(pairs.tree[i])]
-        lo_i = np.maximum(b.lower[row[int(pairs.a[i])]], b.lower[row[int(pairs.b[i])]])
-        hi_i = np.minimum(b.upper[row[int(pairs.a[i])]], b.upper[row[int(pairs.b[i])]])
-        meeting = set()
         same = np.flatnonzero((pairs.feature == f) & (pairs.gap == pairs.gap[i]))
-        for j in same:
-            bj, rj = boxes[int(pairs.tree[j])]
-            lo_j = np.maximum(bj.lower[rj[int(pairs.a[j])]], bj.lower[rj[int(pairs.b[j])]])
-            hi_j = np.minimum(bj.upper[rj[int(pairs.a[j])]], bj.upper[rj[int(pairs.b[j])]])
-            meet = np.maximum(lo_i, lo_j) <= np.minimum(hi_i, hi_j)
-            meet[f] = True
-            if meet.all():
-                meeting.add(int(pairs.tree[j]))
-        assert pairs.neighbours[i] >= len(meeting)
+        spans = {int(j): box(j) for j in same}
+        crossing = {int(j): (int(pairs.tree[j]), float(trees[int(pairs.tree[j])].tree_.threshold[pairs.node[j]]))
+                    for j in same}
+        lo_i, hi_i = spans[i]
+        others = [g for g in range(3) if g != f]
+        candidates = [sorted({x for lo, hi in spans.values() for x in (lo[g], hi[g]) if lo_i[g] <= x <= hi_i[g]})
+                      for g in others]
+        most = 0
+        for point in itertools.product(*candidates):
+            holding = {crossing[j] for j, (lo, hi) in spans.items()
+                       if all(lo[g] <= x <= hi[g] for g, x in zip(others, point))}
+            most = max(most, len(holding))
+        assert pairs.neighbours[i] >= most
+        meeting = {crossing[j] for j, (lo, hi) in spans.items()
+                   if all(max(lo[g], lo_i[g]) <= min(hi[g], hi_i[g]) for g in others)}
+        below_meeting += pairs.neighbours[i] < len(meeting)
+    assert below_meeting > 0
 
 
 def _neighbours_by_definition(tree, lo, hi, miss, starts, exact_limit):
@@ -190,14 +206,23 @@ def _neighbours_by_definition(tree, lo, hi, miss, starts, exact_limit):
             return True
         return lo[i, g] < hi[i, g] and lo[j, g] < hi[j, g] and max(lo[i, g], lo[j, g]) <= min(hi[i, g], hi[j, g])
 
+    def deepest(i, g, group):
+        """The most crossings holding one coordinate of i's box on g: a point of its interval, or the missing slice."""
+        best = len({tree[j] for j in group if miss[j, g]}) if miss[i, g] else 0
+        if lo[i, g] < hi[i, g]:
+            ends = [x for j in group if lo[j, g] < hi[j, g] for x in (lo[j, g], hi[j, g])] + [lo[i, g], hi[i, g]]
+            for x in ends:
+                if lo[i, g] <= x <= hi[i, g]:
+                    best = max(best, len({tree[j] for j in group if lo[j, g] < hi[j, g] and lo[j, g] <= x <= hi[j, g]}))
+        return best
+
     out = np.zeros(tree.shape[0], dtype=np.int64)
     for first, stop in zip(starts[:-1], starts[1:]):
         group = range(first, stop)
         for i in group:
+            out[i] = min(deepest(i, g, group) for g in range(lo.shape[1]))
             if stop - first <= exact_limit:
-                out[i] = len({tree[j] for j in group if all(meet(i, j, g) for g in range(lo.shape[1]))})
-            else:
-                out[i] = min(len({tree[j] for j in group if meet(i, j, g)}) for g in range(lo.shape[1]))
+                out[i] = min(out[i], len({tree[j] for j in group if all(meet(i, j, g) for g in range(lo.shape[1]))}))
     return out
 
 

@@ -7,10 +7,12 @@ with a bound at p, bounded per feature by the heaviest threshold value. Along a 
 one feature inside one gap between training values, a tree with one threshold value there
 moves by at most J_t (it crosses from one box to a touching one) and by at most its value
 range otherwise; and the thresholds crossed in the gap along one line are all crossed at
-face pairs whose boxes (on the other features) hold that line, so they meet pairwise: if
-N(p) crossings (a tree and one of its threshold values in the gap) have a face pair whose
-box meets pair p's, the n changes along a line are each at most max_q step_q N(q) / n, the
-n of them at most max_q step_q N(q) (docs/design.md section 13, Theorem 13.2). Two classes apart needs a
+face pairs whose boxes (on the other features) hold that line: if at most N(p) crossings
+(a tree and one of its threshold values in the gap) have a face pair holding any one line
+through pair p's box (counted as those with a pair whose box meets p's, or, per axis, the
+most whose pairs meeting p's box hold one same coordinate of it), the n changes along a
+line are each at most max_q step_q N(q) / n, the n of them at most max_q step_q N(q)
+(docs/design.md section 13, Theorem 13.2). Two classes apart needs a
 move of more than the smallest spacing g of consecutive cut points; a bound <= g proves
 the notion. Written for the audit alone, from
 the boxes it read: it does not call the models' certificates.
@@ -97,10 +99,13 @@ def _any_crowded(queries, step, g, low, high, start, outer, outer_low, outer_hig
                  inner, inner_low, inner_high):
     """Whether some pair p of ``queries`` has step_p N(p) > g.
 
-    The pairs are grouped in two levels of boxes: crossing t owns outer boxes
+    N(p) is the smaller of the crossings with a pair meeting p's box and of
+    :func:`_deepest_line`'s count, both at least the crossings along one line through p's
+    box. The pairs are grouped in two levels of boxes: crossing t owns outer boxes
     start[t]:start[t+1], outer box o owns inner boxes outer[o]:outer[o+1], inner box c owns
     pairs inner[c]:inner[c+1]; each box bounds what it owns, and a box missing p's is
-    skipped whole. The count of p stops as soon as it passes g / step_p.
+    skipped whole. The first count of p stops as soon as it passes g / step_p; only then is
+    the second taken.
     """
     for i in range(queries.shape[0]):
         p = queries[i]
@@ -110,8 +115,65 @@ def _any_crowded(queries, step, g, low, high, start, outer, outer_low, outer_hig
                            inner, inner_low, inner_high, low, high):
                 count += 1
                 if step[p] * count > g:
-                    return True
+                    break
+        if step[p] * count > g and step[p] * _deepest_line(p, low, high, start, outer, inner) > g:
+            return True
     return False
+
+
+@compiled
+def _deepest_line(p, low, high, start, outer, inner):
+    """At least the crossings along any one line through pair p's box: per axis, the most crossings with a pair
+    meeting p's box and holding one same coordinate of it there, the fewest over the axes.
+
+    A crossing along a line in p's box has a pair holding the line: that pair meets p's box
+    and holds the line's coordinate on every axis. Per axis, each crossing's intervals (cut
+    to p's) are merged, and the most merged intervals holding one point is counted.
+    """
+    n_pairs = inner[inner.shape[0] - 1]
+    owner = np.empty(n_pairs, dtype=np.int64)
+    for t in range(start.shape[0] - 1):
+        for o in range(start[t], start[t + 1]):
+            for q in range(inner[outer[o]], inner[outer[o + 1]]):
+                owner[q] = t
+    members = np.empty(n_pairs, dtype=np.int64)
+    m = 0
+    for q in range(n_pairs):
+        if not _box_misses(low[q], high[q], low[p], high[p]):
+            members[m] = q
+            m += 1
+    members = members[:m]  # in crossing order, as the pairs are
+    best = m
+    merged_lo = np.empty(m)
+    merged_hi = np.empty(m)
+    for axis in range(low.shape[1]):
+        k = 0
+        first = 0
+        while first < m:
+            last = first
+            while last < m and owner[members[last]] == owner[members[first]]:
+                last += 1
+            ends_lo = np.maximum(low[members[first:last], axis], low[p, axis])
+            ends_hi = np.minimum(high[members[first:last], axis], high[p, axis])
+            order = np.argsort(ends_lo)
+            cur_lo, cur_hi = ends_lo[order[0]], ends_hi[order[0]]
+            for j in order[1:]:
+                if ends_lo[j] <= cur_hi:
+                    cur_hi = max(cur_hi, ends_hi[j])
+                else:
+                    merged_lo[k], merged_hi[k] = cur_lo, cur_hi
+                    k += 1
+                    cur_lo, cur_hi = ends_lo[j], ends_hi[j]
+            merged_lo[k], merged_hi[k] = cur_lo, cur_hi
+            k += 1
+            first = last
+        starts = np.sort(merged_lo[:k])
+        ends = np.sort(merged_hi[:k])
+        deepest = 0
+        for j in range(k):  # the depth is highest at some interval's start
+            deepest = max(deepest, j + 1 - np.searchsorted(ends, starts[j], side="left"))
+        best = min(best, deepest)
+    return best
 
 
 #: Members per box at both levels of :func:`_crowded_steps`' boxes. A tree lists its faces in
@@ -128,8 +190,8 @@ def _runs(n: int) -> NDArray[np.int64]:
 def _crowded_steps(pairs: list, gaps_of: list, k: int, g: float, rises: bool, falls: bool,
                    deadline: float = float("inf")) -> bool:
     """Whether max over face pairs p in gap k of rise_p N(p) (if ``rises``) and of fall_p N(p) (if
-    ``falls``) is at most g (N(p): the crossings, a tree and one of its threshold values in the gap,
-    with a face pair there meeting p's).
+    ``falls``) is at most g (N(p): at least the crossings, a tree and one of its threshold values in
+    the gap, with a face pair there holding one line through p's box; :func:`_any_crowded`).
 
     Pairs are taken largest step first, and only those whose step times the number of trees
     with a pair in the gap passes g need N(p). False when ``deadline`` passes first.

@@ -75,20 +75,28 @@ def _meet_on(lo, hi, miss, i, j, r_start, r_feature):
 
 @compiled
 def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit, enough):
-    """Per pair p, at least the number of distinct crossings with a pair of the same gap whose box meets p's.
+    """Per pair p, N(p): at least the number of distinct crossings along any one line through p's box.
 
     ``tree`` holds each pair's crossing (a tree and one of its threshold values, numbered
-    0..C-1; a "tree" below is a crossing). Pairs are sorted by gap, ``starts`` bounds the groups. Boxes meet on every
-    feature: closed non-empty intervals that overlap, or both holding the points
-    missing the feature (the threshold's own feature meets always). Groups of at
-    most ``exact_limit`` pairs are counted exactly (all pairs against all); larger
-    ones get, per pair, the smallest over the features of the number of trees with a
-    pair meeting it on that feature alone, which is at least the exact count
-    (:func:`_fewer_by_holes`). Only the features some box restricts are tested
-    (:func:`_restricted_features`): the others meet. A pair whose bound reaches
-    ``enough`` or less is not counted further (a verdict needs no more): it keeps the
-    crossings of its group, or the trees whose hull of pair boxes meets it on some
-    feature, both at least what a full count gives; ``enough`` of -1 counts every pair.
+    0..C-1; a "tree" below is a crossing). Pairs are sorted by gap, ``starts`` bounds the
+    groups. A box is, per feature, a closed interval (empty when ``lo >= hi``) and,
+    where ``miss``, the slice of points missing the feature (the threshold's own feature
+    is the whole line). Two bounds, the smaller kept (docs/design.md section 13):
+
+    - in groups of at most ``exact_limit`` pairs, the crossings with a pair whose box
+      meets p's (all pairs against all, O(n^2)): every crossing along a line in p's box
+      has a pair holding the line, which meets p's box;
+    - in every group, the smallest over the features g of the most crossings one
+      coordinate of p's box on g lies in (:func:`_fewer_by_depth`, O(n log n) per
+      feature): a line in p's box has one coordinate on g, which every crossing along it
+      holds.
+
+    Only the features some box restricts are tested (:func:`_restricted_features`): on
+    the others every crossing holds every line. A pair whose count reaches ``enough`` or
+    less is not counted further (a verdict needs no more): it keeps the crossings of its
+    group, or the crossings whose hull of intervals meets it on some feature
+    (:func:`_fewer_by_hulls`), both at least the full count; ``enough`` of -1 counts
+    every pair.
     """
     n = tree.shape[0]
     out = np.zeros(n, dtype=np.int64)
@@ -105,15 +113,19 @@ def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit, enough):
             active[i - first] = m > enough[i]
         if not active.any():
             continue
-        if stop - first <= exact_limit:
+        exact = stop - first <= exact_limit
+        if exact:
             _count_exactly(out, first, stop, tree, lo, hi, miss, r_start, r_feature, active, seen)
-            continue
+            for i in range(first, stop):
+                active[i - first] = active[i - first] and out[i] > enough[i]
+            if not active.any():
+                continue
         local = np.searchsorted(members, tree[first:stop])
         restricts = np.zeros(lo.shape[1], dtype=np.bool_)
         for i in range(first, stop):
             for k in range(r_start[i], r_start[i + 1]):
                 restricts[r_feature[k]] = True
-        if active.sum() * m < 8 * (stop - first):
+        if not exact and active.sum() * m < 8 * (stop - first):
             # Few pairs still count: the trees' hulls are cheaper than their unions, and often enough.
             _fewer_by_hulls(out, first, stop, lo, hi, miss, local, m, restricts, active)
             for i in range(first, stop):
@@ -145,8 +157,8 @@ def _count_exactly(out, first, stop, tree, lo, hi, miss, r_start, r_feature, act
 def _fewer_by_hulls(out, first, stop, lo, hi, miss, local, m, restricts, active):
     """Lower each active pair's count to the trees whose hull of non-empty intervals meets it on one feature.
 
-    A tree whose union meets a pair's interval has its hull meet it too, so the count
-    stays at least :func:`_fewer_by_holes`'s.
+    A tree holding a point of a pair's interval has its hull meet the interval, so the
+    count stays at least :func:`_fewer_by_depth`'s.
     """
     hull_lo = np.empty(m)
     hull_hi = np.empty(m)
@@ -178,7 +190,7 @@ def _fewer_by_hulls(out, first, stop, lo, hi, miss, local, m, restricts, active)
 
 @compiled
 def _fewer_by_unions(out, first, stop, lo, hi, miss, local, m, restricts, active):
-    """Lower each active pair's count to the trees whose union of non-empty intervals meets it, feature by feature."""
+    """Merge each tree's non-empty intervals per feature and lower each active pair's count by their depth there."""
     offset = np.zeros(m + 1, dtype=np.int64)
     for i in range(first, stop):
         offset[local[i - first] + 1] += 1
@@ -221,94 +233,51 @@ def _fewer_by_unions(out, first, stop, lo, hi, miss, local, m, restricts, active
                 merged_lo[k], merged_hi[k] = cur_lo, cur_hi
                 k += 1
         merged_at[m] = k
-        _fewer_by_holes(out, first, stop, lo, hi, miss, g, merged_lo, merged_hi, merged_at, missing, active)
+        _fewer_by_depth(out, first, stop, lo, hi, miss, g, merged_lo, merged_hi, merged_at, missing, active)
 
 
 @compiled
-def _fewer_by_holes(out, first, stop, lo, hi, miss, g, merged_lo, merged_hi, merged_at, missing, active):
-    """Lower ``out[first:stop]`` to the trees each pair meets on feature g, counted through the trees' holes.
+def _fewer_by_depth(out, first, stop, lo, hi, miss, g, merged_lo, merged_hi, merged_at, missing, active):
+    """Lower each active pair's count to the most trees one point of its interval on feature g lies in.
 
-    Tree t's intervals on g, merged (``merged_lo/hi[merged_at[t]:merged_at[t+1]]``), leave
-    open holes between them and beyond them; a closed non-empty interval [l, h] misses
-    the union exactly when one hole (a, b) holds it, a < l and h < b, with the outer
-    holes' open ends below -inf and above +inf. A tree's holes are disjoint, so at most
-    one holds it: the trees it meets are those with an interval less the holes holding
-    it, counted for every pair at once by a sweep over l with a Fenwick tree over b
-    (O((holes + pairs) log) where bisecting every tree's union was O(pairs x trees)).
-    A pair holding the points missing g also meets every tree holding them. Only the
-    ``active`` pairs (a mask over the group) are counted.
+    Tree t's intervals on g, merged (``merged_lo/hi[merged_at[t]:merged_at[t+1]]``), are
+    disjoint, so the depth at a point x, the number of merged intervals holding x (closed),
+    is the number of trees with a pair holding x on g. A line through p's box has one
+    coordinate x_g in p's interval [l, h] (or lies in the slice missing g, which every
+    tree with a pair holding it holds): the trees changing along it are at most the
+    largest depth over [l, h], or the trees holding missing g. The depth is constant
+    between consecutive end points and at an end point at least on the open piece after
+    it, so its largest value over [l, h] is its largest at the end points and at l and h
+    inside [l, h] (a sparse table answers each pair in O(1)).
     """
-    m = merged_at.shape[0] - 1
-    with_interval, missing_only, n_missing = 0, 0, 0
-    n_holes = 0
-    for t in range(m):
-        if merged_at[t + 1] > merged_at[t]:
-            with_interval += 1
-            n_holes += merged_at[t + 1] - merged_at[t] + 1
-        if missing[t]:
-            n_missing += 1
-            if merged_at[t + 1] == merged_at[t]:
-                missing_only += 1
-    # Holes: lower and upper ends (h_below, h_above mark the outer ends), and whether the tree holds missing g.
-    h_lo = np.empty(n_holes)
-    h_hi = np.empty(n_holes)
-    h_below = np.zeros(n_holes, dtype=np.bool_)
-    h_above = np.zeros(n_holes, dtype=np.bool_)
-    h_missing = np.zeros(n_holes, dtype=np.bool_)
-    k = 0
-    for t in range(m):
-        a, b = merged_at[t], merged_at[t + 1]
-        if a == b:
-            continue
-        for q in range(a, b + 1):
-            h_below[k] = q == a
-            h_above[k] = q == b
-            h_lo[k] = -np.inf if q == a else merged_hi[q - 1]
-            h_hi[k] = np.inf if q == b else merged_lo[q]
-            h_missing[k] = missing[t]
-            k += 1
-    # The upper ends ranked; an outer upper end ranks above every value.
-    finite_hi = np.sort(h_hi[~h_above])
-    n_ranks = finite_hi.shape[0] + 1
-    rank = np.empty(n_holes, dtype=np.int64)
-    for q in range(n_holes):
-        rank[q] = n_ranks - 1 if h_above[q] else np.searchsorted(finite_hi, h_hi[q], side="left")
-    # Holes in the order they start holding a pair as l grows: the outer lower ones first.
-    order = np.argsort(np.where(h_below, -np.inf, h_lo), kind="mergesort")
-    order = np.concatenate((order[h_below[order]], order[~h_below[order]]))
+    k = merged_at[merged_at.shape[0] - 1]
+    n_missing = 0
+    for t in range(merged_at.shape[0] - 1):
+        n_missing += missing[t]
     queries = np.arange(first, stop)[active]
-    queries = queries[np.argsort(lo[queries, g], kind="mergesort")]
-    all_tree = np.zeros(n_ranks + 1, dtype=np.int64)
-    miss_tree = np.zeros(n_ranks + 1, dtype=np.int64)
-    added_all, added_miss, p = 0, 0, 0
+    points = np.unique(np.concatenate((merged_lo[:k], merged_hi[:k], lo[queries, g], hi[queries, g])))
+    starts = np.sort(merged_lo[:k])
+    ends = np.sort(merged_hi[:k])
+    r = points.shape[0]
+    levels = 1
+    while (1 << levels) <= r:
+        levels += 1
+    table = np.zeros((levels, max(r, 1)), dtype=np.int64)
+    for j in range(r):  # intervals starting at or before the point, less those ending before it
+        table[0, j] = np.searchsorted(starts, points[j], side="right") - np.searchsorted(ends, points[j], side="left")
+    for q in range(1, levels):
+        half = 1 << (q - 1)
+        for j in range(r - (1 << q) + 1):
+            table[q, j] = max(table[q - 1, j], table[q - 1, j + half])
     for i in queries:
-        if lo[i, g] == -np.inf and hi[i, g] == np.inf:
-            out[i] = min(out[i], with_interval + missing_only if miss[i, g] else with_interval)
-            continue
-        if not lo[i, g] < hi[i, g]:
-            out[i] = min(out[i], n_missing if miss[i, g] else 0)
-            continue
-        while p < n_holes and (h_below[order[p]] or h_lo[order[p]] < lo[i, g]):
-            q = order[p]
-            j = rank[q] + 1
-            while j <= n_ranks:
-                all_tree[j] += 1
-                if h_missing[q]:
-                    miss_tree[j] += 1
-                j += j & -j
-            added_all += 1
-            added_miss += h_missing[q]
-            p += 1
-        # Holes added whose upper end is at most h (rank below the first end above h) hold nothing.
-        j = np.searchsorted(finite_hi, hi[i, g], side="right")
-        below_all, below_miss = 0, 0
-        while j > 0:
-            below_all += all_tree[j]
-            below_miss += miss_tree[j]
-            j -= j & -j
-        count = with_interval - (added_all - below_all)
-        if miss[i, g]:
-            count += missing_only + (added_miss - below_miss)
+        count = n_missing if miss[i, g] else 0
+        if lo[i, g] < hi[i, g]:
+            u = np.searchsorted(points, lo[i, g], side="left")
+            v = np.searchsorted(points, hi[i, g], side="right")  # the points u..v-1 lie in [l, h]
+            q = 0
+            while (1 << (q + 1)) <= v - u:
+                q += 1
+            count = max(count, table[q, u], table[q, v - (1 << q)])
         out[i] = min(out[i], count)
 
 
@@ -324,13 +293,13 @@ class GapPairs:
     feature, gap : ndarray of int64, shape (P,)
         The threshold's feature and its gap (:meth:`relabel.DataGrid.threshold_gaps`).
     neighbours : ndarray of int64, shape (P,)
-        N(p): the number of *crossings*, a tree and one of its threshold values in the
-        gap, with a pair in the same gap whose box (the points of both leaves'
-        closures on the other features, or their common slice of missing values)
-        meets p's. A line crossing the gap through p's box changes only where it
-        crosses one of these thresholds at a pair holding the line, and all those
-        pairs meet p's box: at most N(p) changes along it. A tree with two threshold
-        values in one gap can change twice along one line, so it counts twice.
+        N(p), at least the number of *crossings* (a tree and one of its threshold
+        values in the gap) that change along any one line crossing the gap through
+        p's box (the points of both leaves' closures on the other features, or their
+        common slice of missing values): each such crossing has a pair holding the
+        line. A line crossing the gap through p's box changes only there, so at most
+        N(p) times (:func:`_pair_neighbours` says how it is counted). A tree with two
+        threshold values in one gap can change twice along one line, so it counts twice.
     """
 
     tree: NDArray[np.int64]
@@ -351,10 +320,11 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
     many dimensions have hundreds of thousands each): the callers then do without the
     localisation (:func:`gap_loads`, the forest's caps). With ``only`` (feature ->
     boolean mask over its gaps) the pairs of the other gaps are left out: N(p) only
-    counts pairs of p's own gap, so the kept pairs' counts are unchanged. N(p) is counted
-    exactly in the gaps of at most ``exact_limit`` pairs (all pairs against all, O(n^2));
-    elsewhere it is bounded from above by the fewest crossings with a pair meeting p's box
-    on one feature alone (O(n log n) per feature), which Theorem 13.2 allows as well.
+    counts pairs of p's own gap, so the kept pairs' counts are unchanged. N(p) is the
+    smaller of the crossings whose pairs meet p's box, counted in the gaps of at most
+    ``exact_limit`` pairs (all pairs against all, O(n^2)), and of the depth per feature,
+    the fewest over the features of the most crossings one coordinate of p's box lies in
+    (O(n log n) per feature); Theorem 13.2 allows either.
 
     Examples
     --------
@@ -639,7 +609,7 @@ def gap_loads(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid,
     an interval of length at most g, docs/design.md section 13). Without
     ``ranges_only``, R_k is also bounded by M = max_p rise_p N(p) over the gap's face
     pairs (:class:`GapPairs`): the n trees that change along a line do so at pairs
-    p_t that all hold the line, so their boxes meet pairwise and every N(p_t) >= n;
+    p_t that all hold the line, so every N(p_t) >= n (:class:`GapPairs`);
     each rises by rise_{p_t} <= M / N(p_t) <= M / n, n of them by at most M. The
     smaller of the two bounds is kept (likewise for the falls).
     O(trees x nodes x depth).

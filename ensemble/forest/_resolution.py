@@ -9,8 +9,9 @@ construction in the certified forest:
   threshold, so the tree counts once there, with its largest step, not with the sum of
   its steps at several places;
 - :func:`capped_leaf_values`: each face pair p of a tree across a threshold in a gap
-  gets the share budget / N(p) of the gap's budget, N(p) the crossings (a tree and one
-  of its threshold values) whose pairs there meet p's box (:class:`ensemble.certificates._certificates.GapPairs`), and the tree's leaf values
+  gets the share budget / N(p) of the gap's budget, N(p) at least the crossings (a tree
+  and one of its threshold values) along any one line through p's box
+  (:class:`ensemble.certificates._certificates.GapPairs`), and the tree's leaf values
   are moved, as little as possible, so that no pair steps by more than its share.
 """
 
