@@ -428,6 +428,51 @@ def test_pair_neighbours_refine_only_the_counts_a_verdict_needs(seed):
         assert above.sum() > 5 and (part > full).any()
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_face_pairs_equal_every_boundary_leaf_pair_sharing_a_face(seed):
+    """face_pairs (a walk of both subtrees together, pruned on the nodes' boxes) against its definition: per
+    split n on a countable f at a finite t, every leaf below n on the left ending at t and on the right starting
+    at t, both non-empty on f, whose boxes overlap with positive length on every other feature or both hold
+    the points missing it; on trees with missing values and repeated thresholds."""
+    from ensemble.base._kernels import missing_reach
+    from ensemble.certificates._faces import face_pairs
+
+    rng = np.random.RandomState(40 + seed)
+    X = rng.randint(0, 5, size=(300, 3)).astype(np.float64)
+    X[rng.rand(300) < 0.15, 1] = np.nan
+    target = X[:, 0] + np.nan_to_num(X[:, 1], nan=2.0) + rng.normal(size=300)
+    tree = DecisionTreeRegressor(max_depth=7, random_state=seed).fit(X, target)
+    nodes = tree_nodes(tree)
+    left, right, feature, threshold = (np.asarray(a) for a in nodes[:4])
+    countable = np.array([True, True, seed != 1])
+    boxes = leaf_boxes(tree)
+    row = {int(leaf): i for i, leaf in enumerate(boxes.leaf_ids)}
+    reach = missing_reach(left, right, feature, np.asarray(nodes[4], dtype=np.uint8), 3)
+
+    def leaves(n):
+        return [n] if left[n] == -1 else leaves(left[n]) + leaves(right[n])
+
+    expected = set()
+    for n in np.flatnonzero(left != -1):
+        f, t = feature[n], threshold[n]
+        if not countable[f] or not np.isfinite(t):
+            continue
+        for a in leaves(left[n]):
+            la, ua = boxes.lower[row[a]], boxes.upper[row[a]]
+            if not (la[f] < ua[f] == t):
+                continue
+            for b in leaves(right[n]):
+                lb, ub = boxes.lower[row[b]], boxes.upper[row[b]]
+                if not (t == lb[f] < ub[f]):
+                    continue
+                if all(max(la[g], lb[g]) < min(ua[g], ub[g]) or (reach[a, g] and reach[b, g])
+                       for g in range(3) if g != f):
+                    expected.add((a, b, int(n)))
+    got = face_pairs(nodes, 3, countable)
+    assert {tuple(r) for r in got.tolist()} == expected
+    assert got.shape[0] == len(expected) > 20
+
+
 def test_steps_read_from_the_face_pairs_equal_the_trees_face_steps():
     """The steps gap_loads reads from every tree's face pairs at once equal face_steps tree by tree."""
     from ensemble.certificates._faces import face_steps
