@@ -430,7 +430,7 @@ def test_pair_neighbours_refine_only_the_counts_a_verdict_needs(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_face_pairs_equal_every_boundary_leaf_pair_sharing_a_face(seed):
-    """face_pairs (a walk of both subtrees together, pruned on the nodes' boxes) against its definition: per
+    """face_pairs against its definition, from the leaves' boxes alone: per
     split n on a countable f at a finite t, every leaf below n on the left ending at t and on the right starting
     at t, both non-empty on f, whose boxes overlap with positive length on every other feature or both hold
     the points missing it; on trees with missing values and repeated thresholds."""
