@@ -245,39 +245,45 @@ def _fewer_by_depth(out, first, stop, lo, hi, miss, g, merged_lo, merged_hi, mer
     is the number of trees with a pair holding x on g. A line through p's box has one
     coordinate x_g in p's interval [l, h] (or lies in the slice missing g, which every
     tree with a pair holding it holds): the trees changing along it are at most the
-    largest depth over [l, h], or the trees holding missing g. The depth is constant
-    between consecutive end points and at an end point at least on the open piece after
-    it, so its largest value over [l, h] is its largest at the end points and at l and h
-    inside [l, h] (a sparse table answers each pair in O(1)).
+    largest depth over [l, h], or the trees holding missing g. The depth only rises at an
+    interval's start (closed: at a start, at least on the open piece after it), so its
+    largest value over [l, h] is at l or at a start inside [l, h] (a sparse table over the
+    starts answers each pair in O(log n)).
     """
     k = merged_at[merged_at.shape[0] - 1]
     n_missing = 0
     for t in range(merged_at.shape[0] - 1):
         n_missing += missing[t]
-    queries = np.arange(first, stop)[active]
-    points = np.unique(np.concatenate((merged_lo[:k], merged_hi[:k], lo[queries, g], hi[queries, g])))
     starts = np.sort(merged_lo[:k])
     ends = np.sort(merged_hi[:k])
+    points = np.unique(merged_lo[:k])  # the depth is largest at an interval's start, or at l
     r = points.shape[0]
     levels = 1
     while (1 << levels) <= r:
         levels += 1
     table = np.zeros((levels, max(r, 1)), dtype=np.int64)
-    for j in range(r):  # intervals starting at or before the point, less those ending before it
-        table[0, j] = np.searchsorted(starts, points[j], side="right") - np.searchsorted(ends, points[j], side="left")
+    closed = 0  # intervals ending before the point, swept in order
+    for j in range(r):
+        while closed < k and ends[closed] < points[j]:
+            closed += 1
+        table[0, j] = np.searchsorted(starts, points[j], side="right") - closed
     for q in range(1, levels):
         half = 1 << (q - 1)
         for j in range(r - (1 << q) + 1):
             table[q, j] = max(table[q - 1, j], table[q - 1, j + half])
-    for i in queries:
+    for i in np.arange(first, stop)[active]:
         count = n_missing if miss[i, g] else 0
         if lo[i, g] < hi[i, g]:
+            # At l itself: the intervals starting at or before l less those ending before it.
+            count = max(count, np.searchsorted(starts, lo[i, g], side="right")
+                        - np.searchsorted(ends, lo[i, g], side="left"))
             u = np.searchsorted(points, lo[i, g], side="left")
-            v = np.searchsorted(points, hi[i, g], side="right")  # the points u..v-1 lie in [l, h]
-            q = 0
-            while (1 << (q + 1)) <= v - u:
-                q += 1
-            count = max(count, table[q, u], table[q, v - (1 << q)])
+            v = np.searchsorted(points, hi[i, g], side="right")  # the starts u..v-1 lie in [l, h]
+            if v > u:
+                q = 0
+                while (1 << (q + 1)) <= v - u:
+                    q += 1
+                count = max(count, table[q, u], table[q, v - (1 << q)])
         out[i] = min(out[i], count)
 
 
