@@ -387,19 +387,24 @@ def test_a_model_saved_before_the_data_resolution_is_checked_pointwise(name):
     assert model.is_consistent() and not model.is_consistent(notion="data")
 
 
+def _crowded_gaps(rng, n, n_trees):
+    """Pair boxes on 4 features (each restricting 1-3), missing values, crossings and three gaps (150, 1, rest)."""
+    lo, hi = _random_pair_boxes(rng, n, 4, restricted=(1, 4), ends=12, kinds=5, empty=0.2)
+    miss = rng.rand(n, 4) < 0.1
+    tree = rng.randint(0, n_trees, size=n).astype(np.int64)
+    return lo, hi, miss, tree, np.array([0, 150, 151, n], dtype=np.int64)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_pair_neighbours_by_feature_equal_their_definition_on_many_trees(seed):
-    """Check the per-feature counts of large groups (the sweep over the gaps of every tree's union) against the
+    """Check the per-feature counts of large groups (the depth over every tree's merged intervals) against the
     definition: many trees with several pairs each, intervals sharing end points, half lines, empty intervals
     and missing values."""
     from ensemble.certificates._gaps import _pair_neighbours
 
     rng = np.random.RandomState(100 + seed)
-    n, d = 400, 4
-    lo, hi = _random_pair_boxes(rng, n, d, restricted=(1, 4), ends=12, kinds=5, empty=0.2)
-    miss = rng.rand(n, d) < 0.1
-    tree = rng.randint(0, 40, size=n).astype(np.int64)
-    starts = np.array([0, 150, 151, 400], dtype=np.int64)
+    n = 400
+    lo, hi, miss, tree, starts = _crowded_gaps(rng, n, n_trees=40)
     expected = _neighbours_by_definition(tree, lo, hi, miss, starts, 0)
     np.testing.assert_array_equal(_pair_neighbours(tree, lo, hi, miss, starts, 0, np.full(n, -1)), expected)
 
@@ -412,11 +417,8 @@ def test_pair_neighbours_refine_only_the_counts_a_verdict_needs(seed):
     from ensemble.certificates._gaps import _pair_neighbours
 
     rng = np.random.RandomState(200 + seed)
-    n, d = 600, 4
-    lo, hi = _random_pair_boxes(rng, n, d, restricted=(1, 4), ends=12, kinds=5, empty=0.2)
-    miss = rng.rand(n, d) < 0.1
-    tree = rng.randint(0, 30, size=n).astype(np.int64)
-    starts = np.array([0, 150, 151, 600], dtype=np.int64)
+    n = 600
+    lo, hi, miss, tree, starts = _crowded_gaps(rng, n, n_trees=30)
     for limit in (0, 200):
         full = _pair_neighbours(tree, lo, hi, miss, starts, limit, np.full(n, -1))
         # Most pairs need no count (the hulls then pay); a few need any count above a random level.
