@@ -206,21 +206,31 @@ def _neighbours_by_definition(tree, lo, hi, miss, starts, exact_limit):
             return True
         return lo[i, g] < hi[i, g] and lo[j, g] < hi[j, g] and max(lo[i, g], lo[j, g]) <= min(hi[i, g], hi[j, g])
 
-    def deepest(i, g, group):
-        """The most crossings holding one coordinate of i's box on g: a point of its interval, or the missing slice."""
+    def most_at_ends(g, group):
+        """Per end point x of the group's non-empty intervals on g: the crossings with a pair holding x."""
+        rows = np.array(group)
+        present = rows[lo[rows, g] < hi[rows, g]]
+        xs = np.unique(np.concatenate([lo[present, g], hi[present, g]]))
+        holds = (lo[present, g][:, None] <= xs) & (xs <= hi[present, g][:, None])
+        return xs, sum(holds[tree[present] == t].any(axis=0).astype(int) for t in np.unique(tree[present]))
+
+    def deepest(i, g, group, ends):
+        """The most crossings holding one coordinate of i's box on g: a point of its interval, or the missing slice.
+
+        The most is reached at an end point inside i's interval (i's own are among them)."""
         best = len({tree[j] for j in group if miss[j, g]}) if miss[i, g] else 0
-        if lo[i, g] < hi[i, g]:
-            ends = [x for j in group if lo[j, g] < hi[j, g] for x in (lo[j, g], hi[j, g])] + [lo[i, g], hi[i, g]]
-            for x in ends:
-                if lo[i, g] <= x <= hi[i, g]:
-                    best = max(best, len({tree[j] for j in group if lo[j, g] < hi[j, g] and lo[j, g] <= x <= hi[j, g]}))
+        xs, most = ends
+        inside = (lo[i, g] <= xs) & (xs <= hi[i, g])
+        if lo[i, g] < hi[i, g] and inside.any():
+            best = max(best, int(np.max(most[inside])))
         return best
 
     out = np.zeros(tree.shape[0], dtype=np.int64)
     for first, stop in zip(starts[:-1], starts[1:]):
         group = range(first, stop)
+        ends = [most_at_ends(g, group) for g in range(lo.shape[1])]
         for i in group:
-            out[i] = min(deepest(i, g, group) for g in range(lo.shape[1]))
+            out[i] = min(deepest(i, g, group, ends[g]) for g in range(lo.shape[1]))
             if stop - first <= exact_limit:
                 out[i] = min(out[i], len({tree[j] for j in group if all(meet(i, j, g) for g in range(lo.shape[1]))}))
     return out
