@@ -206,8 +206,12 @@ def face_steps(nodes: tuple, value: NDArray[np.int64], n_features: int,
         leaves = np.asarray(nodes[0]) < 0
         rise = np.full(leaves.shape[0], int(np.ptp(np.asarray(value)[leaves])), dtype=np.int64)
         return rise, rise
-    left, right, feature, threshold, reach, leaf_row, lower, upper, counted = _face_geometry(
-        nodes, n_features, countable)
+    return _steps_of_geometry(_face_geometry(nodes, n_features, countable), value)
+
+
+def _steps_of_geometry(geometry: tuple, value: NDArray[np.int64]) -> tuple:
+    """:func:`face_steps` of a tree whose :func:`_face_geometry` is already read."""
+    left, right, feature, threshold, reach, leaf_row, lower, upper, counted = geometry
     return _node_face_jumps(left, right, feature, threshold, reach, np.ascontiguousarray(value, dtype=np.int64),
                             leaf_row, lower, upper, counted)
 

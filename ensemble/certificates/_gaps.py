@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ensemble.certificates._faces import _face_geometry, _node_face_jumps, _node_face_pairs, face_steps
+from ensemble.certificates._faces import _face_geometry, _node_face_pairs, _steps_of_geometry, face_steps
 from ensemble.certificates._jumps import _split_nodes
 from ensemble.base._kernels import compiled
 
@@ -504,11 +504,11 @@ def _steps_of_pairs(faces: list, values: Sequence[NDArray[np.int64]]) -> tuple:
 
     The same as :func:`face_steps` tree by tree, from pairs already found.
     """
-    start = np.cumsum([0] + [len(geometry[0]) for geometry, _ in faces])
-    flat = np.concatenate([np.asarray(v, dtype=np.int64).reshape(-1) for v in values])
+    start = np.cumsum([0] + [len(v) for v in values])
     pairs = np.concatenate([p for _, p in faces]).reshape(-1, 3)
-    base = start[np.repeat(np.arange(len(faces)), [len(p) for _, p in faces])]
-    step = flat[base + pairs[:, 1]] - flat[base + pairs[:, 0]]
+    tree = np.repeat(np.arange(len(faces)), [len(p) for _, p in faces])
+    step = _pair_steps(tree, pairs[:, 0], pairs[:, 1], values)
+    base = start[tree]
     rise, fall = np.zeros(start[-1], dtype=np.int64), np.zeros(start[-1], dtype=np.int64)
     np.maximum.at(rise, base + pairs[:, 2], np.maximum(step, 0))
     np.maximum.at(fall, base + pairs[:, 2], np.maximum(-step, 0))
@@ -540,8 +540,7 @@ def _step_sums(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid
         rise, fall = _steps_of_pairs(faces, values)
     else:
         steps = [face_steps(tree, value, d, countable, ranges_only=ranges_only) if faces is None else
-                 _node_face_jumps(*faces[t][0][:5], np.ascontiguousarray(value, dtype=np.int64), *faces[t][0][5:])
-                 for t, (tree, value) in enumerate(zip(nodes, values, strict=True))]
+                 _steps_of_geometry(faces[t][0], value) for t, (tree, value) in enumerate(zip(nodes, values, strict=True))]
         rise, fall = (np.concatenate([np.asarray(step[k], dtype=np.int64) for step in steps]) for k in (0, 1))
     split = [_split_nodes(tree_nodes) for tree_nodes in nodes]
     left, feature = (np.concatenate([np.asarray(n[k], dtype=np.int64) for n in split]) for k in (0, 2))
