@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 
 from relabel._errors import TooManyRegionsError
 from relabel._features import check_categorical_features, check_resolution
-from relabel._contacts import _alias_contacts, _face_flags, far_labels, largest_finite, near_rule
+from relabel._contacts import _alias_contacts, _face_flags_at, far_labels, largest_finite, near_rule_at
 from relabel._grid import DataGrid, grid_rule
 from relabel._guillotine import far_on_one_value, guillotine_tree, push_down
 from relabel._numba import compiled, float_array, index_array
@@ -413,7 +413,7 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
             )
     a = np.concatenate(found_a) if found_a else np.empty(0, np.intp)
     b = np.concatenate(found_b) if found_b else np.empty(0, np.intp)
-    return a.astype(np.intp), b.astype(np.intp)
+    return a.astype(np.intp, copy=False), b.astype(np.intp, copy=False)
 
 
 def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=None, labels=None,
@@ -428,12 +428,12 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=N
     slack = np.where(resolution > 0, resolution * (1 + 1e-9) + 1e-12 * (finite + resolution), 0.0)
 
     def rule(a, b):
-        return near_rule(lower[a], upper[a], lower[b], upper[b], resolution, categorical)
+        return near_rule_at(lower, upper, a, b, resolution, categorical)
 
     a, b = _candidate_pairs(lower, upper, lower - slack, upper + slack, categorical, max_edges, rule,
                             "at this resolution (use a smaller resolution)", wanted_pairs=wanted_pairs,
                             labels=labels, hierarchy=hierarchy)
-    return a, b, _face_flags(lower[a], upper[a], lower[b], upper[b])
+    return a, b, _face_flags_at(lower, upper, a, b)
 
 
 def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None, labels=None,
@@ -466,7 +466,7 @@ def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None, l
         found_b.append(b)
     a = np.concatenate(found_a) if found_a else np.empty(0, np.intp)
     b = np.concatenate(found_b) if found_b else np.empty(0, np.intp)
-    return a, b, _face_flags(lower[a], upper[a], lower[b], upper[b])
+    return a, b, _face_flags_at(lower, upper, a, b)
 
 
 def _exact_grid_pairs(partition, split, grid, categorical, max_edges, labels):
@@ -648,7 +648,7 @@ def adjacency_edges(
         a, b = regions[a], regions[b]
     if grid is not None and exact:
         ga, gb = _exact_grid_pairs(partition, split, s_grid, s_cat, max_edges, labels)
-        gface = _face_flags(lower[ga], upper[ga], lower[gb], upper[gb])
+        gface = _face_flags_at(lower, upper, ga, gb)
         a, b, face = np.concatenate((a, ga)), np.concatenate((b, gb)), np.concatenate((face, gface))
     # With the regions before snapping, the grid pairs of the slivers are already exact.
     extra = _alias_contacts(partition, lower, upper, contact, categorical, resolution, None if exact else grid)
@@ -673,8 +673,8 @@ def _sorted_edges(a, b, face, extra):
         a = np.concatenate((a, extra[0]))
         b = np.concatenate((b, extra[1]))
         face = np.concatenate((face, extra[2]))
-    lo_node = np.minimum(a, b).astype(np.intp)
-    hi_node = np.maximum(a, b).astype(np.intp)
+    lo_node = np.minimum(a, b).astype(np.intp, copy=False)
+    hi_node = np.maximum(a, b).astype(np.intp, copy=False)
     # One int64 key per pair sorts about three times faster than a lexsort of the two columns.
     span = np.int64(hi_node.max(initial=0)) + 1
     order = np.argsort(lo_node.astype(np.int64) * span + hi_node, kind="stable")

@@ -11,21 +11,63 @@ from __future__ import annotations
 import numpy as np
 
 from relabel._grid import grid_rule
+from relabel._numba import compiled, float_array, index_array
 
-__all__ = ["far_labels", "largest_finite", "near_rule"]
+__all__ = ["far_labels", "largest_finite", "near_rule", "near_rule_at"]
+
+
+@compiled
+def _near_one(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
+    """:func:`near_rule` for one pair of boxes (rows of shape (d,)): the rule, in one place."""
+    for f in range(lo_a.shape[0]):
+        gap = max(lo_a[f], lo_b[f]) - min(hi_a[f], hi_b[f])
+        if categorical[f]:
+            if not gap < 0.0:
+                return False
+        elif not gap <= resolution[f]:
+            return False
+    return True
+
+
+@compiled
+def _near_rows(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
+    out = np.empty(lo_a.shape[0], dtype=np.bool_)
+    for i in range(lo_a.shape[0]):
+        out[i] = _near_one(lo_a[i], hi_a[i], lo_b[i], hi_b[i], resolution, categorical)
+    return out
+
+
+@compiled
+def _near_at(lower, upper, a, b, resolution, categorical):
+    out = np.empty(a.shape[0], dtype=np.bool_)
+    for i in range(a.shape[0]):
+        out[i] = _near_one(lower[a[i]], upper[a[i]], lower[b[i]], upper[b[i]], resolution, categorical)
+    return out
 
 
 def near_rule(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
-    """Whether boxes a and b are r-neighbours, per pair (the rule, in one place).
+    """Whether boxes a and b are r-neighbours, per pair.
 
     For every non-categorical feature f, ``max(l_a, l_b) - min(u_a, u_b) <= r_f`` (the
     closures meet after dilating both boxes by r_f / 2; r_f = 0 is closure contact,
     exactly, since a float difference is <= 0 exactly when the first operand is not
     larger); for a categorical feature the open intervals overlap. Arrays of shape
-    (P, d) for the bounds, (d,) for ``resolution`` and ``categorical``.
+    (P, d) for the bounds (or broadcast to it), (d,) for ``resolution`` and ``categorical``.
     """
-    gap = np.maximum(lo_a, lo_b) - np.minimum(hi_a, hi_b)
-    return np.all(np.where(categorical, gap < 0, gap <= resolution), axis=1)
+    lo_a, hi_a, lo_b, hi_b = np.broadcast_arrays(lo_a, hi_a, lo_b, hi_b)
+    return _near_rows(*(float_array(x) for x in (lo_a, hi_a, lo_b, hi_b)), *_rule_axes(resolution, categorical,
+                                                                                        lo_a.shape[1]))
+
+
+def near_rule_at(lower, upper, a, b, resolution, categorical):
+    """:func:`near_rule` of the pairs of rows ``(a[i], b[i])`` of ``lower`` and ``upper``, without gathering them."""
+    return _near_at(float_array(lower), float_array(upper), index_array(a), index_array(b),
+                    *_rule_axes(resolution, categorical, np.shape(lower)[1]))
+
+
+def _rule_axes(resolution, categorical, d):
+    return (float_array(np.broadcast_to(np.asarray(resolution, dtype=np.float64), (d,))),
+            np.ascontiguousarray(np.broadcast_to(np.asarray(categorical, dtype=np.bool_), (d,))))
 
 
 def largest_finite(lower, upper):
@@ -51,11 +93,43 @@ def far_labels(labels):
     return regions, kept, wanted
 
 
+@compiled
+def _face_one(lo_a, hi_a, lo_b, hi_b):
+    """Whether the closures of two boxes meet and touch on exactly one axis (a shared face)."""
+    touches = 0
+    for f in range(lo_a.shape[0]):
+        if max(lo_a[f], lo_b[f]) > min(hi_a[f], hi_b[f]):
+            return False
+        if hi_a[f] == lo_b[f] or hi_b[f] == lo_a[f]:
+            touches += 1
+    return touches == 1
+
+
+@compiled
+def _face_rows(lo_a, hi_a, lo_b, hi_b):
+    out = np.empty(lo_a.shape[0], dtype=np.bool_)
+    for i in range(lo_a.shape[0]):
+        out[i] = _face_one(lo_a[i], hi_a[i], lo_b[i], hi_b[i])
+    return out
+
+
+@compiled
+def _face_at(lower, upper, a, b):
+    out = np.empty(a.shape[0], dtype=np.bool_)
+    for i in range(a.shape[0]):
+        out[i] = _face_one(lower[a[i]], upper[a[i]], lower[b[i]], upper[b[i]])
+    return out
+
+
 def _face_flags(lo_a, hi_a, lo_b, hi_b):
-    """True where the closures meet and touch on exactly one axis (a shared face)."""
-    meet = np.all(np.maximum(lo_a, lo_b) <= np.minimum(hi_a, hi_b), axis=1)
-    touches = np.sum((hi_a == lo_b) | (hi_b == lo_a), axis=1)
-    return meet & (touches == 1)
+    """True where the closures meet and touch on exactly one axis (a shared face), per pair of rows."""
+    lo_a, hi_a, lo_b, hi_b = np.broadcast_arrays(lo_a, hi_a, lo_b, hi_b)
+    return _face_rows(*(float_array(x) for x in (lo_a, hi_a, lo_b, hi_b)))
+
+
+def _face_flags_at(lower, upper, a, b):
+    """:func:`_face_flags` of the pairs of rows ``(a[i], b[i])``, without gathering them."""
+    return _face_at(float_array(lower), float_array(upper), index_array(a), index_array(b))
 
 
 def _alias_contacts(partition, lower, upper, contact, categorical, resolution, grid=None):

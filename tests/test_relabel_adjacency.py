@@ -126,3 +126,37 @@ def test_non_guillotine_faces_fall_back_to_the_sweep():
     np.testing.assert_array_equal(got.edges, expected)
     np.testing.assert_array_equal(got.is_face, expected_face)
     assert [5] * 5 == got.edges[got.edges[:, 1] == 5][:, 1].tolist()
+
+
+@given(seed=st.integers(0, 10_000), n_features=st.integers(1, 5))
+def test_compiled_contact_rules_equal_their_definitions(seed, n_features):
+    """Check the compiled r-neighbour and face rules, by rows and by index, against the rules written out.
+
+    Bounds are drawn from a few values (so boxes touch, share bounds and meet at corners),
+    with infinite ends, categorical axes and a resolution of zero on some axes.
+    """
+    from relabel._contacts import _face_flags, _face_flags_at, near_rule, near_rule_at
+
+    rng = np.random.default_rng(seed)
+    n = 40
+    ends = np.sort(rng.choice([-np.inf, 0.0, 0.5, 1.0, 1.5, 2.0, np.inf], size=(n, n_features, 2)), axis=2)
+    ends[..., 1] = np.where(ends[..., 0] == ends[..., 1], np.inf, ends[..., 1])  # no empty interval
+    ends[..., 0] = np.where(ends[..., 0] == np.inf, -np.inf, ends[..., 0])
+    lower, upper = ends[..., 0], ends[..., 1]
+    resolution = rng.choice([0.0, 0.25, 0.5], size=n_features)
+    categorical = rng.random(n_features) < 0.3
+    a, b = np.triu_indices(n, k=1)
+    gap = np.maximum(lower[a], lower[b]) - np.minimum(upper[a], upper[b])
+    near = np.all(np.where(categorical, gap < 0, gap <= resolution), axis=1)
+    meet = np.all(np.maximum(lower[a], lower[b]) <= np.minimum(upper[a], upper[b]), axis=1)
+    touches = np.sum((upper[a] == lower[b]) | (upper[b] == lower[a]), axis=1)
+    face = meet & (touches == 1)
+    np.testing.assert_array_equal(near_rule_at(lower, upper, a, b, resolution, categorical), near)
+    np.testing.assert_array_equal(near_rule(lower[a], upper[a], lower[b], upper[b], resolution, categorical), near)
+    np.testing.assert_array_equal(_face_flags_at(lower, upper, a, b), face)
+    np.testing.assert_array_equal(_face_flags(lower[a], upper[a], lower[b], upper[b]), face)
+    # One box against all, broadcast as the sliver images are.
+    one = near_rule(np.broadcast_to(lower[0], lower.shape), np.broadcast_to(upper[0], upper.shape), lower, upper,
+                    resolution, categorical)
+    gap0 = np.maximum(lower[0], lower) - np.minimum(upper[0], upper)
+    np.testing.assert_array_equal(one, np.all(np.where(categorical, gap0 < 0, gap0 <= resolution), axis=1))
