@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from relabel._contacts import largest_finite
 from relabel._numba import compiled, float_array
 
-__all__ = ["move_pairs", "unique_pairs"]
+__all__ = ["move_pairs"]
 
 # Slack on tau: a quotient of two float differences is off by a relative ulp or two,
 # and tau lives in [-1, 1], so 1e-9 covers it many times over.
@@ -132,15 +132,5 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
                                  jumps_of=None if labels.shape[0] == 0 else labels).edges.astype(np.int64)
     joined = np.empty(candidates.shape[0], dtype=np.bool_)
     _joined(lo, hi, clo, chi, np.ascontiguousarray(candidates), step, spread, widened, joined)
-    return unique_pairs(keep[candidates[joined]])
-
-
-def unique_pairs(pairs: NDArray) -> NDArray[np.intp]:
-    """Distinct rows ``(a, b)`` (``a < b``) of ``pairs``, sorted (one integer key per row: ``np.unique``
-    with ``axis=0`` sorts rows as structured records, tens of times slower)."""
-    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    if pairs.shape[0] == 0:
-        return np.empty((0, 2), np.intp)
-    n = int(pairs.max()) + 1
-    keys = np.unique(pairs[:, 0] * n + pairs[:, 1])
-    return np.column_stack([keys // n, keys % n]).astype(np.intp)
+    # The candidates are distinct and sorted, and ``keep`` increases: so are the pairs.
+    return keep[candidates[joined]].astype(np.intp)

@@ -347,7 +347,10 @@ class ConsistencyProblem:
         moved = _check_edges(moves, n, "moves")
         key = np.int64(max(n, 1))
         own = self.edges[:, 0].astype(np.int64) * key + self.edges[:, 1]
-        keys = np.union1d(own, moved[:, 0].astype(np.int64) * key + moved[:, 1])
+        keys = np.concatenate((own, moved[:, 0].astype(np.int64) * key + moved[:, 1]))
+        # Two sorted runs: a stable sort merges them in linear time (np.union1d hashes and sorts anew).
+        keys.sort(kind="stable")
+        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if keys.shape[0] else keys
         # Both key lists are sorted and unique: a pair keeps its flags when found among the edges.
         at = np.searchsorted(own, keys).clip(0, max(own.shape[0] - 1, 0))
         found = own[at] == keys if own.shape[0] else np.zeros(keys.shape[0], dtype=bool)
