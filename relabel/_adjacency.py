@@ -417,23 +417,71 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
 
 
 def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=None, labels=None,
-                hierarchy=_hierarchy_of):
+                hierarchy=_hierarchy_of, then=None, kinds=True):
     """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
 
     Every box is dilated by r_f (a little more, so float rounding never loses a pair)
-    for the candidate search; :func:`near_rule` then decides exactly.
+    for the candidate search; :func:`near_rule` then decides exactly. ``then(a, b)``,
+    when given, is asked of the r-neighbours too; without ``kinds`` ``is_face`` is None.
     """
     finite = largest_finite(lower, upper)
     # Slack covers the rounding of the subtraction in near_rule and of the dilation itself.
     slack = np.where(resolution > 0, resolution * (1 + 1e-9) + 1e-12 * (finite + resolution), 0.0)
 
     def rule(a, b):
-        return near_rule_at(lower, upper, a, b, resolution, categorical)
+        ok = near_rule_at(lower, upper, a, b, resolution, categorical)
+        if then is not None:
+            ok[ok] = then(a[ok], b[ok])
+        return ok
 
     a, b = _candidate_pairs(lower, upper, lower - slack, upper + slack, categorical, max_edges, rule,
                             "at this resolution (use a smaller resolution)", wanted_pairs=wanted_pairs,
                             labels=labels, hierarchy=hierarchy)
-    return a, b, _face_flags_at(lower, upper, a, b)
+    return a, b, _face_flags_at(lower, upper, a, b) if kinds else None
+
+
+def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], resolution: NDArray[np.float64],
+                     then, jumps_of: NDArray[np.int64] | None = None) -> NDArray[np.intp]:
+    """The r-neighbour pairs of :func:`adjacency_edges` (closure contact, no categorical feature) that pass ``then``.
+
+    For a caller that tests every neighbour pair further (:func:`relabel.move_pairs`):
+    ``then(a, b)`` (arrays of region indices) is asked of each r-neighbour pair as it is
+    found, and only the pairs that pass are sorted, never all the neighbours. Returns
+    the pairs ``(a, b)``, ``a < b``, distinct and sorted.
+    """
+    lower, upper = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+    split, regions, s_lo, s_hi, s_labels, wanted_pairs = _searched(lower, upper, jumps_of)
+    s_res = np.asarray(resolution, dtype=np.float64)[split]
+    inside = (lambda a, b: then(a, b)) if regions is None else (lambda a, b: then(regions[a], regions[b]))
+    a, b, _ = _near_pairs(s_lo, s_hi, s_res, np.zeros(s_lo.shape[1], dtype=bool), None, wanted_pairs, s_labels,
+                          then=inside, kinds=False)
+    if regions is not None:
+        a, b = regions[a], regions[b]
+    lo_node, hi_node, _ = _sorted_edges(a, b, np.zeros(a.shape[0], dtype=bool), None)
+    return np.column_stack((lo_node, hi_node)).reshape(-1, 2)
+
+
+def _searched(lower, upper, labels):
+    """The axes some region is bounded on and, looking for jumps (``labels``), the regions in some pair.
+
+    Axes no region is bounded on cannot separate, touch or hold a gap move between two
+    regions: every search is the same without them, at the cost of the axes that remain
+    (a group of trees on 54 one-hot columns bounds its regions on ~32). Looking for
+    jumps, a region whose label has no label two away anywhere (the middle class of
+    three) is in no pair: the searches run without it. Returns ``split`` (the axes kept),
+    ``regions, s_lo, s_hi, s_labels, wanted_pairs`` (``regions`` None: all of them).
+    """
+    split = np.isfinite(lower).any(axis=0) | np.isfinite(upper).any(axis=0)
+    s_lo, s_hi = lower, upper
+    if split.any() and not split.all():
+        s_lo, s_hi = np.ascontiguousarray(lower[:, split]), np.ascontiguousarray(upper[:, split])
+    else:
+        split = np.ones(lower.shape[1], dtype=bool)  # every axis kept
+    regions = s_labels = wanted_pairs = None
+    if labels is not None:
+        regions, s_labels, wanted_pairs = far_labels(labels)
+        s_lo, s_hi = s_lo[regions], s_hi[regions]
+    return split, regions, s_lo, s_hi, s_labels, wanted_pairs
 
 
 def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None, labels=None,
@@ -610,22 +658,10 @@ def adjacency_edges(
         if labels.shape != (n_regions,):
             raise ValueError(f"jumps_of must hold one label per region ({n_regions}); got shape {labels.shape}")
 
-    # Axes no region is bounded on cannot separate, touch or hold a gap move between two
-    # regions: every search below is the same without them, at the cost of the axes
-    # that remain (a group of trees on 54 one-hot columns bounds its regions on ~32).
-    split = np.isfinite(lower).any(axis=0) | np.isfinite(upper).any(axis=0)
-    s_lo, s_hi, s_cat, s_res, s_grid = lower, upper, categorical, resolution, grid
-    if split.any() and not split.all():
-        s_lo, s_hi = np.ascontiguousarray(lower[:, split]), np.ascontiguousarray(upper[:, split])
-        s_cat, s_res = categorical[split], resolution[split]
-        if grid is not None:
-            s_grid = DataGrid(tuple(v for v, kept in zip(grid.values, split, strict=True) if kept))
-    # Looking for jumps, a region whose label has no label two away anywhere (the middle
-    # class of three) is in no pair: the searches below run without it.
-    regions = s_labels = None
-    if labels is not None:
-        regions, s_labels, wanted_pairs = far_labels(labels)
-        s_lo, s_hi = s_lo[regions], s_hi[regions]
+    split, regions, s_lo, s_hi, s_labels, wanted_pairs = _searched(lower, upper, labels)
+    s_cat, s_res, s_grid = categorical[split], resolution[split], grid
+    if grid is not None and not split.all():
+        s_grid = DataGrid(tuple(v for v, kept in zip(grid.values, split, strict=True) if kept))
 
     hierarchy = _hierarchy_of
     if resolution.any():

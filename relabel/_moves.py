@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from relabel._contacts import largest_finite
-from relabel._numba import compiled, float_array
+from relabel._numba import compiled, float_array, index_array
 
 __all__ = ["move_pairs"]
 
@@ -58,10 +58,10 @@ def _pair_moves(lo, hi, clo, chi, a, b, step, spread, slack):
 
 
 @compiled
-def _joined(lo, hi, clo, chi, candidates, step, spread, slack, keep_out):
-    """Mark the candidate pairs some move joins."""
-    for r in range(candidates.shape[0]):
-        keep_out[r] = _pair_moves(lo, hi, clo, chi, candidates[r, 0], candidates[r, 1], step, spread, slack)
+def _joined(lo, hi, clo, chi, a, b, step, spread, slack, keep_out):
+    """Mark the candidate pairs (a[r], b[r]) some move joins."""
+    for r in range(a.shape[0]):
+        keep_out[r] = _pair_moves(lo, hi, clo, chi, a[r], b[r], step, spread, slack)
 
 
 def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: ArrayLike, slack: ArrayLike,
@@ -120,17 +120,18 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     moved = np.where((step == 0) & (spread == 0) & (widened == 0), 0.0, np.abs(step) + spread + widened)
     # Candidates: the regions whose clipped closed boxes lie within the largest reach of every
     # move on every axis (the r-neighbours of adjacency_edges, a guillotine search, which also
-    # drops pairs on their labels), a superset of the pairs; then the predicate itself on each.
-    from types import SimpleNamespace
+    # drops pairs on their labels), a superset of the pairs; then the predicate itself on each
+    # as it is found, and only the pairs it keeps are sorted.
+    from relabel._adjacency import near_pairs_where
 
-    from relabel._adjacency import adjacency_edges
+    def joined(a, b):
+        keep_out = np.empty(a.shape[0], dtype=np.bool_)
+        _joined(lo, hi, clo, chi, index_array(a), index_array(b), step, spread, widened, keep_out)
+        return keep_out
 
     # No aliases: the slack covers the snapping. A box clipped to a point on an axis (a
     # constant score: one class) is widened by a float, which keeps the search a superset.
-    clipped = SimpleNamespace(lower=np.where(chi > clo, clo, np.nextafter(chi, -np.inf)), upper=chi)
-    candidates = adjacency_edges(clipped, contact="closure", max_edges=None, resolution=moved.max(axis=0),
-                                 jumps_of=None if labels.shape[0] == 0 else labels).edges.astype(np.int64)
-    joined = np.empty(candidates.shape[0], dtype=np.bool_)
-    _joined(lo, hi, clo, chi, np.ascontiguousarray(candidates), step, spread, widened, joined)
-    # The candidates are distinct and sorted, and ``keep`` increases: so are the pairs.
-    return keep[candidates[joined]].astype(np.intp)
+    pairs = near_pairs_where(np.where(chi > clo, clo, np.nextafter(chi, -np.inf)), chi, moved.max(axis=0), joined,
+                             jumps_of=None if labels.shape[0] == 0 else labels)
+    # ``keep`` increases: the pairs stay distinct and sorted.
+    return keep[pairs].astype(np.intp)
