@@ -448,6 +448,13 @@ def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], res
     ``then(a, b)`` (arrays of region indices) is asked of each r-neighbour pair as it is
     found, and only the pairs that pass are sorted, never all the neighbours. Returns
     the pairs ``(a, b)``, ``a < b``, distinct and sorted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lower, upper = np.array([[0.0], [1.0], [1.5]]), np.array([[1.0], [1.5], [2.0]])
+    >>> near_pairs_where(lower, upper, np.array([0.6]), lambda a, b: b == 2).tolist()  # r-neighbours ending at 2
+    [[0, 2], [1, 2]]
     """
     lower, upper = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
     split, regions, s_lo, s_hi, s_labels, wanted_pairs = _searched(lower, upper, jumps_of)

@@ -60,7 +60,15 @@ def near_rule(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
 
 
 def near_rule_at(lower, upper, a, b, resolution, categorical):
-    """:func:`near_rule` of the pairs of rows ``(a[i], b[i])`` of ``lower`` and ``upper``, without gathering them."""
+    """:func:`near_rule` of the pairs of rows ``(a[i], b[i])`` of ``lower`` and ``upper``, without gathering them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lower, upper = np.array([[0.0], [1.0], [1.5]]), np.array([[1.0], [1.5], [2.0]])
+    >>> near_rule_at(lower, upper, np.array([0, 0]), np.array([1, 2]), np.array([0.0]), np.array([False])).tolist()
+    [True, False]
+    """
     return _near_at(float_array(lower), float_array(upper), index_array(a), index_array(b),
                     *_rule_axes(resolution, categorical, np.shape(lower)[1]))
 
