@@ -444,10 +444,8 @@ def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], res
                      then, jumps_of: NDArray[np.int64] | None = None) -> NDArray[np.intp]:
     """The r-neighbour pairs of :func:`adjacency_edges` (closure contact, no categorical feature) that pass ``then``.
 
-    For a caller that tests every neighbour pair further (:func:`relabel.move_pairs`):
-    ``then(a, b)`` (arrays of region indices) is asked of each r-neighbour pair as it is
-    found, and only the pairs that pass are sorted, never all the neighbours. Returns
-    the pairs ``(a, b)``, ``a < b``, distinct and sorted.
+    ``then(a, b)`` (arrays of region indices) is asked of each r-neighbour pair as it is found,
+    and only the pairs that pass are sorted (:func:`relabel.move_pairs`): ``(a, b)``, ``a < b``.
 
     Examples
     --------
@@ -459,7 +457,7 @@ def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], res
     lower, upper = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
     split, regions, s_lo, s_hi, s_labels, wanted_pairs = _searched(lower, upper, jumps_of)
     s_res = np.asarray(resolution, dtype=np.float64)[split]
-    inside = (lambda a, b: then(a, b)) if regions is None else (lambda a, b: then(regions[a], regions[b]))
+    inside = then if regions is None else (lambda a, b: then(regions[a], regions[b]))
     a, b, _ = _near_pairs(s_lo, s_hi, s_res, np.zeros(s_lo.shape[1], dtype=bool), None, wanted_pairs, s_labels,
                           then=inside, kinds=False)
     if regions is not None:
