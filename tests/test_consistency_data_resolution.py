@@ -596,3 +596,19 @@ def test_a_pointwise_forest_names_the_notion_all_pairs_give_at_its_cut_points(se
                            pairs=gap_pairs(nodes, model._grid, countable))
     assert model.consistency_notion_ == ("data" if full.certified else "pointwise")
     assert model.is_consistent(notion="data") == full.certified
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_kernels_own_sort_orders_and_dedupes_as_numpy_does(seed):
+    """Check the merge sort the certificate and audit kernels sort with (numba's own sort helpers collide between
+    cached modules): on float and integer arrays with ties and infinities its order is numpy's stable argsort,
+    and its distinct values are np.unique's."""
+    from ensemble.base._kernels import sort_order, sorted_distinct
+
+    rng = np.random.default_rng(seed)
+    for n in (0, 1, 2, 3, 17, 500):
+        for values in (rng.integers(-4, 4, n).astype(np.float64), rng.integers(-4, 4, n)):
+            if values.dtype == np.float64 and n:
+                values[rng.integers(0, n, 1 + n // 8)] = rng.choice([-np.inf, np.inf])
+            np.testing.assert_array_equal(sort_order(values), np.argsort(values, kind="stable"))
+            np.testing.assert_array_equal(sorted_distinct(values), np.unique(values))

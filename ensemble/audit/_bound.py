@@ -25,7 +25,7 @@ import time
 import numpy as np
 from numpy.typing import NDArray
 
-from ensemble.base._kernels import compiled
+from ensemble.base._kernels import compiled, sort_order
 from relabel._numba import float_array, index_array
 
 __all__ = ["sum_bound_proof"]
@@ -155,7 +155,7 @@ def _deepest_line(p, low, high, start, outer, inner):
                 last += 1
             ends_lo = np.maximum(low[members[first:last], axis], low[p, axis])
             ends_hi = np.minimum(high[members[first:last], axis], high[p, axis])
-            order = np.argsort(ends_lo)
+            order = sort_order(ends_lo)
             cur_lo, cur_hi = ends_lo[order[0]], ends_hi[order[0]]
             for j in order[1:]:
                 if ends_lo[j] <= cur_hi:
@@ -167,8 +167,8 @@ def _deepest_line(p, low, high, start, outer, inner):
             merged_lo[k], merged_hi[k] = cur_lo, cur_hi
             k += 1
             first = last
-        starts = np.sort(merged_lo[:k])
-        ends = np.sort(merged_hi[:k])
+        starts = merged_lo[:k][sort_order(merged_lo[:k])]
+        ends = merged_hi[:k][sort_order(merged_hi[:k])]
         deepest = 0
         for j in range(k):  # the depth is highest at some interval's start
             deepest = max(deepest, j + 1 - np.searchsorted(ends, starts[j], side="left"))

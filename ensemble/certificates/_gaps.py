@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ensemble.certificates._faces import _face_geometry, _node_face_pairs, _steps_of_geometry, face_steps
 from ensemble.certificates._jumps import _split_nodes
-from ensemble.base._kernels import compiled
+from ensemble.base._kernels import compiled, sort_order, sorted_distinct
 
 __all__ = ["MAX_LOCALISED_PAIRS", "GapLoads", "GapPairs", "gap_loads", "gap_pairs"]
 
@@ -105,7 +105,7 @@ def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit, enough):
     for s in range(starts.shape[0] - 1):
         first, stop = starts[s], starts[s + 1]
         # The group's trees, numbered 0..m-1, with their pairs in tree order.
-        members = np.unique(tree[first:stop])
+        members = sorted_distinct(tree[first:stop])
         m = members.shape[0]
         active = np.zeros(stop - first, dtype=np.bool_)
         for i in range(first, stop):
@@ -206,7 +206,7 @@ def _fewer_by_unions(out, first, stop, lo, hi, miss, local, m, restricts, active
             continue  # every box is the whole line on g: every tree meets every pair there (m)
         # Per tree, the union of its non-empty intervals on g as sorted disjoint intervals: the
         # group's pairs sorted by lo, then by tree keeping that order, and merged in one pass.
-        by_lo = np.argsort(lo[first:stop, g])
+        by_lo = sort_order(lo[first:stop, g])
         fill = offset[:m].copy()
         for q in by_lo:  # a counting sort by tree keeps the order by lo within each tree
             in_order[fill[local[q]]] = q + first
@@ -254,9 +254,9 @@ def _fewer_by_depth(out, first, stop, lo, hi, miss, g, merged_lo, merged_hi, mer
     n_missing = 0
     for t in range(merged_at.shape[0] - 1):
         n_missing += missing[t]
-    starts = np.sort(merged_lo[:k])
-    ends = np.sort(merged_hi[:k])
-    points = np.unique(merged_lo[:k])  # the depth is largest at an interval's start, or at l
+    starts = merged_lo[:k][sort_order(merged_lo[:k])]
+    ends = merged_hi[:k][sort_order(merged_hi[:k])]
+    points = sorted_distinct(starts)  # the depth is largest at an interval's start, or at l
     r = points.shape[0]
     levels = 1
     while (1 << levels) <= r:
