@@ -548,12 +548,9 @@ def _step_sums(nodes: Sequence[tuple], values: Sequence[NDArray[np.int64]], grid
     tree = np.repeat(np.arange(len(split)), [len(n[0]) for n in split])
     keep = (left >= 0) & np.isfinite(threshold)
     keep[keep] = use[feature[keep]]
-    parts = [(feature[keep], tree[keep], threshold[keep], rise[keep], fall[keep])]
-    if not parts:
-        return sums
-    feature, tree, threshold, rise, fall = (np.concatenate([p[k] for p in parts]) for k in range(5))
-    order = np.lexsort((threshold, tree, feature))
-    feature, tree, threshold, rise, fall = (a[order] for a in (feature, tree, threshold, rise, fall))
+    keep = np.flatnonzero(keep)
+    keep = keep[np.lexsort((threshold[keep], tree[keep], feature[keep]))]
+    feature, tree, threshold, rise, fall = (a[keep] for a in (feature, tree, threshold, rise, fall))
     # One row per tree and distinct threshold value: a line crosses it once, at one of its nodes.
     new = np.ones(feature.shape[0], dtype=bool)
     new[1:] = (feature[1:] != feature[:-1]) | (tree[1:] != tree[:-1]) | (threshold[1:] != threshold[:-1])
