@@ -30,14 +30,6 @@ def _near_one(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
 
 
 @compiled
-def _near_rows(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
-    out = np.empty(lo_a.shape[0], dtype=np.bool_)
-    for i in range(lo_a.shape[0]):
-        out[i] = _near_one(lo_a[i], hi_a[i], lo_b[i], hi_b[i], resolution, categorical)
-    return out
-
-
-@compiled
 def _near_at(lower, upper, a, b, resolution, categorical):
     out = np.empty(a.shape[0], dtype=np.bool_)
     for i in range(a.shape[0]):
@@ -54,9 +46,8 @@ def near_rule(lo_a, hi_a, lo_b, hi_b, resolution, categorical):
     larger); for a categorical feature the open intervals overlap. Arrays of shape
     (P, d) for the bounds (or broadcast to it), (d,) for ``resolution`` and ``categorical``.
     """
-    lo_a, hi_a, lo_b, hi_b = np.broadcast_arrays(lo_a, hi_a, lo_b, hi_b)
-    return _near_rows(*(float_array(x) for x in (lo_a, hi_a, lo_b, hi_b)), *_rule_axes(resolution, categorical,
-                                                                                        lo_a.shape[1]))
+    lower, upper, a, b = _rows_as_pairs(lo_a, hi_a, lo_b, hi_b)
+    return near_rule_at(lower, upper, a, b, resolution, categorical)
 
 
 def near_rule_at(lower, upper, a, b, resolution, categorical):
@@ -71,6 +62,13 @@ def near_rule_at(lower, upper, a, b, resolution, categorical):
     """
     return _near_at(float_array(lower), float_array(upper), index_array(a), index_array(b),
                     *_rule_axes(resolution, categorical, np.shape(lower)[1]))
+
+
+def _rows_as_pairs(lo_a, hi_a, lo_b, hi_b):
+    """Rows of two box arrays (broadcast to one shape) as one box array and the index pairs (i, P + i)."""
+    lo_a, hi_a, lo_b, hi_b = np.broadcast_arrays(lo_a, hi_a, lo_b, hi_b)
+    n = lo_a.shape[0]
+    return np.concatenate((lo_a, lo_b)), np.concatenate((hi_a, hi_b)), np.arange(n), n + np.arange(n)
 
 
 def _rule_axes(resolution, categorical, d):
@@ -114,14 +112,6 @@ def _face_one(lo_a, hi_a, lo_b, hi_b):
 
 
 @compiled
-def _face_rows(lo_a, hi_a, lo_b, hi_b):
-    out = np.empty(lo_a.shape[0], dtype=np.bool_)
-    for i in range(lo_a.shape[0]):
-        out[i] = _face_one(lo_a[i], hi_a[i], lo_b[i], hi_b[i])
-    return out
-
-
-@compiled
 def _face_at(lower, upper, a, b):
     out = np.empty(a.shape[0], dtype=np.bool_)
     for i in range(a.shape[0]):
@@ -131,8 +121,7 @@ def _face_at(lower, upper, a, b):
 
 def _face_flags(lo_a, hi_a, lo_b, hi_b):
     """True where the closures meet and touch on exactly one axis (a shared face), per pair of rows."""
-    lo_a, hi_a, lo_b, hi_b = np.broadcast_arrays(lo_a, hi_a, lo_b, hi_b)
-    return _face_rows(*(float_array(x) for x in (lo_a, hi_a, lo_b, hi_b)))
+    return _face_flags_at(*_rows_as_pairs(lo_a, hi_a, lo_b, hi_b))
 
 
 def _face_flags_at(lower, upper, a, b):
