@@ -252,7 +252,7 @@ class CutGraph(NamedTuple):
         return int(self.start[-1]) // 2
 
 
-def build_cut_graph(problem) -> CutGraph:
+def build_cut_graph(problem, scaled=None) -> CutGraph:
     """The tight formulation as a cut graph (docs/design.md section 4).
 
     Variable x_{n,k} (label(n) > k, k = 0..K-2) is node ``n (K-1) + k``, on the source
@@ -261,12 +261,13 @@ def build_cut_graph(problem) -> CutGraph:
     capacity (one more than the cut of the all-zero labelling, so no minimum cut
     crosses it), among them one arc x_{n,k} -> x_{m,k} per k for every monotone pair
     (n, m) (docs/design.md section 4b); ``C |x_u - x_v|`` is one arc with capacity C both
-    ways. O(N K + (E + P) K).
+    ways. O(N K + (E + P) K). ``scaled``: the problem's integer form when already made
+    (:func:`relabel._scaling.cut_scaling`).
     """
     n, km = problem.n_regions, problem.n_classes - 1
     # Exact integers when the data allow; float data without a small common
     # denominator (e.g. balanced class weights) are rounded with a proven error bound.
-    scaled = cut_scaling(problem)
+    scaled = cut_scaling(problem) if scaled is None else scaled
     costs = scaled.costs
     unary = np.diff(costs, axis=1).ravel()  # a_{n,k} = c_{n,k+1} - c_{n,k}
     source_total = -int(unary[unary < 0].sum())

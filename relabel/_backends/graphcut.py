@@ -21,9 +21,11 @@ import logging
 import numpy as np
 
 from relabel._backends._cutgraph import CutGraph, arc_list, build_cut_graph
+from relabel._backends._descent import descend
 from relabel._backends._pseudoflow import certify, pseudoflow, source_side
 from relabel._backends._result import BackendResult
 from relabel._errors import SolverNotInstalledError
+from relabel._scaling import cut_scaling
 
 logger = logging.getLogger(__name__)
 
@@ -78,35 +80,53 @@ def _cut_ortools(graph: CutGraph):
     return side[:n], int(flow.optimal_flow()), f"{tails.shape[0]} arcs"
 
 
-def solve(problem, *, formulation: str, time_limit, threads: int, verbose: bool, engine: str = "pseudoflow"):
-    """Solve exactly by a minimum s-t cut; see :func:`relabel.solve`.
+def solve(problem, *, formulation: str, time_limit, threads: int, verbose: bool, engine: str = "pseudoflow",
+          descent: bool = True):
+    """Solve exactly by minimum s-t cuts; see :func:`relabel.solve`.
 
     ``formulation``, ``time_limit`` and ``threads`` do not apply (the cut is exact,
     single-threaded and the tight and paper forms share the optimum). ``engine`` picks
-    the max-flow code (:data:`ENGINES`).
+    the max-flow code (:data:`ENGINES`). With the pseudoflow and ``descent``, a problem
+    of three or more classes whose costs are convex per region is solved by steepest
+    descent, one cut of one node per region at a time (:mod:`relabel._backends._descent`,
+    the same smallest optimal labelling); otherwise, and should the descent give up, by one
+    cut over every threshold.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
     n, km = problem.n_regions, problem.n_classes - 1
-    graph = build_cut_graph(problem)
+    scaled = cut_scaling(problem)
+    found = descend(problem, scaled) if engine == "pseudoflow" and descent else None
+    if found is not None:
+        labels, cuts = found
+        changed = labels[problem.edges[:, 0]] != labels[problem.edges[:, 1]]
+        cut_value = int(scaled.costs[np.arange(n), labels].sum()) + scaled.C1 * int(np.sum(changed & problem.delta1)) \
+            + scaled.C2 * int(np.sum(changed & problem.delta2))
+        return _certified(problem, labels, cut_value, scaled.scale, scaled.error,
+                          f"descent by {cuts} certified cuts on {n} nodes")
+    graph = build_cut_graph(problem, scaled)
     cut_engine = _cut_pseudoflow if engine == "pseudoflow" else _cut_ortools
     side, cut_value, stats = cut_engine(graph)
     message = f"{engine} min cut on {graph.n_nodes} nodes, {graph.n_arcs} arcs: {stats}"
     if side is None:
         return BackendResult(None, "ERROR", None, message)
     labels = side.reshape(n, km).sum(axis=1).astype(np.intp)
-    integer_objective = graph.offset + cut_value
-    objective = integer_objective / graph.scale
+    return _certified(problem, labels, graph.offset + cut_value, graph.scale, graph.error, message)
+
+
+def _certified(problem, labels, integer_objective: int, scale: int, error: float, message: str) -> BackendResult:
+    """The labels with their status and bound: optimal when their own objective is the proven one."""
+    objective = integer_objective / scale
     # Certificate: the labelling's own objective must equal the cut's (max-flow duality).
     own = problem.objective(labels)
     tolerance = 1e-9 * max(1.0, abs(objective))
-    if not np.isfinite(own) or abs(own - objective) > graph.error + tolerance:
+    if not np.isfinite(own) or abs(own - objective) > error + tolerance:
         return BackendResult(labels, "ERROR", None, f"{message}; cut value {objective} != labelling {own}")
-    if graph.error == 0:
+    if error == 0:
         return BackendResult(labels, "OPTIMAL", objective, message)
     # Rounded float data: the cut is optimal for the integer problem, whose objective is
     # within `error` of the problem's for every labelling; hence a proven lower bound.
-    bound = objective - graph.error
+    bound = objective - error
     gap = own - bound
-    message = f"{message}; float data rounded with scale 2**{graph.scale.bit_length() - 1}: within {gap:.3g} of the optimum"
+    message = f"{message}; float data rounded with scale 2**{scale.bit_length() - 1}: within {gap:.3g} of the optimum"
     return BackendResult(labels, "OPTIMAL" if gap <= tolerance else "FEASIBLE", bound, message)
