@@ -105,7 +105,32 @@ def test_a_step_that_cannot_rise_is_caught_by_the_oracle(monkeypatch):
         found = original(costs, x, direction, *args)
         return (np.zeros_like(found[0]), 0) if direction > 0 else found
 
-    monkeypatch.setattr(_descent, "start_labels", lambda costs, edges, monotone: np.zeros(costs.shape[0], np.int64))
+    monkeypatch.setattr(_descent, "start_labels", lambda costs, edges, monotone, hint: np.zeros(costs.shape[0], np.int64))
     monkeypatch.setattr(_descent, "_best_move", never_up)
     broken = graphcut.solve(problem, **KW)
     assert problem.objective(broken.labels) > brute_force(counts, [[0, 1]], 1.0, 1.0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(instance=convex_problems(max_regions=9), data=st.data())
+def test_any_start_reaches_the_same_optimum(instance, data):
+    """Check that labels given as ``start`` (consistent or not) change the cuts, never the result."""
+    counts, edges, prior, monotone, C1, C2 = instance
+    problem = _problem(counts, edges, prior, monotone, C1, C2)
+    start = np.array(data.draw(st.lists(st.integers(0, problem.n_classes - 1), min_size=problem.n_regions,
+                                        max_size=problem.n_regions)))
+    plain = relabel.solve(problem)
+    started = relabel.solve(problem, start=start)
+    assert np.array_equal(plain.labels, started.labels) and plain.objective == started.objective
+    assert started.status is relabel.SolverStatus.OPTIMAL
+
+
+def test_a_wrong_start_is_refused():
+    """Check the errors for a start of the wrong shape or classes, and for a solver that does not use it."""
+    problem = relabel.ConsistencyProblem.from_counts(np.eye(4), [[0, 1], [1, 2], [2, 3]])
+    with pytest.raises(ValueError, match="start must be one class index"):
+        relabel.solve(problem, start=[0, 1, 2])
+    with pytest.raises(ValueError, match="start must be one class index"):
+        relabel.solve(problem, start=[0, 1, 2, 4])
+    with pytest.raises(ValueError, match="start applies to solver='graphcut' only"):
+        relabel.solve(problem, solver="cbc", start=[0, 1, 2, 3])

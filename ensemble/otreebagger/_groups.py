@@ -244,9 +244,11 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
                                                   prior=prior)
     times = []
 
-    def solve(problem):
+    def solve(problem, start=None):
+        # The previous round's labels start the graph cut's descent near the new optimum (the same optimum).
         result = relabel.solve(problem, solver=job.solver, formulation=job.formulation, time_limit=job.time_limit,
-                               threads=1, on_solver_failure=job.on_solver_failure)
+                               threads=1, on_solver_failure=job.on_solver_failure,
+                               start=start if job.solver == "graphcut" else None)
         times.append(float(result.wall_time))
         return result, problem.edges
 
@@ -269,9 +271,10 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
                 # where all pairs at once took one solve of twice the edges).
                 break
             moves = np.concatenate([moves, broken])  # none held yet: the labels broke them
-            result, held = solve(base.with_moves(moves))
+            result, held = solve(base.with_moves(moves), result.labels)
         if all_at_once:  # too many broken, or still breaking after these rounds: every pair at once
-            result, held = solve(base.with_moves(move_edges(partition, trees, space, job.categorical, reach=reach)))
+            result, held = solve(base.with_moves(move_edges(partition, trees, space, job.categorical, reach=reach)),
+                                 result.labels)
     info = {
         "n_regions": int(partition.n_regions),
         "n_edges": int(held.shape[0]),

@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from relabel._backends._cutgraph import build_relabel_graph, capacity_table
 from relabel._backends._pseudoflow import certify, pseudoflow, source_side
 from relabel._numba import compiled
 
@@ -95,35 +94,55 @@ def _by_tail(n, tail, head, step):
     return start, heads, steps
 
 
-def start_labels(costs: NDArray[np.int64], edges: NDArray[np.intp], monotone: NDArray[np.intp]) -> NDArray[np.int64]:
+def start_labels(costs: NDArray[np.int64], edges: NDArray[np.intp], monotone: NDArray[np.intp],
+                 hint: NDArray[np.intp] | None = None) -> NDArray[np.int64]:
     """A feasible labelling near the optimum: the midpoint of the two feasible envelopes of the rows' best classes.
+
+    With ``hint`` (labels, consistent or not), the envelopes of the hint instead.
 
     The least feasible labelling above the rows' own best classes and the greatest below
     them both keep every edge one apart and every monotone pair in order; so does the
     floor of their mean (two labels within one of each other, halved and floored).
     """
     n = costs.shape[0]
-    x0 = np.argmin(costs, axis=1).astype(np.int64)
+    x0 = np.argmin(costs, axis=1).astype(np.int64) if hint is None else np.asarray(hint, dtype=np.int64)
     a, b = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64)
     low, high = monotone[:, 0].astype(np.int64), monotone[:, 1].astype(np.int64)
     ones, zeros = np.ones(2 * a.shape[0], np.int64), np.zeros(low.shape[0], np.int64)
     up = _by_tail(n, np.concatenate([a, b, low]), np.concatenate([b, a, high]), np.concatenate([ones, zeros]))
-    down = _by_tail(n, np.concatenate([a, b, high]), np.concatenate([b, a, low]), np.concatenate([ones, zeros]))
+    # Without monotone pairs both sweeps follow the same arcs (every edge both ways).
+    down = up if low.shape[0] == 0 else _by_tail(n, np.concatenate([a, b, high]), np.concatenate([b, a, low]),
+                                                 np.concatenate([ones, zeros]))
     return (_envelope(x0, *up, 1) + _envelope(x0, *down, -1)) // 2
 
 
 @compiled
-def _step_terms(costs, x, direction, edges, kinds, c1, c2, monotone):
-    """The binary problem of moving a set S of regions by ``direction`` (+1 or -1) from the feasible x.
+def _arc_kind(x, direction, u, v):
+    """How an edge (u, v) enters the move by ``direction`` from x: 1 if u moving brings v (an implication
+    u -> v), -1 if v brings u, 0 for equal labels (then a penalty arc, if the edge has a penalty)."""
+    d = x[u] - x[v]
+    if d == 0:
+        return 0
+    return 1 if d == direction else -1
 
-    Returns ``(gain, movable, implied, penalised, penalty_kind)``: ``gain[n]`` the change
-    of the objective when n moves alone (its cost, and the penalties of its edges to
-    regions of another label, which move by the same amount whichever end moves:
-    +C when the labels part, -C when they meet), ``movable[n]`` whether n + direction is
-    a class; ``implied`` the pairs (p, q) where p moving without q breaks a constraint
-    (an edge whose ends differ by ``direction`` in that order, a monotone pair of equal
-    labels); ``penalised`` the edges of equal labels with a penalty, which cost C when
-    exactly one end moves.
+
+@compiled
+def _step_graph(costs, x, direction, edges, kinds, c1, c2, monotone):
+    """The cut graph of moving a set S of regions by ``direction`` (+1 or -1) from the consistent x.
+
+    One node per region, s_n = 1 when n moves (the source side). ``gain[n]`` is the
+    change of the objective when n moves alone: its cost, and the penalties of its edges
+    to regions of another label, which change by the same amount whichever end moves
+    (-C for the end that follows the other: the labels meet; +C for the end ahead, which
+    cannot move alone). Arcs (half-arc lists as :mod:`relabel._backends._cutgraph`'s,
+    kinds ``DOWN`` = 0 from the tail of an implication, ``UP`` = 1 at its head, ``PENALTY1``
+    = 2, ``PENALTY2`` = 3): p -> q of infinite capacity where p moving without q breaks
+    a constraint (an edge whose ends differ by ``direction`` in that order, a monotone
+    pair of equal labels: upwards the lower end brings the upper, downwards the upper the
+    lower); an arc of capacity C both ways for an edge of equal labels with a penalty. A
+    region whose label cannot move has a sink arc of infinite capacity. "Infinite" is
+    more than the cut of the empty move. Returns ``(gain, movable, table, excess, start,
+    nbr, mate, kind, res)``.
     """
     n, k = costs.shape
     gain = np.zeros(n, np.int64)
@@ -133,50 +152,75 @@ def _step_terms(costs, x, direction, edges, kinds, c1, c2, monotone):
         if 0 <= t < k:
             movable[v] = True
             gain[v] = costs[v, t] - costs[v, x[v]]
-    n_implied, n_penalised = 0, 0
+    start = np.zeros(n + 1, np.int64)
+    n_penalised = 0
     for e in range(edges.shape[0]):
-        d = x[edges[e, 0]] - x[edges[e, 1]]
-        if d != 0:
-            n_implied += 1
-        elif kinds[e] != 0:
+        a, b = edges[e, 0], edges[e, 1]
+        how = _arc_kind(x, direction, a, b)
+        if how == 0 and kinds[e] == 0:
+            continue
+        start[a + 1] += 1
+        start[b + 1] += 1
+        if how == 0:
             n_penalised += 1
+        elif kinds[e] != 0:
+            c = c1 if kinds[e] == 1 else c2
+            follower, leader = (b, a) if how == 1 else (a, b)
+            gain[follower] -= c
+            gain[leader] += c
     for p in range(monotone.shape[0]):
         if x[monotone[p, 0]] == x[monotone[p, 1]]:
-            n_implied += 1
-    implied = np.empty((n_implied, 2), np.int64)
-    penalised = np.empty((n_penalised, 2), np.int64)
-    penalty_kind = np.empty(n_penalised, np.int8)
-    i, j = 0, 0
+            start[monotone[p, 0] + 1] += 1
+            start[monotone[p, 1] + 1] += 1
+    infinite = 1 + max(c1, c2) * n_penalised
+    for v in range(n):
+        if movable[v]:
+            infinite += abs(gain[v])
+    table = np.empty((4, 2), np.int64)
+    table[0, 0], table[0, 1], table[1, 0], table[1, 1] = infinite, 0, 0, infinite
+    table[2, 0], table[2, 1], table[3, 0], table[3, 1] = c1, c1, c2, c2
+    excess = np.empty(n, np.int64)
+    for v in range(n):
+        excess[v] = -gain[v] if movable[v] else -infinite
+        start[v + 1] += start[v]
+    fill = start[:n].copy()
+    total = start[n]
+    nbr = np.empty(total, np.int32)
+    mate = np.empty(total, np.int32)
+    kind = np.empty(total, np.int8)
+    res = np.empty(total, np.int64)
     for e in range(edges.shape[0]):
-        u, v = edges[e, 0], edges[e, 1]
-        d = x[u] - x[v]
-        if d == 0:
+        a, b = edges[e, 0], edges[e, 1]
+        how = _arc_kind(x, direction, a, b)
+        if how == 0:
             if kinds[e] != 0:
-                penalised[j, 0], penalised[j, 1] = u, v
-                penalty_kind[j] = kinds[e]
-                j += 1
-            continue
-        # The end whose label moves towards the other's must bring it along: u -> v when d == direction.
-        if d == direction:
-            implied[i, 0], implied[i, 1] = u, v
+                _arc(a, b, 1 + kinds[e], table, fill, nbr, mate, kind, res)
+        elif how == 1:
+            _arc(a, b, 0, table, fill, nbr, mate, kind, res)
         else:
-            implied[i, 0], implied[i, 1] = v, u
-        i += 1
-        if kinds[e] != 0:
-            c = c1 if kinds[e] == 1 else c2
-            # Moving the end that follows the other makes them meet (-C), moving the end ahead parts them (+C).
-            gain[implied[i - 1, 1]] -= c
-            gain[implied[i - 1, 0]] += c
+            _arc(b, a, 0, table, fill, nbr, mate, kind, res)
     for p in range(monotone.shape[0]):
         low, high = monotone[p, 0], monotone[p, 1]
         if x[low] == x[high]:
-            # label(low) <= label(high): up, low brings high along; down, high brings low.
             if direction > 0:
-                implied[i, 0], implied[i, 1] = low, high
+                _arc(low, high, 0, table, fill, nbr, mate, kind, res)
             else:
-                implied[i, 0], implied[i, 1] = high, low
-            i += 1
-    return gain, movable, implied, penalised, penalty_kind
+                _arc(high, low, 0, table, fill, nbr, mate, kind, res)
+    return gain, movable, table, excess, start, nbr, mate, kind, res
+
+
+@compiled
+def _arc(p, q, kind_p, table, fill, nbr, mate, kind, res):
+    """Write the arc p -> q, its entry at p of kind ``kind_p`` (an implication's ``DOWN`` = 0 is ``UP`` = 1
+    seen from q; a penalty is the same both ways) and at q, each the other's mate."""
+    kind_q = 1 if kind_p == 0 else kind_p
+    i, j = fill[p], fill[q]
+    fill[p] += 1
+    fill[q] += 1
+    nbr[i], nbr[j] = q, p
+    mate[i], mate[j] = j, i
+    kind[i], kind[j] = kind_p, kind_q
+    res[i], res[j] = table[kind_p, 0], table[kind_q, 0]
 
 
 def _best_move(costs, x, direction, widest, edges, kinds, c1, c2, monotone):
@@ -186,14 +230,9 @@ def _best_move(costs, x, direction, widest, edges, kinds, c1, c2, monotone):
     or with ``widest`` the largest (every node that cannot reach a deficit along residual
     arcs): both are minimum cuts of the same flow, and both are certified.
     """
-    gain, movable, implied, penalised, penalty_kind = _step_terms(costs, x, direction, edges, kinds, c1, c2,
-                                                                  monotone)
+    gain, movable, table, excess, start, nbr, mate, kind, res = _step_graph(costs, x, direction, edges, kinds,
+                                                                            c1, c2, monotone)
     n = gain.shape[0]
-    # Above any cut of finite arcs (the cut of the empty move is at most the sum of |gain|).
-    infinite = int(np.abs(gain[movable]).sum()) + max(c1, c2) * penalised.shape[0] + 1
-    excess = -np.where(movable, gain, infinite)
-    table = capacity_table(infinite, c1, c2)
-    start, nbr, mate, kind, res = build_relabel_graph(n, 1, penalised, penalty_kind, table, implied)
     flow_excess = excess.copy()
     pseudoflow(n, flow_excess, start, nbr, res, mate)
     side, reaches_deficit = source_side(n, flow_excess, start, nbr, res)
@@ -201,11 +240,12 @@ def _best_move(costs, x, direction, widest, edges, kinds, c1, c2, monotone):
         return None
     if widest:
         side = ~_reaching_deficit(start, nbr, mate, res, flow_excess)
-    if certify(n, excess, start, nbr, mate, kind, table, res, side) < 0 or np.any(side & ~movable):
+    cut = certify(n, excess, start, nbr, mate, kind, table, res, side)
+    if cut < 0 or np.any(side & ~movable):
         return None
-    # The change of the objective, from the set itself: its regions' gains and the penalties it parts.
-    parted = side[penalised[:, 0]] != side[penalised[:, 1]]
-    return side, int(gain[side].sum()) + int(np.where(penalty_kind[parted] == 1, c1, c2).sum())
+    # A cut of S pays the gains of S above zero, the losses (gains below zero) outside S and the penalties
+    # S parts: the change of the objective is the cut less every loss. Both sides are minimum cuts.
+    return side, cut - int(-gain[movable & (gain < 0)].sum())
 
 
 @compiled
@@ -232,8 +272,10 @@ def _reaching_deficit(start, nbr, mate, res, excess):
     return seen
 
 
-def descend(problem, scaled) -> tuple[NDArray[np.intp], int] | None:
+def descend(problem, scaled, start: NDArray[np.intp] | None = None) -> tuple[NDArray[np.intp], int] | None:
     """The smallest optimal labelling of the integer problem ``scaled`` by steepest descent, and the cuts it took.
+
+    ``start``: labels to start near (:func:`start_labels`); the result does not depend on them.
 
     None when the costs are not convex per row (the objective is then not L-natural
     convex and a local optimum need not be global), when a cut fails its certificate, or
@@ -250,7 +292,7 @@ def descend(problem, scaled) -> tuple[NDArray[np.intp], int] | None:
     if scaled.C2 > 0:
         kinds[problem.delta2] = 2
     c1, c2 = int(scaled.C1), int(scaled.C2)
-    x = start_labels(costs, edges, monotone)
+    x = start_labels(costs, edges, monotone, start)
     cuts = 0
     while cuts < MAX_CUTS - 1:
         # Down by the largest set that loses nothing (the least change, possibly none); else up by the

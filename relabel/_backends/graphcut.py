@@ -81,7 +81,7 @@ def _cut_ortools(graph: CutGraph):
 
 
 def solve(problem, *, formulation: str, time_limit, threads: int, verbose: bool, engine: str = "pseudoflow",
-          descent: bool = True):
+          descent: bool = True, start=None):
     """Solve exactly by minimum s-t cuts; see :func:`relabel.solve`.
 
     ``formulation``, ``time_limit`` and ``threads`` do not apply (the cut is exact,
@@ -90,13 +90,13 @@ def solve(problem, *, formulation: str, time_limit, threads: int, verbose: bool,
     of three or more classes whose costs are convex per region is solved by steepest
     descent, one cut of one node per region at a time (:mod:`relabel._backends._descent`,
     the same smallest optimal labelling); otherwise, and should the descent give up, by one
-    cut over every threshold.
+    cut over every threshold. ``start``: labels (checked) the descent starts near.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
     n, km = problem.n_regions, problem.n_classes - 1
     scaled = cut_scaling(problem)
-    found = descend(problem, scaled) if engine == "pseudoflow" and descent else None
+    found = descend(problem, scaled, start) if engine == "pseudoflow" and descent else None
     if found is not None:
         labels, cuts = found
         changed = labels[problem.edges[:, 0]] != labels[problem.edges[:, 1]]
