@@ -111,10 +111,11 @@ def graph_cut(problem: ConsistencyProblem, *, engine: str = "pseudoflow"):
     """The exact relabelling of ``problem`` by one minimum s-t cut, with the chosen max-flow engine.
 
     ``solve(problem)`` (``solver="graphcut"``) runs the ``"pseudoflow"`` engine and wraps
-    its outcome in a :class:`RelabelResult`; this is the backend itself, so that the
-    second engine, ``"ortools"`` (OR-Tools' push-relabel, independent code on the same
-    arcs), can check or be timed against the first. Both return the smallest optimal
-    labelling.
+    its outcome in a :class:`RelabelResult`, by the steepest descent of docs/design.md
+    section 4 where it applies (four or more classes, convex costs); this is the one cut
+    over every threshold, so that the second engine, ``"ortools"`` (OR-Tools'
+    push-relabel, independent code on the same arcs), and the descent can be checked or
+    timed against it. All return the smallest optimal labelling.
 
     Parameters
     ----------
@@ -146,4 +147,5 @@ def graph_cut(problem: ConsistencyProblem, *, engine: str = "pseudoflow"):
     ...  for e in GRAPH_CUT_ENGINES]
     [('OPTIMAL', [0, 1, 2]), ('OPTIMAL', [0, 1, 2])]
     """
-    return _graphcut.solve(problem, formulation="tight", time_limit=None, threads=1, verbose=False, engine=engine)
+    return _graphcut.solve(problem, formulation="tight", time_limit=None, threads=1, verbose=False, engine=engine,
+                           descent=False)

@@ -81,7 +81,7 @@ def test_descent_on_a_fused_partition_with_moves():
     assert np.array_equal(descent.labels, one_cut.labels) and descent.bound == one_cut.bound
 
 
-def test_non_convex_costs_and_few_classes_take_one_cut():
+def test_non_convex_costs_and_three_classes_take_one_cut():
     """Check that a loss without convex rows, and three classes, are solved by one cut, exactly."""
     counts = np.array([[3, 0, 0, 2], [0, 0, 0, 0], [1, 0, 4, 0]], dtype=float)
     edges = np.array([[0, 1], [1, 2]])

@@ -26,9 +26,10 @@ __all__ = ["convex_rows", "descend"]
 #: The most cuts one descent may take before it gives the problem back to the one-cut solve
 #: (each strictly improving cut lowers an integer objective, so it ends; this bounds the time).
 MAX_CUTS = 64
-#: The fewest classes the descent is used for: it takes five to eight cuts of one level where the
-#: one cut has K - 1 levels, so it pays from four classes on (measured on OTreeBagger's groups,
-#: docs/design.md section 4).
+#: The fewest classes the descent is used for: with two the one cut has one level already; with
+#: three the descent's five to seven cuts of one level cost what the one cut's two levels cost on
+#: OTreeBagger's groups (balance-scale, tae), and from four on less, down to a fifth at nine
+#: (``python benchmarks/relabel_descent.py``, docs/design.md section 4).
 MIN_CLASSES = 4
 
 

@@ -87,7 +87,7 @@ def solve(problem, *, formulation: str, time_limit, threads: int, verbose: bool,
     ``formulation``, ``time_limit`` and ``threads`` do not apply (the cut is exact,
     single-threaded and the tight and paper forms share the optimum). ``engine`` picks
     the max-flow code (:data:`ENGINES`). With the pseudoflow and ``descent``, a problem
-    of three or more classes whose costs are convex per region is solved by steepest
+    of four or more classes whose costs are convex per region is solved by steepest
     descent, one cut of one node per region at a time (:mod:`relabel._backends._descent`,
     the same smallest optimal labelling); otherwise, and should the descent give up, by one
     cut over every threshold. ``start``: labels (checked) the descent starts near.
