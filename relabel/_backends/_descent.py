@@ -27,7 +27,7 @@ __all__ = ["convex_rows", "descend"]
 #: (each strictly improving cut lowers an integer objective, so it ends; this bounds the time).
 MAX_CUTS = 64
 #: The fewest classes the descent is used for: with two the one cut has one level already; with
-#: three the descent's five to seven cuts of one level cost what the one cut's two levels cost on
+#: three the descent's four to six cuts of one level cost what the one cut's two levels cost on
 #: OTreeBagger's groups (balance-scale, tae), and from four on less, down to a fifth at nine
 #: (``python benchmarks/relabel_descent.py``, docs/design.md section 4).
 MIN_CLASSES = 4
@@ -103,7 +103,7 @@ def start_labels(costs: NDArray[np.int64], edges: NDArray[np.intp], monotone: ND
 
     The least feasible labelling above the rows' own best classes and the greatest below
     them both keep every edge one apart and every monotone pair in order; so does the
-    floor of their mean (two labels within one of each other, halved and floored).
+    ceiling of their mean (two labels within one of each other, halved and rounded).
     """
     n = costs.shape[0]
     x0 = np.argmin(costs, axis=1).astype(np.int64) if hint is None else np.asarray(hint, dtype=np.int64)
@@ -114,7 +114,9 @@ def start_labels(costs: NDArray[np.int64], edges: NDArray[np.intp], monotone: ND
     # Without monotone pairs both sweeps follow the same arcs (every edge both ways).
     down = up if low.shape[0] == 0 else _by_tail(n, np.concatenate([a, b, high]), np.concatenate([b, a, low]),
                                                  np.concatenate([ones, zeros]))
-    return (_envelope(x0, *up, 1) + _envelope(x0, *down, -1)) // 2
+    # Rounded up: from below, the descent's first moves up are large ones (5.3 cuts a descent on ESL's
+    # groups against 6.6 rounded down, the same labels).
+    return (_envelope(x0, *up, 1) + _envelope(x0, *down, -1) + 1) // 2
 
 
 @compiled
