@@ -714,20 +714,20 @@ def _sorted_edges(a, b, face, extra):
         a = np.concatenate((a, extra[0]))
         b = np.concatenate((b, extra[1]))
         face = np.concatenate((face, extra[2]))
-    lo_node = np.minimum(a, b).astype(np.intp, copy=False)
-    hi_node = np.maximum(a, b).astype(np.intp, copy=False)
-    # One int64 key per pair sorts about three times faster than a lexsort of the two columns.
-    span = np.int64(hi_node.max(initial=0)) + 1
-    order = np.argsort(lo_node.astype(np.int64) * span + hi_node, kind="stable")
-    lo_node, hi_node, face = lo_node[order], hi_node[order], face[order]
-    if lo_node.shape[0]:
-        # Alias contacts and the neighbours at the data's resolution may repeat an edge:
-        # keep one, a face if any copy is a face.
-        first = np.ones(lo_node.shape[0], dtype=bool)
-        first[1:] = (lo_node[1:] != lo_node[:-1]) | (hi_node[1:] != hi_node[:-1])
-        face = np.logical_or.reduceat(face, np.flatnonzero(first))
-        lo_node, hi_node = lo_node[first], hi_node[first]
-    return lo_node, hi_node, face
+    lo_node = np.minimum(a, b).astype(np.int64)
+    hi_node = np.maximum(a, b).astype(np.int64)
+    # One int64 per pair, (n span + m) 2 + face, sorted by value: faster than sorting keys and
+    # gathering the columns after them (a tenth of ESL's contact search), and than a lexsort.
+    span = int(hi_node.max(initial=0)) + 1
+    if span >= 1 << 31:  # the packed value would not fit in int64
+        raise ValueError(f"too many regions ({span}) for the adjacency graph's int64 keys")
+    packed = np.sort((lo_node * span + hi_node) * 2 + face)
+    key = packed >> 1
+    # A repeated edge (alias contacts, data-resolution neighbours) is kept once: a face if any copy is (the last).
+    last = np.ones(key.shape[0], dtype=bool)
+    last[:-1] = key[1:] != key[:-1]
+    key, face = key[last], (packed[last] & 1).astype(bool)
+    return (key // span).astype(np.intp), (key % span).astype(np.intp), face
 
 
 def _check_max_edges(max_edges: Any) -> int | None:

@@ -78,20 +78,31 @@ def _envelope(x0, start, head, step, sign):
 
 
 @compiled
-def _by_tail(n, tail, head, step):
-    """The arcs grouped by tail (a counting sort): ``start``, and the heads and steps in that order."""
+def _arcs(n, edges, monotone, upward):
+    """The sweep's arcs grouped by tail (a counting sort): ``start``, and the heads and steps in that order.
+
+    Every edge both ways with step 1; every monotone pair (n, m) as n -> m (``upward``) or
+    m -> n with step 0.
+    """
     start = np.zeros(n + 1, np.int64)
-    for e in range(tail.shape[0]):
-        start[tail[e] + 1] += 1
+    for e in range(edges.shape[0]):
+        start[edges[e, 0] + 1] += 1
+        start[edges[e, 1] + 1] += 1
+    for p in range(monotone.shape[0]):
+        start[monotone[p, 0 if upward else 1] + 1] += 1
     for v in range(n):
         start[v + 1] += start[v]
     fill = start[:n].copy()
-    heads = np.empty(tail.shape[0], np.int64)
-    steps = np.empty(tail.shape[0], np.int64)
-    for e in range(tail.shape[0]):
-        heads[fill[tail[e]]] = head[e]
-        steps[fill[tail[e]]] = step[e]
-        fill[tail[e]] += 1
+    heads = np.empty(start[n], np.int64)
+    steps = np.empty(start[n], np.int64)
+    for e in range(edges.shape[0]):
+        for a, b in ((edges[e, 0], edges[e, 1]), (edges[e, 1], edges[e, 0])):
+            heads[fill[a]], steps[fill[a]] = b, 1
+            fill[a] += 1
+    for p in range(monotone.shape[0]):
+        a, b = (monotone[p, 0], monotone[p, 1]) if upward else (monotone[p, 1], monotone[p, 0])
+        heads[fill[a]], steps[fill[a]] = b, 0
+        fill[a] += 1
     return start, heads, steps
 
 
@@ -107,13 +118,11 @@ def start_labels(costs: NDArray[np.int64], edges: NDArray[np.intp], monotone: ND
     """
     n = costs.shape[0]
     x0 = np.argmin(costs, axis=1).astype(np.int64) if hint is None else np.asarray(hint, dtype=np.int64)
-    a, b = edges[:, 0].astype(np.int64), edges[:, 1].astype(np.int64)
-    low, high = monotone[:, 0].astype(np.int64), monotone[:, 1].astype(np.int64)
-    ones, zeros = np.ones(2 * a.shape[0], np.int64), np.zeros(low.shape[0], np.int64)
-    up = _by_tail(n, np.concatenate([a, b, low]), np.concatenate([b, a, high]), np.concatenate([ones, zeros]))
+    edges = np.ascontiguousarray(edges.reshape(-1, 2), dtype=np.int64)
+    monotone = np.ascontiguousarray(monotone.reshape(-1, 2), dtype=np.int64)
+    up = _arcs(n, edges, monotone, True)
     # Without monotone pairs both sweeps follow the same arcs (every edge both ways).
-    down = up if low.shape[0] == 0 else _by_tail(n, np.concatenate([a, b, high]), np.concatenate([b, a, low]),
-                                                 np.concatenate([ones, zeros]))
+    down = up if monotone.shape[0] == 0 else _arcs(n, edges, monotone, False)
     # Rounded up: from below, the descent's first moves up are large ones (5.3 cuts a descent on ESL's
     # groups against 6.6 rounded down, the same labels).
     return (_envelope(x0, *up, 1) + _envelope(x0, *down, -1) + 1) // 2
