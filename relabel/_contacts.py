@@ -78,8 +78,20 @@ def _rule_axes(resolution, categorical, d):
 
 def largest_finite(lower, upper):
     """Per axis, the largest finite magnitude of any bound (0 without one): the scale of a bound's rounding."""
-    finite = np.where(np.isfinite(lower), np.abs(lower), 0.0).max(axis=0, initial=0.0)
-    return np.maximum(finite, np.where(np.isfinite(upper), np.abs(upper), 0.0).max(axis=0, initial=0.0))
+    return _largest_finite(float_array(lower), float_array(upper))
+
+
+@compiled
+def _largest_finite(lower, upper):
+    """:func:`largest_finite` in one pass (no temporary arrays: three of them per call took a tenth of a check)."""
+    out = np.zeros(lower.shape[1])
+    for bounds in (lower, upper):
+        for i in range(bounds.shape[0]):
+            for g in range(bounds.shape[1]):
+                v = abs(bounds[i, g])
+                if v > out[g] and v != np.inf:
+                    out[g] = v
+    return out
 
 
 def far_labels(labels):

@@ -96,8 +96,9 @@ def guillotine_tree(lower: ArrayLike, upper: ArrayLike, groups: ArrayLike | None
     count[:n_roots] = np.diff(start[: n_roots + 1])
     # Every group's boxes as a contiguous range of each row, sorted by the lower bound
     # (ties in input order): a stable sort by (group, lower).
-    orders = index_array(np.argsort(groups[by_lower], axis=1, kind="stable"))
-    orders = index_array(np.take_along_axis(by_lower, orders, axis=1))
+    orders = by_lower
+    if n_roots > 1:  # one group: the rows are sorted already
+        orders = index_array(np.take_along_axis(by_lower, np.argsort(groups[by_lower], axis=1, kind="stable"), axis=1))
     # Features that may still cut a node's boxes (the roots: all), and a row of ``orders``
     # kept sorted for each node (its parent's cut feature).
     active = np.zeros((n_nodes, n_features), dtype=np.bool_)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from relabel._backends._pseudoflow import certify, pseudoflow, source_side
+from relabel._backends._pseudoflow import certify, pseudoflow, sink_side, source_side
 from relabel._numba import compiled
 
 __all__ = ["convex_rows", "descend"]
@@ -251,37 +251,13 @@ def _best_move(costs, x, direction, widest, edges, kinds, c1, c2, monotone):
     if reaches_deficit:
         return None
     if widest:
-        side = ~_reaching_deficit(start, nbr, mate, res, flow_excess)
+        side = ~sink_side(n, flow_excess, start, nbr, mate, res)
     cut = certify(n, excess, start, nbr, mate, kind, table, res, side)
     if cut < 0 or np.any(side & ~movable):
         return None
     # A cut of S pays the gains of S above zero, the losses (gains below zero) outside S and the penalties
     # S parts: the change of the objective is the cut less every loss. Both sides are minimum cuts.
     return side, cut - int(-gain[movable & (gain < 0)].sum())
-
-
-@compiled
-def _reaching_deficit(start, nbr, mate, res, excess):
-    """The nodes from which a deficit is reached along residual arcs (a search backwards from the deficits)."""
-    n = excess.shape[0]
-    seen = excess < 0
-    queue = np.empty(n, np.int64)
-    end = 0
-    for v in range(n):
-        if seen[v]:
-            queue[end] = v
-            end += 1
-    q = 0
-    while q < end:
-        w = queue[q]
-        q += 1
-        for i in range(start[w], start[w + 1]):
-            u = nbr[i]
-            if res[mate[i]] > 0 and not seen[u]:  # the arc u -> w has room
-                seen[u] = True
-                queue[end] = u
-                end += 1
-    return seen
 
 
 def descend(problem, scaled, start: NDArray[np.intp] | None = None) -> tuple[NDArray[np.intp], int] | None:

@@ -56,7 +56,7 @@ from numpy.typing import NDArray
 
 from relabel._numba import compiled
 
-__all__ = ["certify", "pseudoflow", "source_side"]
+__all__ = ["certify", "pseudoflow", "sink_side", "source_side"]
 
 # Columns of the node records: the fields a merge and a push touch share a cache line.
 _PARENT, _PARENT_ENTRY, _FIRST_CHILD, _NEXT_SIB, _PREV_SIB, _EXCESS, _NEXT_ARC, _DFS = range(8)
@@ -324,32 +324,43 @@ def source_side(n: int, excess: NDArray[np.int64], start: NDArray[np.int64], nbr
     """Nodes reachable from a positive excess along residual arcs, and whether a deficit is among them."""
     seen = excess > 0
     queue = np.empty(n, dtype=np.int64)
-    reaches_deficit = _reach(start, nbr, res, excess, seen, queue)
+    reaches_deficit = _reach(start, nbr, nbr, res, excess, seen, queue, False)
     return seen, bool(reaches_deficit)
 
 
+def sink_side(n: int, excess: NDArray[np.int64], start: NDArray[np.int64], nbr: NDArray[np.int32],
+              mate: NDArray[np.int32], res: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Nodes from which a deficit is reached along residual arcs (after a max-flow: the complement is the
+    largest source side of a minimum cut, where :func:`source_side` is the smallest)."""
+    seen = excess < 0
+    _reach(start, nbr, mate, res, excess, seen, np.empty(n, dtype=np.int64), True)
+    return seen
+
+
 @compiled
-def _reach(start, nbr, res, excess, seen, queue):
-    """Breadth-first search from the nodes already ``seen`` along residual arcs; True if it meets a deficit."""
+def _reach(start, nbr, mate, res, excess, seen, queue, backward):
+    """Breadth-first search from the nodes already ``seen`` along residual arcs, forwards (v -> w with room)
+    or ``backward`` (the arcs w -> v with room, read at their mates); True if it meets an excess of the
+    other sign than the search's start (a deficit forwards)."""
     q_end = 0
     for v in range(seen.shape[0]):
         if seen[v]:
             queue[q_end] = v
             q_end += 1
-    reaches_deficit = False
+    meets = False
     q = 0
     while q < q_end:
         v = queue[q]
         q += 1
         for i in range(start[v], start[v + 1]):
             w = nbr[i]
-            if res[i] > 0 and not seen[w]:
+            if (res[mate[i]] if backward else res[i]) > 0 and not seen[w]:
                 seen[w] = True
                 queue[q_end] = w
                 q_end += 1
-                if excess[w] < 0:
-                    reaches_deficit = True
-    return reaches_deficit
+                if (excess[w] > 0) if backward else (excess[w] < 0):
+                    meets = True
+    return meets
 
 
 def certify(n: int, excess0: NDArray[np.int64], start: NDArray[np.int64], nbr: NDArray[np.int32],
