@@ -39,7 +39,8 @@ from numpy.typing import NDArray
 
 from relabel._errors import TooManyRegionsError
 from relabel._features import check_categorical_features, check_resolution
-from relabel._contacts import _alias_contacts, _face_flags_at, far_labels, largest_finite, near_rule_at
+from relabel._contacts import (CONTACTS, _alias_contacts, _face_flags_at, check_contact, far_labels, largest_finite,
+                              near_rule_at)
 from relabel._grid import DataGrid, grid_rule
 from relabel._guillotine import far_on_one_value, guillotine_tree, push_down
 from relabel._numba import compiled, float_array, index_array
@@ -55,10 +56,6 @@ logger = logging.getLogger(__name__)
 _CHUNK_MIN, _CHUNK_MAX = 16, 16384
 #: Debug counter: candidate pairs examined by the last :func:`adjacency_edges` call.
 _STATS = {"candidates": 0}
-
-#: Accepted values of ``contact``: closures intersect (default) or shared faces only.
-CONTACTS = ("closure", "face")
-
 
 class AdjacencyEdges(NamedTuple):
     """Adjacent region pairs as arrays.
@@ -87,12 +84,6 @@ class AdjacencyEdges(NamedTuple):
     def contact(self) -> NDArray[np.str_]:
         """The contact kind of each edge as strings ``"face"`` / ``"corner"``."""
         return np.where(self.is_face, "face", "corner")
-
-
-def _check_contact(contact: Any) -> str:
-    if not isinstance(contact, str) or contact not in CONTACTS:
-        raise ValueError(f"contact must be one of {CONTACTS}; got {contact!r}")
-    return contact
 
 
 def _bounds_of(partition: Any) -> tuple[NDArray, NDArray]:
@@ -194,12 +185,13 @@ def _hierarchy_prepare(t_a, lo_a, hi_a):
     return values, hierarchy
 
 
-def _hierarchy_push(values, hierarchy, t_b, lo_b, hi_b, labels=None):
-    """Pairs (a face, b face) from pushing the b faces down; ``labels`` (a's, b's): only those two apart."""
+def _hierarchy_push(values, hierarchy, t_b, lo_b, hi_b, labels=None, closed=True):
+    """Pairs (a face, b face) from pushing the b faces down (``closed``: the axes compared closed, else open);
+    ``labels`` (a's, b's): only those two apart."""
     pos = np.minimum(np.searchsorted(values, t_b), values.shape[0] - 1)
     matched = np.flatnonzero(values[pos] == t_b)
     jumps = None if labels is None else (labels[1][matched], labels[0])
-    jb, ia = push_down(lo_b[matched], hi_b[matched], hierarchy, start=pos[matched], closed=True, jumps_of=jumps)
+    jb, ia = push_down(lo_b[matched], hi_b[matched], hierarchy, start=pos[matched], closed=closed, jumps_of=jumps)
     return ia, matched[jb]
 
 
@@ -300,6 +292,8 @@ def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes, wa
             if cand_a.shape[0] == 0 or cand_b.shape[0] == 0:
                 continue
         others = [g for g in range(n_features) if g != f]
+        # check() drops pairs touching on an earlier or categorical axis: the push compares those axes open.
+        closed = np.array([g > f and not categorical[g] for g in others], dtype=bool)
         prepared = _hierarchy_prepare(t_a, lower[cand_a][:, others], upper[cand_a][:, others]) if others else None
         if prepared is not None:
             # Push the starting faces down in chunks (when there is a budget) so that an
@@ -322,7 +316,7 @@ def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes, wa
                 sub = cand_b[start : start + step]
                 ia, jb = _hierarchy_push(*prepared, t_b[start : start + step],
                                          lower[sub][:, others], upper[sub][:, others],
-                                         None if labels is None else (labels[cand_a], labels[sub]))
+                                         None if labels is None else (labels[cand_a], labels[sub]), closed)
                 faces_done += sub.shape[0]
                 start += step
                 check(f, cand_a[ia], sub[jb], -1)
@@ -646,7 +640,7 @@ def adjacency_edges(
     >>> adjacency_edges(strips, grid=[np.array([-1.0, 1.0])]).edges.tolist()  # no value in (-1, 1)
     [[0, 1], [0, 2], [1, 2]]
     """
-    contact = _check_contact(contact)
+    contact = check_contact(contact)
     lower, upper = _bounds_of(partition)
     n_regions, n_features = lower.shape
     max_edges = _check_max_edges(max_edges)

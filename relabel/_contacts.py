@@ -13,7 +13,17 @@ import numpy as np
 from relabel._grid import grid_rule
 from relabel._numba import compiled, float_array, index_array
 
-__all__ = ["far_labels", "largest_finite", "near_rule", "near_rule_at"]
+__all__ = ["CONTACTS", "check_contact", "far_labels", "largest_finite", "near_rule", "near_rule_at"]
+
+#: Accepted values of ``contact``: closures intersect (default) or shared faces only.
+CONTACTS = ("closure", "face")
+
+
+def check_contact(contact) -> str:
+    """``contact`` if it is one of :data:`CONTACTS`, else a ValueError naming them."""
+    if not isinstance(contact, str) or contact not in CONTACTS:
+        raise ValueError(f"contact must be one of {CONTACTS}; got {contact!r}")
+    return contact
 
 
 @compiled

@@ -82,7 +82,9 @@ def guillotine_tree(lower: ArrayLike, upper: ArrayLike, groups: ArrayLike | None
     groups = np.zeros(lower.shape[0], dtype=np.int64) if groups is None else index_array(groups)
     n_roots = int(groups.max()) + 1 if groups.shape[0] else 1
     # Sorted here, not in the kernel (numba issue 10486, see relabel._numba.compiled).
-    by_lower = index_array(np.argsort(lower, axis=0, kind="stable").T)
+    # Feature-major copies: the sort and the kernel's scans read one feature of many boxes at a time.
+    lower_t, upper_t = float_array(lower.T), float_array(upper.T)
+    by_lower = index_array(np.argsort(lower_t, axis=1, kind="stable"))
     n_leaves, n_features = lower.shape
     n_nodes = max(2 * n_leaves, n_roots)
     # Allocated here, not in the kernel: every numpy constructor a kernel uses is
@@ -104,7 +106,7 @@ def guillotine_tree(lower: ArrayLike, upper: ArrayLike, groups: ArrayLike | None
     active = np.zeros((n_nodes, n_features), dtype=np.bool_)
     active[:n_roots] = True
     row_of = np.zeros(n_nodes, dtype=np.int64)
-    ok = _guillotine_kernel(lower, upper, start, count, orders, np.zeros(n_leaves, dtype=np.bool_),
+    ok = _guillotine_kernel(lower_t, upper_t, start, count, orders, np.zeros(n_leaves, dtype=np.bool_),
                             np.empty(n_leaves, dtype=np.int64), n_roots, active, row_of, *hierarchy)
     if not ok:
         raise ValueError(
@@ -119,6 +121,9 @@ def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n
                        feature, threshold, left, right, leaf):
     """Fill the hierarchy of :func:`guillotine_tree`; False when a node has no cut.
 
+    ``lower`` and ``upper`` are feature-major, (d, L): a node's scans read one feature's
+    bounds of many boxes, contiguous that way.
+
     Node ``v`` holds the boxes ``orders[f, start[v]:start[v] + count[v]]``, sorted there
     by their lower bound on f (ties in input order) for every f with ``active[v, f]``,
     and in row ``row_of[v]``; the roots' ranges are given. A split partitions every
@@ -127,7 +132,7 @@ def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n
     nor below: its row is left as it is for the whole subtree (most features of a
     deep node of a fused partition).
     """
-    n_features = lower.shape[1]
+    n_features = lower.shape[0]
     next_node = n_roots
     node = 0
     # Breadth-first: nodes are processed in id order, children numbered as created.
@@ -154,10 +159,10 @@ def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n
                 for i in range(size - 1):
                     if 2 * (i + 1) - size >= best_imbalance:
                         break
-                    hi = upper[orders[f, first + i], f]
+                    hi = upper[f, orders[f, first + i]]
                     if hi > running:
                         running = hi
-                    if running <= lower[orders[f, first + i + 1], f]:
+                    if running <= lower[f, orders[f, first + i + 1]]:
                         imbalance = abs(2 * (i + 1) - size)
                         if imbalance < best_imbalance:
                             best_imbalance = imbalance
@@ -168,7 +173,7 @@ def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n
             for i in range(size):
                 goes_left[orders[best_feature, first + i]] = i <= best_cut
             feature[node] = best_feature
-            threshold[node] = lower[orders[best_feature, first + best_cut + 1], best_feature]
+            threshold[node] = lower[best_feature, orders[best_feature, first + best_cut + 1]]
             left[node] = next_node
             right[node] = next_node + 1
             n_left = best_cut + 1
@@ -179,10 +184,10 @@ def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n
                 w_left = 0
                 w_right = n_left
                 # Whether each side's boxes all have the interval of its first box on f.
-                lo_l = lower[orders[best_feature, first], f]
-                hi_l = upper[orders[best_feature, first], f]
-                lo_r = lower[orders[best_feature, first + n_left], f]
-                hi_r = upper[orders[best_feature, first + n_left], f]
+                lo_l = lower[f, orders[best_feature, first]]
+                hi_l = upper[f, orders[best_feature, first]]
+                lo_r = lower[f, orders[best_feature, first + n_left]]
+                hi_r = upper[f, orders[best_feature, first + n_left]]
                 varies_l = False
                 varies_r = False
                 for i in range(size):
@@ -190,11 +195,11 @@ def _guillotine_kernel(lower, upper, start, count, orders, goes_left, scratch, n
                     if goes_left[m]:
                         scratch[w_left] = m
                         w_left += 1
-                        varies_l |= (lower[m, f] != lo_l) | (upper[m, f] != hi_l)
+                        varies_l |= (lower[f, m] != lo_l) | (upper[f, m] != hi_l)
                     else:
                         scratch[w_right] = m
                         w_right += 1
-                        varies_r |= (lower[m, f] != lo_r) | (upper[m, f] != hi_r)
+                        varies_r |= (lower[f, m] != lo_r) | (upper[f, m] != hi_r)
                 for i in range(size):
                     orders[f, first + i] = scratch[i]
                 active[next_node, f] = varies_l
