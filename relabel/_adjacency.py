@@ -44,6 +44,7 @@ from relabel._contacts import (CONTACTS, _alias_contacts, _face_flags_at, check_
 from relabel._grid import DataGrid, grid_rule
 from relabel._guillotine import far_on_one_value, guillotine_tree, push_down
 from relabel._numba import compiled, float_array, index_array
+from relabel._sweep import _hyperplane_join
 if TYPE_CHECKING:  # networkx is imported where a graph is built (0.06 s of every start-up otherwise)
     import networkx as nx
 
@@ -102,58 +103,6 @@ def _bounds_of(partition: Any) -> tuple[NDArray, NDArray]:
     if np.isnan(lower).any() or np.isnan(upper).any() or not np.all(lower < upper):
         raise ValueError("partition boxes must satisfy lower < upper in every coordinate (no NaN)")
     return lower, upper
-
-
-def _ranks(values: NDArray) -> tuple[NDArray[np.int64], int]:
-    """Dense ranks of float values (exact equality), and the number of distinct values."""
-    unique, inverse = np.unique(values, return_inverse=True)
-    return inverse.astype(np.int64).ravel(), unique.shape[0]
-
-
-def _expand(starts: NDArray[np.int64], stops: NDArray[np.int64]):
-    """All (i, j) with starts[i] <= j < stops[i], vectorised."""
-    counts = np.maximum(stops - starts, 0)
-    total = int(counts.sum())
-    owner = np.repeat(np.arange(starts.shape[0]), counts)
-    offsets = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
-    return owner, np.repeat(starts, counts) + offsets
-
-
-def _hyperplane_join(t_a, lo_a, hi_a, t_b, lo_b, hi_b, count_only=False):
-    """Pairs (i, j) with ``t_a[i] == t_b[j]`` and closed intervals [lo, hi] overlapping.
-
-    Either b starts inside a (``lo_a <= lo_b <= hi_a``) or a starts strictly inside b
-    (``lo_b < lo_a <= hi_b``); the two cases are disjoint and cover every overlap, so
-    each pair is produced once. Values are replaced by dense ranks and combined with
-    the group rank into one int64 key, so both cases are binary searches.
-    """
-    group, _ = _ranks(np.concatenate((t_a, t_b)))
-    values, n_values = _ranks(np.concatenate((lo_a, hi_a, lo_b, hi_b)))
-    na, nb = t_a.shape[0], t_b.shape[0]
-    ga, gb = group[:na], group[na:]
-    rlo_a, rhi_a = values[:na], values[na : 2 * na]
-    rlo_b, rhi_b = values[2 * na : 2 * na + nb], values[2 * na + nb :]
-    radix = np.int64(n_values + 1)
-
-    key_b = gb * radix + rlo_b
-    order_b = np.argsort(key_b, kind="stable")
-    sorted_b = key_b[order_b]
-    start1 = np.searchsorted(sorted_b, ga * radix + rlo_a, side="left")
-    stop1 = np.searchsorted(sorted_b, ga * radix + rhi_a, side="right")
-
-    key_a = ga * radix + rlo_a
-    order_a = np.argsort(key_a, kind="stable")
-    sorted_a = key_a[order_a]
-    start2 = np.searchsorted(sorted_a, gb * radix + rlo_b, side="right")
-    stop2 = np.searchsorted(sorted_a, gb * radix + rhi_b, side="right")
-    if count_only:
-        return int((stop1 - start1).sum() + (stop2 - start2).sum())
-
-    i1, pos1 = _expand(start1, stop1)
-    j2, pos2 = _expand(start2, stop2)
-    ia = np.concatenate((i1, order_a[pos2]))
-    jb = np.concatenate((order_b[pos1], j2))
-    return ia, jb
 
 
 def _hierarchy_join(t_a, t_b, lo_a, hi_a, lo_b, hi_b):
@@ -347,6 +296,20 @@ def _touching_pairs(lower, upper, *, face_only, max_edges, categorical, axes, wa
             np.concatenate(all_face), np.concatenate(all_axis))
 
 
+@compiled
+def _boxes_meet(q_lo, q_hi, lower, upper, a, b, closed):
+    """For every pair: does query box a meet box b, closed on the axes of ``closed`` and open on the others?"""
+    out = np.ones(a.shape[0], dtype=np.bool_)
+    for i in range(a.shape[0]):
+        p, q = a[i], b[i]
+        for g in range(lower.shape[1]):
+            if (closed[g] and not (q_lo[p, g] <= upper[q, g] and lower[q, g] <= q_hi[p, g])) or (
+                    not closed[g] and not (q_lo[p, g] < upper[q, g] and lower[q, g] < q_hi[p, g])):
+                out[i] = False
+                break
+    return out
+
+
 def _hierarchy_of(lower, upper):
     """The guillotine hierarchy of the regions, or None where their boxes have none."""
     try:
@@ -356,7 +319,7 @@ def _hierarchy_of(lower, upper):
 
 
 def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, what, closed=None,
-                     hierarchy=_hierarchy_of, wanted_pairs=None, labels=None):
+                     hierarchy=_hierarchy_of, wanted_pairs=None, labels=None, sides=None):
     """Pairs ``(a, b)``, a < b, with ``rule(a, b)``, among the boxes b whose closures meet query box a.
 
     Candidates come from pushing every query box ``[q_lo, q_hi]`` down a guillotine
@@ -366,20 +329,26 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
     ``hierarchy``: the regions' guillotine hierarchy, when the caller built it; ``wanted_pairs(a, b)``:
     a mask of the candidates to test at all; ``labels``: as in :func:`_touching_pairs`. Boxes without a guillotine hierarchy fall
     back to a sweep on the axis with the fewest overlapping pairs. Stops with
-    :class:`TooManyRegionsError` once more than ``max_edges`` pairs are certain.
+    :class:`TooManyRegionsError` once more than ``max_edges`` pairs are certain. ``sides``
+    (:func:`_two_sides`): only the pairs across two sets of regions are wanted; the
+    hierarchy holds the first set and the second set's boxes are pushed (the relation of a
+    query box to a box is symmetric).
     """
     n_regions, n_features = lower.shape
     closed = ~categorical if closed is None else closed & ~categorical
+    members, askers = (np.arange(n_regions), np.arange(n_regions)) if sides is None else sides
     if hierarchy is _hierarchy_of:
-        hierarchy = _hierarchy_of(lower, upper)
+        hierarchy = _hierarchy_of(lower[members], upper[members])
     found_a, found_b, n_found = [], [], 0
     step = max(n_regions, 1) if max_edges is None else max(_CHUNK_MIN, min(_CHUNK_MAX, max_edges // 8 + 1))
-    for start in range(0, n_regions, step):
-        queries = np.arange(start, min(start + step, n_regions))
+    for start in range(0, askers.shape[0], step):
+        queries = askers[start:start + step]
         if hierarchy is not None:
             qi, leaf = push_down(q_lo[queries], q_hi[queries], hierarchy, closed=closed,
-                                 jumps_of=None if labels is None else (labels[queries], labels))
-            a, b = queries[qi], leaf
+                                 jumps_of=None if labels is None else (labels[queries], labels[members]))
+            a, b = queries[qi], members[leaf]
+        elif sides is not None:
+            raise AssertionError("a search across two sides needs their hierarchy")
         else:
             costs = [
                 _hyperplane_join(np.zeros(queries.shape[0]), q_lo[queries, g], q_hi[queries, g],
@@ -390,6 +359,10 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
             ia, jb = _hyperplane_join(np.zeros(queries.shape[0]), q_lo[queries, g], q_hi[queries, g],
                                       np.zeros(n_regions), lower[:, g], upper[:, g])
             a, b = queries[ia], jb
+        if sides is not None:  # each pair across the sides is found once, from its second side
+            # A leaf of a hierarchy of some regions only routes more of space than its box: keep the boxes met.
+            met = _boxes_meet(q_lo, q_hi, lower, upper, index_array(a), index_array(b), closed)
+            a, b = np.minimum(a[met], b[met]), np.maximum(a[met], b[met])
         wanted = a < b
         if wanted_pairs is not None:
             wanted &= wanted_pairs(a, b)
@@ -411,7 +384,7 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
 
 
 def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=None, labels=None,
-                hierarchy=_hierarchy_of, then=None, kinds=True):
+                hierarchy=_hierarchy_of, then=None, kinds=True, sides=None):
     """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
 
     Every box is dilated by r_f (a little more, so float rounding never loses a pair)
@@ -430,7 +403,7 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=N
 
     a, b = _candidate_pairs(lower, upper, lower - slack, upper + slack, categorical, max_edges, rule,
                             "at this resolution (use a smaller resolution)", wanted_pairs=wanted_pairs,
-                            labels=labels, hierarchy=hierarchy)
+                            labels=labels, hierarchy=hierarchy, sides=sides)
     return a, b, _face_flags_at(lower, upper, a, b) if kinds else None
 
 
@@ -460,6 +433,19 @@ def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], res
     return np.column_stack((lo_node, hi_node)).reshape(-1, 2)
 
 
+def _two_sides(labels):
+    """Looking for jumps among regions of two labels only (three classes): ``(rarer, other)``, their positions.
+
+    Every wanted pair joins the two: one hierarchy of the rarer label's regions, down which the
+    others are pushed, finds them all, at a fraction of the cost of one of all. None otherwise.
+    """
+    values, counts = np.unique(labels, return_counts=True)
+    if values.shape[0] != 2:
+        return None
+    rarer = labels == values[np.argmin(counts)]
+    return np.flatnonzero(rarer), np.flatnonzero(~rarer)
+
+
 def _searched(lower, upper, labels):
     """The axes some region is bounded on and, looking for jumps (``labels``), the regions in some pair.
 
@@ -484,7 +470,7 @@ def _searched(lower, upper, labels):
 
 
 def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None, labels=None,
-                hierarchy=_hierarchy_of):
+                hierarchy=_hierarchy_of, sides=None):
     """Neighbour pairs ``(a, b, is_face)`` along some feature at the data's resolution (:func:`grid_rule`).
 
     For every feature f with a grid, every box is widened on f to the ends of the
@@ -508,7 +494,7 @@ def _grid_pairs(lower, upper, grid, categorical, max_edges, wanted_pairs=None, l
         # positive length, and most closure neighbours of a fused partition only touch there.
         a, b = _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule,
                                 "at the data's resolution", closed=np.arange(lower.shape[1]) == f,
-                                hierarchy=hierarchy, wanted_pairs=wanted_pairs, labels=labels)
+                                hierarchy=hierarchy, wanted_pairs=wanted_pairs, labels=labels, sides=sides)
         found_a.append(a)
         found_b.append(b)
     a = np.concatenate(found_a) if found_a else np.empty(0, np.intp)
@@ -662,22 +648,23 @@ def adjacency_edges(
     if grid is not None and not split.all():
         s_grid = DataGrid(tuple(v for v, kept in zip(grid.values, split, strict=True) if kept))
 
-    hierarchy = _hierarchy_of
+    hierarchy, sides = _hierarchy_of, None
     if resolution.any():
         a, b, face = _near_pairs(s_lo, s_hi, s_res, s_cat, max_edges, wanted_pairs, s_labels)
     elif labels is not None and contact == "closure":
         # Looking for jumps, every region's closed box is pushed down one hierarchy of the regions,
         # pruned by labels, which the search at the data's resolution below shares: cheaper than the
         # per-hyperplane hierarchies of faces, which pay for finding every contact.
-        hierarchy = _hierarchy_of(s_lo, s_hi)
-        a, b, face = _near_pairs(s_lo, s_hi, s_res, s_cat, max_edges, wanted_pairs, s_labels, hierarchy)
+        sides = _two_sides(s_labels)
+        hierarchy = _hierarchy_of(s_lo, s_hi) if sides is None else _hierarchy_of(s_lo[sides[0]], s_hi[sides[0]])
+        a, b, face = _near_pairs(s_lo, s_hi, s_res, s_cat, max_edges, wanted_pairs, s_labels, hierarchy, sides=sides)
     else:
         a, b, face, _ = _touching_pairs(s_lo, s_hi, face_only=contact == "face", max_edges=max_edges,
                                         categorical=s_cat, axes=range(s_lo.shape[1]), wanted_pairs=wanted_pairs,
                                         labels=s_labels)
     exact = getattr(partition, "exact_region", None) is not None
     if grid is not None and not exact:
-        ga, gb, gface = _grid_pairs(s_lo, s_hi, s_grid, s_cat, max_edges, wanted_pairs, s_labels, hierarchy)
+        ga, gb, gface = _grid_pairs(s_lo, s_hi, s_grid, s_cat, max_edges, wanted_pairs, s_labels, hierarchy, sides)
         a, b, face = np.concatenate((a, ga)), np.concatenate((b, gb)), np.concatenate((face, gface))
     if regions is not None:
         a, b = regions[a], regions[b]
