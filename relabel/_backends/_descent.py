@@ -8,9 +8,9 @@ difference (|l_u - l_v| <= 1 on an edge, with the penalty C of a change; l_n <= 
 monotone pair). A feasible labelling x is then optimal exactly when no set S of regions
 gains by moving one class down or up together, g(x) <= g(x -+ chi_S), and each of those
 two questions is one minimum cut on one node per region, with at most one arc per edge.
-From a feasible start close to the optimum a few such cuts reach it; a last descent with
-the widest non-losing sets reaches the *smallest* optimal labelling, the one the one-cut
-solve returns, so the two give the same labels.
+From a feasible start close to the optimum a few such cuts reach it; moving down by the
+largest sets that lose nothing, it stops at the *smallest* optimal labelling, the one the
+one-cut solve returns, so the two give the same labels.
 """
 
 from __future__ import annotations
