@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 from sklearn.isotonic import IsotonicRegression
@@ -36,6 +36,7 @@ def test_isotonic_regression_on_a_chain_equals_scikit_learn(seed):
 
 
 @given(st.integers(0, 2**32 - 1))
+@example(698)  # SLSQP of scipy 1.10 ends slightly infeasible here
 def test_isotonic_regression_on_a_dag_equals_a_quadratic_program(seed):
     """Check the projection on random DAGs against SLSQP: feasible exactly, objective no worse, same point."""
     rng = np.random.default_rng(seed)
@@ -47,7 +48,12 @@ def test_isotonic_regression_on_a_dag_equals_a_quadratic_program(seed):
     constraints = [{"type": "ineq", "fun": lambda v, b=b, a=a: v[a] - v[b]} for b, a in zip(below, above)]
     ref = minimize(lambda v: np.sum(w * (v - y) ** 2), np.full(n, np.average(y, weights=w)),
                    constraints=constraints, method="SLSQP", options={"ftol": 1e-14, "maxiter": 1000}).x
-    assert np.sum(w * (got - y) ** 2) <= np.sum(w * (ref - y) ** 2) + 1e-9
+    # SLSQP may end a hair outside the constraints (scipy 1.10 did, by about 1e-9, on seed 698), where the
+    # objective can be lower than the optimum: allow what a violation of that size can buy (a feasible
+    # point lies within n times it, and the objective's gradient is 2 w (v - y)).
+    violation = max(0.0, float(np.max(ref[below] - ref[above], initial=0.0)))
+    slack = 1e-9 + 2 * n * float(np.sum(w * np.abs(ref - y))) * violation
+    assert np.sum(w * (got - y) ** 2) <= np.sum(w * (ref - y) ** 2) + slack
     np.testing.assert_allclose(got, ref, atol=1e-5)
 
 
