@@ -347,20 +347,19 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
             qi, leaf = push_down(q_lo[queries], q_hi[queries], hierarchy, closed=closed,
                                  jumps_of=None if labels is None else (labels[queries], labels[members]))
             a, b = queries[qi], members[leaf]
-        elif sides is not None:
-            raise AssertionError("a search across two sides needs their hierarchy")
         else:
             costs = [
                 _hyperplane_join(np.zeros(queries.shape[0]), q_lo[queries, g], q_hi[queries, g],
-                                 np.zeros(n_regions), lower[:, g], upper[:, g], count_only=True)
+                                 np.zeros(members.shape[0]), lower[members, g], upper[members, g], count_only=True)
                 for g in range(n_features)
             ]
             g = int(np.argmin(costs))
             ia, jb = _hyperplane_join(np.zeros(queries.shape[0]), q_lo[queries, g], q_hi[queries, g],
-                                      np.zeros(n_regions), lower[:, g], upper[:, g])
-            a, b = queries[ia], jb
+                                      np.zeros(members.shape[0]), lower[members, g], upper[members, g])
+            a, b = queries[ia], members[jb]
         if sides is not None:  # each pair across the sides is found once, from its second side
-            # A leaf of a hierarchy of some regions only routes more of space than its box: keep the boxes met.
+            # A hierarchy of some regions routes more of space to a leaf than its box (and the sweep compares
+            # one axis): keep the boxes met.
             met = _boxes_meet(q_lo, q_hi, lower, upper, index_array(a), index_array(b), closed)
             a, b = np.minimum(a[met], b[met]), np.maximum(a[met], b[met])
         wanted = a < b

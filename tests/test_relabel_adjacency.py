@@ -128,6 +128,28 @@ def test_non_guillotine_faces_fall_back_to_the_sweep():
     assert [5] * 5 == got.edges[got.edges[:, 1] == 5][:, 1].tolist()
 
 
+def test_jumps_between_two_labels_on_non_guillotine_regions():
+    """Check the search across two labels when the rarer label's regions admit no guillotine hierarchy.
+
+    The five boxes of a pinwheel (label 0) lie below six slabs (label 2): the jumps are
+    every contact between the two layers, found by the sweep instead of a hierarchy.
+    """
+    pinwheel = np.array([[0, 0, 2, 1], [2, 0, 3, 2], [1, 2, 3, 3], [0, 1, 1, 3], [1, 1, 2, 2]], dtype=float)
+    cuts = np.linspace(0.0, 3.0, 7)
+    lower = np.vstack((np.column_stack((pinwheel[:, :2], np.full(5, -1.0))),
+                       np.column_stack((cuts[:-1], np.zeros(6), np.zeros(6)))))
+    upper = np.vstack((np.column_stack((pinwheel[:, 2:], np.zeros(5))),
+                       np.column_stack((cuts[1:], np.full(6, 3.0), np.ones(6)))))
+    part = SimpleNamespace(lower=lower, upper=upper)
+    labels = np.array([0] * 5 + [2] * 6)
+    full = relabel.adjacency_edges(part)
+    across = np.abs(labels[full.edges[:, 0]] - labels[full.edges[:, 1]]) >= 2
+    assert across.sum() > 5
+    jumps = relabel.adjacency_edges(part, jumps_of=labels)
+    np.testing.assert_array_equal(jumps.edges, full.edges[across])
+    np.testing.assert_array_equal(jumps.is_face, full.is_face[across])
+
+
 @given(seed=st.integers(0, 10_000), n_features=st.integers(1, 5))
 def test_compiled_contact_rules_equal_their_definitions(seed, n_features):
     """Check the compiled r-neighbour and face rules, by rows and by index, against the rules written out.
