@@ -134,3 +134,16 @@ def test_a_wrong_start_is_refused():
         relabel.solve(problem, start=[0, 1, 2, 4])
     with pytest.raises(ValueError, match="start applies to solver='graphcut' only"):
         relabel.solve(problem, solver="cbc", start=[0, 1, 2, 3])
+
+
+def test_a_flow_that_is_not_maximum_is_refused(monkeypatch):
+    """Check that every cut of the descent is certified: with a max-flow that pushes nothing, no cut passes,
+    the descent gives up and the one cut solves the problem."""
+    part, _, _, _, counts = fused_instance(3, 3, 8, 5, seed=1, n_samples=200)
+    problem = relabel.ConsistencyProblem.from_counts(counts, relabel.adjacency_edges(part).edges)
+    scaled = cut_scaling(problem)
+    assert _descent.descend(problem, scaled) is not None
+    monkeypatch.setattr(_descent, "pseudoflow", lambda *args: (0, 0, 0, 0))
+    assert _descent.descend(problem, scaled) is None
+    result = graphcut.solve(problem, **KW)
+    assert "min cut" in result.message and result.status == "OPTIMAL"

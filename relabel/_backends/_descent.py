@@ -247,11 +247,12 @@ def _best_move(costs, x, direction, widest, edges, kinds, c1, c2, monotone):
     n = gain.shape[0]
     flow_excess = excess.copy()
     pseudoflow(n, flow_excess, start, nbr, res, mate)
-    side, reaches_deficit = source_side(n, flow_excess, start, nbr, res)
-    if reaches_deficit:
-        return None
+    # One search per cut; certify refuses a flow that is not maximum either way (a deficit on the source
+    # side, an excess on the sink side), so the search's own test of an augmenting path is not needed.
     if widest:
         side = ~sink_side(n, flow_excess, start, nbr, mate, res)
+    else:
+        side = source_side(n, flow_excess, start, nbr, res)[0]
     cut = certify(n, excess, start, nbr, mate, kind, table, res, side)
     if cut < 0 or np.any(side & ~movable):
         return None
