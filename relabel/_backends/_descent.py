@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from relabel._backends._cutgraph import DOWN, PENALTY1, PENALTY2, UP, capacity_table
 from relabel._backends._pseudoflow import certify, pseudoflow, sink_side, source_side
 from relabel._numba import compiled
 
@@ -139,22 +140,16 @@ def _arc_kind(x, direction, u, v):
 
 
 @compiled
-def _step_graph(costs, x, direction, edges, kinds, c1, c2, monotone):
-    """The cut graph of moving a set S of regions by ``direction`` (+1 or -1) from the consistent x.
+def _step_terms(costs, x, direction, edges, kinds, c1, c2, monotone):
+    """The terms of moving a set S of regions by ``direction`` (+1 or -1) from the consistent x.
 
-    One node per region, s_n = 1 when n moves (the source side). ``gain[n]`` is the
-    change of the objective when n moves alone: its cost, and the penalties of its edges
-    to regions of another label, which change by the same amount whichever end moves
-    (-C for the end that follows the other: the labels meet; +C for the end ahead, which
-    cannot move alone). Arcs (half-arc lists as :mod:`relabel._backends._cutgraph`'s,
-    kinds ``DOWN`` = 0 from the tail of an implication, ``UP`` = 1 at its head, ``PENALTY1``
-    = 2, ``PENALTY2`` = 3): p -> q of infinite capacity where p moving without q breaks
-    a constraint (an edge whose ends differ by ``direction`` in that order, a monotone
-    pair of equal labels: upwards the lower end brings the upper, downwards the upper the
-    lower); an arc of capacity C both ways for an edge of equal labels with a penalty. A
-    region whose label cannot move has a sink arc of infinite capacity. "Infinite" is
-    more than the cut of the empty move. Returns ``(gain, movable, table, excess, start,
-    nbr, mate, kind, res)``.
+    ``gain[n]`` is the change of the objective when n moves alone: its cost, and the
+    penalties of its edges to regions of another label, which change by the same amount
+    whichever end moves (-C for the end that follows the other: the labels meet; +C for
+    the end ahead, which cannot move alone). ``movable[n]``: whether n + direction is a
+    class. ``start``: the graph's entry ranges per region (:func:`_step_arcs`).
+    ``infinite``: more than the cut of the empty move (the losses and every penalty).
+    Returns ``(gain, movable, start, infinite)``.
     """
     n, k = costs.shape
     gain = np.zeros(n, np.int64)
@@ -188,13 +183,22 @@ def _step_graph(costs, x, direction, edges, kinds, c1, c2, monotone):
     for v in range(n):
         if movable[v]:
             infinite += abs(gain[v])
-    table = np.empty((4, 2), np.int64)
-    table[0, 0], table[0, 1], table[1, 0], table[1, 1] = infinite, 0, 0, infinite
-    table[2, 0], table[2, 1], table[3, 0], table[3, 1] = c1, c1, c2, c2
-    excess = np.empty(n, np.int64)
-    for v in range(n):
-        excess[v] = -gain[v] if movable[v] else -infinite
         start[v + 1] += start[v]
+    return gain, movable, start, infinite
+
+
+@compiled
+def _step_arcs(x, direction, edges, kinds, monotone, start, table):
+    """The half-arc lists (:mod:`relabel._backends._cutgraph`'s) of the move by ``direction`` on ``start``.
+
+    One node per region, s_n = 1 when n moves (the source side). p -> q of infinite
+    capacity (``DOWN`` at p, ``UP`` at q) where p moving without q breaks a constraint
+    (an edge whose ends differ by ``direction`` in that order, a monotone pair of equal
+    labels: upwards the lower end brings the upper, downwards the upper the lower); an
+    arc of capacity C both ways (``PENALTY1``/``PENALTY2``) for an edge of equal labels
+    with a penalty. Returns ``(nbr, mate, kind, res)``.
+    """
+    n = start.shape[0] - 1
     fill = start[:n].copy()
     total = start[n]
     nbr = np.empty(total, np.int32)
@@ -206,26 +210,25 @@ def _step_graph(costs, x, direction, edges, kinds, c1, c2, monotone):
         how = _arc_kind(x, direction, a, b)
         if how == 0:
             if kinds[e] != 0:
-                _arc(a, b, 1 + kinds[e], table, fill, nbr, mate, kind, res)
+                penalty = PENALTY1 if kinds[e] == 1 else PENALTY2
+                _arc(a, b, penalty, penalty, table, fill, nbr, mate, kind, res)
         elif how == 1:
-            _arc(a, b, 0, table, fill, nbr, mate, kind, res)
+            _arc(a, b, DOWN, UP, table, fill, nbr, mate, kind, res)
         else:
-            _arc(b, a, 0, table, fill, nbr, mate, kind, res)
+            _arc(b, a, DOWN, UP, table, fill, nbr, mate, kind, res)
     for p in range(monotone.shape[0]):
         low, high = monotone[p, 0], monotone[p, 1]
         if x[low] == x[high]:
             if direction > 0:
-                _arc(low, high, 0, table, fill, nbr, mate, kind, res)
+                _arc(low, high, DOWN, UP, table, fill, nbr, mate, kind, res)
             else:
-                _arc(high, low, 0, table, fill, nbr, mate, kind, res)
-    return gain, movable, table, excess, start, nbr, mate, kind, res
+                _arc(high, low, DOWN, UP, table, fill, nbr, mate, kind, res)
+    return nbr, mate, kind, res
 
 
 @compiled
-def _arc(p, q, kind_p, table, fill, nbr, mate, kind, res):
-    """Write the arc p -> q, its entry at p of kind ``kind_p`` (an implication's ``DOWN`` = 0 is ``UP`` = 1
-    seen from q; a penalty is the same both ways) and at q, each the other's mate."""
-    kind_q = 1 if kind_p == 0 else kind_p
+def _arc(p, q, kind_p, kind_q, table, fill, nbr, mate, kind, res):
+    """Write the arc p -> q: its entry at p of kind ``kind_p`` and at q of ``kind_q``, each the other's mate."""
     i, j = fill[p], fill[q]
     fill[p] += 1
     fill[q] += 1
@@ -242,9 +245,12 @@ def _best_move(costs, x, direction, widest, edges, kinds, c1, c2, monotone):
     or with ``widest`` the largest (every node that cannot reach a deficit along residual
     arcs): both are minimum cuts of the same flow, and both are certified.
     """
-    gain, movable, table, excess, start, nbr, mate, kind, res = _step_graph(costs, x, direction, edges, kinds,
-                                                                            c1, c2, monotone)
+    gain, movable, start, infinite = _step_terms(costs, x, direction, edges, kinds, c1, c2, monotone)
+    table = capacity_table(infinite, c1, c2)
+    nbr, mate, kind, res = _step_arcs(x, direction, edges, kinds, monotone, start, table)
     n = gain.shape[0]
+    # A region whose label cannot move has a sink arc of infinite capacity.
+    excess = -np.where(movable, gain, infinite)
     flow_excess = excess.copy()
     pseudoflow(n, flow_excess, start, nbr, res, mate)
     # One search per cut; certify refuses a flow that is not maximum either way (a deficit on the source
