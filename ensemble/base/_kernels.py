@@ -17,7 +17,8 @@ import numpy as np
 from relabel import compiled as _compiled
 from trees.utils import apply_trees, node_gaps
 
-__all__ = ["compiled", "missing_reach", "node_gaps", "sort_order", "sorted_distinct", "tree_apply", "tree_envelope"]
+__all__ = ["compiled", "distinct_of_sorted", "missing_reach", "node_gaps", "sort_order", "sorted_distinct", "tree_apply",
+           "tree_envelope"]
 
 #: The project's numba decorator (cached, one set of compile flags) for ensemble kernels.
 compiled = _compiled
@@ -81,7 +82,19 @@ def _merge(key, order, key_to, order_to, first, middle, stop):
 @_compiled
 def sorted_distinct(values):
     """The distinct values of ``values``, ascending (``np.unique`` in a kernel, by :func:`sort_order`)."""
-    ordered = values[sort_order(values)]
+    return distinct_of_sorted(values[sort_order(values)])
+
+
+@_compiled
+def distinct_of_sorted(ordered):
+    """The distinct values of ``ordered``, already ascending (the first of each run of equal values).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> distinct_of_sorted(np.array([1.0, 1.0, 2.0, 5.0, 5.0])).tolist()
+    [1.0, 2.0, 5.0]
+    """
     keep = np.ones(ordered.shape[0], dtype=np.bool_)
     for i in range(1, ordered.shape[0]):
         keep[i] = ordered[i] != ordered[i - 1]

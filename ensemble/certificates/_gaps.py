@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ensemble.certificates._faces import _face_geometry, _node_face_pairs, _steps_of_geometry, face_steps
 from ensemble.certificates._jumps import _split_nodes
-from ensemble.base._kernels import compiled, sort_order, sorted_distinct
+from ensemble.base._kernels import compiled, distinct_of_sorted, sort_order, sorted_distinct
 
 __all__ = ["MAX_LOCALISED_PAIRS", "GapLoads", "GapPairs", "gap_loads", "gap_pairs"]
 
@@ -256,7 +256,7 @@ def _fewer_by_depth(out, first, stop, lo, hi, miss, g, merged_lo, merged_hi, mer
         n_missing += missing[t]
     starts = merged_lo[:k][sort_order(merged_lo[:k])]
     ends = merged_hi[:k][sort_order(merged_hi[:k])]
-    points = sorted_distinct(starts)  # the depth is largest at an interval's start, or at l
+    points = distinct_of_sorted(starts)  # the depth is largest at an interval's start, or at l
     r = points.shape[0]
     levels = 1
     while (1 << levels) <= r:
