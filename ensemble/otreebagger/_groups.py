@@ -155,31 +155,79 @@ def _group_space(X, y, weights, job, score) -> GroupSpace | None:
 def _grow(Z, y, seeds, weights, job: "_GroupJob", max_depth):
     """The group's trees, grown in its space on their bootstrap weights (thresholds moved if asked)."""
     spec = replace(job.spec, max_depth=max_depth)
-    trees = []
     # The trees differ only in their integer seeds: their parameters are checked once.
-    for i, ((_, tree_seed), w) in enumerate(zip(seeds, weights, strict=True)):
-        tree = grow_tree(spec, Z, y, w, tree_seed, validate=i == 0)
-        if job.thresholds == "gap":
-            _draw_thresholds(tree, Z[w > 0], np.random.RandomState(tree_seed))
-        trees.append(tree)
+    trees = [grow_tree(spec, Z, y, w, tree_seed, validate=i == 0)
+             for i, ((_, tree_seed), w) in enumerate(zip(seeds, weights, strict=True))]
+    if job.thresholds == "gap":
+        _draw_thresholds(trees, Z, weights, [tree_seed for _, tree_seed in seeds])
     return trees
 
 
-def _draw_thresholds(tree, Z_rows: NDArray[np.float64], rng: np.random.RandomState) -> None:
-    """Move every threshold from its midpoint to a uniform draw inside its gap between training values.
+#: Places the trees of a group share in one gap of its values (docs/design.md section 5,
+#: "Thresholds"): two suffice to part every corner where two trees split one gap.
+_PLACES_PER_GAP = 2
 
-    The rows of the tree's bootstrap sample keep their sides; the trees of a group
-    then split one gap at different places, so their fused partition holds thin
-    empty regions between them that the relabelling may give an intermediate class
-    (on a lattice, a step from class 1 to 3 between neighbouring points no longer
-    costs misclassified rows).
+
+def _draw_thresholds(trees: list, Z: NDArray[np.float64], weights: list, tree_seeds: list) -> None:
+    """Move every threshold from its midpoint to a draw inside its gap, two places per gap of the group.
+
+    Each threshold is drawn uniformly inside its node's gap between training values
+    (the rows of the tree's bootstrap sample keep their sides). The gap of the group's
+    values that holds the draw then fixes the place: the j-th tree (in the group's
+    order) to split inside that gap puts its thresholds there at the group's draw
+    number j mod 2 for that gap. Each threshold keeps the law of a uniform draw in its
+    node's gap; trees that split one gap part it at two places at most, so the fused
+    partition holds one thin empty region per such gap (which the relabelling may give
+    an intermediate class) rather than one per tree.
     """
-    left, right, feature, threshold, missing = tree_nodes(tree)
-    lo, hi = node_gaps(left, right, feature, threshold, missing, np.ascontiguousarray(Z_rows))
-    internal = np.asarray(left) >= 0
-    moved = np.array(threshold, dtype=np.float64)
-    moved[internal] = draw_in_gaps(rng, lo[internal], hi[internal])
-    tree.tree_.set_thresholds(moved)
+    rows = np.sum(weights, axis=0) > 0
+    group_values = [np.unique(column[np.isfinite(column)]) for column in Z[rows].T]
+    nodes, draws = [], []
+    for tree, w, seed in zip(trees, weights, tree_seeds, strict=True):
+        left, right, feature, threshold, missing = tree_nodes(tree)
+        lo, hi = node_gaps(left, right, feature, threshold, missing, np.ascontiguousarray(Z[w > 0]))
+        internal = np.flatnonzero(np.asarray(left) >= 0)
+        nodes.append((internal, np.asarray(feature)[internal], np.array(threshold, dtype=np.float64)))
+        draws.append(draw_in_gaps(np.random.RandomState(seed), lo[internal], hi[internal]))
+    # Every draw's gap of the group's values, as one key per (feature, gap).
+    offsets = np.concatenate([[0], np.cumsum([v.shape[0] + 1 for v in group_values])])
+    keys, owners = [], []
+    for t, ((_, feature, _), x) in enumerate(zip(nodes, draws, strict=True)):
+        gap = np.empty(x.shape[0], dtype=np.int64)
+        for f in np.unique(feature):
+            at = feature == f
+            gap[at] = offsets[f] + np.searchsorted(group_values[f], x[at], side="right")
+        keys.append(gap)
+        owners.append(np.full(x.shape[0], t))
+    key, owner = np.concatenate(keys), np.concatenate(owners)
+    # The rank of each tree among the trees that split inside the gap, in the group's order.
+    pairs = np.unique(np.column_stack([key, owner]), axis=0)
+    first = np.searchsorted(pairs[:, 0], pairs[:, 0], side="left")
+    slot = (np.arange(pairs.shape[0]) - first) % _PLACES_PER_GAP
+    place = np.random.RandomState([*tree_seeds, _PLACES_PER_GAP]).random_sample((pairs.shape[0], _PLACES_PER_GAP))
+    # The draws of a gap's first pair are the gap's: one pair of places per gap.
+    u = place[first, slot]
+    at = np.searchsorted(pairs[:, 0] * len(trees) + pairs[:, 1], key * len(trees) + owner)
+    u_of = u[at]
+    start = 0
+    for (internal, feature, moved), x, tree in zip(nodes, draws, trees, strict=True):
+        stop = start + x.shape[0]
+        gap, share = key[start:stop], u_of[start:stop]
+        start = stop
+        placed = x.copy()
+        for f in np.unique(feature):
+            at_f = np.flatnonzero(feature == f)
+            k = gap[at_f] - offsets[f] - 1
+            values = group_values[f]
+            inside = (k >= 0) & (k + 1 < values.shape[0])
+            j = at_f[inside]
+            a, b = values[k[inside]], values[k[inside] + 1]
+            with np.errstate(invalid="ignore", over="ignore"):
+                t = a * (1.0 - share[j]) + b * share[j]
+            t = np.where(t >= b, np.nextafter(b, -np.inf), t)
+            placed[j] = np.where((t < a) | ~np.isfinite(t), a, t)
+        moved[internal] = placed
+        tree.tree_.set_thresholds(moved)
 
 
 #: Weight of a leaf's counts in the empty regions it holds: small, so that the rows decide
