@@ -180,8 +180,6 @@ def _draw_thresholds(trees: list, Z: NDArray[np.float64], weights: list, tree_se
     partition holds one thin empty region per such gap (which the relabelling may give
     an intermediate class) rather than one per tree.
     """
-    rows = np.sum(weights, axis=0) > 0
-    group_values = [np.unique(column[np.isfinite(column)]) for column in Z[rows].T]
     nodes, draws = [], []
     for tree, w, seed in zip(trees, weights, tree_seeds, strict=True):
         left, right, feature, threshold, missing = tree_nodes(tree)
@@ -189,6 +187,13 @@ def _draw_thresholds(trees: list, Z: NDArray[np.float64], weights: list, tree_se
         internal = np.flatnonzero(np.asarray(left) >= 0)
         nodes.append((internal, np.asarray(feature)[internal], np.array(threshold, dtype=np.float64)))
         draws.append(draw_in_gaps(np.random.RandomState(seed), lo[internal], hi[internal]))
+    # The group's values, on the features its trees split only (wide data: a few of many).
+    rows = np.flatnonzero(np.sum(weights, axis=0) > 0)
+    split = np.unique(np.concatenate([feature for _, feature, _ in nodes]))
+    group_values = [np.empty(0)] * Z.shape[1]
+    for f in split:
+        column = Z[rows, f]
+        group_values[f] = np.unique(column[np.isfinite(column)])
     # Every draw's gap of the group's values, as one key per (feature, gap).
     offsets = np.concatenate([[0], np.cumsum([v.shape[0] + 1 for v in group_values])])
     keys, owners = [], []
