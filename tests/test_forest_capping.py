@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ensemble.certificates._certificates import threshold_clusters, threshold_multiplicity
-from ensemble.forest._resolution import _l1_projection, _l1_projection_by_flow, capped_leaf_values
+from ensemble.forest._resolution import _l1_projection, _l1_projection_by_flow, _moving_mask, capped_leaf_values
 
 
 def _instance(rng, n, values, caps, density):
@@ -78,3 +78,22 @@ def test_threshold_multiplicity_counts_the_most_trees_in_one_window(r):
         t = rng.randint(0, rng.randint(1, 20), n) / 7.0
         owners = rng.randint(0, rng.randint(1, 12), n) * 3 + 5
         assert threshold_multiplicity(t, owners, resolution=r) == _multiplicity_by_definition(t, owners, r)
+
+
+def test_the_moving_leaves_are_the_components_of_the_broken_pairs():
+    """Check the compiled union-find against scipy's connected components: a leaf moves exactly when its component,
+    in the graph of the pairs, holds a broken pair (isolated leaves, repeated pairs and self-pairs included)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.RandomState(0)
+    moved = 0
+    for _ in range(500):
+        n, k = rng.randint(1, 30), rng.randint(0, 40)
+        a, b = rng.randint(0, n, k).astype(np.int64), rng.randint(0, n, k).astype(np.int64)
+        broken = rng.rand(k) < 0.15
+        _, component = connected_components(coo_matrix((np.ones(k), (a, b)), shape=(n, n)), directed=False)
+        expected = np.isin(component, np.unique(component[a[broken]]))
+        np.testing.assert_array_equal(_moving_mask(n, a, b, broken), expected)
+        moved += int(expected.sum())
+    assert moved > 0

@@ -129,16 +129,42 @@ def capped_leaf_values(value: NDArray[np.int64], a: NDArray[np.int64], b: NDArra
     return _midpoint_projection(value, a, b, cap)
 
 
+@compiled
+def _moving_mask(n, a, b, broken):
+    """Whether each of ``n`` leaves lies in a component, in the graph of the pairs, of a broken pair (union-find)."""
+    parent = np.arange(n)
+    for i in range(a.shape[0]):
+        x, y = a[i], b[i]
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        while parent[y] != y:
+            parent[y] = parent[parent[y]]
+            y = parent[y]
+        if x != y:
+            parent[max(x, y)] = min(x, y)
+    root = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        x = i
+        while parent[x] != x:
+            x = parent[x]
+        root[i] = x
+    hit = np.zeros(n, dtype=np.bool_)
+    for i in range(a.shape[0]):
+        if broken[i]:
+            hit[root[a[i]]] = True
+    moving = np.empty(n, dtype=np.bool_)
+    for i in range(n):
+        moving[i] = hit[root[i]]
+    return moving
+
+
 def _moving_leaves(value, a, b, broken, weight):
     """The leaves of the components (in the graph of the pairs) of the broken pairs, the pairs among them, and the
     leaves' weights (1 without ``weight``, negative ones as 0)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     n = value.shape[0]
-    graph = coo_matrix((np.ones(a.shape[0]), (a, b)), shape=(n, n))
-    _, component = connected_components(graph, directed=False)
-    moving = np.isin(component, np.unique(component[a[broken]]))
+    moving = _moving_mask(n, np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64),
+                          np.ascontiguousarray(broken, dtype=np.bool_))
     index = np.full(n, -1, dtype=np.int64)
     free = np.flatnonzero(moving)
     index[free] = np.arange(free.shape[0])
