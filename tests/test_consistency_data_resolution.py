@@ -612,3 +612,31 @@ def test_the_kernels_own_sort_orders_and_dedupes_as_numpy_does(seed):
                 values[rng.integers(0, n, 1 + n // 8)] = rng.choice([-np.inf, np.inf])
             np.testing.assert_array_equal(sort_order(values), np.argsort(values, kind="stable"))
             np.testing.assert_array_equal(sorted_distinct(values), np.unique(values))
+
+
+def test_a_verdict_finds_in_its_gaps_the_pairs_and_counts_all_pairs_find():
+    """Check that the pairs found only in some gaps (nodes outside them skipped) are exactly those all pairs hold
+    there, with the same N(p): the crossings are numbered on the trees' nodes, whichever pairs are kept."""
+    from ensemble.certificates._gaps import _FoundPairs
+
+    X, _ = _lattice(300, 3, 12, 4)
+    trees, _ = _integer_trees(X, 4, 12, depth=4)
+    nodes = [tree_nodes(t) for t in trees]
+    grid = DataGrid.from_data(X)
+    countable = np.ones(3, bool)
+    every = _FoundPairs.collect(nodes, grid, countable, None, None)
+    rng = np.random.RandomState(0)
+    only = {f: rng.rand(len(grid.values[f]) + 1) < 0.4 for f in (0, 2)}
+    some = _FoundPairs.collect(nodes, grid, countable, None, only)
+    for found in (every, some):
+        for f in range(3):
+            found.count(f, exact_limit=10**6)
+    inside = np.zeros(every.cat["tree"].shape[0], dtype=bool)
+    for f, mask in only.items():
+        on = every.cat["feature"] == f
+        inside[on] = mask[every.cat["gap"][on]]
+    assert 0 < inside.sum() < inside.shape[0]
+    full, part = every.pairs(), some.pairs()
+    key = lambda p, keep: sorted(zip(p.tree[keep], p.a[keep], p.b[keep], p.feature[keep], p.gap[keep],  # noqa: E731
+                                     p.neighbours[keep]))
+    assert key(full, inside) == key(part, np.ones(part.tree.shape[0], dtype=bool))

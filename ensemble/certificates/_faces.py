@@ -108,16 +108,16 @@ def _node_face_jumps(left, right, feature, threshold, reach, value, leaf_row, lo
 
 
 @compiled
-def _node_face_pairs(left, right, feature, threshold, reach, leaf_row, lower, upper, countable):
-    """Every pair (a, b) of leaves sharing a face across the threshold of an internal node n (see
-    :func:`face_pairs`), as rows (a, b, n) of node ids."""
+def _node_face_pairs(left, right, feature, threshold, reach, leaf_row, lower, upper, countable, wanted):
+    """Every pair (a, b) of leaves sharing a face across the threshold of an internal node n with ``wanted[n]``
+    (see :func:`face_pairs`), as rows (a, b, n) of node ids."""
     n_nodes = left.shape[0]
     below = np.empty(n_nodes, dtype=np.int64)
     above = np.empty(n_nodes, dtype=np.int64)
     out = np.empty((max(n_nodes, 1), 3), dtype=np.int64)
     n_out = 0
     for n in range(n_nodes):
-        if left[n] == -1 or not countable[feature[n]] or not np.isfinite(threshold[n]):
+        if left[n] == -1 or not wanted[n] or not countable[feature[n]] or not np.isfinite(threshold[n]):
             continue
         n_below, n_above = _boundary_leaves(left, right, feature, threshold, leaf_row, lower, upper, n,
                                             below, above)
@@ -247,4 +247,5 @@ def face_pairs(nodes: tuple, n_features: int, countable: NDArray[np.bool_] | Non
     """
     left, right, feature, threshold, reach, leaf_row, lower, upper, counted = _face_geometry(
         nodes, n_features, countable)
-    return _node_face_pairs(left, right, feature, threshold, reach, leaf_row, lower, upper, counted)
+    return _node_face_pairs(left, right, feature, threshold, reach, leaf_row, lower, upper, counted,
+                            np.ones(left.shape[0], dtype=np.bool_))

@@ -357,6 +357,41 @@ def _gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_], max_p
     return found.pairs()
 
 
+def _nodes_in_gaps(geometries: list, grid, only: dict | None) -> list:
+    """Per tree, whether each node splits inside a gap of ``only`` (every node without ``only``).
+
+    The gaps are looked up once for the thresholds of all trees together, feature by feature.
+    """
+    sizes = [g[0].shape[0] for g in geometries]
+    if only is None:
+        return [np.ones(n, dtype=np.bool_) for n in sizes]
+    feature = np.concatenate([g[2] for g in geometries]) if geometries else np.empty(0, np.int64)
+    threshold = np.concatenate([g[3] for g in geometries]) if geometries else np.empty(0)
+    inner = np.concatenate([g[0] >= 0 for g in geometries]) if geometries else np.empty(0, bool)
+    wanted = np.zeros(feature.shape[0], dtype=np.bool_)
+    for f, mask in only.items():
+        on = np.flatnonzero(inner & (feature == f))
+        if on.shape[0]:
+            wanted[on] = mask[grid.threshold_gaps(int(f), threshold[on])]
+    return np.split(wanted, np.cumsum(sizes)[:-1])
+
+
+def _node_crossings(lefts: list, thresholds: list) -> NDArray[np.int64]:
+    """One number per distinct (tree, threshold value) of the trees' internal nodes, at every node (-1 at leaves)."""
+    if not lefts:
+        return np.empty(0, np.int64)
+    left = np.concatenate(lefts)
+    threshold = np.concatenate(thresholds)
+    tree = np.repeat(np.arange(len(lefts)), [len(f) for f in lefts])
+    inner = np.flatnonzero(left >= 0)
+    by = inner[np.lexsort((threshold[inner], tree[inner]))]
+    new = np.ones(by.shape[0], dtype=bool)
+    new[1:] = (tree[by][1:] != tree[by][:-1]) | (threshold[by][1:] != threshold[by][:-1])
+    crossing = np.full(left.shape[0], -1, dtype=np.int64)
+    crossing[by] = np.cumsum(new) - 1
+    return crossing
+
+
 class _FoundPairs:
     """Every tree's face pairs in the gaps (sorted by feature and gap) and their boxes, counted feature by feature.
 
@@ -381,11 +416,14 @@ class _FoundPairs:
         found, features, thresholds = [], [], []
         kept = []  # per tree: its leaf rows, boxes and missing-value reach, to build the pair boxes per feature
         total = 0
-        for t, tree in enumerate(nodes):
-            geometry_t = _face_geometry(tree, d, countable) if faces is None else faces[t][0]
+        geometries = [_face_geometry(tree, d, countable) if faces is None else faces[t][0]
+                      for t, tree in enumerate(nodes)]
+        wanted = _nodes_in_gaps(geometries, grid, only)
+        for t, geometry_t in enumerate(geometries):
             left, right, feature, threshold, reach, leaf_row, lower, upper, counted = geometry_t
             kept.append((leaf_row, lower, upper, reach))
-            found.append(_node_face_pairs(*geometry_t) if faces is None or faces[t][1] is None else faces[t][1])
+            found.append(_node_face_pairs(*geometry_t, wanted[t]) if faces is None or faces[t][1] is None
+                         else faces[t][1])
             features.append(feature)
             thresholds.append(np.asarray(threshold, np.float64))
             total += found[-1].shape[0]
@@ -408,22 +446,20 @@ class _FoundPairs:
             if only is not None:
                 keep[on] = only[int(g)][gap[on]] if int(g) in only else False
         cat = {"tree": tree[keep], "a": pairs[keep, 0], "b": pairs[keep, 1], "node": pairs[keep, 2],
-               "feature": feature[keep], "gap": gap[keep], "threshold": threshold[keep]}
+               "feature": feature[keep], "gap": gap[keep], "at": at[keep]}
         # Every tree's leaf boxes and reach stacked, so each feature's pair boxes below are one
         # gather (a loop over the trees took 0.2 s of 1.05 s on a model of 1,686 trees).
         node_start = np.cumsum([0] + [len(g[0]) for g in geometry])
         leaf_start = np.cumsum([0] + [len(g[1]) for g in geometry])
         leaf_row = np.concatenate([np.where(g[0] >= 0, g[0] + leaf_start[t], -1) for t, g in enumerate(geometry)])
         lower, upper, reach = (np.concatenate([g[k] for g in geometry]) for k in (1, 2, 3))
-        order = np.lexsort((cat["gap"], cat["feature"]))
+        # By feature, then gap, each run in the pairs' order (a stable sort of one key, as lexsort would).
+        span = int(cat["gap"].max()) + 1 if cat["gap"].shape[0] else 1
+        order = np.argsort(cat["feature"] * span + cat["gap"], kind="stable")
         cat = {k: v[order] for k, v in cat.items()}
         # N(p) counts crossings, (tree, threshold value): a line meets a tree once per threshold value.
-        threshold = cat.pop("threshold")
-        by = np.lexsort((threshold, cat["tree"]))
-        new = np.ones(by.shape[0], dtype=bool)
-        new[1:] = (cat["tree"][by][1:] != cat["tree"][by][:-1]) | (threshold[by][1:] != threshold[by][:-1])
-        crossing = np.empty(by.shape[0], dtype=np.int64)
-        crossing[by] = np.cumsum(new) - 1
+        # Numbered on the trees' nodes, fewer than their pairs: a pair takes its node's number.
+        crossing = _node_crossings([g[0] for g in geometries], thresholds)[cat.pop("at")]
         return cls(cat, (node_start, leaf_row, lower, upper, reach), crossing, d)
 
     def count(self, f: int, exact_limit: int, enough: NDArray[np.int64] | None = None) -> None:
@@ -492,7 +528,8 @@ def _faces_of(nodes: Sequence[tuple], n_features: int, countable: NDArray[np.boo
     out, total = [], 0
     for tree in nodes:
         geometry = _face_geometry(tree, n_features, countable)
-        out.append((geometry, _node_face_pairs(*geometry) if with_pairs else None))
+        out.append((geometry, _node_face_pairs(*geometry, np.ones(geometry[0].shape[0], dtype=np.bool_))
+                    if with_pairs else None))
         total += out[-1][1].shape[0] if with_pairs else 0
         if total > MAX_LOCALISED_PAIRS:
             return None
