@@ -53,6 +53,7 @@ __all__ = [
     "feature_resolution",
     "grow_tree",
     "monotonic_array",
+    "place_in_gaps",
     "tree_feature_importances",
 ]
 
@@ -271,7 +272,21 @@ def draw_in_gaps(rng: np.random.RandomState, lo: NDArray, hi: NDArray) -> NDArra
     >>> bool(0.0 <= t[0] < 1.0), float(t[1])
     (True, 1.0)
     """
-    u = rng.random_sample(lo.shape[0])
+    return place_in_gaps(lo, hi, rng.random_sample(lo.shape[0]))
+
+
+def place_in_gaps(lo: NDArray, hi: NDArray, u: NDArray) -> NDArray[np.float64]:
+    """The points at fractions ``u`` in ``[0, 1)`` of the gaps ``[lo, hi)``, kept inside them in floats.
+
+    ``lo (1 - u) + hi u``, moved down to the float below ``hi`` where it rounds up to it,
+    and ``lo`` where the gap has no room (or the sum is not finite).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> place_in_gaps(np.array([0.0, 1.0]), np.array([4.0, np.nextafter(1.0, 2.0)]), np.array([0.25, 0.9])).tolist()
+    [1.0, 1.0]
+    """
     with np.errstate(invalid="ignore"):
         t = lo * (1.0 - u) + hi * u
     t = np.where(t >= hi, np.nextafter(hi, -np.inf), t)

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 import relabel
 from relabel import TooManyRegionsError
-from ensemble.base._estimator import TreeSpec, bootstrap_weights, draw_in_gaps, grow_tree
+from ensemble.base._estimator import TreeSpec, bootstrap_weights, draw_in_gaps, grow_tree, place_in_gaps
 from ensemble.certificates._certificates import tree_nodes
 from ensemble.base._kernels import node_gaps
 from trees import leaf_boxes
@@ -226,11 +226,7 @@ def _draw_thresholds(trees: list, Z: NDArray[np.float64], weights: list, tree_se
             values = group_values[f]
             inside = (k >= 0) & (k + 1 < values.shape[0])
             j = at_f[inside]
-            a, b = values[k[inside]], values[k[inside] + 1]
-            with np.errstate(invalid="ignore", over="ignore"):
-                t = a * (1.0 - share[j]) + b * share[j]
-            t = np.where(t >= b, np.nextafter(b, -np.inf), t)
-            placed[j] = np.where((t < a) | ~np.isfinite(t), a, t)
+            placed[j] = place_in_gaps(values[k[inside]], values[k[inside] + 1], share[j])
         moved[internal] = placed
         tree.tree_.set_thresholds(moved)
 
