@@ -144,11 +144,11 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         gap) take components' places (at least the score remains).
     thresholds : {"gap", "midpoint", "auto"}, default="gap"
         Where a relabelled group's trees put their thresholds: drawn uniformly
-        inside the gap between the two training values a split separates (each
-        tree its own draw), so that the trees of a group split a gap at
-        different places and their fusion holds thin empty regions the
-        relabelling may give an intermediate class (docs/design.md section 5),
-        or half-way between those values. ``"auto"`` holds out a quarter of the
+        inside the gap between the two training values a split separates, the
+        group's trees sharing two places per gap of its values, so that two
+        trees splitting one gap do so at different places and their fusion holds
+        a thin empty region the relabelling may give an intermediate class
+        (docs/design.md section 5), or half-way between those values. ``"auto"`` holds out a quarter of the
         rows, fits 8 groups both ways on the others and keeps the rule whose
         vote errs less on the held-out rows (``threshold_scores_``); below
         8,000 rows up to four quarters are held out in turn (4 groups each) so
