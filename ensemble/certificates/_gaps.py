@@ -458,8 +458,12 @@ class _FoundPairs:
         order = np.argsort(cat["feature"] * span + cat["gap"], kind="stable")
         cat = {k: v[order] for k, v in cat.items()}
         # N(p) counts crossings, (tree, threshold value): a line meets a tree once per threshold value.
-        # Numbered on the trees' nodes, fewer than their pairs: a pair takes its node's number.
+        # Numbered on the trees' nodes, fewer than their pairs: a pair takes its node's number, and the
+        # numbers the kept pairs use are made consecutive (the counts index arrays by them).
         crossing = _node_crossings([g[0] for g in geometries], thresholds)[cat.pop("at")]
+        used = np.zeros(int(crossing.max()) + 1 if crossing.shape[0] else 0, dtype=bool)
+        used[crossing] = True
+        crossing = (np.cumsum(used) - 1)[crossing]
         return cls(cat, (node_start, leaf_row, lower, upper, reach), crossing, d)
 
     def count(self, f: int, exact_limit: int, enough: NDArray[np.int64] | None = None) -> None:
