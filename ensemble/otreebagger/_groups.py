@@ -180,53 +180,45 @@ def _draw_thresholds(trees: list, Z: NDArray[np.float64], weights: list, tree_se
     partition holds one thin empty region per such gap (which the relabelling may give
     an intermediate class) rather than one per tree.
     """
-    nodes, draws = [], []
+    internals, thresholds, features, draws = [], [], [], []
     for tree, w, seed in zip(trees, weights, tree_seeds, strict=True):
         left, right, feature, threshold, missing = tree_nodes(tree)
         lo, hi = node_gaps(left, right, feature, threshold, missing, np.ascontiguousarray(Z[w > 0]))
         internal = np.flatnonzero(np.asarray(left) >= 0)
-        nodes.append((internal, np.asarray(feature)[internal], np.array(threshold, dtype=np.float64)))
+        internals.append(internal)
+        thresholds.append(np.array(threshold, dtype=np.float64))
+        features.append(np.asarray(feature)[internal])
         draws.append(draw_in_gaps(np.random.RandomState(seed), lo[internal], hi[internal]))
-    # The group's values, on the features its trees split only (wide data: a few of many).
+    # Every internal node of the group's trees at once: its tree, feature and draw.
+    owner_sizes = [d.shape[0] for d in draws]
+    owner = np.repeat(np.arange(len(trees)), owner_sizes)
+    feature, x = np.concatenate(features), np.concatenate(draws)
+    # Each draw's gap of the group's values (k: between values k and k + 1), on the features split only.
     rows = np.flatnonzero(np.sum(weights, axis=0) > 0)
-    split = np.unique(np.concatenate([feature for _, feature, _ in nodes]))
-    group_values = [np.empty(0)] * Z.shape[1]
-    for f in split:
+    k, lo, hi, offset = (np.zeros(x.shape[0], dtype=np.int64), np.zeros(x.shape[0]), np.zeros(x.shape[0]),
+                         np.zeros(x.shape[0], dtype=np.int64))
+    inside = np.zeros(x.shape[0], dtype=bool)
+    n_keys = 0
+    for f in np.unique(feature):
+        at = np.flatnonzero(feature == f)
         column = Z[rows, f]
-        group_values[f] = np.unique(column[np.isfinite(column)])
-    # Every draw's gap of the group's values, as one key per (feature, gap).
-    offsets = np.concatenate([[0], np.cumsum([v.shape[0] + 1 for v in group_values])])
-    keys, owners = [], []
-    for t, ((_, feature, _), x) in enumerate(zip(nodes, draws, strict=True)):
-        gap = np.empty(x.shape[0], dtype=np.int64)
-        for f in np.unique(feature):
-            at = feature == f
-            gap[at] = offsets[f] + np.searchsorted(group_values[f], x[at], side="right")
-        keys.append(gap)
-        owners.append(np.full(x.shape[0], t))
-    key, owner = np.concatenate(keys), np.concatenate(owners)
+        values = np.unique(column[np.isfinite(column)])
+        k[at] = np.searchsorted(values, x[at], side="right") - 1
+        ok = (k[at] >= 0) & (k[at] + 1 < values.shape[0])
+        inside[at] = ok
+        lo[at[ok]], hi[at[ok]] = values[k[at[ok]]], values[k[at[ok]] + 1]
+        offset[at] = n_keys
+        n_keys += values.shape[0] + 1
     # The rank of each tree among the trees that split inside the gap, in the group's order.
-    pairs = np.unique(np.column_stack([key, owner]), axis=0)
+    pairs, pair_of = np.unique(np.column_stack([offset + k + 1, owner]), axis=0, return_inverse=True)
     first = np.searchsorted(pairs[:, 0], pairs[:, 0], side="left")
     slot = (np.arange(pairs.shape[0]) - first) % _PLACES_PER_GAP
     place = np.random.RandomState([*tree_seeds, _PLACES_PER_GAP]).random_sample((pairs.shape[0], _PLACES_PER_GAP))
     # The draws of a gap's first pair are the gap's: one pair of places per gap.
-    u = place[first, slot]
-    at = np.searchsorted(pairs[:, 0] * len(trees) + pairs[:, 1], key * len(trees) + owner)
-    u_of = u[at]
-    start = 0
-    for (internal, feature, moved), x, tree in zip(nodes, draws, trees, strict=True):
-        stop = start + x.shape[0]
-        gap, share = key[start:stop], u_of[start:stop]
-        start = stop
-        placed = x.copy()
-        for f in np.unique(feature):
-            at_f = np.flatnonzero(feature == f)
-            k = gap[at_f] - offsets[f] - 1
-            values = group_values[f]
-            inside = (k >= 0) & (k + 1 < values.shape[0])
-            j = at_f[inside]
-            placed[j] = place_in_gaps(values[k[inside]], values[k[inside] + 1], share[j])
+    share = place[first, slot][pair_of.ravel()]
+    x[inside] = place_in_gaps(lo[inside], hi[inside], share[inside])
+    for tree, internal, moved, placed in zip(trees, internals, thresholds, np.split(x, np.cumsum(owner_sizes)[:-1]),
+                                             strict=True):
         moved[internal] = placed
         tree.tree_.set_thresholds(moved)
 
