@@ -22,7 +22,6 @@ from sklearn.utils.parallel import delayed
 
 from ensemble.base._docs import fill_doc
 from ensemble.base._estimator import (MAX_SEED, SKLEARN_ROUTES_MISSING, OrdinalEnsemble, TreeSpec, tree_feature_importances)
-from ensemble.base._kernels import tree_apply
 from ensemble.base._parallel import run_jobs
 from ensemble.base._voting import UNIT_BITS, cut_spacing, fit_proba_scale
 from ensemble.certificates._certificates import (MAX_LOCALISED_PAIRS, SumCertificate, gap_pairs, sum_certificate,
@@ -30,7 +29,7 @@ from ensemble.certificates._certificates import (MAX_LOCALISED_PAIRS, SumCertifi
 from ensemble.certificates._sums import SumOfTrees
 from ensemble.certificates._thresholds import (RANK_GAP_ULPS, Gaps, Ranks, separate_thresholds, set_thresholds,
                                                spread_thresholds, thresholds_of, warn_crowded)
-from ensemble.forest._gap_room import draw_moved_apart, spread_thresholds_into_room
+from ensemble.forest._gap_room import move_thresholds_into_room
 from ensemble.forest._monotone import isotonic_leaf_values
 from ensemble.forest._resolution import capped_leaf_values, one_threshold_per_gap
 from ensemble.forest._trees import (_OutOfBag, _TreeJob, _Voter, _data_in_space, _fit_tree, clipped_index,
@@ -706,29 +705,10 @@ default="squared_error"
 
     def _spread_into_room(self, countable: NDArray[np.bool_], budget: int, X: NDArray[np.float64],
                           weight: NDArray[np.float64] | None, rng) -> None:
-        """Move thresholds to nearby gaps with room for their steps (:func:`spread_thresholds_into_room`).
-
-        The moved thresholds are drawn apart from every other tree's (section 9's distinct
-        thresholds) and inside float32's margins for scikit-learn's own trees; the leaves
-        keep their values, and the out-of-bag rows are routed again.
-        """
-        nodes = [tree_nodes(tree) for tree in self.estimators_]
-        values = [voter.value for voter in self._voters]  # as grown: the caps come after
-        new, (owner, node, lo, hi) = spread_thresholds_into_room(nodes, values, self._grid, countable,
-                                                                  budget, rng,
-                                                                  X=X if weight is None else X[weight > 0],
-                                                                  ranges_only=self._envelope is not None)
-        if owner.shape[0] == 0:
-            return
-        new = draw_moved_apart(nodes, new, (owner, node, lo, hi), rng, countable,
-                               float32=self.criterion == "squared_error")
-        for i, tree in enumerate(self.estimators_):
-            set_thresholds(tree, new[i])
-            # Envelope forests keep their out-of-bag sums as grown (their cut points barely move).
-            if i < len(self._oob_leaves) and self._oob_leaves[i] is not None:
-                rows = self._oob_leaves[i][0]
-                leaves = tree_apply(np.ascontiguousarray(X[rows]), *tree_nodes(tree))
-                self._oob_leaves[i] = (rows, leaves.astype(np.int32))
+        """Move thresholds to nearby gaps with room for their steps (:func:`move_thresholds_into_room`)."""
+        move_thresholds_into_room(self.estimators_, [voter.value for voter in self._voters], self._oob_leaves,
+                                  self._grid, countable, budget, X, weight, rng, ranges_only=self._envelope is not None,
+                                  float32=self.criterion == "squared_error")
 
     def _project(self, tree, voter: _Voter) -> NDArray[np.int64]:
         """A tree's integer leaf values, isotonic along the constraints (:func:`isotonic_leaf_values`)."""

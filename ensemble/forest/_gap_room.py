@@ -20,10 +20,11 @@ from numpy.typing import NDArray
 
 from ensemble.base._estimator import draw_in_gaps
 from ensemble.certificates._faces import face_steps
-from ensemble.base._kernels import compiled
-from ensemble.certificates._thresholds import Gaps, float32_margins, separate_thresholds
+from ensemble.base._kernels import compiled, tree_apply
+from ensemble.certificates._jumps import tree_nodes
+from ensemble.certificates._thresholds import Gaps, float32_margins, separate_thresholds, set_thresholds
 
-__all__ = ["REROUTE_SHARE", "ROOM_WINDOW", "draw_moved_apart", "spread_thresholds_into_room"]
+__all__ = ["REROUTE_SHARE", "ROOM_WINDOW", "draw_moved_apart", "move_thresholds_into_room", "spread_thresholds_into_room"]
 
 #: How many gaps (distinct training values) a threshold may move to each side. Measured on
 #: split 0 of six shared sets (test MAE of the default forest; 2 / 8 / 32 gaps):
@@ -309,3 +310,28 @@ def _walk_to_next_move(internal, at, feature, threshold, grown, lo, hi, rise, fa
         rise_load[g + home] += rise[m]  # no gap with room: the node stays
         fall_load[g + home] += fall[m]
     return internal.shape[0], -1, 0.0, 0.0
+
+
+def move_thresholds_into_room(trees: list, values: list, oob_leaves: list, grid, countable: NDArray[np.bool_],
+                              budget: int, X: NDArray[np.float64], weight: NDArray[np.float64] | None, rng, *,
+                              ranges_only: bool, float32: bool) -> None:
+    """Move the forest's thresholds to nearby gaps with room for their steps (:func:`spread_thresholds_into_room`).
+
+    ``values`` are the trees' values as grown (the caps come after). The moved thresholds
+    are drawn apart from every other tree's (section 9's distinct thresholds) and inside
+    float32's margins for scikit-learn's own trees (``float32``); the leaves keep their
+    values, and the out-of-bag rows (``oob_leaves``, updated in place) are routed again.
+    """
+    nodes = [tree_nodes(tree) for tree in trees]
+    new, (owner, node, lo, hi) = spread_thresholds_into_room(nodes, values, grid, countable, budget, rng,
+                                                              X=X if weight is None else X[weight > 0],
+                                                              ranges_only=ranges_only)
+    if owner.shape[0] == 0:
+        return
+    new = draw_moved_apart(nodes, new, (owner, node, lo, hi), rng, countable, float32=float32)
+    for i, tree in enumerate(trees):
+        set_thresholds(tree, new[i])
+        # Envelope forests keep their out-of-bag sums as grown (their cut points barely move).
+        if i < len(oob_leaves) and oob_leaves[i] is not None:
+            rows = oob_leaves[i][0]
+            oob_leaves[i] = (rows, tree_apply(np.ascontiguousarray(X[rows]), *tree_nodes(tree)).astype(np.int32))
