@@ -32,6 +32,7 @@ from ensemble.certificates._thresholds import (RANK_GAP_ULPS, Gaps, Ranks, separ
 from ensemble.forest._gap_room import move_thresholds_into_room
 from ensemble.forest._monotone import isotonic_leaf_values
 from ensemble.forest._resolution import capped_leaf_values, one_threshold_per_gap
+from ensemble.forest._split_leaves import split_capped_leaves, undo_splits
 from ensemble.forest._trees import (_OutOfBag, _TreeJob, _Voter, _data_in_space, _fit_tree, clipped_index,
                                     float_reach_in_space, index_resolves_floats)
 from ensemble.spaces._spaces import GroupSpace
@@ -674,7 +675,8 @@ default="squared_error"
         """Spread the thresholds over gaps with room, cap every tree's steps across every gap, sum the out-of-bag values again.
 
         Thresholds first move to the nearest gap whose loads have room for their steps
-        (:meth:`_spread_into_room`); then every face pair p across a threshold in a gap steps by at most
+        (:meth:`_spread_into_room`); the leaves of the pairs over their caps are cut at their faces' slabs
+        (:func:`split_capped_leaves`); then every face pair p across a threshold in a gap steps by at most
         budget / N(p) (:func:`capped_leaf_values`), N(p) bounded per feature (``exact_limit=0`` of :func:`gap_pairs`:
         exact counts cost O(n^2) per gap and bought no accuracy, design section 13), so every gap's load is at
         most the budget, the spacing the cut points keep (:func:`ensemble.certificates._certificates.gap_loads`).
@@ -688,8 +690,18 @@ default="squared_error"
             # caps would cost minutes. The trees keep their values; the certificate says what holds.
             self._too_many_pairs = True
             return
-        self._pairs = pairs  # the final certificate reads them again: they depend on the thresholds only
         cap = budget // np.maximum(pairs.neighbours, 1)
+        # The leaves over their caps give their slabs at the capped faces to leaves of their own (design section 13).
+        lists = (self.estimators_, self._voters, self._grown_values, self._oob_leaves)
+        undo = [] if pairs.tree.shape[0] > MAX_LOCALISED_PAIRS // 2 else split_capped_leaves(
+            *lists, pairs, cap, X, sample_weight)
+        split = undo and gap_pairs([tree_nodes(tree) for tree in self.estimators_], self._grid, countable,
+                                   max_pairs=MAX_LOCALISED_PAIRS, exact_limit=0)
+        if undo and split is None:
+            undo_splits(undo, *lists)  # too many pairs to cap: the trees as grown
+        elif undo:
+            pairs, cap = split, budget // np.maximum(split.neighbours, 1)
+        self._pairs = pairs  # the final certificate reads them again: they depend on the thresholds only
         order = np.argsort(pairs.tree, kind="stable")
         bounds = np.searchsorted(pairs.tree[order], np.arange(len(self.estimators_) + 1))
         oob.sums[:] = 0
