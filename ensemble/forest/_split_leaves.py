@@ -3,11 +3,13 @@
 A leaf whose step across a gap breaks its cap is moved whole by the capping, however
 wide it is: on data whose classes jump two between neighbouring values (balance-scale),
 a leaf of class 1 beside one of class 3 becomes a leaf of class 2 across all of its
-width. Split along the capped pair's feature at the thresholds its tree already has on
-that feature, the leaf becomes a row of smaller leaves with its value, of which the
-capping may move only the one at the face. The tree's function, its thresholds (one per
-gap, drawn apart from the other trees'), and so every crossing a certificate counts, are
-unchanged; the certificate is computed on the final trees, as always.
+width. Cut along the capped pair's feature at the threshold its tree already has nearest
+to the face, strictly inside the leaf, the leaf gives the slab at the face to a leaf of
+its own with its value, which the capping may move alone. The tree's function and its
+threshold values (one per gap, drawn apart from the other trees') are unchanged; a line
+along the feature may now cross the new node, so the face pairs and their counts are
+found again on the cut trees, and the certificate is computed on the final trees, as
+always.
 """
 
 from __future__ import annotations
