@@ -99,7 +99,7 @@ def capped_leaf_values(value: NDArray[np.int64], a: NDArray[np.int64], b: NDArra
     the pairs, of the pairs that break their cap; every other leaf keeps its value.
     On them the problem is a linear program whose constraints are differences of two
     values: the dual of a minimum-cost circulation (:func:`_l1_projection_by_flow`,
-    OR-Tools' network simplex on integers, the values read as the potentials of the
+    OR-Tools' cost-scaling push-relabel on integers, the values read as the potentials of the
     optimal flow). Its result is accepted only when it keeps every cap and its weighted
     change equals the circulation's cost (weak duality: no values do better); else
     HiGHS's simplex solves the same program (its vertex optimum is integer, the matrix
