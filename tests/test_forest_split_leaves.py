@@ -125,6 +125,13 @@ def test_a_written_split_predicts_and_weighs_its_features_as_before_and_pickles(
     np.testing.assert_allclose(again.predict(points), grown.predict(points))
 
 
+def _own_prediction(tree, X):
+    """What the tree itself predicts: classes and their shares for ours, values for scikit-learn's."""
+    if isinstance(tree, OrdinalTreeClassifier):
+        return np.column_stack([tree.predict(X), tree.predict_proba(X)])
+    return tree.predict(X)
+
+
 def _balance_like(n=260, seed=0):
     """Four integer features 1..5 and the class of a balance (1 left, 2 balanced, 3 right): classes jump two."""
     rng = np.random.RandomState(seed)
@@ -133,16 +140,19 @@ def _balance_like(n=260, seed=0):
     return X, np.where(torque > 0, 1, np.where(torque < 0, 3, 2))
 
 
-def test_split_capped_leaves_keep_the_values_and_undo_puts_the_trees_back(monkeypatch):
+@pytest.mark.parametrize("criterion", ["squared_error", "ogini"])
+def test_split_capped_leaves_keep_the_values_and_undo_puts_the_trees_back(monkeypatch, criterion):
     """Check the forest-level split inside a fit: every training row gets from a split tree the value it got
     from the grown one (as grown and as voted), the out-of-bag rows are routed again through the split trees,
-    and undo_splits restores every tree's nodes and values."""
+    and undo_splits restores every tree's nodes and values, and what the tree itself predicts."""
     X, y = _balance_like()
     seen = {}
+    probe = np.ascontiguousarray(X[:50])
 
     def checked(trees, voters, grown, oob, pairs, cap, X_, weight):
         before = [(tuple(np.array(a) for a in tree_nodes(t)), v.value.copy(), g.copy())
                   for t, v, g in zip(trees, voters, grown, strict=True)]
+        own = [_own_prediction(t, probe) for t in trees]
         undo = split_capped_leaves(trees, voters, grown, oob, pairs, cap, X_, weight)
         seen["split"] = len(undo)
         rows = np.ascontiguousarray(X_)
@@ -159,12 +169,15 @@ def test_split_capped_leaves_keep_the_values_and_undo_puts_the_trees_back(monkey
         for i, *_ in undo:
             np.testing.assert_array_equal(tree_nodes(trees[i])[0], before[i][0][0])
             np.testing.assert_array_equal(voters[i].value, before[i][1])
+            np.testing.assert_array_equal(_own_prediction(trees[i], probe), own[i])
+            if isinstance(trees[i], OrdinalTreeClassifier):  # its per-node labels are its structure's again
+                assert trees[i].leaf_label_.shape[0] == trees[i].tree_.node_count
         return split_capped_leaves(trees, voters, grown, oob, pairs, cap, X_, weight)  # and on with the fit
 
     monkeypatch.setattr(_forest, "split_capped_leaves", checked)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = ConsistentForestClassifier(n_estimators=30, random_state=0).fit(X, y)
+        model = ConsistentForestClassifier(n_estimators=30, criterion=criterion, random_state=0).fit(X, y)
     assert seen["split"] > 0, "no leaf was split: the data were meant to break caps"
     assert model.consistency_notion_ == "data" and model.is_consistent()
 

@@ -343,7 +343,8 @@ def split_capped_leaves(trees: list, voters: list, grown: list, oob_leaves: list
                              row_weight=row_weight)
         if split is None:
             continue
-        undo.append((i, trees[i].tree_, voters[i], grown[i], oob_leaves[i]))
+        # The whole fitted state: our trees also derive per-node labels and shares from the structure.
+        undo.append((i, dict(trees[i].__dict__), voters[i], grown[i], oob_leaves[i]))
         split.write(trees[i])
         inner = split.nodes[0] >= 0
         value = np.where(inner, 0, voters[i].value[split.origin])
@@ -358,8 +359,9 @@ def split_capped_leaves(trees: list, voters: list, grown: list, oob_leaves: list
 
 def undo_splits(undo: list, trees: list, voters: list, grown: list, oob_leaves: list) -> None:
     """Put back the trees :func:`split_capped_leaves` split."""
-    for i, structure, voter, values, out_of_bag in undo:
-        trees[i].tree_ = structure
+    for i, state, voter, values, out_of_bag in undo:
+        trees[i].__dict__.clear()
+        trees[i].__dict__.update(state)
         voters[i], grown[i], oob_leaves[i] = voter, values, out_of_bag
 
 
