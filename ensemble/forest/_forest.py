@@ -695,12 +695,13 @@ default="squared_error"
         lists = (self.estimators_, self._voters, self._grown_values, self._oob_leaves)
         undo = [] if pairs.tree.shape[0] > MAX_LOCALISED_PAIRS // 2 else split_capped_leaves(
             *lists, pairs, cap, X, sample_weight)
-        split = undo and gap_pairs([tree_nodes(tree) for tree in self.estimators_], self._grid, countable,
-                                   max_pairs=MAX_LOCALISED_PAIRS, exact_limit=0)
-        if undo and split is None:
-            undo_splits(undo, *lists)  # too many pairs to cap: the trees as grown
-        elif undo:
-            pairs, cap = split, budget // np.maximum(split.neighbours, 1)
+        if undo:
+            split = gap_pairs([tree_nodes(tree) for tree in self.estimators_], self._grid, countable,
+                              max_pairs=MAX_LOCALISED_PAIRS, exact_limit=0)
+            if split is None:
+                undo_splits(undo, *lists)  # too many pairs to cap: the trees as grown
+            else:
+                pairs, cap = split, budget // np.maximum(split.neighbours, 1)
         self._pairs = pairs  # the final certificate reads them again: they depend on the thresholds only
         order = np.argsort(pairs.tree, kind="stable")
         bounds = np.searchsorted(pairs.tree[order], np.arange(len(self.estimators_) + 1))

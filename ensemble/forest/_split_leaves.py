@@ -50,6 +50,15 @@ def _kept(c, first, stop, side, reach):
 
 
 @compiled
+def _n_kept(first, stop, side, reach):
+    """How many cuts of [first, stop) :func:`_kept` keeps."""
+    kept = 0
+    for c in range(first, stop):
+        kept += _kept(c, first, stop, side, reach)
+    return kept
+
+
+@compiled
 def _new_node_count(leaves, s_start, s_feature, s_side, reach, leaf_row, lower, upper, t_start, t_value):
     """How many nodes splitting the listed leaves adds: per leaf, each feature multiplies its sub-leaves by
     (cuts + 1), and a leaf cut into m pieces adds 2 (m - 1) nodes."""
@@ -60,10 +69,7 @@ def _new_node_count(leaves, s_start, s_feature, s_side, reach, leaf_row, lower, 
         for k in range(s_start[i], s_start[i + 1]):
             f = s_feature[k]
             first, stop = _cuts_inside(lower[r, f], upper[r, f], t_start, t_value, f)
-            kept = 0
-            for c in range(first, stop):
-                kept += _kept(c, first, stop, s_side[k], reach)
-            pieces *= kept + 1
+            pieces *= _n_kept(first, stop, s_side[k], reach) + 1
         total += 2 * (pieces - 1)
     return total
 
@@ -99,10 +105,7 @@ def _split(left, right, feature, threshold, missing, leaves, s_start, s_feature,
         for k in range(s_start[i], s_start[i + 1]):
             f = s_feature[k]
             first, stop = _cuts_inside(lower[r, f], upper[r, f], t_start, t_value, f)
-            any_kept = False
-            for c in range(first, stop):
-                any_kept = any_kept or _kept(c, first, stop, s_side[k], reach)
-            if not any_kept:
+            if _n_kept(first, stop, s_side[k], reach) == 0:
                 continue
             n_next = 0
             for p in range(n_pending):
@@ -179,13 +182,6 @@ def _sums_below(left, right, leaf_value):
     return out
 
 
-def _weights_below(left: NDArray[np.int64], right: NDArray[np.int64], leaf_weight: NDArray[np.float64]
-                   ) -> NDArray[np.float64]:
-    """Every node's weight, the sum of its leaves' (children sit above their parents)."""
-    weight = np.ascontiguousarray(leaf_weight, dtype=np.float64).reshape(left.shape[0], -1)
-    return _sums_below(np.ascontiguousarray(left, dtype=np.int64), np.ascontiguousarray(right, dtype=np.int64),
-                       weight)[:, 0] if weight.shape[1] == 1 else _sums_below(left, right, weight)
-
 
 def _write_scikit_learn(tree: Any, split: SplitTree, depth: NDArray[np.int64]) -> None:
     from sklearn.tree._tree import Tree
@@ -198,8 +194,8 @@ def _write_scikit_learn(tree: Any, split: SplitTree, depth: NDArray[np.int64]) -
     nodes["threshold"], nodes["missing_go_to_left"] = threshold, missing
     grown = old[split.origin]
     leaf_weight = grown["weighted_n_node_samples"] * split.share
-    nodes["weighted_n_node_samples"] = _weights_below(left, right, leaf_weight)
-    nodes["n_node_samples"] = np.rint(_weights_below(left, right, grown["n_node_samples"] * split.share))
+    nodes["weighted_n_node_samples"] = _sums_below(left, right, leaf_weight)
+    nodes["n_node_samples"] = np.rint(_sums_below(left, right, grown["n_node_samples"] * split.share))
     nodes["impurity"] = grown["impurity"]  # a piece's, and its chain's: no impurity decrease
     state = dict(state, nodes=nodes, node_count=left.shape[0], max_depth=int(depth.max()),
                  values=np.ascontiguousarray(state["values"][split.origin]))
@@ -215,9 +211,8 @@ def _write_ordinal(tree: OrdinalTreeClassifier, split: SplitTree, depth: NDArray
     o = split.origin
     # A piece without rows keeps its leaf's class shares, at a weight of 1e-9 of the leaf's (its value follows).
     scale = np.where(split.share > 0, split.share, 1e-9)
-    counts = _sums_below(np.ascontiguousarray(left, dtype=np.int64), np.ascontiguousarray(left + 1, dtype=np.int64),
-                         np.ascontiguousarray(old.value[o] * scale[:, None]))
-    samples = np.rint(_weights_below(left, left + 1, old.n_node_samples[o] * split.share)).astype(np.intp)
+    counts = _sums_below(left, left + 1, old.value[o] * scale[:, None])
+    samples = np.rint(_sums_below(left, left + 1, old.n_node_samples[o] * split.share)).astype(np.intp)
     new = OrdinalTree(children_left=left, feature=feature, threshold=threshold, value=counts,
                       n_node_samples=samples, impurity=old.impurity[o], depth=depth, n_features=old.n_features,
                       lower_bound=old.lower_bound[o], upper_bound=old.upper_bound[o],
@@ -363,7 +358,6 @@ def undo_splits(undo: list, trees: list, voters: list, grown: list, oob_leaves: 
         trees[i].__dict__.clear()
         trees[i].__dict__.update(state)
         voters[i], grown[i], oob_leaves[i] = voter, values, out_of_bag
-
 
 
 def _faces_to_split(pairs: Any, mine: NDArray[np.int64], excess: NDArray[np.int64]) -> tuple:
