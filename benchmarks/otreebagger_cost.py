@@ -17,6 +17,7 @@ Run::
     python benchmarks/otreebagger_cost.py --datasets none --synthetic 5x1000 100x20000
     python benchmarks/otreebagger_cost.py --group-size 2       # the same with groups of 2 trees
     python benchmarks/otreebagger_cost.py --consistency data   # the data's resolution on every set
+    python benchmarks/otreebagger_cost.py --thresholds slab    # slab groups (one place per gap, corners two apart)
     python benchmarks/otreebagger_cost.py --smoke              # seconds
 """
 
@@ -82,6 +83,8 @@ def main(argv=None) -> None:
                         help="trees per fused group (default: OTreeBagger's default)")
     parser.add_argument("--consistency", default="auto", choices=["auto", "data", "pointwise"],
                         help="OTreeBagger's consistency (default: its default)")
+    parser.add_argument("--thresholds", default=None, choices=["gap", "midpoint", "slab", "auto"],
+                        help="OTreeBagger's thresholds (default: its default)")
     parser.add_argument("--smoke", action="store_true",
                         help="ESL (if the shared folder is there) and two small shapes, 6 trees: seconds")
     args = parser.parse_args(argv)
@@ -90,6 +93,8 @@ def main(argv=None) -> None:
         args.synthetic, args.mixed, args.n_estimators = ["6x200"], 100, 6
     sizes = {} if args.group_size is None else {"group_size": args.group_size}
     sizes["consistency"] = args.consistency
+    if args.thresholds is not None:
+        sizes["thresholds"] = args.thresholds
     print(f"{'data':<22}{'fit s':>8}{'TB s':>8}{'ratio':>7}{'check %':>9}{'MAE':>7}{'TB MAE':>8}"
           f"{'notion':>11}{'regions':>9}{'empty':>7}  choices", flush=True)
     ratios, maes, tb_maes = [], [], []

@@ -157,6 +157,11 @@ def read_ours(model: Any, classes: Any) -> Reading:
     if isinstance(model, OTreeBagger):
         if len(getattr(model, "missing_features_", ())):
             raise UnsupportedModel("the audit does not read OTreeBagger models fitted with missing values")
+        if any(getattr(g, "slabs", None) is not None for g in model.groups_):
+            # A slab group predicts its corners' midpoint one float above each threshold: its boxes'
+            # labels are not the function predict computes there (docs/design.md section 5, "Slabs").
+            raise UnsupportedModel("the audit does not read OTreeBagger models with thresholds='slab' "
+                                   "(their own certificate is is_consistent())")
         d = int(model.n_features_in_)
         categorical = _common(model)["categorical"]
         parts = [_group_component(g, d, categorical) for g in model.groups_]

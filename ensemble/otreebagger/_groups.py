@@ -23,6 +23,7 @@ from ensemble.base._kernels import node_gaps
 from trees import leaf_boxes
 from ensemble.spaces._rank_map import RankMap
 from ensemble.spaces._moves import move_edges
+from ensemble.otreebagger._slabs import relabel_slabs, slab_labels, slab_tops
 
 # The score spaces are named here too: model files written before they moved to
 # ensemble.spaces._spaces refer to these names (ensemble.model_files._model_file trusts both).
@@ -56,6 +57,10 @@ class FittedGroup:
         The coordinates the trees split (``None``: the features themselves).
     monotone : ndarray of shape (n_pairs, 2) or None
         Region pairs (n, m) with label(n) <= label(m) from the monotone constraints.
+    slabs : tuple of ndarray or None
+        With ``thresholds="slab"``, per feature the slab tops t' = nextafter(t) of the
+        trees' thresholds t: a point on one reads its class from the corners of its slab
+        (:func:`ensemble.otreebagger._slabs.slab_labels`); None for a plain group.
 
     Examples
     --------
@@ -75,6 +80,7 @@ class FittedGroup:
     info: dict = field(default_factory=dict)
     space: GroupSpace | None = None
     monotone: NDArray[np.intp] | None = None
+    slabs: tuple | None = None
 
     def __getstate__(self) -> dict:
         # A saved model keeps what prediction needs: the trees, the partition's lookup
@@ -127,7 +133,10 @@ class FittedGroup:
         """
         if self.partition is None:
             return self.labels[self.trees[0].tree_.apply(self.coordinates(X, score, ranked))]
-        return self.labels[self.partition.locate(self.leaves(X, score, ranked))]
+        labels = self.labels[self.partition.locate(self.leaves(X, score, ranked))]
+        if self.slabs is not None:  # on the features' own axes: X is the group's space
+            labels = slab_labels(self.slabs, X, labels, lambda Z: self.labels[self.partition.locate(self.leaves(Z))])
+        return labels
 
 
 def _group_space(X, y, weights, job, score) -> GroupSpace | None:
@@ -152,14 +161,16 @@ def _group_space(X, y, weights, job, score) -> GroupSpace | None:
     return GroupSpace.pls(X, y, rows, projected, job.kept, job.n_components, monotone=job.monotonic_cst)
 
 
-def _grow(Z, y, seeds, weights, job: "_GroupJob", max_depth):
+def _grow(Z, y, seeds, weights, job: "_GroupJob", max_depth, space=None):
     """The group's trees, grown in its space on their bootstrap weights (thresholds moved if asked)."""
     spec = replace(job.spec, max_depth=max_depth)
     # The trees differ only in their integer seeds: their parameters are checked once.
     trees = [grow_tree(spec, Z, y, w, tree_seed, validate=i == 0)
              for i, ((_, tree_seed), w) in enumerate(zip(seeds, weights, strict=True))]
-    if job.thresholds == "gap":
-        _draw_thresholds(trees, Z, weights, [tree_seed for _, tree_seed in seeds])
+    if job.thresholds in ("gap", "slab"):
+        # Slab groups (on the features' own axes) align their faces: one place per gap.
+        places = 1 if job.thresholds == "slab" and space is None else _PLACES_PER_GAP
+        _draw_thresholds(trees, Z, weights, [tree_seed for _, tree_seed in seeds], places)
     return trees
 
 
@@ -168,8 +179,9 @@ def _grow(Z, y, seeds, weights, job: "_GroupJob", max_depth):
 _PLACES_PER_GAP = 2
 
 
-def _draw_thresholds(trees: list, Z: NDArray[np.float64], weights: list, tree_seeds: list) -> None:
-    """Move every threshold from its midpoint to a draw inside its gap, two places per gap of the group.
+def _draw_thresholds(trees: list, Z: NDArray[np.float64], weights: list, tree_seeds: list,
+                     places: int = _PLACES_PER_GAP) -> None:
+    """Move every threshold from its midpoint to a draw inside its gap, ``places`` places per gap of the group.
 
     Each threshold is drawn uniformly inside its node's gap between training values
     (the rows of the tree's bootstrap sample keep their sides). The gap of the group's
@@ -212,8 +224,8 @@ def _draw_thresholds(trees: list, Z: NDArray[np.float64], weights: list, tree_se
     # The rank of each tree among the trees that split inside the gap, in the group's order.
     pairs, pair_of = np.unique(np.column_stack([offset + k + 1, owner]), axis=0, return_inverse=True)
     first = np.searchsorted(pairs[:, 0], pairs[:, 0], side="left")
-    slot = (np.arange(pairs.shape[0]) - first) % _PLACES_PER_GAP
-    place = np.random.RandomState([*tree_seeds, _PLACES_PER_GAP]).random_sample((pairs.shape[0], _PLACES_PER_GAP))
+    slot = (np.arange(pairs.shape[0]) - first) % places
+    place = np.random.RandomState([*tree_seeds, places]).random_sample((pairs.shape[0], places))
     # The draws of a gap's first pair are the gap's: one pair of places per gap.
     share = place[first, slot][pair_of.ravel()]
     x[inside] = place_in_gaps(lo[inside], hi[inside], share[inside])
@@ -271,6 +283,14 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
     counts = relabel.region_counts(region, y[rows], n_classes, count_weight[rows], n_regions=partition.n_regions)
     prior = _leaf_prior(partition, counts) if job.empty_regions == "leaves" else None
     categorical = _in_space(space, job.categorical)
+    tops = _slab_tops_if_eligible(Z, trees, partition, space, job, categorical)
+    if tops is not None:
+        labels, held, result, n_solves = relabel_slabs(partition, counts, prior, job, categorical)
+        info = {"n_regions": int(partition.n_regions), "n_edges": int(held.shape[0]),
+                "n_empty": int(np.sum(counts.sum(axis=1) == 0)), "objective": float(result.objective),
+                "status": result.status.name.lower(), "solver": result.solver, "solve_time": float(result.wall_time),
+                "n_solves": n_solves}
+        return partition, labels, held, counts, info, None, tops
     edges, _ = relabel.adjacency_edges(
         partition, contact=job.contact, max_edges=job.max_edges,
         categorical_features=categorical, resolution=_resolution_in_space(space, job.resolution),
@@ -325,7 +345,26 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
         "solver": result.solver,
         "solve_time": sum(times),
     }
-    return partition, np.asarray(result.labels, dtype=np.intp), held, counts, info, monotone
+    return partition, np.asarray(result.labels, dtype=np.intp), held, counts, info, monotone, None
+
+
+def _slab_tops_if_eligible(Z, trees, partition, space, job, categorical) -> tuple | None:
+    """The slab tops of a ``thresholds="slab"`` group that can keep slabs (:func:`slab_tops`), else None.
+
+    Slabs need the features' own axes, closure contacts without a user resolution,
+    no monotone constraints or missing values, and a partition whose bounds are the
+    trees' thresholds (nothing snapped); a group without them is relabelled with its
+    closure contacts one class apart, as any other.
+    """
+    if job.thresholds != "slab" or space is not None or job.contact != "closure" or job.monotonic_cst is not None:
+        return None
+    if job.resolution is not None and np.any(job.resolution):
+        return None
+    if np.isnan(Z).any() or partition.exact_region is not None:
+        return None
+    tops = slab_tops(trees, Z.shape[1], job.grid, categorical)
+    # Only categorical features split: no slab, nothing to relax (no contact crosses a category split).
+    return tops if tops is not None and any(t.shape[0] for t in tops) else None
 
 
 @dataclass(frozen=True)
@@ -411,7 +450,7 @@ def _fit_group(X, y, n_classes, seeds, job, sample_weight=None, score=None, rank
         space = replace(space, ranks=job.ranks)
     Z = X if space is None else space.transform(X, score, ranked)
     depth = job.spec.max_depth
-    trees = _grow(Z, y, seeds, weights, job, depth)
+    trees = _grow(Z, y, seeds, weights, job, depth, space)
     if not job.relabel:
         # The tree votes with its own leaf labels; indexed by node id for apply().
         labels = np.asarray(trees[0].leaf_label_, dtype=np.intp)
@@ -423,7 +462,7 @@ def _fit_group(X, y, n_classes, seeds, job, sample_weight=None, score=None, rank
     adapted, first_error = [], None
     while True:
         try:
-            partition, labels, edges, counts, info, monotone = _relabel_group(
+            partition, labels, edges, counts, info, monotone, slabs = _relabel_group(
                 Z, y, n_classes, trees, weights, space, job, sample_weight)
             break
         except TooManyRegionsError as error:
@@ -438,7 +477,7 @@ def _fit_group(X, y, n_classes, seeds, job, sample_weight=None, score=None, rank
                     raise first_error from None
                 depth = max(1, current // 2)
                 adapted.append(f"max_depth {current} -> {depth}")
-                trees = _grow(Z, y, seeds, weights, job, depth)
+                trees = _grow(Z, y, seeds, weights, job, depth, space)
     if adapted and job.on_budget == "raise":
         # The smaller setting was measured on this very group: name it in the error.
         raise TooManyRegionsError(
@@ -446,7 +485,7 @@ def _fit_group(X, y, n_classes, seeds, job, sample_weight=None, score=None, rank
             f"({info['n_regions']} regions, {info['n_edges']} edges)."
         ) from first_error
     info.update(group_size=len(trees), max_depth=depth, adapted="; ".join(adapted) or None)
-    return FittedGroup(trees, partition, labels, edges, counts, info, space, monotone)
+    return FittedGroup(trees, partition, labels, edges, counts, info, space, monotone, slabs)
 
 
 def _group_votes(groups: list, X: NDArray[np.float64]) -> NDArray[np.intp]:

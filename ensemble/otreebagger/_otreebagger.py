@@ -142,20 +142,21 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         one (``monotonic_space``). Likewise at the data's resolution the features
         that keep their own axes beside the additive score (two values, or a steep
         gap) take components' places (at least the score remains).
-    thresholds : {"gap", "midpoint", "auto"}, default="gap"
+    thresholds : {"gap", "midpoint", "slab", "auto"}, default="gap"
         Where a relabelled group's trees put their thresholds: drawn uniformly
         inside the gap between the two training values a split separates, the
         group's trees sharing two places per gap of its values, so that two
         trees splitting one gap do so at different places and their fusion holds
         a thin empty region the relabelling may give an intermediate class
-        (docs/design.md section 5), or half-way between those values. ``"auto"`` holds out a quarter of the
-        rows, fits 8 groups both ways on the others and keeps the rule whose
-        vote errs less on the held-out rows (``threshold_scores_``); below
-        8,000 rows up to four quarters are held out in turn (4 groups each) so
-        that about 2,000 rows, or all of them, are scored. The model is then
-        fitted on all rows. Gap draws measured best and need no probe fits
-        (``benchmarks/otreebagger_levers.py --levers thresholds``, 12 shared
-        data sets: mean test MAE gap 0.607, auto 0.614, midpoint 0.636). Only
+        (docs/design.md section 5), or half-way between those values.
+        ``"slab"``: one place per gap on the features' own axes, corners held two classes
+        apart and a slab one float wide above every threshold (section 5, "Slabs"):
+        the gap draws' accuracy at a quarter of the regions. ``"auto"`` holds out a
+        quarter of the rows, fits 8 groups both ways (gap, midpoint) on the others and
+        keeps the rule whose vote errs less on them (``threshold_scores_``; below 8,000
+        rows up to four quarters in turn, 4 groups each). Gap draws measured best and
+        need no probe fits (``benchmarks/otreebagger_levers.py --levers thresholds``, 12
+        shared sets: mean test MAE gap 0.607, auto 0.614, midpoint 0.636). Only
         relabelled groups are affected.
     relabel_params : dict or None, default=None
         Settings of every group's relabelling besides ``solver`` and
@@ -395,7 +396,7 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         "bootstrap": ["boolean"],
         "time_limit": [Interval(Real, 0.0, None, closed="neither"), None],
         "projection": [StrOptions({"auto", "pls", "additive", "none"})],
-        "thresholds": [StrOptions({"gap", "midpoint", "auto"})],
+        "thresholds": [StrOptions({"gap", "midpoint", "slab", "auto"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "relabel_params": [dict, None],
         "space_params": [dict, None],

@@ -10,6 +10,7 @@ import relabel
 from ensemble.base._estimator import TrainingData, constraint_to_check
 from ensemble.certificates._certificates import check_notion, default_notion, voters_certificate
 from ensemble.otreebagger._groups import _GroupJob
+from ensemble.otreebagger._slabs import check_slab_group
 from ensemble.spaces._spaces import _constraints_in_space, _in_space, _resolution_in_space, grid_in_space
 from ensemble.spaces._moves import move_edges
 from ensemble.base._voting import VOTES
@@ -122,6 +123,9 @@ class VoterChecks:
             return False  # a model saved before the data's resolution: nothing to check it on
 
         def check(group, partition, labels) -> bool:
+            if getattr(group, "slabs", None) is not None:
+                # Theorem 5.2 proves closure contacts (so faces) and the data's resolution; not r-neighbours.
+                return r is None and check_slab_group(group, partition, labels, grid, categorical)
             in_space = grid_in_space(group.space, grid)
             ranked = group.space is not None and group.space.ranks is not None
             if grid is not None and in_space is None and not ranked:

@@ -1,0 +1,181 @@
+"""Slab groups: OTreeBagger's voters with ``thresholds="slab"`` (docs/design.md section 5, "Slabs").
+
+A slab group's trees put one place in each gap of the group's values, so its fused
+partition P has aligned faces. Every threshold t of a feature gets a slab (t, t'],
+t' = nextafter(t, +inf): one float wide, no training value inside. P is relabelled with
+its face contacts held to one class and its other closure contacts (edges and corners)
+to two, and the group predicts P's label except at a point whose feature f equals the
+slab top t' of a threshold of f: there it predicts floor((min + max) / 2) of P's labels
+at the corners of the point's slab coordinates (each set to t or to t'). Theorem 5.2 of
+the design document: that function is consistent, pointwise and at the data's
+resolution, when every threshold has its slab inside its gap and distinct thresholds lie
+in distinct gaps. The relabelling holds the corners to two classes exactly, with one
+helper region of zero cost per corner a labelling breaks by three or more, added round
+by round (a labelling optimal with some of them that breaks none of the others is
+optimal with all).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+import relabel
+
+__all__ = ["MAX_SLAB_FEATURES", "check_slab_group", "relabel_slabs", "slab_labels", "slab_tops"]
+
+#: A point on s slab tops reads P at 2^s corners: groups splitting more features keep no slabs.
+MAX_SLAB_FEATURES = 16
+
+
+def _thresholds(trees: list, n_features: int) -> list[NDArray[np.float64]]:
+    """Per feature, the sorted distinct thresholds of the group's trees."""
+    inner = [tree.tree_.children_left >= 0 for tree in trees]
+    feature = np.concatenate([tree.tree_.feature[i] for tree, i in zip(trees, inner, strict=True)])
+    threshold = np.concatenate([tree.tree_.threshold[i] for tree, i in zip(trees, inner, strict=True)])
+    # One sort of (feature, threshold) pairs for all features (a unique per feature cost more on 54 one-hot columns).
+    pairs = np.unique(np.column_stack([feature.astype(np.float64), threshold.astype(np.float64)]), axis=0)
+    bounds = np.searchsorted(pairs[:, 0], np.arange(n_features + 1), side="left")
+    return [pairs[bounds[f]:bounds[f + 1], 1] for f in range(n_features)]
+
+
+def slab_tops(trees: list, n_features: int, grid: relabel.DataGrid | None,
+              categorical: NDArray[np.bool_] | None) -> tuple | None:
+    """Per feature, the slab tops t' = nextafter(t) of the trees' thresholds, or None where slabs cannot be placed.
+
+    Categorical features get none (moving to another category is no small move). None
+    when more than :data:`MAX_SLAB_FEATURES` other features are split, or when some slab
+    has no room: t' must lie below the next threshold of its feature and, with a ``grid``
+    (the data's resolution), in the gap of t, and distinct thresholds must lie in
+    distinct gaps (a move inside one gap then crosses one threshold and its slab at most).
+    """
+    per_feature = _thresholds(trees, n_features)
+    if categorical is not None:
+        per_feature = [t[:0] if categorical[f] else t for f, t in enumerate(per_feature)]
+    if sum(t.shape[0] > 0 for t in per_feature) > MAX_SLAB_FEATURES:
+        return None
+    tops = []
+    for f, t in enumerate(per_feature):
+        if t.shape[0] == 0:
+            tops.append(t)
+            continue
+        top = np.nextafter(t, np.inf)
+        if not np.all(np.isfinite(top)) or np.any(top[:-1] >= t[1:]):
+            return None
+        if grid is not None and grid.values[f] is not None:
+            gap, top_gap = grid.threshold_gaps(f, t), grid.threshold_gaps(f, top)
+            if np.any(gap[1:] == gap[:-1]) or np.any(top_gap != gap):
+                return None
+        tops.append(top)
+    return tuple(tops)
+
+
+def _touching(lower: NDArray[np.float64], upper: NDArray[np.float64], a: NDArray[np.intp], b: NDArray[np.intp]):
+    """Per pair: whether the closures meet, and on how many features they only touch (an end point)."""
+    la, ua, lb, ub = lower[a], upper[a], lower[b], upper[b]
+    meet = np.all((la <= ub) & (lb <= ua), axis=1)
+    return meet, np.sum((ua == lb) | (ub == la), axis=1)
+
+
+def _wide(partition, pairs: NDArray[np.intp]) -> NDArray[np.bool_]:
+    """The pairs held to two classes: closures that meet at an edge or corner only (two or more touching features)."""
+    meet, touching = _touching(partition.lower, partition.upper, pairs[:, 0], pairs[:, 1])
+    return meet & (touching >= 2)
+
+
+def relabel_slabs(partition, counts: NDArray[np.float64], prior: NDArray[np.float64] | None, job,
+                  categorical: NDArray[np.bool_] | None):
+    """P's labels: face contacts one class apart, other closure contacts two apart (exactly), and the solve's facts.
+
+    Returns ``(labels, held, result, n_solves)``: the labels of P's regions, the pairs the
+    final problem held (face contacts, then each helper's two ends), the last solver result
+    and the number of solves.
+    """
+    faces, _ = relabel.adjacency_edges(partition, contact="face", max_edges=job.max_edges,
+                                       categorical_features=categorical)
+    n, k = counts.shape
+    # The penalties as the problem of P alone would default them: helpers must not change them.
+    scale = n * (k - 1)
+    c1 = job.C1 if job.C1 is not None else 1.0 / scale
+    c2 = job.C2 if job.C2 is not None else 10.0 / (9 * scale)
+    problem = relabel.ConsistencyProblem.from_counts(counts, faces, C1=c1, C2=c2, prior=prior)
+    held_wide = np.empty((0, 2), np.intp)
+    labels, result, n_solves = None, None, 0
+    while True:
+        result = relabel.solve(problem, solver=job.solver, formulation=job.formulation, time_limit=job.time_limit,
+                               threads=1, on_solver_failure=job.on_solver_failure,
+                               start=labels if job.solver == "graphcut" and labels is not None else None)
+        n_solves += 1
+        labels = np.asarray(result.labels, dtype=np.int64)
+        jumps = relabel.adjacency_edges(partition, contact="closure", categorical_features=categorical,
+                                        jumps_of=labels[:n]).edges
+        wide = _wide(partition, jumps)
+        if np.any(~wide):
+            raise RuntimeError("a face contact of a slab group broke its labels: the solver's constraints were not met")
+        broken = jumps[np.abs(labels[jumps[:, 0]] - labels[jumps[:, 1]]) >= 3]
+        if broken.shape[0] == 0:
+            break
+        # One helper region per broken corner, of zero cost, joined to both ends by unpenalised
+        # pairs: the two ends are then at most two apart, exactly.
+        held_wide = np.concatenate([held_wide, broken])
+        helpers = n + np.arange(held_wide.shape[0])
+        moves = np.concatenate([np.column_stack([held_wide[:, 0], helpers]),
+                                np.column_stack([helpers, held_wide[:, 1]])])
+        zeros = np.zeros((held_wide.shape[0], k))
+        problem = relabel.ConsistencyProblem.from_counts(
+            np.vstack([counts, zeros]), faces, C1=c1, C2=c2, moves=moves,
+            prior=None if prior is None else np.vstack([prior, zeros]))
+        labels = np.concatenate([labels[:n], (labels[held_wide[:, 0]] + labels[held_wide[:, 1]]) // 2])
+    return labels[:n].astype(np.intp), np.concatenate([faces, held_wide]), result, n_solves
+
+
+def slab_labels(tops: tuple, X: NDArray[np.float64], labels: NDArray[np.intp], label_of) -> NDArray[np.intp]:
+    """The group's classes on rows ``X`` given P's classes ``labels`` there: the rows on slab tops read their corners.
+
+    ``label_of(Z)``: P's class of every row of Z. A row whose feature f equals a slab top
+    t' of f lies in the slab (t, t']; its class is floor((min + max) / 2) of P's classes
+    at the points that set each such feature to t (below the threshold) or keep t' (above).
+    """
+    hit = np.zeros(X.shape, dtype=bool)
+    for f, top in enumerate(tops):
+        if top.shape[0]:
+            hit[:, f] = np.isin(X[:, f], top)
+    rows = np.flatnonzero(hit.any(axis=1))
+    if rows.shape[0] == 0:
+        return labels
+    out = labels.copy()
+    for r in rows:
+        on = np.flatnonzero(hit[r])
+        choice = (np.arange(1 << on.shape[0])[:, None] >> np.arange(on.shape[0])) & 1
+        corners = np.repeat(X[r:r + 1], choice.shape[0], axis=0)
+        corners[:, on] = np.where(choice == 1, X[r, on], np.nextafter(X[r, on], -np.inf))
+        read = label_of(corners)
+        out[r] = (int(read.min()) + int(read.max())) // 2
+    return out
+
+
+def check_slab_group(group, partition, labels: NDArray[np.intp], grid: relabel.DataGrid | None,
+                     categorical: NDArray[np.bool_] | None) -> bool:
+    """Theorem 5.2's conditions, re-derived from the group's trees, partition and labels.
+
+    The slabs the group predicts with are the trees' thresholds' (with room in their gaps),
+    nothing was snapped (P's bounds are the trees' thresholds), and every closure contact
+    whose labels differ by two or more is an edge or corner contact (closures meeting on
+    two or more touching features) two apart. With one threshold per gap (checked with
+    the slabs' room) every grid pair is a face contact (Lemma 5.3): no grid search.
+    """
+    d = partition.n_features
+    tops = slab_tops(group.trees, d, grid, categorical)
+    if tops is None or group.slabs is None or len(tops) != len(group.slabs):
+        return False
+    if not np.array_equal(np.concatenate(tops), np.concatenate(group.slabs)) or not all(
+            a.shape == b.shape for a, b in zip(tops, group.slabs, strict=True)):
+        return False
+    if partition.exact_region is not None:
+        return False  # snapped bounds: the regions are not the thresholds' cells
+    jumps = relabel.adjacency_edges(partition, contact="closure", categorical_features=categorical,
+                                    jumps_of=labels).edges
+    if jumps.shape[0] == 0:
+        return True
+    apart = np.abs(labels[jumps[:, 0]] - labels[jumps[:, 1]])
+    return bool(np.all(_wide(partition, jumps) & (apart == 2)))

@@ -1,0 +1,235 @@
+"""Slab groups (``thresholds="slab"``, docs/design.md section 5, "Slabs"), checked by a brute force of their own.
+
+The oracle never reads the groups' labels or the certificate: it evaluates ``predict``
+(or one group's ``predict_index``) at one point of every cell of the grid cut by every
+threshold t of the trees and by the float just above it (the slab tops), and asks every
+two cells whose closures meet (one cell apart on every feature) to be at most one class
+apart, and every move of one feature inside one gap of the training values to meet at
+most two adjacent classes.
+"""
+
+import itertools
+import pickle
+
+import numpy as np
+import pytest
+
+from ensemble import OTreeBagger
+
+
+def _steep_lattice(n, seed, n_features=3, levels=5):
+    """Integer features whose classes climb two at some unit steps: corners of classes two apart."""
+    rng = np.random.RandomState(seed)
+    X = rng.randint(0, levels, size=(n, n_features)).astype(float)
+    y = np.clip(X[:, 0] + X[:, 1] - X[:, 2] + rng.randint(-1, 2, n) * (rng.rand(n) < 0.1), 0, 4).astype(int) + 1
+    return X, y
+
+
+def _cuts(trees, n_features):
+    """Per feature: the thresholds of the trees and the floats just above them."""
+    out = []
+    for f in range(n_features):
+        t = np.unique(np.concatenate([tree.tree_.threshold[(tree.tree_.children_left >= 0)
+                                                           & (tree.tree_.feature == f)] for tree in trees]))
+        out.append(np.unique(np.concatenate([t, np.nextafter(t, np.inf)])))
+    return out
+
+
+def refined_grid_spans(classify, trees, X_train):
+    """The largest class difference between cells whose closures meet, and inside one gap along one feature.
+
+    ``classify(points)`` is the function checked (class indices). Its trees route
+    ``x <= c`` left and a slab group reads the float above each threshold apart, so it is
+    constant on every cell ``(c_i, c_{i+1}]`` of the cuts of :func:`_cuts`; each cell's
+    upper end (one above the last cut) stands for it.
+    """
+    d = X_train.shape[1]
+    cuts = _cuts(trees, d)
+    points = [np.concatenate([c, [c[-1] + 1.0]]) if c.shape[0] else np.array([0.0]) for c in cuts]
+    grid = np.array(list(itertools.product(*points)))
+    classes = np.asarray(classify(grid)).reshape([p.shape[0] for p in points])
+    worst_contact = 0
+    for shift in itertools.product((0, 1), repeat=d):
+        for signs in itertools.product((1, -1), repeat=d):
+            step = np.array(shift) * np.array(signs)
+            if not step.any():
+                continue
+            a = classes[tuple(slice(max(0, -s), classes.shape[i] - max(0, s)) for i, s in enumerate(step))]
+            b = classes[tuple(slice(max(0, s), classes.shape[i] - max(0, -s) if s < 0 else None)
+                              for i, s in enumerate(step))]
+            worst_contact = max(worst_contact, int(np.abs(a - b).max(initial=0)))
+    worst_gap = 0
+    for f in range(d):
+        values = np.unique(X_train[:, f])
+        for lo, hi in zip(values[:-1], values[1:], strict=True):
+            # Cells (c_i, c_{i+1}] meeting [lo, hi]: upper end >= lo and lower end < hi.
+            ends = points[f]
+            lower = np.concatenate([[-np.inf], ends[:-1]])
+            inside = np.flatnonzero((ends >= lo) & (lower < hi))
+            line = np.take(classes, inside, axis=f)
+            worst_gap = max(worst_gap, int((line.max(axis=f) - line.min(axis=f)).max(initial=0)))
+    return worst_contact, worst_gap
+
+
+@pytest.fixture(scope="module")
+def slab_model():
+    X, y = _steep_lattice(220, 0)
+    model = OTreeBagger(n_estimators=4, group_size=2, thresholds="slab", random_state=0).fit(X, y)
+    return model, X, y
+
+
+def _all_trees(model):
+    return [tree for group in model.groups_ for tree in group.trees]
+
+
+def test_every_group_keeps_slabs_and_the_model_is_certified_at_the_data_resolution(slab_model):
+    """Check slabs on every group, the data's resolution claimed and proved, one place per gap."""
+    model, X, _ = slab_model
+    assert all(group.slabs is not None for group in model.groups_)
+    assert model.consistency_notion_ == "data"
+    assert model.is_consistent() and model.is_consistent(notion="pointwise")
+    for group in model.groups_:
+        for f in range(X.shape[1]):
+            t = np.unique(np.concatenate([tree.tree_.threshold[(tree.tree_.children_left >= 0)
+                                                               & (tree.tree_.feature == f)] for tree in group.trees]))
+            gaps = np.searchsorted(np.unique(X[:, f]), t, side="right")
+            assert np.unique(gaps).shape[0] == t.shape[0], "two places in one gap"
+            np.testing.assert_array_equal(group.slabs[f], np.nextafter(t, np.inf))
+
+
+def test_the_relabelling_uses_corners_two_apart(slab_model):
+    """Check that some group holds two regions meeting at a corner only, two classes apart (the slabs matter)."""
+    import relabel
+
+    model, _, _ = slab_model
+    found = 0
+    for group in model.groups_:
+        jumps = relabel.adjacency_edges(group.partition, jumps_of=group.labels)
+        found += int(np.sum(~jumps.is_face))
+        assert jumps.is_face.sum() == 0
+    assert found > 0
+
+
+def test_the_refined_grid_oracle_finds_every_group_and_the_vote_consistent(slab_model):
+    """Check each group's function and the median vote on every cell of thresholds and slab tops."""
+    model, X, _ = slab_model
+    for group in model.groups_:
+        contact, gap = refined_grid_spans(group.predict_index, group.trees, X)
+        assert (contact, gap) == (max(contact, 0), gap) and contact <= 1 and gap <= 1
+    contact, gap = refined_grid_spans(lambda P: np.searchsorted(model.classes_, model.predict(P)),
+                                      _all_trees(model), X)
+    assert contact <= 1 and gap <= 1
+
+
+def test_without_its_slabs_a_group_jumps_two_and_neither_check_passes(slab_model):
+    """Check the model built to fail: a group reading P alone at its corners jumps two, found by both."""
+    model, X, _ = slab_model
+    broken = pickle.loads(pickle.dumps(model))
+    group = next(g for g in broken.groups_
+                 if (~__import__("relabel").adjacency_edges(g.geometry(), jumps_of=g.labels).is_face).any())
+    group.slabs = None
+    contact, _ = refined_grid_spans(group.predict_index, group.trees, X)
+    assert contact == 2
+    assert not broken.is_consistent(notion="pointwise")
+
+
+def test_a_corner_three_apart_is_refused_and_found(slab_model):
+    """Check the model built to fail: one label moved so that a corner is three apart while every face stays one."""
+    import relabel
+
+    model, X, _ = slab_model
+    broken = pickle.loads(pickle.dumps(model))
+    for group in broken.groups_:
+        partition = group.geometry()
+        faces = relabel.adjacency_edges(partition, contact="face").edges
+        corners = relabel.adjacency_edges(partition, jumps_of=group.labels).edges
+        for a, b in corners:
+            for region, step in ((a, 1), (a, -1), (b, 1), (b, -1)):
+                labels = group.labels.copy()
+                labels[region] += step
+                if not 0 <= labels[region] < len(model.classes_) or abs(labels[a] - labels[b]) != 3:
+                    continue
+                if np.abs(labels[faces[:, 0]] - labels[faces[:, 1]]).max() > 1:
+                    continue
+                group.labels = labels
+                assert not broken.is_consistent(notion="pointwise")
+                contact, _ = refined_grid_spans(group.predict_index, group.trees, X)
+                assert contact >= 2
+                return
+    pytest.fail("no corner to move three apart with every face one apart")
+
+
+def test_a_point_on_slab_tops_reads_the_corners_of_its_slab(slab_model):
+    """Check slab_labels against the corners read one by one."""
+    model, X, _ = slab_model
+    group = model.groups_[0]
+    f = next(f for f, top in enumerate(group.slabs) if top.shape[0])
+    g = next(g for g, top in enumerate(group.slabs) if top.shape[0] and g != f)
+    x = X[:1].copy()
+    x[0, f], x[0, g] = group.slabs[f][0], group.slabs[g][0]
+    reads = []
+    for vf in (x[0, f], np.nextafter(x[0, f], -np.inf)):
+        for vg in (x[0, g], np.nextafter(x[0, g], -np.inf)):
+            z = x.copy()
+            z[0, f], z[0, g] = vf, vg
+            reads.append(int(group.labels[group.partition.locate(group.leaves(z))][0]))
+    assert group.predict_index(x)[0] == (min(reads) + max(reads)) // 2
+
+
+def test_a_saved_slab_model_predicts_and_proves_the_same(slab_model, tmp_path):
+    """Check a slab model saved as a model file and pickled: the same classes on slab tops and rows, and proofs."""
+    from ensemble.model_files._model_file import load_model, save_model
+
+    model, X, _ = slab_model
+    points = np.repeat(X[:5], 2, axis=0)
+    points[::2, 0] = model.groups_[0].slabs[0][0] if model.groups_[0].slabs[0].shape[0] else points[::2, 0]
+    save_model(model, tmp_path / "slab.skops")
+    for loaded in (load_model(tmp_path / "slab.skops"), pickle.loads(pickle.dumps(model))):
+        assert all(g.slabs is not None for g in loaded.groups_)
+        np.testing.assert_array_equal(loaded.predict(points), model.predict(points))
+        assert loaded.is_consistent()
+
+
+@pytest.mark.parametrize("unit", ["offset", "tiny", "ulps"])
+def test_odd_units_keep_slabs_or_fall_back_and_stay_consistent(unit):
+    """Check features at a 1e9 offset, at 1e-10 scale and one ulp apart: certified, and the oracle agrees."""
+    X, y = _steep_lattice(150, 1)
+    if unit == "offset":
+        X[:, 0] += 1e9
+    elif unit == "tiny":
+        X[:, 1] *= 1e-10
+    else:
+        X[:, 2] = np.nextafter(1.0, np.inf) ** 0 + X[:, 2] * np.spacing(1.0)  # 1 + k ulps: no room for slabs
+    model = OTreeBagger(n_estimators=4, group_size=2, thresholds="slab", random_state=1).fit(X, y)
+    assert model.is_consistent()
+    if unit == "ulps":
+        assert all(g.slabs is None for g in model.groups_ if any(
+            (t.tree_.feature[t.tree_.children_left >= 0] == 2).any() for t in g.trees))
+    for group in model.groups_:
+        contact, gap = refined_grid_spans(group.predict_index, group.trees, X)
+        assert contact <= 1 and gap <= 1
+
+
+def test_projected_groups_and_other_settings_keep_the_gap_draws():
+    """Check that slabs stay on the features' own axes: projected groups and monotone fits take none."""
+    rng = np.random.RandomState(2)
+    X = rng.normal(size=(200, 6))
+    y = np.digitize(X.sum(axis=1), [-1.5, 0, 1.5]) + 1
+    model = OTreeBagger(n_estimators=4, group_size=2, thresholds="slab", random_state=0).fit(X, y)
+    assert all(g.slabs is None for g in model.groups_ if g.space is not None and not g.space.is_identity)
+    assert model.is_consistent()
+    Xl, yl = _steep_lattice(150, 3)
+    mono = OTreeBagger(n_estimators=4, group_size=2, thresholds="slab", monotonic_cst=[1, 1, -1],
+                       random_state=0).fit(Xl, yl)
+    assert all(g.slabs is None for g in mono.groups_)
+    assert mono.is_consistent() and mono.is_monotone()
+
+
+def test_the_audit_says_it_does_not_read_slab_models(slab_model):
+    """Check that the audit refuses a slab model by name rather than read boxes whose labels are not predict's."""
+    from ensemble import audit
+    from ensemble.audit._read import UnsupportedModel
+
+    model, X, _ = slab_model
+    with pytest.raises(UnsupportedModel, match="thresholds='slab'"):
+        audit(model, X)
