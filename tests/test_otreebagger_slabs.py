@@ -225,11 +225,35 @@ def test_projected_groups_and_other_settings_keep_the_gap_draws():
     assert mono.is_consistent() and mono.is_monotone()
 
 
-def test_the_audit_says_it_does_not_read_slab_models(slab_model):
-    """Check that the audit refuses a slab model by name rather than read boxes whose labels are not predict's."""
+def test_the_audit_reads_slab_groups_through_their_shifted_copies(slab_model):
+    """Check the audit proves a slab model at the data's resolution and refutes it with its slabs taken away."""
     from ensemble import audit
-    from ensemble.audit._read import UnsupportedModel
 
     model, X, _ = slab_model
-    with pytest.raises(UnsupportedModel, match="thresholds='slab'"):
-        audit(model, X)
+    report = audit(model, X)
+    assert (report.status, report.notion) == ("proved", "data")
+    broken = pickle.loads(pickle.dumps(model))
+    for group in broken.groups_:
+        group.slabs = None
+    report = audit(broken, X)
+    assert report.status == "refuted" and report.largest_jump == 2
+
+
+def test_shifted_copies_read_every_corner(slab_model):
+    """Check Lemma 5.4 on points on slab tops: the group's class is the corners' midpoint of its shifted copies."""
+    from ensemble.otreebagger._slabs import shifted_trees
+
+    model, X, _ = slab_model
+    group = model.groups_[0]
+    copies = shifted_trees(group)
+    m = len(group.trees)
+    rng = np.random.RandomState(0)
+    points = X[rng.randint(0, X.shape[0], 200)].copy()
+    for f, top in enumerate(group.slabs):
+        if top.shape[0]:
+            on = rng.rand(200) < 0.5
+            points[on, f] = top[rng.randint(0, top.shape[0], on.sum())]
+    reads = np.column_stack([
+        group.labels[group.partition.locate(np.column_stack([t.tree_.apply(points) for t in copies[i:i + m]]))]
+        for i in range(0, len(copies), m)])
+    np.testing.assert_array_equal(group.predict_index(points), (reads.min(axis=1) + reads.max(axis=1)) // 2)

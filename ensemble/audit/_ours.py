@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ensemble.audit._read import Component, Reading, UnsupportedModel, _tree_component, inside_points
+from ensemble.otreebagger._slabs import shifted_trees
 
 __all__ = ["read_ours"]
 
@@ -95,6 +96,20 @@ def _group_component(group: Any, d: int, categorical: np.ndarray) -> tuple[Compo
     dz = d if space is None else space.n_components + space.kept.shape[0]
     trees = [t.tree_ for t in group.trees]
     part = None if group.partition is None else relabel.fuse([leaf_boxes(t, dz) for t in group.trees], snap=False)
+    if getattr(group, "slabs", None) is not None:
+        # A slab group's class is a function of the leaves of its shifted copies (design section 5,
+        # Lemma 5.4): their unsnapped fusion, labelled by the group's own prediction at a point of each cell.
+        copies = shifted_trees(group)
+        boxes = relabel.fuse([leaf_boxes(t, dz) for t in copies], snap=False)
+        copy_trees = [t.tree_ for t in copies]
+
+        def located(Z, boxes=boxes, copy_trees=copy_trees):
+            return boxes.locate(np.column_stack([t.apply(Z) for t in copy_trees]))
+
+        labels = np.asarray(group.predict_index(inside_points(boxes.lower, boxes.upper)), dtype=np.int64)
+        comp = Component(boxes.lower, boxes.upper, np.zeros((boxes.lower.shape[0], 1)),
+                         lambda X: located(_coords(group, X)), None)
+        return comp, labels, None
 
     def where(Z, part=part, trees=trees):
         return trees[0].apply(Z) if part is None else part.locate(np.column_stack([t.apply(Z) for t in trees]))
@@ -157,10 +172,8 @@ def read_ours(model: Any, classes: Any) -> Reading:
     if isinstance(model, OTreeBagger):
         if len(getattr(model, "missing_features_", ())):
             raise UnsupportedModel("the audit does not read OTreeBagger models fitted with missing values")
-        if any(getattr(g, "slabs", None) is not None for g in model.groups_):
-            # A slab group predicts its corners' midpoint one float above each threshold: its boxes'
-            # labels are not the function predict computes there (docs/design.md section 5, "Slabs").
-            raise UnsupportedModel("the audit does not read OTreeBagger models with thresholds='slab' "
+        if any(getattr(g, "slabs", None) is not None and shifted_trees(g) is None for g in model.groups_):
+            raise UnsupportedModel("the audit reads OTreeBagger slab groups of at most 6 slab features "
                                    "(their own certificate is is_consistent())")
         d = int(model.n_features_in_)
         categorical = _common(model)["categorical"]

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 import relabel
 
-__all__ = ["MAX_SLAB_FEATURES", "check_slab_group", "relabel_slabs", "slab_labels", "slab_tops"]
+__all__ = ["MAX_SLAB_FEATURES", "check_slab_group", "relabel_slabs", "shifted_trees", "slab_labels", "slab_tops"]
 
 #: A point on s slab tops reads P at 2^s corners: groups splitting more features keep no slabs.
 MAX_SLAB_FEATURES = 16
@@ -140,17 +140,23 @@ def slab_labels(tops: tuple, X: NDArray[np.float64], labels: NDArray[np.intp], l
     for f, top in enumerate(tops):
         if top.shape[0]:
             hit[:, f] = np.isin(X[:, f], top)
-    rows = np.flatnonzero(hit.any(axis=1))
-    if rows.shape[0] == 0:
+    count = hit.sum(axis=1)
+    if not count.any():
         return labels
     out = labels.copy()
-    for r in rows:
-        on = np.flatnonzero(hit[r])
-        choice = (np.arange(1 << on.shape[0])[:, None] >> np.arange(on.shape[0])) & 1
-        corners = np.repeat(X[r:r + 1], choice.shape[0], axis=0)
-        corners[:, on] = np.where(choice == 1, X[r, on], np.nextafter(X[r, on], -np.inf))
-        read = label_of(corners)
-        out[r] = (int(read.min()) + int(read.max())) // 2
+    # Rows on as many slab tops at once share one batch of corners: 2^s a row.
+    for s in np.unique(count[count > 0]):
+        rows = np.flatnonzero(count == s)
+        on = np.nonzero(hit[rows])[1].reshape(rows.shape[0], s)
+        above = X[rows[:, None], on]
+        below = np.nextafter(above, -np.inf)
+        choice = ((np.arange(1 << s)[:, None] >> np.arange(s)) & 1).astype(bool)
+        corners = np.repeat(X[rows][:, None, :], 1 << s, axis=1)
+        for j in range(s):
+            corners[np.arange(rows.shape[0])[:, None], np.arange(1 << s)[None, :], on[:, j:j + 1]] = np.where(
+                choice[None, :, j], above[:, j:j + 1], below[:, j:j + 1])
+        read = np.asarray(label_of(corners.reshape(-1, X.shape[1]))).reshape(rows.shape[0], 1 << s)
+        out[rows] = (read.min(axis=1) + read.max(axis=1)) // 2
     return out
 
 
@@ -179,3 +185,31 @@ def check_slab_group(group, partition, labels: NDArray[np.intp], grid: relabel.D
         return True
     apart = np.abs(labels[jumps[:, 0]] - labels[jumps[:, 1]])
     return bool(np.all(_wide(partition, jumps) & (apart == 2)))
+
+
+def shifted_trees(group, max_copies: int = 64) -> list | None:
+    """Copies of the group's trees with the thresholds of each subset B of its slab features moved to their tops.
+
+    The group's class at x is a function of these copies' leaves (design section 5,
+    "Slabs", Lemma 5.4): a copy for B routes x as the group's trees route the corner of
+    x that sets every slab coordinate on B to its threshold, and the corners of x are
+    those of its own slab features. ``2^k`` copies of each tree for k slab features;
+    None past ``max_copies`` of them.
+    """
+    import copy
+
+    features = [f for f, top in enumerate(group.slabs) if top.shape[0]]
+    if 1 << len(features) > max_copies:
+        return None
+    out = []
+    for mask in range(1 << len(features)):
+        moved = [features[i] for i in range(len(features)) if mask >> i & 1]
+        for tree in group.trees:
+            twin = copy.deepcopy(tree)
+            threshold = np.array(twin.tree_.threshold, dtype=np.float64)
+            at = (twin.tree_.children_left >= 0) & np.isin(twin.tree_.feature, moved)
+            threshold[at] = np.nextafter(threshold[at], np.inf)
+            twin.tree_.set_thresholds(threshold)
+            out.append(twin)
+    return out
+
