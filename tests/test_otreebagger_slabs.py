@@ -257,3 +257,15 @@ def test_shifted_copies_read_every_corner(slab_model):
         group.labels[group.partition.locate(np.column_stack([t.tree_.apply(points) for t in copies[i:i + m]]))]
         for i in range(0, len(copies), m)])
     np.testing.assert_array_equal(group.predict_index(points), (reads.min(axis=1) + reads.max(axis=1)) // 2)
+
+
+def test_a_pointwise_slab_model_proves_the_pointwise_notion():
+    """Check consistency="pointwise": slabs placed without a grid, the pointwise notion proved and brute-forced."""
+    X, y = _steep_lattice(150, 4)
+    model = OTreeBagger(n_estimators=4, group_size=2, thresholds="slab", consistency="pointwise",
+                        random_state=0).fit(X, y)
+    assert model.consistency_notion_ == "pointwise" and all(g.slabs is not None for g in model.groups_)
+    assert model.is_consistent()
+    for group in model.groups_:
+        contact, _ = refined_grid_spans(group.predict_index, group.trees, X)
+        assert contact <= 1
