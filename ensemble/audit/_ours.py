@@ -94,12 +94,13 @@ def _group_component(group: Any, d: int, categorical: np.ndarray) -> tuple[Compo
     kept = None if space is None or not space.is_identity else np.asarray(space.kept, dtype=np.intp)
     projected = space is not None and kept is None
     dz = d if space is None else space.n_components + space.kept.shape[0]
-    trees = [t.tree_ for t in group.trees]
-    part = None if group.partition is None else relabel.fuse([leaf_boxes(t, dz) for t in group.trees], snap=False)
     if getattr(group, "slabs", None) is not None:
         # A slab group's class is a function of the leaves of its shifted copies (design section 5,
         # Lemma 5.4): their unsnapped fusion, labelled by the group's own prediction at a point of each cell.
         copies = shifted_trees(group)
+        if copies is None:
+            raise UnsupportedModel("the audit reads OTreeBagger slab groups of at most 6 slab features "
+                                   "(their own certificate is is_consistent())")
         boxes = relabel.fuse([leaf_boxes(t, dz) for t in copies], snap=False)
         copy_trees = [t.tree_ for t in copies]
 
@@ -110,6 +111,8 @@ def _group_component(group: Any, d: int, categorical: np.ndarray) -> tuple[Compo
         comp = Component(boxes.lower, boxes.upper, np.zeros((boxes.lower.shape[0], 1)),
                          lambda X: located(_coords(group, X)), None)
         return comp, labels, None
+    trees = [t.tree_ for t in group.trees]
+    part = None if group.partition is None else relabel.fuse([leaf_boxes(t, dz) for t in group.trees], snap=False)
 
     def where(Z, part=part, trees=trees):
         return trees[0].apply(Z) if part is None else part.locate(np.column_stack([t.apply(Z) for t in trees]))
@@ -172,9 +175,6 @@ def read_ours(model: Any, classes: Any) -> Reading:
     if isinstance(model, OTreeBagger):
         if len(getattr(model, "missing_features_", ())):
             raise UnsupportedModel("the audit does not read OTreeBagger models fitted with missing values")
-        if any(getattr(g, "slabs", None) is not None and shifted_trees(g) is None for g in model.groups_):
-            raise UnsupportedModel("the audit reads OTreeBagger slab groups of at most 6 slab features "
-                                   "(their own certificate is is_consistent())")
         d = int(model.n_features_in_)
         categorical = _common(model)["categorical"]
         parts = [_group_component(g, d, categorical) for g in model.groups_]

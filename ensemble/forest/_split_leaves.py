@@ -182,7 +182,6 @@ def _sums_below(left, right, leaf_value):
     return out
 
 
-
 def _write_scikit_learn(tree: Any, split: SplitTree, depth: NDArray[np.int64]) -> None:
     from sklearn.tree._tree import Tree
 

@@ -283,14 +283,20 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
     counts = relabel.region_counts(region, y[rows], n_classes, count_weight[rows], n_regions=partition.n_regions)
     prior = _leaf_prior(partition, counts) if job.empty_regions == "leaves" else None
     categorical = _in_space(space, job.categorical)
+    times = []
+
+    def solve(problem, start=None):
+        # The previous round's labels start the graph cut's descent near the new optimum (the same optimum).
+        result = relabel.solve(problem, solver=job.solver, formulation=job.formulation, time_limit=job.time_limit,
+                               threads=1, on_solver_failure=job.on_solver_failure,
+                               start=start if job.solver == "graphcut" else None)
+        times.append(float(result.wall_time))
+        return result, problem.edges
+
     tops = _slab_tops_if_eligible(Z, trees, partition, space, job, categorical)
     if tops is not None:
-        labels, held, result, n_solves = relabel_slabs(partition, counts, prior, job, categorical)
-        info = {"n_regions": int(partition.n_regions), "n_edges": int(held.shape[0]),
-                "n_empty": int(np.sum(counts.sum(axis=1) == 0)), "objective": float(result.objective),
-                "status": result.status.name.lower(), "solver": result.solver, "solve_time": float(result.wall_time),
-                "n_solves": n_solves}
-        return partition, labels, held, counts, info, None, tops
+        labels, held, result, base = relabel_slabs(partition, counts, prior, job, categorical, solve)
+        return partition, labels, held, counts, _solve_info(partition, held, base, result, times), None, tops
     edges, _ = relabel.adjacency_edges(
         partition, contact=job.contact, max_edges=job.max_edges,
         categorical_features=categorical, resolution=_resolution_in_space(space, job.resolution),
@@ -303,16 +309,6 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
 
     base = relabel.ConsistencyProblem.from_counts(counts, edges, C1=job.C1, C2=job.C2, monotone=monotone,
                                                   prior=prior)
-    times = []
-
-    def solve(problem, start=None):
-        # The previous round's labels start the graph cut's descent near the new optimum (the same optimum).
-        result = relabel.solve(problem, solver=job.solver, formulation=job.formulation, time_limit=job.time_limit,
-                               threads=1, on_solver_failure=job.on_solver_failure,
-                               start=start if job.solver == "graphcut" else None)
-        times.append(float(result.wall_time))
-        return result, problem.edges
-
     result, held = solve(base)
     if job.contact == "closure" and space is not None and space.ranks is not None:
         # The pairs a move inside one gap (one float step, for the pointwise notion) joins,
@@ -336,7 +332,13 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
         if all_at_once:  # too many broken, or still breaking after these rounds: every pair at once
             result, held = solve(base.with_moves(move_edges(partition, trees, space, job.categorical, reach=reach)),
                                  result.labels)
-    info = {
+    return partition, np.asarray(result.labels, dtype=np.intp), held, counts, _solve_info(
+        partition, held, base, result, times), monotone, None
+
+
+def _solve_info(partition, held, base, result, times: list) -> dict:
+    """A relabelled group's facts: regions, held pairs, empty regions, the last solve's outcome, all solves' time."""
+    return {
         "n_regions": int(partition.n_regions),
         "n_edges": int(held.shape[0]),
         "n_empty": int(base.empty.sum()),
@@ -344,8 +346,8 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
         "status": result.status.name.lower(),
         "solver": result.solver,
         "solve_time": sum(times),
+        "n_solves": len(times),
     }
-    return partition, np.asarray(result.labels, dtype=np.intp), held, counts, info, monotone, None
 
 
 def _slab_tops_if_eligible(Z, trees, partition, space, job, categorical) -> tuple | None:

@@ -322,7 +322,7 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
     groups_info_ : list of dict
         Per group: ``n_regions``, ``n_edges`` (the contacts and the move pairs its last
         solve held), ``n_empty``, ``objective``, ``status``, ``solver`` and
-        ``solve_time`` (seconds, over every round).
+        ``solve_time`` (seconds, over every round) and ``n_solves`` (the rounds).
     threshold_scores_ : dict or None
         With ``thresholds="auto"``: the held-out MAE of the probe groups with each rule
         (``"midpoint"``, ``"gap"``); the smaller was kept.

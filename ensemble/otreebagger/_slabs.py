@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import relabel
+from ensemble.certificates._thresholds import thresholds_of
 
 __all__ = ["MAX_SLAB_FEATURES", "check_slab_group", "relabel_slabs", "shifted_trees", "slab_labels", "slab_tops"]
 
@@ -30,9 +31,7 @@ MAX_SLAB_FEATURES = 16
 
 def _thresholds(trees: list, n_features: int) -> list[NDArray[np.float64]]:
     """Per feature, the sorted distinct thresholds of the group's trees."""
-    inner = [tree.tree_.children_left >= 0 for tree in trees]
-    feature = np.concatenate([tree.tree_.feature[i] for tree, i in zip(trees, inner, strict=True)])
-    threshold = np.concatenate([tree.tree_.threshold[i] for tree, i in zip(trees, inner, strict=True)])
+    feature, threshold, _ = thresholds_of(trees)
     # One sort of (feature, threshold) pairs for all features (a unique per feature cost more on 54 one-hot columns).
     pairs = np.unique(np.column_stack([feature.astype(np.float64), threshold.astype(np.float64)]), axis=0)
     bounds = np.searchsorted(pairs[:, 0], np.arange(n_features + 1), side="left")
@@ -70,49 +69,30 @@ def slab_tops(trees: list, n_features: int, grid: relabel.DataGrid | None,
     return tuple(tops)
 
 
-def _touching(lower: NDArray[np.float64], upper: NDArray[np.float64], a: NDArray[np.intp], b: NDArray[np.intp]):
-    """Per pair: whether the closures meet, and on how many features they only touch (an end point)."""
-    la, ua, lb, ub = lower[a], upper[a], lower[b], upper[b]
-    meet = np.all((la <= ub) & (lb <= ua), axis=1)
-    return meet, np.sum((ua == lb) | (ub == la), axis=1)
-
-
-def _wide(partition, pairs: NDArray[np.intp]) -> NDArray[np.bool_]:
-    """The pairs held to two classes: closures that meet at an edge or corner only (two or more touching features)."""
-    meet, touching = _touching(partition.lower, partition.upper, pairs[:, 0], pairs[:, 1])
-    return meet & (touching >= 2)
-
-
 def relabel_slabs(partition, counts: NDArray[np.float64], prior: NDArray[np.float64] | None, job,
-                  categorical: NDArray[np.bool_] | None):
-    """P's labels: face contacts one class apart, other closure contacts two apart (exactly), and the solve's facts.
+                  categorical: NDArray[np.bool_] | None, solve):
+    """P's labels: face contacts one class apart, other closure contacts two apart (exactly).
 
-    Returns ``(labels, held, result, n_solves)``: the labels of P's regions, the pairs the
-    final problem held (face contacts, then each helper's two ends), the last solver result
-    and the number of solves.
+    ``solve(problem, start)`` solves one problem from labels ``start`` (or None) and returns
+    ``(result, the problem's pairs)``. Returns ``(labels, held, result, problem)``: the labels
+    of P's regions, the region pairs held (face contacts, then the corners given a helper),
+    the last solver result and the problem of P without helpers.
     """
     faces, _ = relabel.adjacency_edges(partition, contact="face", max_edges=job.max_edges,
                                        categorical_features=categorical)
     n, k = counts.shape
-    # The penalties as the problem of P alone would default them: helpers must not change them.
-    scale = n * (k - 1)
-    c1 = job.C1 if job.C1 is not None else 1.0 / scale
-    c2 = job.C2 if job.C2 is not None else 10.0 / (9 * scale)
-    problem = relabel.ConsistencyProblem.from_counts(counts, faces, C1=c1, C2=c2, prior=prior)
+    base = problem = relabel.ConsistencyProblem.from_counts(counts, faces, C1=job.C1, C2=job.C2, prior=prior)
     held_wide = np.empty((0, 2), np.intp)
-    labels, result, n_solves = None, None, 0
+    labels = None
     while True:
-        result = relabel.solve(problem, solver=job.solver, formulation=job.formulation, time_limit=job.time_limit,
-                               threads=1, on_solver_failure=job.on_solver_failure,
-                               start=labels if job.solver == "graphcut" and labels is not None else None)
-        n_solves += 1
+        result, _ = solve(problem, labels)
         labels = np.asarray(result.labels, dtype=np.int64)
+        # Without a grid or a resolution, a closure contact is a face exactly when the adjacency says so.
         jumps = relabel.adjacency_edges(partition, contact="closure", categorical_features=categorical,
-                                        jumps_of=labels[:n]).edges
-        wide = _wide(partition, jumps)
-        if np.any(~wide):
+                                        jumps_of=labels[:n])
+        if jumps.is_face.any():
             raise RuntimeError("a face contact of a slab group broke its labels: the solver's constraints were not met")
-        broken = jumps[np.abs(labels[jumps[:, 0]] - labels[jumps[:, 1]]) >= 3]
+        broken = jumps.edges[np.abs(labels[jumps.edges[:, 0]] - labels[jumps.edges[:, 1]]) >= 3]
         if broken.shape[0] == 0:
             break
         # One helper region per broken corner, of zero cost, joined to both ends by unpenalised
@@ -122,11 +102,12 @@ def relabel_slabs(partition, counts: NDArray[np.float64], prior: NDArray[np.floa
         moves = np.concatenate([np.column_stack([held_wide[:, 0], helpers]),
                                 np.column_stack([helpers, held_wide[:, 1]])])
         zeros = np.zeros((held_wide.shape[0], k))
+        # P's own penalties (their defaults depend on the number of regions, which helpers must not change).
         problem = relabel.ConsistencyProblem.from_counts(
-            np.vstack([counts, zeros]), faces, C1=c1, C2=c2, moves=moves,
+            np.vstack([counts, zeros]), faces, C1=base.C1, C2=base.C2, moves=moves,
             prior=None if prior is None else np.vstack([prior, zeros]))
         labels = np.concatenate([labels[:n], (labels[held_wide[:, 0]] + labels[held_wide[:, 1]]) // 2])
-    return labels[:n].astype(np.intp), np.concatenate([faces, held_wide]), result, n_solves
+    return labels[:n].astype(np.intp), np.concatenate([faces, held_wide]), result, base
 
 
 def slab_labels(tops: tuple, X: NDArray[np.float64], labels: NDArray[np.intp], label_of) -> NDArray[np.intp]:
@@ -179,12 +160,9 @@ def check_slab_group(group, partition, labels: NDArray[np.intp], grid: relabel.D
         return False
     if partition.exact_region is not None:
         return False  # snapped bounds: the regions are not the thresholds' cells
-    jumps = relabel.adjacency_edges(partition, contact="closure", categorical_features=categorical,
-                                    jumps_of=labels).edges
-    if jumps.shape[0] == 0:
-        return True
-    apart = np.abs(labels[jumps[:, 0]] - labels[jumps[:, 1]])
-    return bool(np.all(_wide(partition, jumps) & (apart == 2)))
+    jumps = relabel.adjacency_edges(partition, contact="closure", categorical_features=categorical, jumps_of=labels)
+    apart = np.abs(labels[jumps.edges[:, 0]] - labels[jumps.edges[:, 1]])
+    return bool(np.all(~jumps.is_face & (apart == 2)))
 
 
 def shifted_trees(group, max_copies: int = 64) -> list | None:
