@@ -283,3 +283,18 @@ def test_the_three_solvers_reach_the_same_optimum_with_helpers():
         assert model.is_consistent()
     np.testing.assert_allclose(found["cbc"], found["graphcut"], rtol=1e-9)
     np.testing.assert_allclose(found["cpsat"], found["graphcut"], rtol=1e-9)
+
+
+def test_the_audit_refuses_a_slab_group_of_more_than_six_slab_features():
+    """Check the audit names its limit (2^k copies of each tree) instead of fusing 256 copies."""
+    from ensemble import audit
+    from ensemble.audit._read import UnsupportedModel
+
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 4, size=(300, 8)).astype(float)
+    y = np.clip(X.sum(axis=1) // 3, 0, 4).astype(int) + 1
+    model = OTreeBagger(n_estimators=2, group_size=2, thresholds="slab", projection="none", random_state=0).fit(X, y)
+    assert sum(top.shape[0] > 0 for top in model.groups_[0].slabs) > 6
+    assert model.is_consistent()
+    with pytest.raises(UnsupportedModel, match="at most 6 slab features"):
+        audit(model, X)

@@ -116,6 +116,18 @@ def slab_labels(tops: tuple, X: NDArray[np.float64], labels: NDArray[np.intp], l
     ``label_of(Z)``: P's class of every row of Z. A row whose feature f equals a slab top
     t' of f lies in the slab (t, t']; its class is floor((min + max) / 2) of P's classes
     at the points that set each such feature to t (below the threshold) or keep t' (above).
+
+    Examples
+    --------
+    One threshold at 0.5: its slab is the float above it, where the class is the
+    midpoint of the classes on either side.
+
+    >>> import numpy as np
+    >>> tops = (np.nextafter(np.array([0.5]), np.inf),)
+    >>> label_of = lambda Z: np.where(Z[:, 0] <= 0.5, 0, 2)
+    >>> X = np.array([[0.25], [tops[0][0]], [0.75]])
+    >>> slab_labels(tops, X, label_of(X), label_of).tolist()
+    [0, 1, 2]
     """
     hit = np.zeros(X.shape, dtype=bool)
     for f, top in enumerate(tops):
