@@ -249,8 +249,8 @@ MUTATIONS = [
              ("tests/test_ensemble_user_features.py",)),
     # The split search compiled per variant, and OTreeBagger's missing category.
     Mutation("split search compiled for gini whatever the criterion", "trees/_splitter.py",
-             "    code, use_table, _ = kernel_variant(kern)\n",
-             "    code, use_table, _ = 0, False, None\n",
+             "    code, _ = kernel_variant(kern)\n",
+             "    code, _ = 0, None\n",
              ("tests/test_trees_engines.py",)),
     Mutation("OTreeBagger reads a missing value as the median, no category", "ensemble/otreebagger/_missing_indicators.py",
              "        indicators = missing[:, self.missing_features_].astype(np.float64)\n",

@@ -1,8 +1,8 @@
 """Fill numba's disk cache before a cold test run, one forked process per core.
 
 A clean clone compiles every numba kernel on its first use: each criterion variant of
-the tree grower takes 20-30 s (trees/_criterion.py, ``CriterionKernel``), 14 variants in
-all, and the test workers of pytest-xdist compile a variant each where both need it at
+the tree grower takes 20-45 s (trees/_criterion.py, ``CriterionKernel``), 10 variants in
+all (5 criteria, with and without missing values), and the test workers of pytest-xdist compile a variant each where both need it at
 once. tests/conftest.py runs :func:`warm` before the workers start when the cache holds no
 grower: the tasks below compile each variant once, in a pool of forked processes that
 takes them one by one, then the ensembles' kernels; the workers load them from the cache.
@@ -31,15 +31,12 @@ def _data(missing: bool):
     return X, y
 
 
-def _tree(criterion: str, missing: bool, integer: bool) -> None:
-    """One variant of the grower: a criterion, with or without missing values and logarithm tables."""
-    import numpy as np
-
+def _tree(criterion: str, missing: bool) -> None:
+    """One variant of the grower: a criterion, with or without missing values."""
     from trees import OrdinalTreeClassifier
 
     X, y = _data(missing)
-    weight = None if integer else np.linspace(0.5, 1.5, X.shape[0])
-    OrdinalTreeClassifier(criterion=criterion, random_state=0).fit(X, y, sample_weight=weight)
+    OrdinalTreeClassifier(criterion=criterion, random_state=0).fit(X, y)
 
 
 def _ensemble(name: str, missing: bool) -> None:
@@ -59,8 +56,7 @@ def _ensemble(name: str, missing: bool) -> None:
 def _tasks() -> list:
     from trees.criteria import CRITERIA
 
-    tables = ("entropy", "wig")  # the criteria with logarithm tables for integer weights
-    trees = [(_tree, c, m, i) for c in CRITERIA for m in (False, True) for i in ((True, False) if c in tables else (True,))]
+    trees = [(_tree, c, m) for c in CRITERIA for m in (False, True)]
     ensembles = [(_ensemble, name, m) for name in ("otreebagger", "forest", "boosting") for m in (False, True)]
     return trees + ensembles
 

@@ -194,3 +194,23 @@ def test_fit_validated_still_validates_parameters():
     with pytest.raises(ValueError, match="max_depth"):
         OrdinalTreeClassifier(max_depth=0, classes=np.arange(2))._fit_validated(
             np.zeros((2, 1)), np.array([0, 1]), np.ones(2))
+
+
+def test_a_cache_index_of_an_earlier_version_names_classes_that_still_resolve():
+    """Check that the criterion variants' class names of earlier versions (a logarithm-table flag in the name, as
+    in ``CriterionKernel2FR``) resolve to a criterion kernel class no kernel uses: numba unpickles a stale cache
+    index before it compares its stamp, and a name that did not resolve failed every fit of a checkout whose
+    ``__pycache__`` held one. Other missing names still raise."""
+    import pickle
+
+    import trees._criterion as module
+
+    former = module.CriterionKernel2FR
+    assert issubclass(former, module.CriterionKernel) and module.CriterionKernel2FR is former
+    assert former not in set(module._VARIANTS.values())
+    assert pickle.loads(pickle.dumps(former)) is former
+    # The kernels of this version: one class per criterion and missing-value rule, the table rule read at run time.
+    kern, tables = criterion_kernel("entropy", 3, 1.0, 10.0)
+    assert type(kern).__name__ == "CriterionKernel1R" and tables.xlogx.shape[0] == 11
+    with pytest.raises(AttributeError):
+        module.no_such_name  # noqa: B018

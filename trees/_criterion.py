@@ -50,11 +50,13 @@ class CriterionKernel(NamedTuple):
     """Which criterion the compiled kernels compute (a numba-compatible tuple of scalars).
 
     :func:`criterion_kernel` returns an instance of a subclass per variant (criterion,
-    logarithm tables or not, missing values or not; :func:`kernel_variant`), whose
-    class attributes ``CODE``, ``USE_TABLE`` and ``ANY_MISSING`` the kernels read at
-    compile time: numba types a tuple by its class, so each variant's kernels are
-    compiled on its first use only (all of them at once took 150 s), and a call from
-    Python still finds them by type, without a slow dispatch.
+    missing values or not; :func:`kernel_variant`), whose class attributes ``CODE`` and
+    ``ANY_MISSING`` the kernels read at compile time: numba types a tuple by its class,
+    so each variant's kernels are compiled on its first use only (all of them at once
+    took 150 s), and a call from Python still finds them by type, without a slow
+    dispatch. Whether the logarithms come from tables is read at run time (a branch per
+    logarithm costs nothing measurable; a variant per table rule cost four more
+    compilations of the grower, 20-45 s each).
     """
 
     code: int
@@ -73,31 +75,41 @@ class CriterionTables(NamedTuple):
     wig_weights: NDArray[np.float64]
 
 
-def _variant_class(code: int, use_table: bool, any_missing: bool) -> type:
-    name = f"CriterionKernel{code}{'T' if use_table else 'F'}{'M' if any_missing else 'R'}"
+def _variant_class(code: int, any_missing: bool) -> type:
+    name = f"CriterionKernel{code}{'M' if any_missing else 'R'}"
     attributes = {"__slots__": (), "__module__": __name__, "__qualname__": name, "CODE": code,
-                  "USE_TABLE": use_table, "ANY_MISSING": any_missing}
+                  "ANY_MISSING": any_missing}
     return type(name, (CriterionKernel,), attributes)
 
 
-# Every variant's class, by (code, use_table, any_missing); also module globals, so that
-# numba's disk cache can pickle the types of cached kernels.
-_VARIANTS: dict[tuple[int, bool, bool], type] = {}
+# Every variant's class, by (code, any_missing); also module globals, so that numba's disk
+# cache can pickle the types of cached kernels.
+_VARIANTS: dict[tuple[int, bool], type] = {}
 for _code in CODES.values():
-    for _table in (False, True) if _code in (ENTROPY, WIG) else (False,):
-        for _missing in (False, True):
-            _cls = _VARIANTS[_code, _table, _missing] = _variant_class(_code, _table, _missing)
-            globals()[_cls.__name__] = _cls
-del _code, _table, _missing, _cls
+    for _missing in (False, True):
+        _cls = _VARIANTS[_code, _missing] = _variant_class(_code, _missing)
+        globals()[_cls.__name__] = _cls
+del _code, _missing, _cls
+_FORMER: dict[str, type] = {}  # classes of names earlier versions used (see __getattr__)
 
 
-def kernel_variant(cls_or_type) -> tuple[int, bool, bool]:
-    """``(CODE, USE_TABLE, ANY_MISSING)`` of a kernel tuple's class, or of its numba type
-    (in an overload's typing)."""
+def __getattr__(name: str) -> type:
+    # A numba cache index written by an earlier version names its variants' classes: it is
+    # unpickled before its stamp is compared (and then discarded), so a class name this
+    # version no longer has must still resolve, to a class no kernel is compiled for.
+    if name.startswith("CriterionKernel"):
+        return _FORMER.setdefault(name, type(name, (CriterionKernel,), {
+            "__slots__": (), "__module__": __name__, "__qualname__": name}))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def kernel_variant(cls_or_type) -> tuple[int, bool]:
+    """``(CODE, ANY_MISSING)`` of a kernel tuple's class, or of its numba type (in an
+    overload's typing)."""
     cls = getattr(cls_or_type, "instance_class", cls_or_type)
     if not hasattr(cls, "CODE"):
         raise TypeError(f"trees: a criterion kernel made by criterion_kernel is expected, got {cls_or_type}")
-    return int(cls.CODE), bool(cls.USE_TABLE), bool(cls.ANY_MISSING)
+    return int(cls.CODE), bool(cls.ANY_MISSING)
 
 
 def criterion_kernel(
@@ -121,7 +133,7 @@ def criterion_kernel(
     weights = np.abs(np.subtract.outer(classes, classes)).astype(np.float64)
     if code == WIG and float(wig_power) != 1.0:
         weights **= float(wig_power)
-    cls = _VARIANTS[code, xlogx.shape[0] > 0, bool(any_missing)]
+    cls = _VARIANTS[code, bool(any_missing)]
     return cls(code, bool(crit.cumulative), bool(crit.weighted)), CriterionTables(xlogx, log, weights)
 
 
@@ -316,10 +328,11 @@ def _gains_for_variant(kern, left_rows, n_rows, parent, norms, parent_mass, scal
     # Chosen at typing, so that the other criteria's loops are never compiled: numba
     # inlines (inline=True) before it prunes branches, and inlining every criterion's loop
     # for LLVM to drop six of them took 38 s of compilation.
-    code, use_table, _ = kernel_variant(kern)
+    code, _ = kernel_variant(kern)
 
     def impl(kern, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables):
-        _gains_as(code, use_table, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
+        _gains_as(code, tables.xlogx.shape[0] > 0, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out,
+                  tables)
 
     return impl
 

@@ -260,10 +260,10 @@ def _scan_real_variant(gains, f, data, level, stats, chosen, kern, tables, param
     # The loop of _scan_real_as for kern's criterion only, chosen at typing (see
     # trees._criterion._gains_for_variant): one variant compiles in about 5 s, all seven
     # took 36 s.
-    code, use_table, _ = kernel_variant(kern)
+    code, _ = kernel_variant(kern)
 
     def impl(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
-        _scan_real_as(code, use_table, gains, f, data, level, stats, chosen, tables, params, cst, lower_of,
+        _scan_real_as(code, tables.xlogx.shape[0] > 0, gains, f, data, level, stats, chosen, tables, params, cst, lower_of,
                       upper_of, kern)
 
     return impl
@@ -279,7 +279,7 @@ def _scan_missing_variant(gains, gains_left, f, data, level, stats, chosen, kern
                           upper_of):
     # Kernels of data without a missing value never reach this call: the batched loop
     # (8 s of compilation) is left out of them.
-    if not kernel_variant(kern)[2]:
+    if not kernel_variant(kern)[1]:
         def skip(gains, gains_left, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
             pass
 
