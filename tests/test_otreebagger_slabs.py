@@ -8,6 +8,7 @@ apart, and every move of one feature inside one gap of the training values to me
 most two adjacent classes.
 """
 
+import importlib
 import itertools
 import pickle
 
@@ -155,6 +156,13 @@ def test_a_corner_three_apart_is_refused_and_found(slab_model):
                 assert not broken.is_consistent(notion="pointwise")
                 contact, _ = refined_grid_spans(group.predict_index, group.trees, X)
                 assert contact >= 2
+                # The audit's own reading of the group (its grid read through predict_index) finds it too.
+                component = importlib.import_module("ensemble.audit._ours")._group_component
+                jump_on_grid = importlib.import_module("ensemble.audit._voters")._voter_jump_on_grid
+                d = X.shape[1]
+                comp, comp_labels, _ = component(group, d, np.zeros(d, dtype=bool))
+                assert comp.labels_at is not None
+                assert jump_on_grid(comp, comp_labels, np.ones(d, dtype=bool), "pointwise", None, None) >= 2
                 return
     pytest.fail("no corner to move three apart with every face one apart")
 

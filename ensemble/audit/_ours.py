@@ -108,8 +108,11 @@ def _group_component(group: Any, d: int, categorical: np.ndarray) -> tuple[Compo
             return boxes.locate(np.column_stack([t.apply(Z) for t in copy_trees]))
 
         labels = np.asarray(group.predict_index(inside_points(boxes.lower, boxes.upper)), dtype=np.int64)
+        # The grid of the copies' thresholds is read through predict itself: its class is constant on each
+        # fused box (Lemma 5.4), and the group's own trees find it faster than 2^k copies of each.
         comp = Component(boxes.lower, boxes.upper, np.zeros((boxes.lower.shape[0], 1)),
-                         lambda X: located(_coords(group, X)), None)
+                         lambda X: located(_coords(group, X)), None,
+                         lambda Z: np.asarray(group.predict_index(Z), dtype=np.int64))
         return comp, labels, None
     trees = [t.tree_ for t in group.trees]
     part = None if group.partition is None else relabel.fuse([leaf_boxes(t, dz) for t in group.trees], snap=False)

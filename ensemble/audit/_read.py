@@ -48,6 +48,9 @@ class Component:
     apply: Callable[[NDArray[np.float64]], NDArray[np.intp]]
     # The box of points given in the component's own space (a projected group's), when that is not x.
     own_apply: Callable[[NDArray[np.float64]], NDArray[np.intp]] | None = None
+    # A voter's class at points of its own space, read from the model itself where locating each
+    # point's box costs more (a slab group's box is found through 2^k copies of each tree).
+    labels_at: Callable[[NDArray[np.float64]], NDArray[np.intp]] | None = None
 
 
 @dataclass
