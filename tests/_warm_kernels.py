@@ -2,10 +2,11 @@
 
 A clean clone compiles every numba kernel on its first use: each criterion variant of
 the tree grower takes 20-45 s (trees/_criterion.py, ``CriterionKernel``), 10 variants in
-all (5 criteria, with and without missing values), and the test workers of pytest-xdist compile a variant each where both need it at
-once. tests/conftest.py runs :func:`warm` before the workers start when the cache holds no
-grower: the tasks below compile each variant once, in a pool of forked processes that
-takes them one by one, then the ensembles' kernels; the workers load them from the cache.
+all (5 criteria, with and without missing values), and the test workers of pytest-xdist
+compile a variant each where both need it at once. tests/conftest.py runs :func:`warm`
+before the workers start when the cache holds no grower: the tasks below compile each
+variant once, in a pool of forked processes that takes them one by one, then the
+ensembles' kernels; the workers load them from the cache.
 Nothing here is asserted: a task that fails leaves its kernels to the tests that need them.
 """
 
