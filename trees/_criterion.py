@@ -138,6 +138,12 @@ def criterion_kernel(
 
 
 @compiled(inline=True)
+def uses_tables(tables):
+    """Whether the logarithms are read from ``tables`` (built for integer weights) or computed."""
+    return tables.xlogx.shape[0] > 0
+
+
+@compiled(inline=True)
 def _xlogx(table, c, use_table):
     """``c log c`` (0 for c <= 0), as ``trees.criteria._xlogx``: read from ``table`` for the
     integer counts (``table[0] = 0``), computed otherwise."""
@@ -253,7 +259,7 @@ def node_mass(kern, tables, v, present):
     ``trees.criteria._mass_encoded`` computes it; ``present`` (wig only) marks the
     classes the weights are normalised over."""
     code = kern.code
-    use_table = tables.xlogx.shape[0] > 0
+    use_table = uses_tables(tables)
     if code == GINI:
         return _gini(v)
     if code == ENTROPY:
@@ -331,8 +337,7 @@ def _gains_for_variant(kern, left_rows, n_rows, parent, norms, parent_mass, scal
     code, _ = kernel_variant(kern)
 
     def impl(kern, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables):
-        _gains_as(code, tables.xlogx.shape[0] > 0, left_rows, n_rows, parent, norms, parent_mass, scale, exact, out,
-                  tables)
+        _gains_as(code, uses_tables(tables), left_rows, n_rows, parent, norms, parent_mass, scale, exact, out, tables)
 
     return impl
 

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from trees._compile import compiled
 from trees._criterion import (RANKING, WIG, candidate_gain, children_counts, kernel_variant, node_mass, node_mean,
-                              split_gains, wig_norms)
+                              split_gains, uses_tables, wig_norms)
 
 __all__ = ["GrowParams", "Level", "TrainingData", "find_splits"]
 
@@ -263,7 +263,7 @@ def _scan_real_variant(gains, f, data, level, stats, chosen, kern, tables, param
     code, _ = kernel_variant(kern)
 
     def impl(gains, f, data, level, stats, chosen, kern, tables, params, cst, lower_of, upper_of):
-        _scan_real_as(code, tables.xlogx.shape[0] > 0, gains, f, data, level, stats, chosen, tables, params, cst, lower_of,
+        _scan_real_as(code, uses_tables(tables), gains, f, data, level, stats, chosen, tables, params, cst, lower_of,
                       upper_of, kern)
 
     return impl
