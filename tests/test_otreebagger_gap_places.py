@@ -85,3 +85,27 @@ def test_each_place_is_uniform_inside_its_gap():
     assert stats.kstest(fractions, "uniform").pvalue > 1e-3
     # Midpoints (or fixed places) would fail this.
     assert stats.kstest(np.full(len(fractions), 0.5) + 1e-9 * np.arange(len(fractions)), "uniform").pvalue < 1e-3
+
+
+@pytest.mark.parametrize("cst", [None, [1, 1, 1]])
+def test_slab_groups_take_one_place_per_gap_and_groups_without_slabs_keep_two(cst):
+    """Check the default ``"slab"``: one place per gap where slabs are kept, the gap draws' two where they cannot be.
+
+    A monotone group keeps no slabs; with one place per gap it would lose the thin
+    regions of the gap draws and relabel as midpoint thresholds do, so it must grow
+    exactly the trees ``thresholds="gap"`` grows.
+    """
+    X, y = _lattice(300, 3, 4)
+    params = dict(n_estimators=10, group_size=5, bootstrap=False, max_features=1, monotonic_cst=cst,
+                  projection="none", random_state=0)
+    slab, gap = OTreeBagger(**params).fit(X, y), OTreeBagger(thresholds="gap", **params).fit(X, y)
+    most = max(len({p for _, p in cuts}) for g in slab.groups_ for cuts in _thresholds_per_gap(g, X).values())
+    same = all(np.array_equal(a.tree_.threshold, b.tree_.threshold)
+               for gs, gg in zip(slab.groups_, gap.groups_, strict=True) for a, b in zip(gs.trees, gg.trees, strict=True))
+    if cst is None:
+        assert all(g.slabs is not None for g in slab.groups_)
+        assert most == 1 and not same
+    else:
+        assert all(g.slabs is None for g in slab.groups_)
+        assert most == 2 and same
+        np.testing.assert_array_equal(slab.predict(X), gap.predict(X))

@@ -168,8 +168,9 @@ def _grow(Z, y, seeds, weights, job: "_GroupJob", max_depth, space=None):
     trees = [grow_tree(spec, Z, y, w, tree_seed, validate=i == 0)
              for i, ((_, tree_seed), w) in enumerate(zip(seeds, weights, strict=True))]
     if job.thresholds in ("gap", "slab"):
-        # Slab groups (on the features' own axes) align their faces: one place per gap.
-        places = 1 if job.thresholds == "slab" and space is None else _PLACES_PER_GAP
+        # Slab groups align their faces: one place per gap. A group that cannot keep slabs keeps the gap
+        # draws' two places, and with them their thin regions (one place would be midpoint's accuracy).
+        places = 1 if _may_keep_slabs(Z, space, job) else _PLACES_PER_GAP
         _draw_thresholds(trees, Z, weights, [tree_seed for _, tree_seed in seeds], places)
     return trees
 
@@ -350,19 +351,25 @@ def _solve_info(partition, held, base, result, times: list) -> dict:
     }
 
 
+def _may_keep_slabs(Z, space, job) -> bool:
+    """Whether a group may keep slabs, as far as its settings and values say before its trees are grown.
+
+    Slabs need ``thresholds="slab"``, the features' own axes, closure contacts without a
+    user resolution, and no monotone constraints or missing values.
+    """
+    if job.thresholds != "slab" or space is not None or job.contact != "closure" or job.monotonic_cst is not None:
+        return False
+    return not (job.resolution is not None and np.any(job.resolution)) and not np.isnan(Z).any()
+
+
 def _slab_tops_if_eligible(Z, trees, partition, space, job, categorical) -> tuple | None:
     """The slab tops of a ``thresholds="slab"`` group that can keep slabs (:func:`slab_tops`), else None.
 
-    Slabs need the features' own axes, closure contacts without a user resolution,
-    no monotone constraints or missing values, and a partition whose bounds are the
+    Slabs need what :func:`_may_keep_slabs` asks and a partition whose bounds are the
     trees' thresholds (nothing snapped); a group without them is relabelled with its
     closure contacts one class apart, as any other.
     """
-    if job.thresholds != "slab" or space is not None or job.contact != "closure" or job.monotonic_cst is not None:
-        return None
-    if job.resolution is not None and np.any(job.resolution):
-        return None
-    if np.isnan(Z).any() or partition.exact_region is not None:
+    if not _may_keep_slabs(Z, space, job) or partition.exact_region is not None:
         return None
     tops = slab_tops(trees, Z.shape[1], job.grid, categorical)
     # Only categorical features split: no slab, nothing to relax (no contact crosses a category split).
