@@ -43,7 +43,14 @@ def test_every_fitted_model_is_consistent(n, n_features, n_classes, group_size, 
     model = OTreeBagger(n_estimators=2 * group_size, group_size=group_size, random_state=seed).fit(X, y)
     assert model.is_consistent()
     for group in model.groups_:
-        assert relabel.is_consistent(relabel.adjacency_graph(group.partition), group.labels)
+        if group.slabs is None:
+            assert relabel.is_consistent(relabel.adjacency_graph(group.partition), group.labels)
+            continue
+        # A slab group (the default on these axes): faces one class apart, corners two (design section 5).
+        labels = np.asarray(group.labels)
+        for contact, most in (("face", 1), ("closure", 2)):
+            pairs = relabel.adjacency_edges(group.partition, contact=contact).edges
+            assert np.abs(labels[pairs[:, 0]] - labels[pairs[:, 1]]).max(initial=0) <= most, contact
     assert set(np.unique(model.predict(X))) <= set(np.unique(y))
 
 
@@ -101,8 +108,10 @@ def test_gap_thresholds_are_consistent_on_the_exact_partition(group_size):
 def test_face_contact_alone_can_leave_corner_jumps_that_closure_forbids():
     """Check that contact='closure' constrains at least as many pairs as contact='face'."""
     X, y = _lattice_data(300, 2, 5, seed=3)
-    closure = OTreeBagger(n_estimators=3, group_size=3, random_state=0).fit(X, y)
-    face = OTreeBagger(n_estimators=3, group_size=3, random_state=0, relabel_params={'contact': "face"}).fit(X, y)
+    # Gap draws both ways: face contacts keep no slabs, so a slab group would fuse other trees.
+    closure = OTreeBagger(n_estimators=3, group_size=3, thresholds="gap", random_state=0).fit(X, y)
+    face = OTreeBagger(n_estimators=3, group_size=3, thresholds="gap", random_state=0,
+                       relabel_params={'contact': "face"}).fit(X, y)
     assert closure.groups_info_[0]["n_regions"] == face.groups_info_[0]["n_regions"]
     assert closure.groups_info_[0]["n_edges"] > face.groups_info_[0]["n_edges"]
     # The optimum under more constraints cannot be lower.
@@ -126,7 +135,9 @@ def test_n_jobs_and_repeated_fits_give_identical_predictions():
 def test_single_tree_relabelling_is_the_cbc_optimum():
     """Check that B = M = 1 without bootstrap reaches CBC's optimum on the same problem."""
     X, y = _lattice_data(150, 2, 4, seed=7)
-    model = OTreeBagger(n_estimators=1, group_size=1, bootstrap=False, random_state=0, relabel_params={'relabel_counts': "train"}).fit(X, y)
+    # Closure contacts one class apart: a group without slabs.
+    model = OTreeBagger(n_estimators=1, group_size=1, bootstrap=False, thresholds="gap", random_state=0,
+                        relabel_params={'relabel_counts': "train"}).fit(X, y)
     group = model.groups_[0]
     region = group.partition.locate(group.leaves(X))
     counts = relabel.region_counts(region, np.searchsorted(model.classes_, y), model.n_classes_,
@@ -260,11 +271,13 @@ def test_verbose_shows_a_progress_bar_over_groups(capsys):
 def test_edge_budget_is_enforced_before_solving():
     """Check that an adjacency graph over max_edges raises TooManyRegionsError naming max_edges."""
     X, y = _lattice_data(300, 3, 5, seed=2)
-    ok = OTreeBagger(n_estimators=3, group_size=3, random_state=0).fit(X, y)
+    # A group without slabs, whose held pairs are its adjacency graph (a slab group's also hold helpers).
+    params = dict(n_estimators=3, group_size=3, thresholds="gap", random_state=0)
+    ok = OTreeBagger(**params).fit(X, y)
     n_edges = ok.groups_info_[0]["n_edges"]
-    OTreeBagger(n_estimators=3, group_size=3, random_state=0, relabel_params={'max_edges': n_edges}).fit(X, y)
+    OTreeBagger(**params, relabel_params={'max_edges': n_edges}).fit(X, y)
     with pytest.raises(TooManyRegionsError, match=f"more than max_edges={n_edges - 1}"):
-        OTreeBagger(n_estimators=3, group_size=3, random_state=0, relabel_params={'max_edges': n_edges - 1, 'on_budget': "raise"}).fit(X, y)
+        OTreeBagger(**params, relabel_params={'max_edges': n_edges - 1, 'on_budget': "raise"}).fit(X, y)
 
 
 def test_pandas_ordered_categorical_gives_the_class_order():
@@ -305,7 +318,10 @@ def test_is_consistent_rederives_contacts_from_the_geometry(monkeypatch):
         return relabel.AdjacencyEdges(found.edges[::2], found.is_face[::2])
 
     monkeypatch.setattr(relabel, "adjacency_edges", lossy)
-    broken = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+    broken = OTreeBagger(n_estimators=6, thresholds="gap", random_state=0).fit(X, y)
+    # A slab group reads its closure contacts again after each solve, and refuses labels that break a face.
+    with pytest.raises(RuntimeError, match="face contact of a slab group"):
+        OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
     monkeypatch.setattr(relabel, "adjacency_edges", original)
     assert all(relabel.is_consistent(g.edges, g.labels) for g in broken.groups_)  # the solver's own view
     assert not broken.is_consistent()
@@ -353,7 +369,9 @@ def test_group_labels_are_optimal_for_the_leaf_prior_rebuilt_independently(empty
     from trees import leaf_boxes
 
     X, y = make_synthetic_i(300, random_state=3)
-    model = OTreeBagger(n_estimators=6, group_size=3, max_depth=5, random_state=0, relabel_params={'relabel_counts': "train", 'empty_regions': empty_regions}).fit(X, y)
+    # Closure contacts one class apart: groups without slabs.
+    model = OTreeBagger(n_estimators=6, group_size=3, max_depth=5, thresholds="gap", random_state=0,
+                        relabel_params={'relabel_counts': "train", 'empty_regions': empty_regions}).fit(X, y)
     index = np.searchsorted(model.classes_, y)
     prior_decided = []
     for group in model.groups_:

@@ -264,7 +264,8 @@ def test_audit_reads_snapped_groups_through_their_own_partition():
     rng = np.random.RandomState(0)
     X = np.column_stack([1.0 + rng.randint(0, 6, 120) * 3 * np.spacing(1.0), rng.rand(120)])  # gaps of 3 ulps
     y = (X[:, 0] > 1.0 + 7.5 * np.spacing(1.0)).astype(int) + (X[:, 1] > 0.5)
-    model = OTreeBagger(n_estimators=6, consistency="pointwise", random_state=0).fit(X, y)
+    # Two places per gap of three ulps snap; one (a slab group's) need not.
+    model = OTreeBagger(n_estimators=6, consistency="pointwise", thresholds="gap", random_state=0).fit(X, y)
     assert any(g.partition.n_regions < relabel.fuse([leaf_boxes(t) for t in g.trees], snap=False).n_regions
                for g in model.groups_)
     assert model.is_consistent()

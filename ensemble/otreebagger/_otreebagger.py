@@ -142,22 +142,22 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         one (``monotonic_space``). Likewise at the data's resolution the features
         that keep their own axes beside the additive score (two values, or a steep
         gap) take components' places (at least the score remains).
-    thresholds : {"gap", "midpoint", "slab", "auto"}, default="gap"
-        Where a relabelled group's trees put their thresholds: drawn uniformly
-        inside the gap between the two training values a split separates, the
-        group's trees sharing two places per gap of its values, so that two
-        trees splitting one gap do so at different places and their fusion holds
-        a thin empty region the relabelling may give an intermediate class
-        (docs/design.md section 5), or half-way between those values.
-        ``"slab"``: one place per gap on the features' own axes, corners held two classes
-        apart and a slab one float wide above every threshold (section 5, "Slabs"):
-        the gap draws' accuracy at a quarter of the regions. ``"auto"`` holds out a
-        quarter of the rows, fits 8 groups both ways (gap, midpoint) on the others and
-        keeps the rule whose vote errs less on them (``threshold_scores_``; below 8,000
-        rows up to four quarters in turn, 4 groups each). Gap draws measured best and
-        need no probe fits (``benchmarks/otreebagger_levers.py --levers thresholds``, 12
-        shared sets: mean test MAE gap 0.607, auto 0.614, midpoint 0.636). Only
-        relabelled groups are affected.
+    thresholds : {"slab", "gap", "midpoint", "auto"}, default="slab"
+        Where a relabelled group's trees put their thresholds. ``"gap"``: drawn
+        uniformly inside the gap between the two training values a split
+        separates, the group's trees sharing two places per gap of its values, so
+        that two trees splitting one gap do so at different places and their
+        fusion holds a thin empty region the relabelling may give an intermediate
+        class (docs/design.md section 5). ``"slab"``: on the features' own axes,
+        one drawn place per gap, corners held two classes apart and a slab one
+        float wide above every threshold (section 5, "Slabs"): the gap draws'
+        accuracy at a quarter of the regions; a group that cannot keep slabs (in a
+        projected space, with monotone constraints, missing values, face contacts
+        or a resolution) keeps the gap draws. ``"midpoint"``: half-way between the
+        two values. ``"auto"`` holds out a quarter of the rows, fits 8 groups both ways (gap,
+        midpoint) on the others and keeps the rule whose vote errs less on them
+        (``threshold_scores_``; below 8,000 rows up to four quarters, 4 groups each). Slabs
+        measured best and cheapest (docs/benchmarks.md section 2d); only relabelled groups are affected.
     relabel_params : dict or None, default=None
         Settings of every group's relabelling besides ``solver`` and
         ``time_limit``, by key (a key left out keeps its default; an unknown key
@@ -422,7 +422,7 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         time_limit: float | None = None,
         projection: str = "auto",
         n_components: int = 3,
-        thresholds: str = "gap",
+        thresholds: str = "slab",
         relabel_params: dict | None = None,
         space_params: dict | None = None,
         categorical_features: ArrayLike | str | None = "auto",
