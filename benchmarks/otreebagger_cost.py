@@ -7,7 +7,8 @@ vote, no relabelling, ``n_estimators`` the same), their ratio (target: within 5x
 both, the mean regions of a fused group and the share of them that hold no
 counted row, and the ``"auto"`` choices the default made. Data: the 12 shared sets on their
 first ``--splits`` hold-out splits, synthetic data (``make_ordinal_synthetic``,
-half the rows for training; ``--synthetic 20x1000 ...``), and the mixed shape of 700
+half the rows for training; ``--synthetic 20x1000 ...``, ``--seeds`` draws of each,
+``--levels`` to put the features on a lattice), and the mixed shape of 700
 rows with 85 one-hot columns of 10 categorical variables and 6 continuous features
 (``--mixed``). CPU time is the process's (one core: ``n_jobs=1``).
 
@@ -17,7 +18,8 @@ Run::
     python benchmarks/otreebagger_cost.py --datasets none --synthetic 5x1000 100x20000
     python benchmarks/otreebagger_cost.py --group-size 2       # the same with groups of 2 trees
     python benchmarks/otreebagger_cost.py --consistency data   # the data's resolution on every set
-    python benchmarks/otreebagger_cost.py --thresholds slab    # slab groups (one place per gap, corners two apart)
+    python benchmarks/otreebagger_cost.py --thresholds gap     # gap draws (two places per gap, corners one apart)
+    python benchmarks/otreebagger_cost.py --datasets none --mixed 0 --synthetic 3x300 --seeds 10 --levels 8
     python benchmarks/otreebagger_cost.py --smoke              # seconds
 """
 
@@ -65,8 +67,11 @@ def _sets(args):
             yield f"{name}/{split}", X[train], y[train], X[test], y[test]
     for spec in args.synthetic:
         d, n = (int(v) for v in spec.split("x"))
-        X, y = make_ordinal_synthetic(2 * n, d, random_state=0)
-        yield f"synthetic {d}x{n}", X[:n], y[:n], X[n:], y[n:]
+        for seed in range(args.seeds):
+            X, y = make_ordinal_synthetic(2 * n, d, random_state=seed)
+            if args.levels:  # a lattice: every feature on that many evenly spaced values
+                X = np.floor(X * args.levels)
+            yield f"synthetic {d}x{n}" + (f"/{seed}" if args.seeds > 1 else ""), X[:n], y[:n], X[n:], y[n:]
     if args.mixed:
         X, y = mixed_shape(2 * args.mixed)
         yield f"mixed {args.mixed}x91", X[: args.mixed], y[: args.mixed], X[args.mixed:], y[args.mixed:]
@@ -77,6 +82,9 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", nargs="*", help="shared sets (default all; 'none' for none)")
     parser.add_argument("--splits", type=int, default=1)
     parser.add_argument("--synthetic", nargs="*", default=[], help="DxN sizes, e.g. 20x1000")
+    parser.add_argument("--seeds", type=int, default=1, help="draws of each synthetic size (random_state 0, 1, ...)")
+    parser.add_argument("--levels", type=int, default=0,
+                        help="synthetic features on this many integer values (0: continuous)")
     parser.add_argument("--mixed", type=int, default=700, help="rows of the mixed 91-column shape (0: none)")
     parser.add_argument("--n-estimators", type=int, default=100)
     parser.add_argument("--group-size", type=int, default=None,
