@@ -306,3 +306,30 @@ def test_the_audit_refuses_a_slab_group_of_more_than_six_slab_features():
     assert model.is_consistent()
     with pytest.raises(UnsupportedModel, match="at most 6 slab features"):
         audit(model, X)
+
+
+def test_the_audit_reads_a_slab_groups_grid_as_predict_does(slab_model):
+    """Check the audit's reading of a slab group's grid at once (P's classes, then each slab feature's corners)
+    against ``predict_index`` at every grid point, on the groups as fitted and with a corner moved three apart."""
+    from ensemble.audit._grid import cell_points, on_mesh
+    from ensemble.audit._read import _thresholds
+
+    component = importlib.import_module("ensemble.audit._ours")._group_component
+    model, X, _ = slab_model
+    d = X.shape[1]
+    values = [np.unique(X[:, f]) for f in range(d)]
+    on_tops = 0
+    for group in model.groups_[:4]:
+        comp, _, _ = component(group, d, np.zeros(d, dtype=bool))
+        thresholds = _thresholds([comp], d)
+        axes = [cell_points(t, v) for t, v in zip(thresholds, values, strict=True)]
+        np.testing.assert_array_equal(comp.grid_labels(thresholds, axes), on_mesh(axes, group.predict_index))
+        on_tops += sum(int(np.isin(a, top).sum()) for a, top in zip(axes, group.slabs, strict=True))
+    assert on_tops > 0
+    # Labels the relabelling would never give: the two readings still agree everywhere.
+    broken = pickle.loads(pickle.dumps(model)).groups_[0]
+    broken.labels = np.random.RandomState(0).randint(0, len(model.classes_), broken.labels.shape[0])
+    comp, _, _ = component(broken, d, np.zeros(d, dtype=bool))
+    thresholds = _thresholds([comp], d)
+    axes = [cell_points(t, v) for t, v in zip(thresholds, values, strict=True)]
+    np.testing.assert_array_equal(comp.grid_labels(thresholds, axes), on_mesh(axes, broken.predict_index))

@@ -22,7 +22,7 @@ import itertools
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["cell_points", "grid_audit", "grid_size", "pair_points"]
+__all__ = ["cell_points", "grid_audit", "grid_size", "on_mesh", "pair_points"]
 
 
 def cell_points(t: NDArray[np.float64], values: NDArray | None = None) -> NDArray[np.float64]:
@@ -85,15 +85,14 @@ def grid_size(thresholds: list) -> float:
     return float(np.prod([t.shape[0] + 1.0 for t in thresholds]))
 
 
-def _labels(reading, values: list, deadline_predict, chunk: int = 200_000) -> NDArray[np.intp]:
-    """``predict`` at one point of every cell, the mesh made chunk by chunk (never whole in memory)."""
-    axes = [cell_points(t, v) for t, v in zip(reading.thresholds, values, strict=True)]
+def on_mesh(axes: list, predict, chunk: int = 200_000) -> NDArray[np.int64]:
+    """``predict`` at every point of the product of ``axes``, the mesh made chunk by chunk (never whole in memory)."""
     shape = tuple(a.shape[0] for a in axes)
     size = int(np.prod(shape))
     out = np.empty(size, dtype=np.int64)
     for i in range(0, size, chunk):
         idx = np.unravel_index(np.arange(i, min(i + chunk, size)), shape)
-        out[i:i + chunk] = deadline_predict(np.column_stack([a[k] for a, k in zip(axes, idx, strict=True)]))
+        out[i:i + chunk] = predict(np.column_stack([a[k] for a, k in zip(axes, idx, strict=True)]))
     return out.reshape(shape)
 
 
@@ -235,9 +234,15 @@ def _falls(C, cst):
     return best, where
 
 
-def grid_audit(reading, notion: str, r: NDArray | None, grid_values: list, cst: NDArray | None, predict) -> dict:
-    """Exact largest jump (and monotone fall) on the threshold grid, with the two cells reaching them."""
-    C = _labels(reading, grid_values, predict).astype(np.int64)
+def grid_audit(reading, notion: str, r: NDArray | None, grid_values: list, cst: NDArray | None, predict,
+               grid_labels=None) -> dict:
+    """Exact largest jump (and monotone fall) on the threshold grid, with the two cells reaching them.
+
+    The grid's classes are ``predict`` at one point of every cell, or ``grid_labels(thresholds,
+    axes)`` when given (a reader of the whole grid at once; ``axes``: the cells' points).
+    """
+    axes = [cell_points(t, v) for t, v in zip(reading.thresholds, grid_values, strict=True)]
+    C = (on_mesh(axes, predict) if grid_labels is None else grid_labels(reading.thresholds, axes)).astype(np.int64)
     movable = ~reading.categorical
     best, where, counts = _pointwise(C, movable)
     if notion == "data":

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ensemble.audit._grid import on_mesh
 from ensemble.audit._read import Component, Reading, UnsupportedModel, _tree_component, inside_points
-from ensemble.otreebagger._slabs import shifted_trees
+from ensemble.otreebagger._slabs import shifted_trees, slab_grid_labels
 
 __all__ = ["read_ours"]
 
@@ -108,11 +109,16 @@ def _group_component(group: Any, d: int, categorical: np.ndarray) -> tuple[Compo
             return boxes.locate(np.column_stack([t.apply(Z) for t in copy_trees]))
 
         labels = np.asarray(group.predict_index(inside_points(boxes.lower, boxes.upper)), dtype=np.int64)
-        # The grid of the copies' thresholds is read through predict itself: its class is constant on each
-        # fused box (Lemma 5.4), and the group's own trees find it faster than 2^k copies of each.
+        # The grid of the copies' thresholds is read through the group's own trees: its class is constant on each
+        # fused box (Lemma 5.4), and P's classes on the grid with the slabs' corners taken feature by feature
+        # cost one read of P a grid point, not 2^k copies of each tree, nor 2^s corners a point on s slab tops.
+
+        def grid_labels(thresholds, axes):
+            return slab_grid_labels(group.slabs, thresholds, axes, on_mesh(axes, group.partition_index))
+
         comp = Component(boxes.lower, boxes.upper, np.zeros((boxes.lower.shape[0], 1)),
                          lambda X: located(_coords(group, X)), None,
-                         lambda Z: np.asarray(group.predict_index(Z), dtype=np.int64))
+                         lambda Z: np.asarray(group.predict_index(Z), dtype=np.int64), grid_labels)
         return comp, labels, None
     trees = [t.tree_ for t in group.trees]
     part = None if group.partition is None else relabel.fuse([leaf_boxes(t, dz) for t in group.trees], snap=False)

@@ -157,7 +157,7 @@ def _voter_jump_on_grid(comp, labels: NDArray, movable, notion, r, values) -> in
         return None
     voter = SimpleNamespace(thresholds=thresholds, categorical=~movable)
     label = comp.labels_at or (lambda P: labels[(comp.own_apply or comp.apply)(P)])
-    out = grid_audit(voter, notion, r, values if values is not None else [None] * d, None, label)
+    out = grid_audit(voter, notion, r, values if values is not None else [None] * d, None, label, comp.grid_labels)
     return int(out["jump"])
 
 

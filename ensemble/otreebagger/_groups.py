@@ -133,10 +133,15 @@ class FittedGroup:
         """
         if self.partition is None:
             return self.labels[self.trees[0].tree_.apply(self.coordinates(X, score, ranked))]
-        labels = self.labels[self.partition.locate(self.leaves(X, score, ranked))]
+        labels = self.partition_index(X, score, ranked)
         if self.slabs is not None:  # on the features' own axes: X is the group's space
-            labels = slab_labels(self.slabs, X, labels, lambda Z: self.labels[self.partition.locate(self.leaves(Z))])
+            labels = slab_labels(self.slabs, X, labels, self.partition_index)
         return labels
+
+    def partition_index(self, X: NDArray[np.float64], score: NDArray[np.float64] | None = None,
+                        ranked: NDArray[np.float64] | None = None) -> NDArray[np.intp]:
+        """The class of the fused partition's region of each row: :meth:`predict_index` but for slab tops."""
+        return self.labels[self.partition.locate(self.leaves(X, score, ranked))]
 
 
 def _group_space(X, y, weights, job, score) -> GroupSpace | None:
