@@ -156,12 +156,12 @@ def test_a_corner_three_apart_is_refused_and_found(slab_model):
                 assert not broken.is_consistent(notion="pointwise")
                 contact, _ = refined_grid_spans(group.predict_index, group.trees, X)
                 assert contact >= 2
-                # The audit's own reading of the group (its grid read through predict_index) finds it too.
+                # The audit's own reading of the group (its grid read at once, P's classes and their corners) finds it too.
                 component = importlib.import_module("ensemble.audit._ours")._group_component
                 jump_on_grid = importlib.import_module("ensemble.audit._voters")._voter_jump_on_grid
                 d = X.shape[1]
                 comp, comp_labels, _ = component(group, d, np.zeros(d, dtype=bool))
-                assert comp.labels_at is not None
+                assert comp.grid_labels is not None
                 assert jump_on_grid(comp, comp_labels, np.ones(d, dtype=bool), "pointwise", None, None) >= 2
                 return
     pytest.fail("no corner to move three apart with every face one apart")
@@ -318,18 +318,19 @@ def test_the_audit_reads_a_slab_groups_grid_as_predict_does(slab_model):
     model, X, _ = slab_model
     d = X.shape[1]
     values = [np.unique(X[:, f]) for f in range(d)]
-    on_tops = 0
-    for group in model.groups_[:4]:
+
+    def grid_axes_agree(group):
+        """Check both readings of the group's grid are equal; return the grid's points per feature."""
         comp, _, _ = component(group, d, np.zeros(d, dtype=bool))
         thresholds = _thresholds([comp], d)
         axes = [cell_points(t, v) for t, v in zip(thresholds, values, strict=True)]
         np.testing.assert_array_equal(comp.grid_labels(thresholds, axes), on_mesh(axes, group.predict_index))
-        on_tops += sum(int(np.isin(a, top).sum()) for a, top in zip(axes, group.slabs, strict=True))
+        return axes
+
+    on_tops = sum(int(np.isin(a, top).sum()) for group in model.groups_[:4]
+                  for a, top in zip(grid_axes_agree(group), group.slabs, strict=True))
     assert on_tops > 0
     # Labels the relabelling would never give: the two readings still agree everywhere.
     broken = pickle.loads(pickle.dumps(model)).groups_[0]
     broken.labels = np.random.RandomState(0).randint(0, len(model.classes_), broken.labels.shape[0])
-    comp, _, _ = component(broken, d, np.zeros(d, dtype=bool))
-    thresholds = _thresholds([comp], d)
-    axes = [cell_points(t, v) for t, v in zip(thresholds, values, strict=True)]
-    np.testing.assert_array_equal(comp.grid_labels(thresholds, axes), on_mesh(axes, broken.predict_index))
+    grid_axes_agree(broken)

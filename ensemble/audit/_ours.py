@@ -117,8 +117,7 @@ def _group_component(group: Any, d: int, categorical: np.ndarray) -> tuple[Compo
             return slab_grid_labels(group.slabs, thresholds, axes, on_mesh(axes, group.partition_index))
 
         comp = Component(boxes.lower, boxes.upper, np.zeros((boxes.lower.shape[0], 1)),
-                         lambda X: located(_coords(group, X)), None,
-                         lambda Z: np.asarray(group.predict_index(Z), dtype=np.int64), grid_labels)
+                         lambda X: located(_coords(group, X)), None, grid_labels)
         return comp, labels, None
     trees = [t.tree_ for t in group.trees]
     part = None if group.partition is None else relabel.fuse([leaf_boxes(t, dz) for t in group.trees], snap=False)

@@ -48,9 +48,6 @@ class Component:
     apply: Callable[[NDArray[np.float64]], NDArray[np.intp]]
     # The box of points given in the component's own space (a projected group's), when that is not x.
     own_apply: Callable[[NDArray[np.float64]], NDArray[np.intp]] | None = None
-    # A voter's class at points of its own space, read from the model itself where locating each
-    # point's box costs more (a slab group's box is found through 2^k copies of each tree).
-    labels_at: Callable[[NDArray[np.float64]], NDArray[np.intp]] | None = None
     # The voter's classes on a whole grid (thresholds and a point of each cell, per feature), where
     # reading it at once costs less than point by point (a slab group's corners, feature by feature).
     grid_labels: Callable[[list, list], NDArray[np.int64]] | None = None

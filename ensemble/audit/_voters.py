@@ -156,8 +156,8 @@ def _voter_jump_on_grid(comp, labels: NDArray, movable, notion, r, values) -> in
     if d > 6 or cells > 2_000_000 or cells * 3.0 ** d > 4.0 * R * R:
         return None
     voter = SimpleNamespace(thresholds=thresholds, categorical=~movable)
-    label = comp.labels_at or (lambda P: labels[(comp.own_apply or comp.apply)(P)])
-    out = grid_audit(voter, notion, r, values if values is not None else [None] * d, None, label, comp.grid_labels)
+    out = grid_audit(voter, notion, r, values if values is not None else [None] * d, None,
+                     lambda P: labels[(comp.own_apply or comp.apply)(P)], comp.grid_labels)
     return int(out["jump"])
 
 
