@@ -534,6 +534,35 @@ def test_gap_loads_bound_moves_crossing_several_thresholds_of_one_tree(seed):
 
 
 @pytest.mark.parametrize("seed", range(3))
+def test_pairs_counted_within_a_spacing_break_it_as_all_counts_say(seed):
+    """gap_pairs(within=(values, spacing)), the forest's question which pairs break their caps: the same pairs in
+    the same order (by feature, then gap, then tree and node), every count at least the full one, and the pairs
+    whose step times their count passes the spacing the same, with the same counts."""
+    from ensemble.certificates._gaps import _pair_steps
+
+    X, y = _lattice(300, 3, 12, seed, n_classes=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = ConsistentForestClassifier(n_estimators=30, random_state=seed).fit(X, y)
+    nodes, countable = model._trees_nodes(), np.ones(3, bool)
+    spacing = int(np.diff(model._cuts).min())
+    full = gap_pairs(nodes, model._grid, countable, exact_limit=0)
+    key = np.lexsort((full.node, full.tree, full.gap, full.feature))
+    np.testing.assert_array_equal(key, np.arange(key.shape[0]))
+    for scale in np.geomspace(0.05, 4.0, 16):  # from steps every coarse count holds to ones the caps break
+        values = [np.rint(v * scale).astype(np.int64) for v in model._trees_values()]
+        part = gap_pairs(nodes, model._grid, countable, exact_limit=0, within=(values, spacing))
+        for name in ("tree", "a", "b", "node", "feature", "gap"):
+            np.testing.assert_array_equal(getattr(part, name), getattr(full, name))
+        step = np.abs(_pair_steps(full.tree, full.a, full.b, values))
+        broken = step > spacing // np.maximum(full.neighbours, 1)
+        np.testing.assert_array_equal(step > spacing // np.maximum(part.neighbours, 1), broken)
+        np.testing.assert_array_equal(part.neighbours[broken], full.neighbours[broken])
+        assert (part.neighbours >= full.neighbours).all()
+    assert broken.sum() > 10 and (part.neighbours > full.neighbours).any()
+
+
+@pytest.mark.parametrize("seed", range(3))
 def test_loads_localised_only_above_the_spacing_give_the_verdict_of_all_pairs(seed):
     """is_consistent() finds face pairs only in the gaps whose plain sums pass the spacing; the verdict must be
     the one all pairs give, on certified forests and on the same forests with leaf values blown up to fail."""

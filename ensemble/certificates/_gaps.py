@@ -74,6 +74,30 @@ def _meet_on(lo, hi, miss, i, j, r_start, r_feature):
 
 
 @compiled
+def _pair_boxes(na, nb, leaf_row, lower, upper, reach, f):
+    """The boxes of the pairs of leaves (``na``, ``nb``: node numbers among all trees') as ``(lo, hi, miss)``.
+
+    Per feature the intersection of both leaves' closed intervals, and the slice of
+    missing values both reach; on the threshold's own feature ``f`` the whole line, which
+    plays no part in which lines cross there. One pass, where numpy's gathers and
+    maxima built four temporaries of the same size.
+    """
+    n, d = na.shape[0], lower.shape[1]
+    lo = np.empty((n, d))
+    hi = np.empty((n, d))
+    miss = np.empty((n, d), dtype=np.bool_)
+    for i in range(n):
+        a, b = na[i], nb[i]
+        ra, rb = leaf_row[a], leaf_row[b]
+        for g in range(d):
+            lo[i, g] = max(lower[ra, g], lower[rb, g])
+            hi[i, g] = min(upper[ra, g], upper[rb, g])
+            miss[i, g] = reach[a, g] and reach[b, g]
+        lo[i, f], hi[i, f], miss[i, f] = -np.inf, np.inf, True
+    return lo, hi, miss
+
+
+@compiled
 def _pair_neighbours(tree, lo, hi, miss, starts, exact_limit, enough):
     """Per pair p, N(p): at least the number of distinct crossings along any one line through p's box.
 
@@ -318,8 +342,8 @@ class GapPairs:
 
 
 def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
-              max_pairs: int | None = None, only: dict | None = None, exact_limit: int = _EXACT_PAIRS
-              ) -> GapPairs | None:
+              max_pairs: int | None = None, only: dict | None = None, exact_limit: int = _EXACT_PAIRS,
+              within: tuple | None = None) -> GapPairs | None:
     """Every tree's face pairs across its thresholds, with their gaps and neighbour counts (:class:`GapPairs`).
 
     None when the trees have more than ``max_pairs`` face pairs in all (deep trees in
@@ -330,7 +354,11 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
     smaller of the crossings whose pairs meet p's box, counted in the gaps of at most
     ``exact_limit`` pairs (all pairs against all, O(n^2)), and of the depth per feature,
     the fewest over the features of the most crossings one coordinate of p's box lies in
-    (O(n log n) per feature); Theorem 13.2 allows either.
+    (O(n log n) per feature); Theorem 13.2 allows either. With ``within=(values, spacing)``
+    (the trees' integer node values and a load), a pair is counted only until its step
+    times its count is at most ``spacing`` (:meth:`_FoundPairs.enough`): which pairs step
+    by more than ``spacing / N(p)``, and their counts, are as without it, and the other
+    pairs' ``neighbours`` are only bounds at least N(p) under which their steps stay within.
 
     Examples
     --------
@@ -343,17 +371,18 @@ def gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_],
     >>> pairs.tree.tolist(), pairs.gap.tolist(), pairs.neighbours.tolist()
     ([0, 1, 2], [1, 1, 1], [2, 2, 1])
     """
-    return _gap_pairs(nodes, grid, countable, max_pairs, only, exact_limit, None)
+    return _gap_pairs(nodes, grid, countable, max_pairs, only, exact_limit, None, within)
 
 
 def _gap_pairs(nodes: Sequence[tuple], grid, countable: NDArray[np.bool_], max_pairs: int | None, only: dict | None,
-               exact_limit: int, faces: list | None) -> GapPairs | None:
+               exact_limit: int, faces: list | None, within: tuple | None = None) -> GapPairs | None:
     """:func:`gap_pairs`, from the trees' faces when already read (:func:`_faces_of`)."""
     found = _FoundPairs.collect(nodes, grid, countable, max_pairs, only, faces)
     if found is None:
         return None
+    enough = None if within is None else found.enough(*within)
     for f in range(grid.n_features):
-        found.count(f, exact_limit)
+        found.count(f, exact_limit, enough)
     return found.pairs()
 
 
@@ -441,26 +470,30 @@ class _FoundPairs:
         per_tree = np.array([len(p) for p in found], dtype=np.int64)
         pairs = np.concatenate(found).reshape(-1, 3) if found else np.empty((0, 3), np.int64)
         tree = np.repeat(np.arange(len(found)), per_tree)
-        # A pair takes its node's feature, gap and verdict.
+        # A pair takes its node's feature, gap and verdict. The pairs come in the order of their nodes
+        # (``at``, the node's number among all trees'), so sorting the kept nodes by feature, then gap,
+        # stably, and reading each one's run of pairs sorts the pairs as a stable sort of the pairs would.
         at = np.cumsum([0] + [len(f) for f in features])[tree] + pairs[:, 2]
-        keep = node_keep[at]
-        at = at[keep]
-        cat = {"tree": tree[keep], "a": pairs[keep, 0], "b": pairs[keep, 1], "node": pairs[keep, 2],
-               "feature": node_feature[at], "gap": node_gap[at], "at": at}
+        per_node = np.bincount(at, minlength=node_keep.shape[0])
+        first_pair = np.cumsum(per_node) - per_node
+        kept = np.flatnonzero(node_keep & (per_node > 0))
+        span = int(node_gap[kept].max()) + 1 if kept.shape[0] else 1
+        kept = kept[np.argsort(node_feature[kept] * span + node_gap[kept], kind="stable")]
+        run = per_node[kept]
+        order = np.repeat(first_pair[kept] - (np.cumsum(run) - run), run) + np.arange(int(run.sum()))
+        at = at[order]
+        cat = {"tree": tree[order], "a": pairs[order, 0], "b": pairs[order, 1], "node": pairs[order, 2],
+               "feature": node_feature[at], "gap": node_gap[at]}
         # Every tree's leaf boxes and reach stacked, so each feature's pair boxes below are one
         # gather (a loop over the trees took 0.2 s of 1.05 s on a model of 1,686 trees).
         node_start = np.cumsum([0] + [len(g[0]) for g in geometry])
         leaf_start = np.cumsum([0] + [len(g[1]) for g in geometry])
         leaf_row = np.concatenate([np.where(g[0] >= 0, g[0] + leaf_start[t], -1) for t, g in enumerate(geometry)])
         lower, upper, reach = (np.concatenate([g[k] for g in geometry]) for k in (1, 2, 3))
-        # By feature, then gap, each run in the pairs' order (a stable sort of one key, as lexsort would).
-        span = int(cat["gap"].max()) + 1 if cat["gap"].shape[0] else 1
-        order = np.argsort(cat["feature"] * span + cat["gap"], kind="stable")
-        cat = {k: v[order] for k, v in cat.items()}
         # N(p) counts crossings, (tree, threshold value): a line meets a tree once per threshold value.
         # Numbered on the trees' nodes, fewer than their pairs: a pair takes its node's number, and the
         # numbers the kept pairs use are made consecutive (the counts index arrays by them).
-        crossing = _node_crossings([g[0] for g in geometries], thresholds)[cat.pop("at")]
+        crossing = _node_crossings([g[0] for g in geometries], thresholds)[at]
         used = np.zeros(int(crossing.max()) + 1 if crossing.shape[0] else 0, dtype=bool)
         used[crossing] = True
         crossing = (np.cumsum(used) - 1)[crossing]
@@ -473,6 +506,8 @@ class _FoundPairs:
         (:func:`_pair_neighbours`); by default every pair is counted.
         """
         rows = np.arange(self.bounds[f], self.bounds[f + 1])
+        if enough is not None and rows.shape[0]:
+            rows = self._worth_counting(rows, enough)
         if rows.shape[0] == 0:
             return
         tree, gap = self.cat["tree"][rows], self.cat["gap"][rows]
@@ -483,13 +518,34 @@ class _FoundPairs:
                 self.neighbours[rows[s0:s1]] = np.unique(self.crossing[rows[s0:s1]]).shape[0]
             return
         na, nb = self.node_start[tree] + self.cat["a"][rows], self.node_start[tree] + self.cat["b"][rows]
-        ra, rb = self.leaf_row[na], self.leaf_row[nb]
-        lo, hi = np.maximum(self.lower[ra], self.lower[rb]), np.minimum(self.upper[ra], self.upper[rb])
-        miss = self.reach[na] & self.reach[nb]
-        # The threshold's own feature plays no part in which lines cross there.
-        lo[:, f], hi[:, f], miss[:, f] = -np.inf, np.inf, True
+        lo, hi, miss = _pair_boxes(na, nb, self.leaf_row, self.lower, self.upper, self.reach, f)
         enough = np.full(rows.shape[0], -1, dtype=np.int64) if enough is None else enough[rows]
         self.neighbours[rows] = _pair_neighbours(self.crossing[rows], lo, hi, miss, starts, exact_limit, enough)
+
+    def enough(self, values: Sequence[NDArray[np.int64]], spacing: int) -> NDArray[np.int64]:
+        """Per pair, the largest count at which its step times the count is still at most ``spacing``.
+
+        A pair whose count falls to it cannot put a load over ``spacing`` (its step times
+        N(p) <= step times the count): a question about ``spacing`` alone, a verdict or which
+        pairs break their caps, needs it refined no further. Pairs without a step need none.
+        """
+        step = np.abs(_pair_steps(self.cat["tree"], self.cat["a"], self.cat["b"], values))
+        return np.where(step > 0, spacing // np.maximum(step, 1), np.iinfo(np.int64).max)
+
+    def _worth_counting(self, rows: NDArray[np.int64], enough: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The rows of the gaps where some pair's crossings pass its ``enough``; the others keep that count.
+
+        Every pair's count starts at its gap's crossings (:func:`_pair_neighbours`): in a gap
+        where none passes its ``enough``, nothing is refined, and its boxes need not be built.
+        """
+        gap, crossing = self.cat["gap"][rows], self.crossing[rows]
+        group = np.cumsum(np.concatenate(([0], gap[1:] != gap[:-1])))
+        key = np.unique(group * (int(crossing.max()) + 1) + crossing)
+        crossings = np.bincount(key // (int(crossing.max()) + 1), minlength=int(group[-1]) + 1)[group]
+        self.neighbours[rows] = crossings
+        wanted = np.zeros(int(group[-1]) + 1, dtype=bool)
+        wanted[group[crossings > enough[rows]]] = True
+        return rows[wanted[group]]
 
     def pairs(self, features: Sequence[int] | None = None) -> GapPairs:
         """The counted pairs as :class:`GapPairs` (of the given features only)."""
@@ -733,10 +789,7 @@ def _localise_for_a_verdict(sums: list, nodes: Sequence[tuple], values: Sequence
     found = _FoundPairs.collect(nodes, grid, countable, MAX_LOCALISED_PAIRS, only, faces)
     if found is None:
         return
-    # A pair whose step times a bound on its N(p) is within the spacing cannot put a load over
-    # it: its count is refined no further. Pairs without a step need none.
-    step = np.abs(_pair_steps(found.cat["tree"], found.cat["a"], found.cat["b"], values))
-    enough = np.where(step > 0, spacing // np.maximum(step, 1), np.iinfo(np.int64).max)
+    enough = found.enough(values, spacing)
     worst = max(only, key=lambda f: int(sums[f].max()))
     for features in ([worst], [f for f in only if f != worst]):
         for f in features:

@@ -684,7 +684,10 @@ default="squared_error"
         budget = self._gap_budget(len(self.estimators_))
         self._spread_into_room(countable, budget, X, sample_weight, rng)
         nodes = [tree_nodes(tree) for tree in self.estimators_]
-        pairs = gap_pairs(nodes, self._grid, countable, max_pairs=MAX_LOCALISED_PAIRS, exact_limit=0)
+        # Which pairs break their caps, and by how much, needs only their counts: the others' are
+        # left coarse (as often as not the leaves are cut, and every pair is counted again).
+        pairs = gap_pairs(nodes, self._grid, countable, max_pairs=MAX_LOCALISED_PAIRS, exact_limit=0,
+                          within=(self._grown_values, budget))
         if pairs is None:
             # Deep trees in many dimensions have hundreds of thousands of face pairs each: their
             # caps would cost minutes. The trees keep their values; the certificate says what holds.
@@ -695,13 +698,13 @@ default="squared_error"
         lists = (self.estimators_, self._voters, self._grown_values, self._oob_leaves)
         undo = [] if pairs.tree.shape[0] > MAX_LOCALISED_PAIRS // 2 else split_capped_leaves(
             *lists, pairs, cap, X, sample_weight)
-        if undo:
-            split = gap_pairs([tree_nodes(tree) for tree in self.estimators_], self._grid, countable,
-                              max_pairs=MAX_LOCALISED_PAIRS, exact_limit=0)
-            if split is None:
-                undo_splits(undo, *lists)  # too many pairs to cap: the trees as grown
-            else:
-                pairs, cap = split, budget // np.maximum(split.neighbours, 1)
+        # The capping and the certificate read every pair's cap: all counted, on the trees as they now are.
+        final = gap_pairs([tree_nodes(tree) for tree in self.estimators_], self._grid, countable,
+                          max_pairs=MAX_LOCALISED_PAIRS, exact_limit=0)
+        if final is None:
+            undo_splits(undo, *lists)  # too many pairs to cap: the trees as grown
+            final = gap_pairs(nodes, self._grid, countable, max_pairs=MAX_LOCALISED_PAIRS, exact_limit=0)
+        pairs, cap = final, budget // np.maximum(final.neighbours, 1)
         self._pairs = pairs  # the final certificate reads them again: they depend on the thresholds only
         order = np.argsort(pairs.tree, kind="stable")
         bounds = np.searchsorted(pairs.tree[order], np.arange(len(self.estimators_) + 1))
