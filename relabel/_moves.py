@@ -7,6 +7,12 @@ two ends of such a move exactly when some ``tau`` puts ``tau * step_j`` within t
 difference of their boxes on every axis, widened by ``spread_j + slack_j``; on an axis
 that neither moves nor rounds (``step_j = spread_j = slack_j = 0``) both half-open
 boxes must hold the same coordinate, so their intervals overlap with positive length.
+
+A move whose only moving axis is a feature's own rank (``grid``: a move inside one gap
+of the feature's training values stays inside one unit ``[k, k + 1]`` there, k an
+integer) joins two regions only when both widened boxes meet one such unit: regions
+two cells apart along that axis are within one unit of each other, yet no move inside
+one gap reaches both (docs/design.md section 13, Lemma 13.5).
 """
 
 from __future__ import annotations
@@ -25,12 +31,26 @@ _TAU_SLACK = 1e-9
 
 
 @compiled
-def _pair_moves(lo, hi, clo, chi, a, b, step, spread, slack):
+def _units_met(lo, hi, w):
+    """The integers k (as floats, ``(first, last)``) with ``[k, k + 1]`` meeting ``[lo - w, hi + w]``, rounded outwards."""
+    return np.ceil(np.nextafter(lo - w, -np.inf)) - 1.0, np.floor(np.nextafter(hi + w, np.inf))
+
+
+@compiled
+def _pair_moves(lo, hi, clo, chi, a, b, step, spread, slack, grid):
     """Whether some move (a row of ``step``) joins regions a and b (the module docstring's predicate)."""
     p = lo.shape[1]
     for m in range(step.shape[0]):
         tmin, tmax, ok = -1.0, 1.0, True
         for j in range(p):
+            if j == grid[m]:
+                # A unit of the rank axis that both widened boxes meet (the move's only moving axis).
+                first_a, last_a = _units_met(clo[a, j], chi[a, j], slack[j] + spread[m, j])
+                first_b, last_b = _units_met(clo[b, j], chi[b, j], slack[j] + spread[m, j])
+                if max(first_a, first_b) > min(last_a, last_b):
+                    ok = False
+                    break
+                continue
             if step[m, j] == 0.0 and spread[m, j] == 0.0 and slack[j] == 0.0:
                 # Both half-open intervals hold the one coordinate the move keeps.
                 if max(lo[a, j], lo[b, j]) >= min(hi[a, j], hi[b, j]):
@@ -58,14 +78,15 @@ def _pair_moves(lo, hi, clo, chi, a, b, step, spread, slack):
 
 
 @compiled
-def _joined(lo, hi, clo, chi, a, b, step, spread, slack, keep_out):
+def _joined(lo, hi, clo, chi, a, b, step, spread, slack, grid, keep_out):
     """Mark the candidate pairs (a[r], b[r]) some move joins."""
     for r in range(a.shape[0]):
-        keep_out[r] = _pair_moves(lo, hi, clo, chi, a[r], b[r], step, spread, slack)
+        keep_out[r] = _pair_moves(lo, hi, clo, chi, a[r], b[r], step, spread, slack, grid)
 
 
 def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: ArrayLike, slack: ArrayLike,
-               bound_lower: ArrayLike, bound_upper: ArrayLike, *, jumps_of: ArrayLike | None = None) -> NDArray[np.intp]:
+               bound_lower: ArrayLike, bound_upper: ArrayLike, *, jumps_of: ArrayLike | None = None,
+               grid: ArrayLike | None = None) -> NDArray[np.intp]:
     """Pairs of regions (half-open boxes) that some move of some row of ``step`` joins.
 
     Parameters
@@ -84,6 +105,10 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     jumps_of : array-like of int, optional
         Region labels: only the pairs whose labels differ by two or more are kept
         (a certificate's question: none, when the labelling is consistent).
+    grid : array-like of int, shape (n_moves,), optional
+        Per move, the axis of a feature's own rank when that is the move's only
+        moving axis (its step 1 there, 0 elsewhere, no spread) and the move stays
+        inside one unit ``[k, k + 1]`` of it; -1 for the other moves (the default).
 
     Returns
     -------
@@ -98,6 +123,11 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     [[0, 1], [1, 2]]
     >>> move_pairs(lower, upper, [[2.5]], [[0.0]], [0.0], [0.0], [4.0]).tolist()
     [[0, 1], [0, 2], [1, 2]]
+    >>> cells = np.array([[0.5], [1.5], [2.5]])  # cells (-0.5, 0.5], (0.5, 1.5], (1.5, 2.5] of a rank axis
+    >>> move_pairs(cells - 1, cells, [[1.0]], [[0.0]], [0.0], [0.0], [2.0]).tolist()  # 0 -> 2: 1 unit apart
+    [[0, 1], [0, 2], [1, 2]]
+    >>> move_pairs(cells - 1, cells, [[1.0]], [[0.0]], [0.0], [0.0], [2.0], grid=[0]).tolist()  # no unit meets both
+    [[0, 1], [1, 2]]
     """
     lo, hi = float_array(lower), float_array(upper)
     step = float_array(np.atleast_2d(step))
@@ -105,6 +135,7 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     slack = float_array(slack)
     blo, bhi = np.asarray(bound_lower, dtype=np.float64), np.asarray(bound_upper, dtype=np.float64)
     labels = np.empty(0, np.int64) if jumps_of is None else np.ascontiguousarray(jumps_of, dtype=np.int64)
+    grid = np.full(step.shape[0], -1, np.int64) if grid is None else np.ascontiguousarray(grid, dtype=np.int64)
     # Only the part of a region the moves can reach counts; one wholly outside is dropped.
     reached = np.all((hi >= blo) & (lo <= bhi), axis=1)
     keep = np.flatnonzero(reached)
@@ -126,7 +157,7 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
 
     def joined(a, b):
         keep_out = np.empty(a.shape[0], dtype=np.bool_)
-        _joined(lo, hi, clo, chi, index_array(a), index_array(b), step, spread, widened, keep_out)
+        _joined(lo, hi, clo, chi, index_array(a), index_array(b), step, spread, widened, grid, keep_out)
         return keep_out
 
     # No aliases: the slack covers the snapping. A box clipped to a point on an axis (a

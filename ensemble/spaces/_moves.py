@@ -93,6 +93,10 @@ class SpaceMoves:
     lower, upper : ndarray of shape (n_axes,)
         Every float ``z`` the map can give lies in ``[lower, upper]`` (infinite on
         axes it does not bound: kept categorical features).
+    grid : ndarray of int, shape (n_moves,), optional
+        Per move, the axis of the feature's own rank when that is all the move
+        changes and the move is one inside a gap (it then stays inside one unit
+        ``[k, k + 1]`` of that axis, Lemma 13.5); -1 otherwise.
     """
 
     features: NDArray[np.intp]
@@ -101,6 +105,7 @@ class SpaceMoves:
     slack: NDArray[np.float64]
     lower: NDArray[np.float64]
     upper: NDArray[np.float64]
+    grid: NDArray[np.intp] | None = None
 
 
 def affine_bounds(space, low: NDArray[np.float64], high: NDArray[np.float64]) -> tuple:
@@ -210,7 +215,7 @@ def space_moves(space, ranks: RankMap, categorical: NDArray[np.bool_] | None, re
     moving = set(int(f) for f in ranks.features)
     if categorical is not None:
         moving -= set(np.flatnonzero(categorical).tolist())
-    features, steps, spreads = [], [], []
+    features, steps, spreads, grid = [], [], [], []
     for f in sorted(moving):
         if size_of(f) <= 1:
             continue
@@ -227,10 +232,15 @@ def space_moves(space, ranks: RankMap, categorical: NDArray[np.bool_] | None, re
             features.append(f)
             steps.append(step)
             spreads.append(spread)
+            # Only its own rank moves, by a rank inside [k, k + 1]: the move stays in one unit of it.
+            own = np.flatnonzero(step)
+            grid.append(int(own[0]) if reach == "gap" and own.shape[0] == 1 and own[0] >= k and not np.any(spread)
+                        and step[own[0]] == 1.0 and f in sizes else -1)
     shape = (len(features), n_axes)
     return SpaceMoves(np.asarray(features, dtype=np.intp),
                       np.asarray(steps, dtype=np.float64).reshape(shape),
-                      np.asarray(spreads, dtype=np.float64).reshape(shape), slack, lower, upper)
+                      np.asarray(spreads, dtype=np.float64).reshape(shape), slack, lower, upper,
+                      np.asarray(grid, dtype=np.intp))
 
 
 def snap_reach(trees: list, n_axes: int) -> NDArray[np.float64]:
@@ -276,4 +286,4 @@ def move_edges(partition, trees: list, space, categorical: NDArray[np.bool_] | N
     if moves.features.shape[0] == 0 or partition.n_regions == 0:
         return np.empty((0, 2), np.intp)
     return relabel.move_pairs(partition.lower, partition.upper, moves.step, moves.spread, slack,
-                              moves.lower, moves.upper, jumps_of=jumps_of)
+                              moves.lower, moves.upper, jumps_of=jumps_of, grid=moves.grid)
