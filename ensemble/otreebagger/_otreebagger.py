@@ -20,7 +20,7 @@ import relabel
 from relabel import TooManyRegionsError
 from ensemble.base._estimator import (MAX_SEED, OrdinalEnsemble, tree_feature_importances)
 from ensemble.base._docs import fill_doc
-from ensemble.otreebagger._groups import FittedGroup, _fit_group, _group_votes, _GroupJob
+from ensemble.otreebagger._groups import FittedGroup, _fit_group, _group_votes, _GroupJob, fit_in_sizes
 from ensemble.spaces._spaces import GroupSpace, _additive_score, kernel_score
 from ensemble.spaces._moves import with_ranks
 from ensemble.base._parallel import one_blas_thread, run_jobs
@@ -203,8 +203,9 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
             What a group does when it passes ``max_regions`` or ``max_edges``:
             ``"adapt"`` fuses fewer trees (halving the group), then shallower trees
             (halving their depth), until it fits, records it in ``groups_info_``
-            (``"adapted"``) and warns once per fit (:class:`GroupSizeWarning`);
-            ``"raise"`` raises :class:`relabel.TooManyRegionsError`.
+            (``"adapted"``) and warns once per fit (:class:`GroupSizeWarning`); when
+            the first two groups both fuse fewer trees, the later ones are formed at
+            that size from all their trees; ``"raise"`` raises :class:`relabel.TooManyRegionsError`.
     space_params : dict or None, default=None
         Settings of the group space besides ``projection``, ``n_components`` and
         ``thresholds``, by key (a key left out keeps its default; an unknown key
@@ -623,7 +624,7 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         if changed:
             budget = self.relabel_params_
             warnings.warn(
-                f"{len(changed)} of {n_groups} groups passed max_regions={budget['max_regions']} or "
+                f"{len(changed)} of {len(self.groups_)} groups passed max_regions={budget['max_regions']} or "
                 f"max_edges={budget['max_edges']} and were made smaller (e.g. {changed[0]}); see groups_info_. "
                 "A smaller group_size or max_depth avoids this"
                 # Only the raw features can be traded for a smaller space: every projection
@@ -634,12 +635,8 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
                 stacklevel=3,
             )
         if self.relabel:
-            logger.info(
-                "fitted %d groups: %d regions and %d edges on average",
-                n_groups,
-                np.mean([i["n_regions"] for i in self.groups_info_]),
-                np.mean([i["n_edges"] for i in self.groups_info_]),
-            )
+            logger.info("fitted %d groups: %d regions and %d edges on average", len(self.groups_),
+                        *(np.mean([i[k] for i in self.groups_info_]) for k in ("n_regions", "n_edges")))
         self._warn_if_one_class(given)
         return self
 
@@ -681,10 +678,10 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
                 fitted[key] = fitted_score, None if fitted_score is None else fitted_score.value(data.X)
             fitted_score, score = fitted[key]
             job = replace(job, additive=fitted_score)
-        jobs = (delayed(_fit_group)(data.X, data.y, self.n_classes_, s, job, data.sample_weight, score, ranked)
-                for s in seeds)
-        return run_jobs(jobs, n_jobs=self.n_jobs, total=seeds.shape[0], desc="OTreeBagger groups",
-                        verbose=self.verbose)
+        return fit_in_sizes(seeds, lambda some, name: run_jobs(
+            (delayed(_fit_group)(data.X, data.y, self.n_classes_, s, job, data.sample_weight, score, ranked)
+             for s in some), n_jobs=self.n_jobs, total=some.shape[0], desc=f"OTreeBagger {name}", verbose=self.verbose),
+            job.on_budget)
 
     @property
     def _vote(self) -> str:
