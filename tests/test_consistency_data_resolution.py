@@ -345,6 +345,58 @@ def test_projected_otreebagger_is_certified_at_the_data_resolution():
     assert bisected_gap_walk(model, X, X[:20])[0] <= 1
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_rank_axis_move_joins_exactly_the_cells_meeting_one_unit(seed):
+    """move_pairs with a grid axis against enumeration: regions (half-open boxes, thresholds anywhere, some at
+    integers) are joined by a move of one unit of rank axis 0 exactly when some unit [k, k + 1] meets both closed
+    boxes there (widened by the slack) and their intervals on axis 1 overlap with positive length."""
+    rng = np.random.RandomState(seed)
+    cuts0 = np.unique(np.r_[rng.uniform(0, 6, 7), rng.randint(1, 6, 2)])
+    cuts1 = np.unique(rng.uniform(0, 1, 3))
+    e0, e1 = np.r_[-np.inf, cuts0, np.inf], np.r_[-np.inf, cuts1, np.inf]
+    lower = np.array([[e0[i], e1[j]] for i in range(e0.shape[0] - 1) for j in range(e1.shape[0] - 1)])
+    upper = np.array([[e0[i + 1], e1[j + 1]] for i in range(e0.shape[0] - 1) for j in range(e1.shape[0] - 1)])
+    for w in (0.0, 0.05):
+        got = relabel.move_pairs(lower, upper, [[1.0, 0.0]], [[0.0, 0.0]], [w, 0.0], [0.0, -np.inf], [7.0, np.inf],
+                                 grid=[0])
+        lo0, hi0 = np.maximum(lower[:, 0], 0.0) - w, np.minimum(upper[:, 0], 7.0) + w
+        expected = [[a, b] for a in range(lower.shape[0]) for b in range(a + 1, lower.shape[0])
+                    if any(lo0[a] <= k + 1 and hi0[a] >= k and lo0[b] <= k + 1 and hi0[b] >= k for k in range(-1, 8))
+                    and max(lower[a, 1], lower[b, 1]) < min(upper[a, 1], upper[b, 1])]
+        assert got.tolist() == expected
+        plain = relabel.move_pairs(lower, upper, [[1.0, 0.0]], [[0.0, 0.0]], [w, 0.0], [0.0, -np.inf], [7.0, np.inf])
+        assert set(map(tuple, expected)) < set(map(tuple, plain.tolist()))  # one unit apart is not one unit shared
+
+
+def test_steep_features_on_their_own_rank_axes_pair_fewer_regions_and_stay_certified():
+    """Integer features whose classes move by about a class per unit keep their own rank axes in the data's
+    notion; their moves pair only the regions meeting one unit of the axis (Lemma 13.5), fewer than one unit's
+    reach pairs. The model stays certified and the bisected gap walk finds no jump of two; a group's labels put
+    two apart across one shared unit are refused (built to fail)."""
+    from ensemble.spaces._moves import move_edges, space_moves
+
+    rng = np.random.RandomState(4)
+    X = np.column_stack([rng.randint(0, 7, size=(300, 2)).astype(float), rng.normal(size=(300, 4))])
+    s = X[:, 0] + X[:, 1] + X[:, 2] + rng.normal(0, 0.5, 300)
+    y = np.searchsorted(np.quantile(s, [0.2, 0.4, 0.6, 0.8]), s)
+    model = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+    assert model.consistency_notion_ == "data" and model.is_consistent()
+    group = max(model.groups_, key=lambda g: g.partition.n_regions)
+    moves = space_moves(group.space, group.space.ranks, None)
+    assert (moves.grid >= 0).sum() >= 1  # a steep feature on its own rank axis
+    paired = move_edges(group.partition, group.trees, group.space, None)
+    unit = relabel.move_pairs(group.partition.lower, group.partition.upper, moves.step, moves.spread,
+                              moves.slack, moves.lower, moves.upper)
+    assert set(map(tuple, paired.tolist())) < set(map(tuple, unit.tolist()))
+    assert bisected_gap_walk(model, X, X[:15])[0] <= 1
+    closure = set(map(tuple, relabel.adjacency_edges(group.partition, contact="closure").edges.tolist()))
+    a, b = next(p for p in paired.tolist() if tuple(p) not in closure)
+    labels = np.asarray(group.labels).copy()
+    labels[a], labels[b] = 0, 2
+    group.labels = labels
+    assert not model.is_consistent()
+
+
 def test_otreebagger_auto_consistency_takes_the_data_resolution_in_every_space():
     X, y = _lattice(150, 3, 6, 2)
     few = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)

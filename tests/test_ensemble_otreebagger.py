@@ -263,7 +263,8 @@ def test_verbose_shows_a_progress_bar_over_groups(capsys):
     X, y = _lattice_data(100, 2, 3, seed=4)
     OTreeBagger(n_estimators=6, group_size=2, verbose=1, random_state=0).fit(X, y)
     err = capsys.readouterr().err
-    assert "OTreeBagger groups" in err and "3/3" in err
+    # The first two groups, then the others (which start smaller when both first ones had to be made smaller).
+    assert "OTreeBagger first groups" in err and "2/2" in err and "OTreeBagger groups" in err and "1/1" in err
     OTreeBagger(n_estimators=6, group_size=2, random_state=0).fit(X, y)
     assert capsys.readouterr().err == ""
 
@@ -357,6 +358,33 @@ def test_groups_past_a_budget_are_made_smaller_and_say_so():
         warnings.simplefilter("error", GroupSizeWarning)
         fine = OTreeBagger(n_estimators=5, group_size=5, random_state=0).fit(X, y)
     assert fine.groups_info_[0]["adapted"] is None and fine.groups_info_[0]["group_size"] == 5
+
+
+def test_groups_after_two_that_passed_a_budget_start_at_their_size_from_all_their_trees():
+    """When the first two groups both fuse fewer trees to fit the budget, the later groups are formed at the size
+    they kept from all their trees (none grown to be dropped), each says so, and the model is certified and the
+    same for any n_jobs; when the first groups fit, every group keeps the size asked for."""
+    from ensemble.otreebagger._otreebagger import GroupSizeWarning
+
+    X, y = _lattice_data(300, 3, 5, seed=2)
+    params = dict(n_estimators=12, group_size=3, random_state=0, relabel_params={'max_regions': 300})
+    with pytest.warns(GroupSizeWarning, match="8 of 8 groups passed max_regions=300"):
+        model = OTreeBagger(**params).fit(X, y)
+    sizes = [info["group_size"] for info in model.groups_info_]
+    adapted = [info["adapted"] for info in model.groups_info_]
+    # 4 groups of 3 drawn: the two first made smaller, the 6 trees of the other two regrouped one by one.
+    assert sizes == [1] * 8 and [len(g.trees) for g in model.groups_] == sizes
+    assert all(a.startswith("group_size 3 -> 1") for a in adapted[:2])
+    assert all(a.startswith("group_size 3 -> 1 as the first groups") for a in adapted[2:])
+    assert len({g.trees[0].tree_.threshold.tobytes() for g in model.groups_}) == 8  # eight distinct trees
+    assert model.is_consistent()
+    with pytest.warns(GroupSizeWarning):
+        parallel = OTreeBagger(**params, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(parallel.predict(X), model.predict(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GroupSizeWarning)
+        fine = OTreeBagger(n_estimators=12, group_size=3, random_state=0).fit(X, y)
+    assert [info["group_size"] for info in fine.groups_info_] == [3] * 4
 
 
 @pytest.mark.parametrize("empty_regions", ["leaves", "paper"])

@@ -182,6 +182,36 @@ def test_split_capped_leaves_keep_the_values_and_undo_puts_the_trees_back(monkey
     assert model.consistency_notion_ == "data" and model.is_consistent()
 
 
+@pytest.mark.parametrize("split", [True, False])
+def test_the_pairs_the_caps_and_the_certificate_read_are_every_pair_of_the_final_trees_fully_counted(monkeypatch,
+                                                                                                     split):
+    """Which pairs break their caps is decided on counts refined only as far as that question needs; the caps the
+    capping keeps and the pairs the certificate reads must be every face pair of the final trees with its full
+    count, whether leaves were split (pairs found again) or not (the first counts completed)."""
+    from ensemble.certificates._certificates import gap_pairs
+
+    X, y = _balance_like()
+    seen = {}
+    original = ConsistentForestClassifier._certificate
+
+    def recording(self, *args, **kwargs):
+        seen["pairs"] = kwargs.get("pairs")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ConsistentForestClassifier, "_certificate", recording)
+    if not split:
+        monkeypatch.setattr(_forest, "split_capped_leaves", lambda *args: [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = ConsistentForestClassifier(n_estimators=30, random_state=0).fit(X, y)
+    full = gap_pairs(model._trees_nodes(), model._grid, np.ones(X.shape[1], bool), exact_limit=0)
+    kept = seen["pairs"]
+    assert kept is not None and kept.tree.shape[0] == full.tree.shape[0] > 0
+    for name in ("tree", "a", "b", "node", "feature", "gap", "neighbours"):
+        np.testing.assert_array_equal(getattr(kept, name), getattr(full, name))
+    assert model.consistency_notion_ == "data" and model.is_consistent()
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_forests_with_split_leaves_never_jump_two_classes_inside_a_gap(seed):
     """Fit the default forest on balance-like data (its trees' leaves are split) and walk every gap of every
