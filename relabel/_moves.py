@@ -9,10 +9,10 @@ that neither moves nor rounds (``step_j = spread_j = slack_j = 0``) both half-op
 boxes must hold the same coordinate, so their intervals overlap with positive length.
 
 A move whose only moving axis is a feature's own rank (``grid``: a move inside one gap
-of the feature's training values stays inside one unit ``[k, k + 1]`` there, k an
-integer) joins two regions only when both widened boxes meet one such unit: regions
-two cells apart along that axis are within one unit of each other, yet no move inside
-one gap reaches both (docs/design.md section 13, Lemma 13.5).
+of the feature's training values, or one float step, stays inside one unit ``[k, k + 1]``
+there, k an integer) joins two regions only when both widened boxes also meet one such
+unit: regions two cells apart along that axis are within one unit of each other, yet no
+move inside one gap reaches both (docs/design.md section 13, Lemma 13.5).
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ def _pair_moves(lo, hi, clo, chi, a, b, step, spread, slack, grid):
         tmin, tmax, ok = -1.0, 1.0, True
         for j in range(p):
             if j == grid[m]:
-                # A unit of the rank axis that both widened boxes meet (the move's only moving axis).
+                # A unit of the rank axis that both widened boxes meet (the move's only moving axis); the
+                # move's own reach is then tested below (for a move inside a gap, one unit: implied).
                 first_a, last_a = _units_met(clo[a, j], chi[a, j], slack[j] + spread[m, j])
                 first_b, last_b = _units_met(clo[b, j], chi[b, j], slack[j] + spread[m, j])
                 if max(first_a, first_b) > min(last_a, last_b):
                     ok = False
                     break
-                continue
             if step[m, j] == 0.0 and spread[m, j] == 0.0 and slack[j] == 0.0:
                 # Both half-open intervals hold the one coordinate the move keeps.
                 if max(lo[a, j], lo[b, j]) >= min(hi[a, j], hi[b, j]):
@@ -107,8 +107,9 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
         (a certificate's question: none, when the labelling is consistent).
     grid : array-like of int, shape (n_moves,), optional
         Per move, the axis of a feature's own rank when that is the move's only
-        moving axis (its step 1 there, 0 elsewhere, no spread) and the move stays
-        inside one unit ``[k, k + 1]`` of it; -1 for the other moves (the default).
+        moving axis (no spread) and the move stays inside one unit ``[k, k + 1]``
+        of it, which both boxes must then meet besides the step; -1 for the other
+        moves (the default).
 
     Returns
     -------

@@ -95,8 +95,8 @@ class SpaceMoves:
         axes it does not bound: kept categorical features).
     grid : ndarray of int, shape (n_moves,), optional
         Per move, the axis of the feature's own rank when that is all the move
-        changes and the move is one inside a gap (it then stays inside one unit
-        ``[k, k + 1]`` of that axis, Lemma 13.5); -1 otherwise.
+        changes (inside one gap, or by one float step, it then stays inside one
+        unit ``[k, k + 1]`` of that axis, Lemma 13.5); -1 otherwise.
     """
 
     features: NDArray[np.intp]
@@ -232,10 +232,10 @@ def space_moves(space, ranks: RankMap, categorical: NDArray[np.bool_] | None, re
             features.append(f)
             steps.append(step)
             spreads.append(spread)
-            # Only its own rank moves, by a rank inside [k, k + 1]: the move stays in one unit of it.
+            # Only its own rank moves, inside one gap (one float step too): the move stays in one unit of it.
             own = np.flatnonzero(step)
-            grid.append(int(own[0]) if reach == "gap" and own.shape[0] == 1 and own[0] >= k and not np.any(spread)
-                        and step[own[0]] == 1.0 and f in sizes else -1)
+            grid.append(int(own[0]) if own.shape[0] == 1 and own[0] >= k and not np.any(spread) and f in sizes
+                        and space.kept[own[0] - k] == f else -1)
     shape = (len(features), n_axes)
     return SpaceMoves(np.asarray(features, dtype=np.intp),
                       np.asarray(steps, dtype=np.float64).reshape(shape),
