@@ -51,7 +51,7 @@ class AdditiveScore:
     ``s`` is continuous and Lipschitz: a group space with ``s`` as a component keeps
     the consistency argument of the affine components (docs/design.md section 5,
     "Group spaces"). Fitted by ridge regression of the class index on the
-    features' B-spline bases (:func:`_additive_score`).
+    features' B-spline bases, penalising each curve's increments (:func:`_additive_score`).
 
     Attributes
     ----------
@@ -146,12 +146,17 @@ def _additive_score(X: NDArray, y: NDArray, rows: NDArray, features: NDArray,
 
     The knots of a feature are its distinct quantiles at ``ADDITIVE_KNOTS`` evenly
     spaced levels (fewer on a feature with few values), clamped at both ends; the
-    penalty is chosen among ``ADDITIVE_ALPHAS`` by generalised cross-validation.
+    penalty is chosen among ``ADDITIVE_ALPHAS`` by generalised cross-validation. Every
+    curve's coefficients are ``(0, d_0, d_0 + d_1, ...)`` (the constant is the
+    intercept's: the basis sums to 1) and the penalty is on the increments ``d``, so a
+    coefficient few rows support is pulled toward its neighbour, not toward the mean:
+    shrunk to zero, the ends that one or two rows hold swung back by up to 1.7 classes
+    inside one gap (docs/design.md section 13, "Projected spaces").
     With ``on_ranks`` (columns that are a :class:`RankMap`'s ranks) the quantiles are
     those of the distinct values rather than of the rows.
     A feature with a sign in ``signs`` (+1 or -1) gets a curve that only moves that
-    way: its coefficients are ``sign * cumsum`` of non-negative increments, fitted by
-    bounded least squares with the same penalty (on the increments), so
+    way: its increments are non-negative (times ``sign``), fitted by bounded least
+    squares with the same penalty, so
     :meth:`AdditiveScore.directions` certifies the direction exactly.
     """
     from scipy.interpolate import BSpline
@@ -173,9 +178,8 @@ def _additive_score(X: NDArray, y: NDArray, rows: NDArray, features: NDArray,
         knots.append(t)
         basis = BSpline.design_matrix(Xs[:, j], t, _DEGREE).toarray()
         bases.append(basis)
-        # A monotone curve's coefficients are sign * (0, d_0, d_0 + d_1, ...) with d >= 0; the
-        # constant they leave out is the intercept's (the basis sums to 1).
-        blocks.append(basis if signs[j] == 0 else signs[j] * _increments(basis))
+        # Coefficients sign * (0, d_0, d_0 + d_1, ...), the penalty on d (d >= 0 on a monotone curve).
+        blocks.append((1.0 if signs[j] == 0 else signs[j]) * _increments(basis))
     design = np.hstack(blocks)
     target, w = y[rows].astype(np.float64), weight[rows]
     ridge = RidgeCV(alphas=ADDITIVE_ALPHAS).fit(design, target, sample_weight=w)
@@ -188,7 +192,7 @@ def _additive_score(X: NDArray, y: NDArray, rows: NDArray, features: NDArray,
     coefs = []
     for j in range(features.shape[0]):
         part = theta[bounds[j]: bounds[j + 1]]
-        coefs.append(part.copy() if signs[j] == 0 else signs[j] * np.concatenate([[0.0], np.cumsum(part)]))
+        coefs.append((1.0 if signs[j] == 0 else signs[j]) * np.concatenate([[0.0], np.cumsum(part)]))
     coefs = tuple(coefs)
     spread = np.array([np.std(bases[j] @ coefs[j]) for j in range(features.shape[0])])
     return AdditiveScore(features, scale, center, tuple(knots), coefs, intercept, spread)
