@@ -10,7 +10,8 @@ first ``--splits`` hold-out splits, synthetic data (``make_ordinal_synthetic``,
 half the rows for training; ``--synthetic 20x1000 ...``, ``--seeds`` draws of each,
 ``--levels`` to put the features on a lattice), and the mixed shape of 700
 rows with 85 one-hot columns of 10 categorical variables and 6 continuous features
-(``--mixed``). CPU time is the process's (one core: ``n_jobs=1``).
+(``--mixed``), and 50 features of which five are integers whose extreme values one or two
+rows hold (``--counts``). CPU time is the process's (one core: ``n_jobs=1``).
 
 Run::
 
@@ -20,6 +21,7 @@ Run::
     python benchmarks/otreebagger_cost.py --consistency data   # the data's resolution on every set
     python benchmarks/otreebagger_cost.py --thresholds gap     # gap draws (two places per gap, corners one apart)
     python benchmarks/otreebagger_cost.py --datasets none --mixed 0 --synthetic 3x300 --seeds 10 --levels 8
+    python benchmarks/otreebagger_cost.py --datasets none --mixed 0 --counts 5000
     python benchmarks/otreebagger_cost.py --smoke              # seconds
 """
 
@@ -60,6 +62,18 @@ def _cpu(fn, *args):
     return out, time.process_time() - start
 
 
+def counts_shape(n_samples: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """50 features: five integer ones (``round(2 z)``, about 15 values, the extremes on one or
+    two rows) and 45 continuous, the class the quintile of five integers' and three continuous
+    features' weighted sum plus noise. The shape whose sparse extremes made steep curves
+    (docs/design.md section 13, "Steep features")."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n_samples, 50))
+    X[:, :5] = np.round(X[:, :5] * 2)
+    score = X[:, :8] @ rng.uniform(0.5, 1.5, 8) + rng.normal(size=n_samples)
+    return X, np.searchsorted(np.quantile(score, [0.2, 0.4, 0.6, 0.8]), score) + 1
+
+
 def _sets(args):
     names = [] if args.datasets == ["none"] else (args.datasets or shared_names())
     for name in names:
@@ -72,6 +86,9 @@ def _sets(args):
             if args.levels:  # a lattice: every feature on that many evenly spaced values
                 X = np.floor(X * args.levels)
             yield f"synthetic {d}x{n}" + (f"/{seed}" if args.seeds > 1 else ""), X[:n], y[:n], X[n:], y[n:]
+    if args.counts:
+        X, y = counts_shape(2 * args.counts)
+        yield f"counts {args.counts}x50", X[: args.counts], y[: args.counts], X[args.counts:], y[args.counts:]
     if args.mixed:
         X, y = mixed_shape(2 * args.mixed)
         yield f"mixed {args.mixed}x91", X[: args.mixed], y[: args.mixed], X[args.mixed:], y[args.mixed:]
@@ -85,6 +102,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seeds", type=int, default=1, help="draws of each synthetic size (random_state 0, 1, ...)")
     parser.add_argument("--levels", type=int, default=0,
                         help="synthetic features on this many integer values (0: continuous)")
+    parser.add_argument("--counts", type=int, default=0,
+                        help="rows of the shape of five integer features with sparse extremes and 45 continuous (0: none)")
     parser.add_argument("--mixed", type=int, default=700, help="rows of the mixed 91-column shape (0: none)")
     parser.add_argument("--n-estimators", type=int, default=100)
     parser.add_argument("--group-size", type=int, default=None,
