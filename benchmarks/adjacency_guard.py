@@ -2,7 +2,8 @@
 
 Two full-depth scikit-learn trees on bootstrap samples of 10,000 x 10 uniform data
 (5 ordinal classes from a noisy score) fuse into a partition whose adjacency graph is
-far above the default budget of ``OTreeBagger`` (``max_edges=5_000_000``). This script
+far above the budget ``OTreeBagger`` had when this guard was written (``max_edges=5_000_000``;
+1,000,000 since 2026-12-07). This script
 times ``adjacency_edges(partition, max_edges=5_000_000)`` until it raises
 ``TooManyRegionsError``, each run in a fresh child process that reports its seconds and
 peak resident set size (``ru_maxrss``, which includes the interpreter, the data and the

@@ -383,7 +383,8 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
 
 
 def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=None, labels=None,
-                hierarchy=_hierarchy_of, then=None, kinds=True, sides=None):
+                hierarchy=_hierarchy_of, then=None, kinds=True, sides=None,
+                what="at this resolution (use a smaller resolution)"):
     """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
 
     Every box is dilated by r_f (a little more, so float rounding never loses a pair)
@@ -401,17 +402,19 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=N
         return ok
 
     a, b = _candidate_pairs(lower, upper, lower - slack, upper + slack, categorical, max_edges, rule,
-                            "at this resolution (use a smaller resolution)", wanted_pairs=wanted_pairs,
+                            what, wanted_pairs=wanted_pairs,
                             labels=labels, hierarchy=hierarchy, sides=sides)
     return a, b, _face_flags_at(lower, upper, a, b) if kinds else None
 
 
 def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], resolution: NDArray[np.float64],
-                     then, jumps_of: NDArray[np.int64] | None = None) -> NDArray[np.intp]:
+                     then, jumps_of: NDArray[np.int64] | None = None, max_pairs: int | None = None,
+                     what: str = "with its move pairs") -> NDArray[np.intp]:
     """The r-neighbour pairs of :func:`adjacency_edges` (closure contact, no categorical feature) that pass ``then``.
 
     ``then(a, b)`` (arrays of region indices) is asked of each r-neighbour pair as it is found,
     and only the pairs that pass are sorted (:func:`relabel.move_pairs`): ``(a, b)``, ``a < b``.
+    Raises :class:`TooManyRegionsError` (naming the graph ``what``) once more than ``max_pairs`` pass.
 
     Examples
     --------
@@ -424,8 +427,8 @@ def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], res
     split, regions, s_lo, s_hi, s_labels, wanted_pairs = _searched(lower, upper, jumps_of)
     s_res = np.asarray(resolution, dtype=np.float64)[split]
     inside = then if regions is None else (lambda a, b: then(regions[a], regions[b]))
-    a, b, _ = _near_pairs(s_lo, s_hi, s_res, np.zeros(s_lo.shape[1], dtype=bool), None, wanted_pairs, s_labels,
-                          then=inside, kinds=False)
+    a, b, _ = _near_pairs(s_lo, s_hi, s_res, np.zeros(s_lo.shape[1], dtype=bool), max_pairs, wanted_pairs, s_labels,
+                          then=inside, kinds=False, what=what)
     if regions is not None:
         a, b = regions[a], regions[b]
     lo_node, hi_node, _ = _sorted_edges(a, b, np.zeros(a.shape[0], dtype=bool), None)

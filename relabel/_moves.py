@@ -86,7 +86,7 @@ def _joined(lo, hi, clo, chi, a, b, step, spread, slack, grid, keep_out):
 
 def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: ArrayLike, slack: ArrayLike,
                bound_lower: ArrayLike, bound_upper: ArrayLike, *, jumps_of: ArrayLike | None = None,
-               grid: ArrayLike | None = None) -> NDArray[np.intp]:
+               grid: ArrayLike | None = None, max_pairs: int | None = None) -> NDArray[np.intp]:
     """Pairs of regions (half-open boxes) that some move of some row of ``step`` joins.
 
     Parameters
@@ -110,6 +110,9 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
         moving axis (no spread) and the move stays inside one unit ``[k, k + 1]``
         of it, which both boxes must then meet besides the step; -1 for the other
         moves (the default).
+    max_pairs : int, optional
+        A budget: :class:`relabel.TooManyRegionsError` once more pairs than this are
+        found (the search stops there).
 
     Returns
     -------
@@ -164,6 +167,6 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     # No aliases: the slack covers the snapping. A box clipped to a point on an axis (a
     # constant score: one class) is widened by a float, which keeps the search a superset.
     pairs = near_pairs_where(np.where(chi > clo, clo, np.nextafter(chi, -np.inf)), chi, moved.max(axis=0), joined,
-                             jumps_of=None if labels.shape[0] == 0 else labels)
+                             jumps_of=None if labels.shape[0] == 0 else labels, max_pairs=max_pairs)
     # ``keep`` increases: the pairs stay distinct and sorted.
     return keep[pairs].astype(np.intp)

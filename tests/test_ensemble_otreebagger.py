@@ -387,6 +387,24 @@ def test_groups_after_two_that_passed_a_budget_start_at_their_size_from_all_thei
     assert [info["group_size"] for info in fine.groups_info_] == [3] * 4
 
 
+def test_groups_after_one_pilot_that_passed_a_budget_start_at_its_size():
+    """When only one of the first two groups fuses fewer trees, the later ones are still formed at the size it
+    kept: where one group passes a budget most do, and each would pay for its attempt at the full size."""
+    from ensemble.otreebagger._otreebagger import GroupSizeWarning
+
+    X, y = _lattice_data(300, 3, 5, seed=2)
+    params = dict(n_estimators=12, group_size=3, random_state=0)
+    regions = [info["n_regions"] for info in OTreeBagger(**params).fit(X, y).groups_info_]
+    assert regions[0] < regions[1]  # the first pilot fits under the budget below, the second does not
+    with pytest.warns(GroupSizeWarning):
+        model = OTreeBagger(**params, relabel_params={"max_regions": regions[0]}).fit(X, y)
+    sizes = [info["group_size"] for info in model.groups_info_]
+    adapted = [info["adapted"] for info in model.groups_info_]
+    assert sizes == [3, 1] + [1] * 6 and adapted[0] is None and adapted[1].startswith("group_size 3 -> 1")
+    assert all(a.startswith("group_size 3 -> 1 as the first groups") for a in adapted[2:])
+    assert model.is_consistent()
+
+
 @pytest.mark.parametrize("empty_regions", ["leaves", "paper"])
 def test_group_labels_are_optimal_for_the_leaf_prior_rebuilt_independently(empty_regions):
     """Check each group's labels against the problem rebuilt from scratch: regions fused from the trees'

@@ -296,6 +296,44 @@ def test_a_steep_feature_keeps_its_own_axis_at_the_data_resolution():
     assert worst <= 1, witness
 
 
+def test_move_pairs_budget_stops_past_it_and_changes_nothing_within():
+    """Check that ``max_pairs`` raises once more pairs than it are found, and that at the exact count it returns them all."""
+    from relabel import TooManyRegionsError
+
+    cuts = np.linspace(0, 10, 12)
+    cells = np.column_stack([g.ravel() for g in np.meshgrid(np.arange(11), np.arange(11), indexing="ij")])
+    lower = np.column_stack([cuts[cells[:, j]] for j in range(2)])
+    upper = np.column_stack([cuts[cells[:, j] + 1] for j in range(2)])
+    args = (lower, upper, [[2.5, 0.0]], [[0.0, 0.0]], [0.0, 0.0], [0.0, 0.0], [10.0, 10.0])
+    every = move_pairs(*args)
+    assert every.shape[0] > 100
+    np.testing.assert_array_equal(move_pairs(*args, max_pairs=every.shape[0]), every)
+    with pytest.raises(TooManyRegionsError, match="move pairs"):
+        move_pairs(*args, max_pairs=every.shape[0] - 1)
+
+
+def test_a_group_whose_move_pairs_pass_the_edges_budget_fuses_fewer_trees(monkeypatch):
+    """Check that a group solving with all its move pairs counts them with its contacts against ``max_edges``:
+    with a budget above its contacts but below contacts and pairs, it fuses fewer trees, and stays certified."""
+    import ensemble.otreebagger._groups as groups
+    from ensemble.otreebagger._otreebagger import GroupSizeWarning
+
+    X, y = _data("plain", 3, n=400, d=7)
+    monkeypatch.setattr(groups, "_LAZY_ROUNDS", 0)  # every group solves with all its pairs at once
+    params = dict(n_estimators=3, group_size=3, random_state=0, projection="additive")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = OTreeBagger(**params).fit(X, y)
+    group = whole.groups_[0]
+    contacts = relabel.adjacency_edges(group.partition, contact="closure").edges.shape[0]
+    pairs = groups.move_edges(group.partition, group.trees, group.space, None).shape[0]
+    assert whole.groups_info_[0]["group_size"] == 3 and pairs > 0
+    with pytest.warns(GroupSizeWarning):
+        model = OTreeBagger(**params, relabel_params={"max_edges": contacts + pairs // 2}).fit(X, y)
+    assert model.groups_info_[0]["group_size"] < 3
+    assert model.is_consistent()
+
+
 @pytest.mark.parametrize("consistency", ["data", "pointwise"])
 def test_move_pairs_added_as_broken_reach_the_optimum_of_all_pairs_at_once(monkeypatch, consistency):
     """Check that the move pairs added round by round, only where the labelling breaks them, give each group

@@ -63,7 +63,8 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-regions", type=int, default=None,
                    help=f"largest fused partition per group {_applies('max_regions')}; default 1,000,000")
     p.add_argument("--max-edges", type=int, default=None,
-                   help=f"largest region adjacency graph per group {_applies('max_edges')}; default 5,000,000")
+                   help=f"largest region adjacency graph per group, contacts and move pairs {_applies('max_edges')}; "
+                        "default 1,000,000")
     p.add_argument("--on-budget", choices=["adapt", "raise"], default=None,
                    help=f"{_applies('on_budget')} a group past --max-regions/--max-edges is made smaller with "
                         "a warning (adapt, default) or stops the fit with an error naming a setting that "

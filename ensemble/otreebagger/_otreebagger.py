@@ -195,10 +195,12 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         ``max_regions`` : int, default=1_000_000
             Largest fused partition a group may build; the fusion stops before
             allocating a larger one (:class:`relabel.TooManyRegionsError`).
-        ``max_edges`` : int, default=5_000_000
-            Largest adjacency graph a group may build (about 0.4 KB of graph-cut memory
-            per edge with K = 5); the contact search stops before the solver
-            allocates a larger one.
+        ``max_edges`` : int, default=1_000_000
+            Largest adjacency graph a group may build, its contacts and the move
+            pairs it solves with together (about 0.4 KB of graph-cut memory per edge
+            with K = 5); the search stops before the solver allocates a larger one.
+            Past it a group costs far more than its trees while fusing them gains
+            little (docs/design.md section 5, "Size budgets").
         ``on_budget`` : {"adapt", "raise"}, default="adapt"
             What a group does when it passes ``max_regions`` or ``max_edges``:
             ``"adapt"`` fuses fewer trees (halving the group), then shallower trees

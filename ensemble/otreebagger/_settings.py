@@ -23,9 +23,14 @@ __all__ = ["DEPRECATED", "RELABEL_PARAMS", "SPACE_PARAMS", "resolve_settings"]
 # 1 KB per edge (10.3 M edges in 4D: 10.9 GB; 1.7 M edges in 2D: 2.2 GB); the
 # pseudoflow graph cut needs about 0.4 KB per edge (2.84 M edges in 4D: 1.14 GB
 # above the data), plus about 0.3 KB per region. These budgets keep one group well
-# under 6 GB, so two parallel jobs fit a 24 GB machine with room to spare.
+# under 6 GB, so two parallel jobs fit a 24 GB machine with room to spare. The edges' budget
+# is also the problem's size past which a group costs far more than its trees and fusing
+# pays nothing: 5,000 rows of 50 features, integer or on a 13-value lattice, fused about 4
+# million contacts and move pairs a group of 3 (16x to 49x TreeBagger's fit), where single
+# trees erred the same (benchmarks/otreebagger_cost.py --counts 5000, --levels 13); the
+# shared sets' groups hold at most 75,000.
 DEFAULT_MAX_REGIONS = 1_000_000
-DEFAULT_MAX_EDGES = 5_000_000
+DEFAULT_MAX_EDGES = 1_000_000
 
 
 #: The default of a deprecated parameter: never a value a user gives.
