@@ -290,6 +290,19 @@ MUTATIONS = [
              "    row_min[1] = low_ge if ge_allowed else np.inf\n",
              "    row_min[1] = low_ge\n",
              ("tests/test_ensemble_missing.py",)),
+    # The additive score's penalty, and the groups' budget.
+    Mutation("additive curves penalised on their coefficients, not their increments", "ensemble/spaces/_spaces.py",
+             "        blocks.append((1.0 if signs[j] == 0 else signs[j]) * _increments(basis))",
+             "        blocks.append(basis if signs[j] == 0 else signs[j] * _increments(basis))",
+             ("tests/test_ensemble_additive_space.py::test_additive_curves_do_not_swing_back_at_sparse_ends",)),
+    Mutation("move pairs outside the edges' budget", "ensemble/otreebagger/_groups.py",
+             "                                        max_pairs=max(job.max_edges - edges.shape[0], 0))",
+             "                                        max_pairs=None)",
+             ("tests/test_projected_data_resolution.py::test_a_group_whose_move_pairs_pass_the_edges_budget_fuses_fewer_trees",)),
+    Mutation("the later groups keep their size unless both pilots were made smaller", "ensemble/otreebagger/_groups.py",
+             "    size = min(group.info[\"group_size\"] for group in first)",
+             "    size = max(group.info[\"group_size\"] for group in first)",
+             ("tests/test_ensemble_otreebagger.py::test_groups_after_one_pilot_that_passed_a_budget_start_at_its_size",)),
 ]
 
 
