@@ -544,9 +544,12 @@ def test_oversized_partition_adapts_with_one_warning_or_names_a_measured_setting
     data = _write_csv(tmp_path / "d.csv", n=200)
     argv = ["fit", str(data), "-o", str(tmp_path / "m.skops"), "--n-estimators", "3", "--max-regions", "12"]
     assert main(argv) == 0
-    err = capsys.readouterr().err.strip()
+    captured = capsys.readouterr()
+    err = captured.err.strip()
     assert len(err.splitlines()) == 1 and "warning:" in err and "--max-regions=12" in err
     assert "--group-size 3 -> 1" in err
+    assert "fitted OTreeBagger (M=3) (groups of 1 kept) on 200 samples" in captured.out
+    assert main(argv[:-2]) == 0 and "fitted OTreeBagger (M=3) on 200 samples" in capsys.readouterr().out
     assert main(argv + ["--on-budget", "raise"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--max-regions=12" in err

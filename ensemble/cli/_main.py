@@ -250,9 +250,19 @@ def _cmd_fit(args) -> int:
         save_model_file(output, model, target=args.target, features=names, otreebagger=release)
     except OSError as exc:
         raise CLIError(f"cannot write the model to {output}: {exc.strerror or exc}") from exc
-    print(f"fitted {label} on {len(y)} samples; {_verdict(model)}{_monotone_summary(model, names)}; "
-          f"saved to {output}")
+    print(f"fitted {label}{_sizes_kept(model)} on {len(y)} samples; {_verdict(model)}"
+          f"{_monotone_summary(model, names)}; saved to {output}")
     return 0
+
+
+def _sizes_kept(model) -> str:
+    """``" (groups of 1 kept)"`` where a model's groups fused fewer trees than asked (its budgets), else ``""``."""
+    info = getattr(model, "groups_info_", None)
+    asked = getattr(model, "group_size", None)
+    if not info or not isinstance(asked, int):
+        return ""
+    kept = sorted({int(group["group_size"]) for group in info})
+    return "" if kept == [asked] else f" (groups of {' and '.join(map(str, kept))} kept)"
 
 
 def _monotone_summary(model, names: list) -> str:
