@@ -408,13 +408,12 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=N
 
 
 def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], resolution: NDArray[np.float64],
-                     then, jumps_of: NDArray[np.int64] | None = None, max_pairs: int | None = None,
-                     what: str = "with its move pairs") -> NDArray[np.intp]:
+                     then, jumps_of: NDArray[np.int64] | None = None, max_pairs: int | None = None) -> NDArray[np.intp]:
     """The r-neighbour pairs of :func:`adjacency_edges` (closure contact, no categorical feature) that pass ``then``.
 
     ``then(a, b)`` (arrays of region indices) is asked of each r-neighbour pair as it is found,
     and only the pairs that pass are sorted (:func:`relabel.move_pairs`): ``(a, b)``, ``a < b``.
-    Raises :class:`TooManyRegionsError` (naming the graph ``what``) once more than ``max_pairs`` pass.
+    Raises :class:`TooManyRegionsError` once more than ``max_pairs`` pass.
 
     Examples
     --------
@@ -428,7 +427,7 @@ def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], res
     s_res = np.asarray(resolution, dtype=np.float64)[split]
     inside = then if regions is None else (lambda a, b: then(regions[a], regions[b]))
     a, b, _ = _near_pairs(s_lo, s_hi, s_res, np.zeros(s_lo.shape[1], dtype=bool), max_pairs, wanted_pairs, s_labels,
-                          then=inside, kinds=False, what=what)
+                          then=inside, kinds=False, what="with its move pairs")
     if regions is not None:
         a, b = regions[a], regions[b]
     lo_node, hi_node, _ = _sorted_edges(a, b, np.zeros(a.shape[0], dtype=bool), None)

@@ -332,6 +332,8 @@ def test_a_group_whose_move_pairs_pass_the_edges_budget_fuses_fewer_trees(monkey
         model = OTreeBagger(**params, relabel_params={"max_edges": contacts + pairs // 2}).fit(X, y)
     assert model.groups_info_[0]["group_size"] < 3
     assert model.is_consistent()
+    with pytest.raises(relabel.TooManyRegionsError, match=r"contacts and its move pairs pass max_edges=\d+.*Measured"):
+        OTreeBagger(**params, relabel_params={"max_edges": contacts + pairs // 2, "on_budget": "raise"}).fit(X, y)
 
 
 @pytest.mark.parametrize("consistency", ["data", "pointwise"])

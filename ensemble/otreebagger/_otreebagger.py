@@ -206,7 +206,7 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
             ``"adapt"`` fuses fewer trees (halving the group), then shallower trees
             (halving their depth), until it fits, records it in ``groups_info_``
             (``"adapted"``) and warns once per fit (:class:`GroupSizeWarning`); when
-            the first two groups both fuse fewer trees, the later ones are formed at
+            one of the first two groups fuses fewer trees, the later ones are formed at
             that size from all their trees; ``"raise"`` raises :class:`relabel.TooManyRegionsError`.
     space_params : dict or None, default=None
         Settings of the group space besides ``projection``, ``n_components`` and
