@@ -67,6 +67,18 @@ def shared_splits(name: str, n_splits: int, data_dir: Path = DATA_DIR):
         yield split, X, y, train, test
 
 
+def synthetic_split(n_features: int, n_rows: int, seed: int = 0, levels: int = 0):
+    """(X, y, train, test) of :func:`make_ordinal_synthetic`: ``n_rows`` training rows and as many test rows.
+
+    With ``levels``, every feature on a lattice of that many evenly spaced values
+    (``floor(X * levels)``).
+    """
+    X, y = make_ordinal_synthetic(2 * n_rows, n_features, random_state=seed)
+    if levels:
+        X = np.floor(X * levels)
+    return X, y, np.arange(n_rows), np.arange(n_rows, 2 * n_rows)
+
+
 def make_ordinal_synthetic(n_samples: int, n_features: int, n_classes: int = 5, *, n_informative: int = 10,
                            noise: float = 0.3, random_state: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Ordinal data of any dimension: a noisy additive latent score cut at its quantiles.

@@ -15,6 +15,7 @@ Run::
     python benchmarks/forest_notions.py                      # 12 shared sets, 3 splits
     python benchmarks/forest_notions.py --datasets stock10 machine10 --splits 1
     python benchmarks/forest_notions.py --smoke              # seconds
+    python benchmarks/forest_notions.py --datasets none --synthetic 27x1000 --levels 5   # many features of few values
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 from sklearn.ensemble import RandomForestRegressor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import shared_names, shared_splits, smoke_shared  # noqa: E402
+from _common import shared_names, shared_splits, smoke_shared, synthetic_split  # noqa: E402
 
 from ensemble import ConsistentForestClassifier  # noqa: E402
 
@@ -62,19 +63,28 @@ def _one(X, y, train, test, smoke: bool) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="*", default=None, help="shared CSV names (default: all)")
+    parser.add_argument("--datasets", nargs="*", default=None, help="shared CSV names (default: all; 'none' for none)")
     parser.add_argument("--splits", type=int, default=3, help="hold-out partitions per shared data set")
+    parser.add_argument("--synthetic", nargs="*", default=[], help="DxN sizes of synthetic data, e.g. 27x1000 "
+                        "(N training rows, N test rows)")
+    parser.add_argument("--levels", type=int, default=0,
+                        help="synthetic features on this many integer values (0: continuous)")
     parser.add_argument("--smoke", action="store_true", help="two small shared sets, one split, 10 trees")
     args = parser.parse_args(argv)
-    names = args.datasets or shared_names()
+    names = [] if args.datasets == ["none"] else (args.datasets or shared_names())
     if args.smoke:
         names, args.splits = smoke_shared(["ESL", "tae"]), 1
     print("| data set | splits | MAE data | MAE pointwise | data - pointwise | fit s data | fit s pointwise "
           "| fit s RF | data / RF | certified | check / fit |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
-    for name in names:
-        runs = [_one(X, y, train, test, args.smoke) for _, X, y, train, test in shared_splits(name, args.splits)]
+    sets = [(name, [split[1:] for split in shared_splits(name, args.splits)]) for name in names]
+    for spec in args.synthetic:
+        d, n = (int(v) for v in spec.split("x"))
+        sets.append((f"synthetic {spec}" + (f" on {args.levels} values" if args.levels else ""),
+                     [synthetic_split(d, n, 0, args.levels)]))
+    for name, splits in sets:
+        runs = [_one(X, y, train, test, args.smoke) for X, y, train, test in splits]
         if not runs:
             continue
         mean = {k: float(np.mean([r[k] for r in runs])) for k in runs[0]}

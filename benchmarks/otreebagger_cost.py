@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import make_ordinal_synthetic, shared_names, shared_splits, smoke_shared  # noqa: E402
+from _common import shared_names, shared_splits, smoke_shared, synthetic_split  # noqa: E402
 
 from ensemble import OTreeBagger  # noqa: E402
 
@@ -82,10 +82,8 @@ def _sets(args):
     for spec in args.synthetic:
         d, n = (int(v) for v in spec.split("x"))
         for seed in range(args.seeds):
-            X, y = make_ordinal_synthetic(2 * n, d, random_state=seed)
-            if args.levels:  # a lattice: every feature on that many evenly spaced values
-                X = np.floor(X * args.levels)
-            yield f"synthetic {d}x{n}" + (f"/{seed}" if args.seeds > 1 else ""), X[:n], y[:n], X[n:], y[n:]
+            X, y, train, test = synthetic_split(d, n, seed, args.levels)
+            yield f"synthetic {d}x{n}" + (f"/{seed}" if args.seeds > 1 else ""), X[train], y[train], X[test], y[test]
     if args.counts:
         X, y = counts_shape(2 * args.counts)
         yield f"counts {args.counts}x50", X[: args.counts], y[: args.counts], X[args.counts:], y[args.counts:]

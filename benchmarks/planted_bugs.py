@@ -303,6 +303,11 @@ MUTATIONS = [
              "    size = min(group.info[\"group_size\"] for group in first)",
              "    size = max(group.info[\"group_size\"] for group in first)",
              ("tests/test_ensemble_otreebagger.py::test_groups_after_one_pilot_that_passed_a_budget_start_at_its_size",)),
+    Mutation("every steep feature on an axis of its own, past the components' places", "ensemble/otreebagger/_group_jobs.py",
+             "        limit = min(room, features.shape[0] - 1)\n",
+             "        limit = features.shape[0] - 1\n",
+             ("tests/test_consistency_data_resolution.py::"
+              "test_steep_features_take_at_most_the_components_places_the_steepest_first",)),
 ]
 
 

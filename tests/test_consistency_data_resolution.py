@@ -726,3 +726,24 @@ def test_a_verdict_finds_in_its_gaps_the_pairs_and_counts_all_pairs_find():
     key = lambda p, keep: sorted(zip(p.tree[keep], p.a[keep], p.b[keep], p.feature[keep], p.gap[keep],  # noqa: E731
                                      p.neighbours[keep]))
     assert key(full, inside) == key(part, np.ones(part.tree.shape[0], dtype=bool))
+
+
+
+def test_steep_features_take_at_most_the_components_places_the_steepest_first():
+    """More steep features than components: only the steepest keep their own axes, n_components - 1 of them,
+    and the others stay in the score. On ten integer features of five values, five of them steep, all five on
+    axes of their own fused groups past the budgets into single trees (test MAE 0.97 where TreeBagger errs
+    0.90; with two in the components' places, 0.61: ``python benchmarks/otreebagger_cost.py --datasets none
+    --synthetic 10x1000 --levels 5``)."""
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 5, size=(400, 8)).astype(float)
+    s = X @ np.r_[2.4, 2.0, 1.7, 1.4, 0.3, 0.3, 0.3, 0.3] + rng.normal(0, 1.0, 400)
+    y = np.searchsorted(np.quantile(s, [0.2, 0.4, 0.6, 0.8]), s)
+    params = dict(n_estimators=3, space_params={"score_model": "additive", "residual_axes": "pls"}, random_state=0)
+    for n_components, expected in ((3, [0, 1]), (2, [0]), (1, [])):
+        model = OTreeBagger(n_components=n_components, **params).fit(X, y)
+        assert model.consistency_notion_ == "data" and model.is_consistent()
+        assert sorted(model.groups_[0].space.kept.tolist()) == expected
+    # Without the limit, every steep feature: more than the components' places.
+    wide = OTreeBagger(n_components=6, **params).fit(X, y)
+    assert len(wide.groups_[0].space.kept) >= 3
