@@ -189,8 +189,9 @@ class GroupJobs:
         out of the score (docs/design.md section 13, "Projected spaces"; machine10, 3
         splits: test MAE 1.311 -> 1.073 at the data's resolution). At most ``room`` of
         them, the steepest: an axis of its own takes a component's place, and past the
-        components the fused groups outgrow their budgets (ten five-value features, five
-        steep: single trees, test MAE 0.97 against 0.61). Never every candidate: a space
+        components the fused groups outgrow their budgets (ten features of five values:
+        single trees, test MAE 0.958 against 0.585 with the limit; docs/benchmarks.md
+        section 2f). Never every candidate: a space
         keeps a score. The pilot reads every feature the score will (``scored``:
         constrained ones too), so that no curve steepens for a strong feature left out
         (housing10 under two constraints flagged three more features without them).
