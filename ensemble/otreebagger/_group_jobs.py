@@ -191,10 +191,10 @@ class GroupJobs:
         them, the steepest: an axis of its own takes a component's place, and past the
         components the fused groups outgrow their budgets (ten features of five values:
         single trees, test MAE 0.958 against 0.585 with the limit; docs/benchmarks.md
-        section 2f). Never every candidate: a space
-        keeps a score. The pilot reads every feature the score will (``scored``:
-        constrained ones too), so that no curve steepens for a strong feature left out
-        (housing10 under two constraints flagged three more features without them).
+        section 2f). Never every candidate: a space keeps a score. The pilot reads every
+        feature the score will (``scored``: constrained ones too), so that no curve
+        steepens for a strong feature left out (housing10 under two constraints flagged
+        three more features without them).
         """
         from ensemble.spaces._moves import gap_swing
         from ensemble.spaces._spaces import _additive_score
