@@ -319,7 +319,7 @@ def _hierarchy_of(lower, upper):
 
 
 def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, what, closed=None,
-                     hierarchy=_hierarchy_of, wanted_pairs=None, labels=None, sides=None):
+                     hierarchy=_hierarchy_of, wanted_pairs=None, labels=None, sides=None, budget="max_edges"):
     """Pairs ``(a, b)``, a < b, with ``rule(a, b)``, among the boxes b whose closures meet query box a.
 
     Candidates come from pushing every query box ``[q_lo, q_hi]`` down a guillotine
@@ -329,7 +329,8 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
     ``hierarchy``: the regions' guillotine hierarchy, when the caller built it; ``wanted_pairs(a, b)``:
     a mask of the candidates to test at all; ``labels``: as in :func:`_touching_pairs`. Boxes without a guillotine hierarchy fall
     back to a sweep on the axis with the fewest overlapping pairs. Stops with
-    :class:`TooManyRegionsError` once more than ``max_edges`` pairs are certain. ``sides``
+    :class:`TooManyRegionsError` once more than ``max_edges`` pairs are certain (the message
+    names the caller's parameter, ``budget``). ``sides``
     (:func:`_two_sides`): only the pairs across two sets of regions are wanted; the
     hierarchy holds the first set and the second set's boxes are pushed (the relation of a
     query box to a box is symmetric).
@@ -373,9 +374,9 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
         n_found += a.shape[0]
         if max_edges is not None and n_found > max_edges:
             raise TooManyRegionsError(
-                f"the partition's adjacency graph {what} has more than max_edges={max_edges} "
+                f"the partition's adjacency graph {what} has more than {budget}={max_edges} "
                 f"edges ({n_found} found, {n_regions} regions); fuse fewer or shallower trees "
-                "(in OTreeBagger: a smaller group_size or max_depth) or raise max_edges"
+                f"(in OTreeBagger: a smaller group_size or max_depth) or raise {budget}"
             )
     a = np.concatenate(found_a) if found_a else np.empty(0, np.intp)
     b = np.concatenate(found_b) if found_b else np.empty(0, np.intp)
@@ -384,7 +385,7 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
 
 def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=None, labels=None,
                 hierarchy=_hierarchy_of, then=None, kinds=True, sides=None,
-                what="at this resolution (use a smaller resolution)"):
+                what="at this resolution (use a smaller resolution)", budget="max_edges"):
     """r-neighbour pairs ``(a, b, is_face)`` with a < b (docs/design.md section 4c).
 
     Every box is dilated by r_f (a little more, so float rounding never loses a pair)
@@ -403,7 +404,7 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=N
 
     a, b = _candidate_pairs(lower, upper, lower - slack, upper + slack, categorical, max_edges, rule,
                             what, wanted_pairs=wanted_pairs,
-                            labels=labels, hierarchy=hierarchy, sides=sides)
+                            labels=labels, hierarchy=hierarchy, sides=sides, budget=budget)
     return a, b, _face_flags_at(lower, upper, a, b) if kinds else None
 
 
@@ -427,7 +428,7 @@ def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], res
     s_res = np.asarray(resolution, dtype=np.float64)[split]
     inside = then if regions is None else (lambda a, b: then(regions[a], regions[b]))
     a, b, _ = _near_pairs(s_lo, s_hi, s_res, np.zeros(s_lo.shape[1], dtype=bool), max_pairs, wanted_pairs, s_labels,
-                          then=inside, kinds=False, what="with its move pairs")
+                          then=inside, kinds=False, what="with its move pairs", budget="max_pairs")
     if regions is not None:
         a, b = regions[a], regions[b]
     lo_node, hi_node, _ = _sorted_edges(a, b, np.zeros(a.shape[0], dtype=bool), None)
