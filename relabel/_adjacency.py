@@ -338,6 +338,8 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
     n_regions, n_features = lower.shape
     closed = ~categorical if closed is None else closed & ~categorical
     members, askers = (np.arange(n_regions), np.arange(n_regions)) if sides is None else sides
+    asking = np.zeros(n_regions, dtype=bool)
+    asking[askers] = True
     if hierarchy is _hierarchy_of:
         hierarchy = _hierarchy_of(lower[members], upper[members])
     found_a, found_b, n_found = [], [], 0
@@ -360,8 +362,9 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
             a, b = queries[ia], members[jb]
         if sides is not None:  # each pair across the sides is found once, from its second side
             # A hierarchy of some regions routes more of space to a leaf than its box (and the sweep compares
-            # one axis): keep the boxes met.
+            # one axis): keep the boxes met. A pair of two askers (sides that overlap) is kept from its first.
             met = _boxes_meet(q_lo, q_hi, lower, upper, index_array(a), index_array(b), closed)
+            met &= ~(asking[b] & (b < a))
             a, b = np.minimum(a[met], b[met]), np.maximum(a[met], b[met])
         wanted = a < b
         if wanted_pairs is not None:
@@ -409,12 +412,15 @@ def _near_pairs(lower, upper, resolution, categorical, max_edges, wanted_pairs=N
 
 
 def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], resolution: NDArray[np.float64],
-                     then, jumps_of: NDArray[np.int64] | None = None, max_pairs: int | None = None) -> NDArray[np.intp]:
+                     then, jumps_of: NDArray[np.int64] | None = None, max_pairs: int | None = None,
+                     among: NDArray[np.bool_] | None = None) -> NDArray[np.intp]:
     """The r-neighbour pairs of :func:`adjacency_edges` (closure contact, no categorical feature) that pass ``then``.
 
     ``then(a, b)`` (arrays of region indices) is asked of each r-neighbour pair as it is found,
     and only the pairs that pass are sorted (:func:`relabel.move_pairs`): ``(a, b)``, ``a < b``.
-    Raises :class:`TooManyRegionsError` once more than ``max_pairs`` pass.
+    Raises :class:`TooManyRegionsError` once more than ``max_pairs`` pass. ``among`` (a mask of
+    the regions): only the pairs with a region in it, whose boxes alone are pushed down the
+    hierarchy of all (a pair of two such regions is found twice and kept once).
 
     Examples
     --------
@@ -427,8 +433,12 @@ def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], res
     split, regions, s_lo, s_hi, s_labels, wanted_pairs = _searched(lower, upper, jumps_of)
     s_res = np.asarray(resolution, dtype=np.float64)[split]
     inside = then if regions is None else (lambda a, b: then(regions[a], regions[b]))
+    sides = None
+    if among is not None:
+        asking = np.asarray(among, dtype=bool) if regions is None else np.asarray(among, dtype=bool)[regions]
+        sides = (np.arange(s_lo.shape[0]), np.flatnonzero(asking))
     a, b, _ = _near_pairs(s_lo, s_hi, s_res, np.zeros(s_lo.shape[1], dtype=bool), max_pairs, wanted_pairs, s_labels,
-                          then=inside, kinds=False, what="with its move pairs", budget="max_pairs")
+                          then=inside, kinds=False, what="with its move pairs", budget="max_pairs", sides=sides)
     if regions is not None:
         a, b = regions[a], regions[b]
     lo_node, hi_node, _ = _sorted_edges(a, b, np.zeros(a.shape[0], dtype=bool), None)

@@ -86,7 +86,8 @@ def _joined(lo, hi, clo, chi, a, b, step, spread, slack, grid, keep_out):
 
 def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: ArrayLike, slack: ArrayLike,
                bound_lower: ArrayLike, bound_upper: ArrayLike, *, jumps_of: ArrayLike | None = None,
-               grid: ArrayLike | None = None, max_pairs: int | None = None) -> NDArray[np.intp]:
+               grid: ArrayLike | None = None, max_pairs: int | None = None,
+               among: ArrayLike | None = None) -> NDArray[np.intp]:
     """Pairs of regions (half-open boxes) that some move of some row of ``step`` joins.
 
     Parameters
@@ -113,6 +114,10 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     max_pairs : int, optional
         A budget: :class:`relabel.TooManyRegionsError` once more pairs than this are
         found (the search stops there).
+    among : array-like of bool, shape (n_regions,), optional
+        Only the pairs with at least one region where ``among`` is True (a search
+        asked from those regions alone): after a relabelling, the pairs that can have
+        broken are those of the regions whose labels changed.
 
     Returns
     -------
@@ -148,6 +153,9 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     lo, hi = lo[keep], hi[keep]
     if labels.shape[0]:
         labels = np.ascontiguousarray(labels[keep])
+    askers = None if among is None else np.asarray(among, dtype=bool)[keep]
+    if askers is not None and not askers.any():
+        return np.empty((0, 2), np.intp)
     # Differences of bounds round too: an ulp of the largest finite bound per axis, generously.
     widened = float_array(np.where(slack > 0, slack + 8 * 2.0**-53 * largest_finite(clo, chi), slack))
     if step.shape[0] == 0 or keep.shape[0] == 0:
@@ -167,6 +175,7 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     # No aliases: the slack covers the snapping. A box clipped to a point on an axis (a
     # constant score: one class) is widened by a float, which keeps the search a superset.
     pairs = near_pairs_where(np.where(chi > clo, clo, np.nextafter(chi, -np.inf)), chi, moved.max(axis=0), joined,
-                             jumps_of=None if labels.shape[0] == 0 else labels, max_pairs=max_pairs)
+                             jumps_of=None if labels.shape[0] == 0 else labels, max_pairs=max_pairs,
+                             among=askers)
     # ``keep`` increases: the pairs stay distinct and sorted.
     return keep[pairs].astype(np.intp)

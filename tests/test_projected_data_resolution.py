@@ -314,6 +314,26 @@ def test_move_pairs_budget_stops_past_it_and_changes_nothing_within():
         move_pairs(*args, max_pairs=every.shape[0] - 1)
 
 
+def test_move_pairs_among_some_regions_are_those_of_the_full_search_that_touch_them():
+    """Check that ``among`` keeps exactly the pairs of the full search with a region in it, each once, with and
+    without labels (a pair of two such regions is found from both and must come back once)."""
+    rng = np.random.RandomState(3)
+    cuts = np.linspace(0, 10, 9)
+    cells = np.column_stack([g.ravel() for g in np.meshgrid(np.arange(8), np.arange(8), indexing="ij")])
+    lower = np.column_stack([cuts[cells[:, j]] for j in range(2)])
+    upper = np.column_stack([cuts[cells[:, j] + 1] for j in range(2)])
+    args = (lower, upper, [[2.0, 0.5], [0.0, 3.0]], [[0.0, 0.2], [0.0, 0.0]], [0.0, 0.0], [0.0, 0.0], [10.0, 10.0])
+    labels = rng.randint(0, 4, size=lower.shape[0])
+    for jumps_of in (None, labels):
+        every = move_pairs(*args, jumps_of=jumps_of)
+        assert every.shape[0] > 20
+        for share in (0.1, 0.5, 1.0):
+            among = rng.uniform(size=lower.shape[0]) < share
+            some = move_pairs(*args, jumps_of=jumps_of, among=among)
+            np.testing.assert_array_equal(some, every[among[every[:, 0]] | among[every[:, 1]]])
+        assert move_pairs(*args, jumps_of=jumps_of, among=np.zeros(lower.shape[0], bool)).shape == (0, 2)
+
+
 def test_a_group_whose_move_pairs_pass_the_edges_budget_fuses_fewer_trees(monkeypatch):
     """Check that a group solving with all its move pairs counts them with its contacts against ``max_edges``:
     with a budget above its contacts but below contacts and pairs, it fuses fewer trees, and stays certified."""
@@ -354,9 +374,8 @@ def test_move_pairs_added_as_broken_reach_the_optimum_of_all_pairs_at_once(monke
         return real(*args, **kwargs)
 
     monkeypatch.setattr(groups, "move_edges", counted)
-    for name, lazy_rounds, share in [("lazy", 8, np.inf), ("share", 8, 0.0), ("all", 0, np.inf)]:
+    for name, lazy_rounds in [("lazy", 8), ("all", 0)]:
         monkeypatch.setattr(groups, "_LAZY_ROUNDS", lazy_rounds)
-        monkeypatch.setattr(groups, "_LAZY_SHARE", share)
         calls.clear()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -372,7 +391,6 @@ def test_move_pairs_added_as_broken_reach_the_optimum_of_all_pairs_at_once(monke
     if consistency == "data":  # some group broke pairs after its first solve and was solved again
         assert rounds["lazy"] > len(objectives["lazy"])
     np.testing.assert_allclose(objectives["lazy"], objectives["all"], rtol=1e-12)
-    np.testing.assert_allclose(objectives["share"], objectives["all"], rtol=1e-12)
 
 
 def test_the_steep_pilot_reads_the_constrained_features_too():

@@ -246,10 +246,8 @@ def _draw_thresholds(trees: list, Z: NDArray[np.float64], weights: list, tree_se
 #: cut's integer scaling of unit weights stays exact.
 PRIOR_WEIGHT = 2.0**-9
 
-#: Rounds of adding the move pairs a labelling breaks before all of them are added at once,
-#: and the share of the contacts the first round's broken pairs may reach before that.
+#: Rounds of adding the move pairs a labelling breaks before all of them are added at once.
 _LAZY_ROUNDS = 8
-_LAZY_SHARE = 0.1
 
 
 def _leaf_prior(partition, counts: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -273,6 +271,18 @@ def _leaf_prior(partition, counts: NDArray[np.float64]) -> NDArray[np.float64]:
                                 for k in range(counts.shape[1])])
         prior[empty] += PRIOR_WEIGHT * leaf[keys[empty]]
     return prior
+
+
+def _move_pairs(partition, trees, space, job, reach, held, **search):
+    """:func:`move_edges` within what ``max_edges`` leaves beside ``held`` pairs, naming the group's budget."""
+    try:
+        return move_edges(partition, trees, space, job.categorical, reach=reach,
+                          max_pairs=max(job.max_edges - held, 0), **search)
+    except TooManyRegionsError as error:
+        raise TooManyRegionsError(
+            f"the partition's contacts and its move pairs pass max_edges={job.max_edges} ({held} held before this "
+            f"search, {partition.n_regions} regions); fuse fewer or shallower trees (a smaller group_size or "
+            "max_depth) or raise relabel_params['max_edges']") from error
 
 
 def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
@@ -323,30 +333,24 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
         # the others is optimal with all (docs/design.md section 13, Lemma 13.4).
         reach = "gap" if job.grid is not None else "float"
         moves, all_at_once = np.empty((0, 2), np.intp), True
-        for round_ in range(_LAZY_ROUNDS):
-            broken = move_edges(partition, trees, space, job.categorical, reach=reach,
-                                jumps_of=np.asarray(result.labels, dtype=np.int64))
+        labels, changed = np.asarray(result.labels, dtype=np.int64), None
+        for _ in range(_LAZY_ROUNDS):
+            # A pair broken now and not held was unbroken at the last search, so one of its labels has
+            # changed since: only the changed regions' pairs are searched after the first round.
+            broken = _move_pairs(partition, trees, space, job, reach, edges.shape[0] + moves.shape[0],
+                                 jumps_of=labels, among=changed)
             if broken.shape[0] == 0:
                 all_at_once = False
                 break
-            if round_ == 0 and broken.shape[0] > _LAZY_SHARE * edges.shape[0]:
-                # So many broken at once foretell many rounds (housing10, machine10: 5 to 7 solves
-                # where all pairs at once took one solve of twice the edges).
-                break
             moves = np.concatenate([moves, broken])  # none held yet: the labels broke them
             result, held = solve(base.with_moves(moves), result.labels)
-        if all_at_once:  # too many broken, or still breaking after these rounds: every pair at once
+            new = np.asarray(result.labels, dtype=np.int64)
+            labels, changed = new, new != labels
+        if all_at_once:  # still breaking after these rounds: every pair at once
             # The move pairs share the contacts' budget: the problem holds both (on 5,000 rows of
             # 50 features whose integer ones moved the score past 60 regions' widths: 4.5 million
             # pairs beside 172,000 contacts, a group 30 times a tree's cost; one tree as accurate).
-            try:
-                everything = move_edges(partition, trees, space, job.categorical, reach=reach,
-                                        max_pairs=max(job.max_edges - edges.shape[0], 0))
-            except TooManyRegionsError as error:
-                raise TooManyRegionsError(
-                    f"the partition's {edges.shape[0]} contacts and its move pairs pass max_edges={job.max_edges} "
-                    f"({partition.n_regions} regions); fuse fewer or shallower trees (a smaller group_size or "
-                    "max_depth) or raise relabel_params['max_edges']") from error
+            everything = _move_pairs(partition, trees, space, job, reach, edges.shape[0])
             result, held = solve(base.with_moves(everything), result.labels)
     return partition, np.asarray(result.labels, dtype=np.intp), held, counts, _solve_info(
         partition, held, base, result, times), monotone, None

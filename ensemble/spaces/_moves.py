@@ -268,7 +268,7 @@ def snap_reach(trees: list, n_axes: int) -> NDArray[np.float64]:
 
 def move_edges(partition, trees: list, space, categorical: NDArray[np.bool_] | None, *, reach: str = "gap",
                jumps_of: NDArray | None = None, snapped: bool = True,
-               max_pairs: int | None = None) -> NDArray[np.intp]:
+               max_pairs: int | None = None, among: NDArray[np.bool_] | None = None) -> NDArray[np.intp]:
     """The region pairs of a rank-mapped group's partition that a move inside one gap can join.
 
     Theorem 13.3 of docs/design.md: with these pairs among its edges, a labelling
@@ -276,7 +276,8 @@ def move_edges(partition, trees: list, space, categorical: NDArray[np.bool_] | N
     features, in floats (``reach="float"``: pointwise, one float step of one feature).
     ``jumps_of``: only the pairs whose labels are two or more apart (the certificate's
     question). ``snapped``: the partition's bounds were snapped by fusion. ``max_pairs``:
-    :class:`relabel.TooManyRegionsError` past that many pairs.
+    :class:`relabel.TooManyRegionsError` past that many pairs. ``among``: only the pairs with a
+    region where it is True (:func:`relabel.move_pairs`).
     """
     import relabel
 
@@ -288,4 +289,5 @@ def move_edges(partition, trees: list, space, categorical: NDArray[np.bool_] | N
     if moves.features.shape[0] == 0 or partition.n_regions == 0:
         return np.empty((0, 2), np.intp)
     return relabel.move_pairs(partition.lower, partition.upper, moves.step, moves.spread, slack,
-                              moves.lower, moves.upper, jumps_of=jumps_of, grid=moves.grid, max_pairs=max_pairs)
+                              moves.lower, moves.upper, jumps_of=jumps_of, grid=moves.grid, max_pairs=max_pairs,
+                              among=among)
