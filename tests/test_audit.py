@@ -332,3 +332,24 @@ def test_the_search_stops_at_its_first_witness_and_says_so():
         assert "the first witness found" in first.summary().splitlines()[0]
     with pytest.raises(ValueError, match="search"):
         audit(model, X, search="all")
+
+
+def test_audit_reads_a_certified_models_own_training_grid_whatever_rows_it_is_given():
+    """Check that rows other than the training rows do not redefine the data's resolution of a model that kept its
+    training values: two rows at x0 = 0.1 and 0.9 make one gap over the model's whole rise from class 0 to 3 (a
+    move the notion does not cover), and read as the grid they "refuted" a model ``is_consistent()`` proves. A
+    scikit-learn tree, which keeps no grid, is still audited on the rows' values."""
+    from ensemble import ConsistentGradientBoostingClassifier
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 2))
+    y = np.digitize(X[:, 0], [0.4, 0.5, 0.6])
+    model = ConsistentGradientBoostingClassifier(max_iter=30, random_state=0).fit(X, y)
+    assert model.consistency_notion_ == "data" and model.is_consistent()
+    far = np.array([[0.1, 0.5], [0.9, 0.5]])
+    for rows in (X, far):
+        report = audit(model, rows, random_state=0, time_limit=20)
+        assert (report.status, report.notion) == ("proved", "data")
+    tree = DecisionTreeClassifier(random_state=0).fit(X, y)
+    report = audit(tree, far, random_state=0, time_limit=20)
+    assert (report.status, report.notion, report.largest_jump) == ("refuted", "data", 3)

@@ -167,12 +167,18 @@ def _notion(resolution: Any, d: int) -> tuple[str, NDArray | None]:
 
 
 def _grid_values(reading, X: NDArray | None) -> list | None:
+    """The values whose gaps are the data's resolution: the training values the model kept, else X's.
+
+    A model that kept its training grid is audited on it whatever rows X holds: test rows
+    are a coarser grid, and a move between two of their values crosses training values, a
+    move the notion does not cover (a certified model was "refuted" at "data" that way).
+    """
+    if reading.grid is not None:
+        return list(reading.grid.values)
     if X is not None:
         from relabel import DataGrid
 
         return list(DataGrid.from_data(X, categorical=reading.categorical).values)
-    if reading.grid is not None:
-        return list(reading.grid.values)
     return None
 
 
@@ -273,9 +279,11 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         ``ConsistentGradientBoostingClassifier``,
         ``OTreeBagger`` or ``OrdinalTreeClassifier``.
     X : array-like of shape (n_samples, n_features), optional
-        Data (the training rows): their values define the data's resolution, and their
-        rows are probed first. Without it, the model's own kept grid (this library's
-        models) or random points of the trees' cells are used.
+        Rows probed first. For a model that does not keep its training values (scikit-learn,
+        LightGBM, XGBoost) their values define the data's resolution: pass the training
+        rows. This library's models keep theirs, which define it whatever rows X holds
+        (test rows would be a coarser grid, whose next-value moves cross training
+        values). Without X, random points of the trees' cells are probed.
     classes : sequence, optional
         Class order, lowest first: for a classifier, its ``classes_`` in their ordinal
         order (e.g. ``["poor", "fair", "good"]``); for a regressor, the increasing numbers

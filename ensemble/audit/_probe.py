@@ -61,8 +61,12 @@ def _finite(a: float, b: float) -> float:
 def _segments(x_f: float, v: NDArray | None, r: float | None) -> list:
     if r is not None and r > 0:
         return [(_finite(x_f, -r), _finite(x_f, r))]
-    if v is None or v.shape[0] == 0:
-        return [(x_f - 1.0, x_f + 1.0)]
+    if v is None:
+        # Near x only, wide enough to stay a segment at any magnitude (x +- 1 is x itself at 1e308).
+        width = max(1.0, abs(x_f) * 2.0**-40)
+        return [(_finite(x_f, -width), _finite(x_f, width))]
+    if v.shape[0] == 0:  # no value kept on the feature: the whole line is one gap
+        return [(-_LARGEST, _LARGEST)]
     i = int(np.searchsorted(v, x_f))
     span = max(1.0, min(_LARGEST, 2.0 * float(v[-1] * 0.5 - v[0] * 0.5)))
     out = []
