@@ -1129,6 +1129,28 @@ def test_audit_takes_categorical_columns_and_largest(tmp_path, capsys):
     assert err.splitlines() == [err] and "purple" in err
 
 
+def test_audit_reads_the_missing_cells_fit_and_predict_read(tmp_path, capsys):
+    """Check otreebagger audit proves a forest fitted on a CSV with empty and NA cells, as fit and predict take the
+    file (it stopped at the first missing cell, exit 2), and that a model the audit cannot read with missing
+    values (OTreeBagger) gets one line on stderr and exit 2."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 2)).round(3)
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1], [0.5, 1.0]) + 1
+    rows = [f"{'' if i % 11 == 0 else a},{'NA' if i % 13 == 0 else b},{c}" for i, (a, b, c) in enumerate(zip(*X.T, y))]
+    path = tmp_path / "gaps.csv"
+    path.write_text("a,b,y\n" + "\n".join(rows) + "\n")
+    for model, status in (("forest", 0), ("otreebagger", 2)):
+        saved = str(tmp_path / f"{model}.skops")
+        assert main(["fit", str(path), "--model", model, "--n-estimators", "12", "-o", saved]) == 0
+        capsys.readouterr()
+        assert main(["audit", saved, str(path), "--time-limit", "30"]) == status
+        out, err = capsys.readouterr()
+        if status == 0:
+            assert out.startswith("proved (data)"), out
+        else:
+            assert err.strip().splitlines() == [err.strip()] and "missing values" in err
+
+
 def test_a_models_warning_is_one_line_in_the_command_lines_words(tmp_path, capsys):
     """Check a library warning during fit prints once as 'otreebagger fit: warning: ...', without Python's
     'path:line: UserWarning:' form pointing into scikit-learn."""

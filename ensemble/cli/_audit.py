@@ -140,7 +140,8 @@ def run(args, error) -> int:
         raise error(f"{data}: {len(names)} feature columns but the model takes {model.n_features_in_}")
     cells = list(zip(*rows, strict=True))
     try:
-        X = np.column_stack([_parse_numeric_column(list(cells[header.index(n)]), n, lines, data, False)
+        # Missing cells read as fit and predict read them; the audit follows the trees' routing of them.
+        X = np.column_stack([_parse_numeric_column(list(cells[header.index(n)]), n, lines, data, True)
                              for n in names])
     except Exception as exc:
         raise error(f"{data}: {exc}") from exc
