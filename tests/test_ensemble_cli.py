@@ -1151,6 +1151,25 @@ def test_audit_reads_the_missing_cells_fit_and_predict_read(tmp_path, capsys):
             assert err.strip().splitlines() == [err.strip()] and "missing values" in err
 
 
+def test_fit_names_the_columns_its_verdict_leaves_out_and_categorical_none_keeps_them(tmp_path, capsys):
+    """Check that fit's "consistent" line names the 0/1 column the default reads as a category (its flips are
+    not covered), that --categorical none makes it continuous (and covered), and that the help says which
+    two-valued columns are categories (it said every one; a column of 1 and 2 is continuous)."""
+    rng = np.random.RandomState(0)
+    x0, flag = rng.uniform(size=300).round(3), rng.randint(0, 2, 300)
+    path = tmp_path / "flag.csv"
+    path.write_text("x0,flag,y\n" + "".join(f"{a},{b},{1 + (a > 0.5) + b}\n" for a, b in zip(x0, flag)))
+    for extra, categorical in (([], [1]), (["--categorical", "none"], [])):
+        saved = tmp_path / "m.skops"
+        assert main(["fit", str(path), "--model", "forest", "--n-estimators", "12", "-o", str(saved), *extra]) == 0
+        out = capsys.readouterr().out
+        assert ("(not across categories: flag)" in out) == bool(categorical), out
+        assert list(load_model_file(saved)["model"].categorical_features_) == categorical
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    assert "values 0 and 1" in " ".join(capsys.readouterr().out.split())
+
+
 def test_a_models_warning_is_one_line_in_the_command_lines_words(tmp_path, capsys):
     """Check a library warning during fit prints once as 'otreebagger fit: warning: ...', without Python's
     'path:line: UserWarning:' form pointing into scikit-learn."""

@@ -112,7 +112,10 @@ def _resolve_features(args: argparse.Namespace, names: list[str]) -> None:
         return column_index(token, names, option, args.data)
 
     spec = getattr(args, "categorical", None)
-    args.categorical_features = None if not spec else sorted({index(t, "--categorical") for t in spec.split(",")})
+    if spec is not None and spec.strip().lower() == "none":
+        args.categorical_features = []  # every numeric column continuous, 0/1 ones included
+    else:
+        args.categorical_features = None if not spec else sorted({index(t, "--categorical") for t in spec.split(",")})
     spec = getattr(args, "monotone", None)
     args.monotonic_cst = None
     if spec:
@@ -251,7 +254,7 @@ def _cmd_fit(args) -> int:
     except OSError as exc:
         raise CLIError(f"cannot write the model to {output}: {exc.strerror or exc}") from exc
     print(f"fitted {label}{_sizes_kept(model)} on {len(y)} samples; {_verdict(model)}"
-          f"{_monotone_summary(model, names)}; saved to {output}")
+          f"{_categories_summary(model, names)}{_monotone_summary(model, names)}; saved to {output}")
     return 0
 
 
@@ -263,6 +266,17 @@ def _sizes_kept(model) -> str:
         return ""
     kept = sorted({int(group["group_size"]) for group in info})
     return "" if kept == [asked] else f" (groups of {' and '.join(map(str, kept))} kept)"
+
+
+def _categories_summary(model, names: list) -> str:
+    """``" (not across categories: red, green)"``: the columns read as categories, whose changes the verdict
+    leaves out (a 0/1 column is one unless declared otherwise: a user reading "consistent" should see it)."""
+    found = getattr(model, "categorical_features_", None)
+    categorical = [] if found is None else [int(f) for f in found]
+    if not categorical:
+        return ""
+    shown = [str(names[f]) for f in categorical[:8]] + (["..."] if len(categorical) > 8 else [])
+    return f" (not across categories: {', '.join(shown)})"
 
 
 def _monotone_summary(model, names: list) -> str:

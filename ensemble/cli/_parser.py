@@ -111,9 +111,11 @@ def _data_options(p: argparse.ArgumentParser) -> None:
                         "ordered alphabetically, with a warning)")
     p.add_argument("--categorical", default=None, metavar="COLUMNS",
                    help="comma-separated categorical feature columns (names or 0-based indices; every "
-                        "model): moving between categories is not a small move. Default: as the "
-                        "estimators' categorical_features='auto', columns of text and columns of two "
-                        "values. A column of words is read as text categories; a column of numbers "
+                        "model): moving between categories is not a small move, and the verdict "
+                        "leaves them out. Default: as the estimators' categorical_features='auto', "
+                        "columns of text and numeric columns of the values 0 and 1 (one-hot, yes/no; "
+                        "other two-valued columns are continuous); 'none': every numeric column is "
+                        "continuous. A column of words is read as text categories; a column of numbers "
                         "with words in it, only when named here")
     p.add_argument("--monotone", default=None, metavar="NAME=+1,...",
                    help=f"monotone constraints, e.g. income=+1,debt=-1 {_applies('monotone')}")
