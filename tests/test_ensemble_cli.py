@@ -1170,6 +1170,16 @@ def test_fit_names_the_columns_its_verdict_leaves_out_and_categorical_none_keeps
     assert "values 0 and 1" in " ".join(capsys.readouterr().out.split())
 
 
+def test_fewer_trees_than_the_default_group_size_names_both_options(tmp_path, capsys):
+    """Check that --n-estimators 2 alone (below the default group of 3) is one line naming --n-estimators and the
+    default of --group-size the user never passed, exit 2."""
+    path = tmp_path / "d.csv"
+    path.write_text("a,y\n" + "".join(f"{i / 40},{1 + i // 14}\n" for i in range(40)))
+    assert main(["fit", str(path), "--n-estimators", "2", "-o", str(tmp_path / "m.skops")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and "--n-estimators=2" in err and "(3 by default)" in err, err
+
+
 def test_a_models_warning_is_one_line_in_the_command_lines_words(tmp_path, capsys):
     """Check a library warning during fit prints once as 'otreebagger fit: warning: ...', without Python's
     'path:line: UserWarning:' form pointing into scikit-learn."""

@@ -696,9 +696,8 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         self.space_params_ = resolve_settings(self, "space_params", SPACE_PARAMS)
         self._threshold_rule = self.thresholds if self.relabel else "midpoint"
         if self.relabel and self.group_size > self.n_estimators:
-            raise ValueError(
-                f"group_size={self.group_size} must not exceed n_estimators={self.n_estimators}"
-            )
+            raise ValueError(f"group_size={self.group_size} must not exceed n_estimators={self.n_estimators}: a group "
+                             "fuses group_size of the trees (3 by default); pass a smaller group_size or more trees")
         if not VOTES[self._vote].keeps_consistency and self.relabel:
             raise ValueError(
                 f"vote={self.vote!r} breaks the consistency that relabelling guarantees; "
