@@ -353,3 +353,21 @@ def test_audit_reads_a_certified_models_own_training_grid_whatever_rows_it_is_gi
     tree = DecisionTreeClassifier(random_state=0).fit(X, y)
     report = audit(tree, far, random_state=0, time_limit=20)
     assert (report.status, report.notion, report.largest_jump) == ("refuted", "data", 3)
+
+
+def test_audit_reads_the_training_values_otreebaggers_rank_maps_keep():
+    """Check that OTreeBagger in a rank-mapped space (six continuous features), whose groups split no feature's own
+    axis and so bracket no training value in its kept grid, is audited on the training values its rank maps hold:
+    the next-value moves of the rows are probed (none were, the grid read as empty), and rows far apart on x0
+    neither redefine the resolution nor refute the model."""
+    from ensemble import OTreeBagger
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 6)).round(2)
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + 0.1 * rng.normal(size=300), [0.5, 0.9, 1.2])
+    model = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
+    assert model.groups_[0].space.ranks is not None and model.consistency_notion_ == "data"
+    report = audit(model, X, random_state=0, time_limit=30)
+    assert (report.status, report.notion) == ("proved", "data") and report.next_value_moves > 0
+    far = np.array([[0.0, 0.5, 0.5, 0.5, 0.5, 0.5], [1.0, 0.5, 0.5, 0.5, 0.5, 0.5]])
+    assert audit(model, far, random_state=0, time_limit=30).status == "proved"

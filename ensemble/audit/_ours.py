@@ -43,7 +43,28 @@ def _common(model: Any) -> dict:
     cats = getattr(model, "categorical_features_", None)
     if cats is not None:
         categorical[np.asarray(cats, dtype=np.intp)] = True
-    return dict(n_features=d, categorical=categorical, grid=model.__dict__.get("_grid"), name=type(model).__name__)
+    return dict(n_features=d, categorical=categorical, grid=_kept_grid(model), name=type(model).__name__)
+
+
+def _kept_grid(model: Any):
+    """The training values the model kept, whose gaps are its data's resolution (None if it kept none).
+
+    A model keeps the values bracketing its thresholds on the features' axes; OTreeBagger's
+    groups in a rank-mapped space keep theirs in their rank maps (every training value of a
+    mapped feature), and split no feature's own axis, so those are added.
+    """
+    grid = model.__dict__.get("_grid")
+    if grid is None:
+        return None
+    values = list(grid.values)
+    for group in getattr(model, "groups_", None) or []:
+        ranks = getattr(getattr(group, "space", None), "ranks", None)
+        if ranks is None:
+            continue
+        for f, v in zip(ranks.features, ranks.values, strict=True):
+            if values[f] is not None:
+                values[f] = np.union1d(values[f], np.asarray(v, dtype=np.float64))
+    return type(grid)(tuple(values))
 
 
 def _cut_sum(model: Any, trees: list, values: list, offset: int) -> Reading:
