@@ -296,8 +296,8 @@ MUTATIONS = [
              "        blocks.append(basis if signs[j] == 0 else signs[j] * _increments(basis))",
              ("tests/test_ensemble_additive_space.py::test_additive_curves_do_not_swing_back_at_sparse_ends",)),
     Mutation("move pairs outside the edges' budget", "ensemble/otreebagger/_groups.py",
-             "                                        max_pairs=max(job.max_edges - edges.shape[0], 0))",
-             "                                        max_pairs=None)",
+             "                          max_pairs=max(job.max_edges - held, 0), **search)",
+             "                          max_pairs=None, **search)",
              ("tests/test_projected_data_resolution.py::test_a_group_whose_move_pairs_pass_the_edges_budget_fuses_fewer_trees",)),
     Mutation("the later groups keep their size unless both pilots were made smaller", "ensemble/otreebagger/_groups.py",
              "    size = min(group.info[\"group_size\"] for group in first)",
@@ -308,6 +308,20 @@ MUTATIONS = [
              "        limit = features.shape[0] - 1\n",
              ("tests/test_consistency_data_resolution.py::"
               "test_steep_features_take_at_most_the_components_places_the_steepest_first",)),
+    Mutation("the later move-pair rounds compare the new labels with themselves (no region asks)",
+             "ensemble/otreebagger/_groups.py",
+             "            labels, changed = new, new != labels\n",
+             "            labels, changed = new, new != new\n",
+             ("tests/test_projected_data_resolution.py::"
+              "test_later_rounds_asking_only_the_changed_regions_find_every_pair_the_solves_break",)),
+    Mutation("the audit reads the rows it is given as the grid of a model that kept its own", "ensemble/audit/__init__.py",
+             "    if reading.grid is not None:\n        return list(reading.grid.values)\n",
+             "    if reading.grid is not None and X is None:\n        return list(reading.grid.values)\n",
+             ("tests/test_audit.py::test_audit_reads_a_certified_models_own_training_grid_whatever_rows_it_is_given",)),
+    Mutation("the audit leaves out the training values of OTreeBagger's rank maps", "ensemble/audit/_ours.py",
+             "        if ranks is None:\n            continue\n",
+             "        if True:\n            continue\n",
+             ("tests/test_audit.py::test_audit_reads_the_training_values_otreebaggers_rank_maps_keep",)),
 ]
 
 

@@ -393,6 +393,38 @@ def test_move_pairs_added_as_broken_reach_the_optimum_of_all_pairs_at_once(monke
     np.testing.assert_allclose(objectives["lazy"], objectives["all"], rtol=1e-12)
 
 
+def test_later_rounds_asking_only_the_changed_regions_find_every_pair_the_solves_break(monkeypatch):
+    """Check the rounds after the first, which search only the pairs of regions whose labels changed: on integer
+    features (five values, where a solve with the first round's pairs breaks new ones) later searches find
+    pairs, and every group ends with the objective of all pairs at once and breaks none of them."""
+    import ensemble.otreebagger._groups as groups
+
+    rng = np.random.RandomState(3)
+    U = rng.uniform(size=(400, 7))
+    y = np.clip((U[:, :3].sum(axis=1) / 3 * 5 + 0.4 * rng.normal(size=400)).astype(int), 0, 4)
+    X = np.floor(U * 5)
+    real, found_later = groups.move_edges, []
+
+    def counted(*args, **kwargs):
+        out = real(*args, **kwargs)
+        if kwargs.get("among") is not None:
+            found_later.append(out.shape[0])
+        return out
+
+    monkeypatch.setattr(groups, "move_edges", counted)
+    objectives = {}
+    for name, lazy_rounds in [("lazy", 8), ("all", 0)]:
+        monkeypatch.setattr(groups, "_LAZY_ROUNDS", lazy_rounds)
+        model = OTreeBagger(n_estimators=6, random_state=0, projection="additive").fit(X, y)
+        objectives[name] = [g.info["objective"] for g in model.groups_]
+        for group in model.groups_:
+            every = real(group.partition, group.trees, group.space, None, reach="gap")
+            assert np.all(np.abs(np.diff(group.labels[every], axis=1)) <= 1)
+        if name == "lazy":
+            assert sum(n > 0 for n in found_later) >= 2, found_later
+    np.testing.assert_allclose(objectives["lazy"], objectives["all"], rtol=1e-12)
+
+
 def test_the_steep_pilot_reads_the_constrained_features_too():
     """Check that a constrained feature stays in the pilot that finds steep features: left out, the coarse copy
     of it (5 values) took its place in the pilot's curves and looked steep, and moved to an axis of its own."""
