@@ -153,7 +153,12 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
     lo, hi = lo[keep], hi[keep]
     if labels.shape[0]:
         labels = np.ascontiguousarray(labels[keep])
-    askers = None if among is None else np.asarray(among, dtype=bool)[keep]
+    askers = None
+    if among is not None:
+        askers = np.asarray(among, dtype=bool)
+        if askers.shape != (reached.shape[0],):
+            raise ValueError(f"among must hold one bool per region ({reached.shape[0]}); got shape {askers.shape}")
+        askers = askers[keep]
     if askers is not None and not askers.any():
         return np.empty((0, 2), np.intp)
     # Differences of bounds round too: an ulp of the largest finite bound per axis, generously.

@@ -332,6 +332,8 @@ def test_move_pairs_among_some_regions_are_those_of_the_full_search_that_touch_t
             some = move_pairs(*args, jumps_of=jumps_of, among=among)
             np.testing.assert_array_equal(some, every[among[every[:, 0]] | among[every[:, 1]]])
         assert move_pairs(*args, jumps_of=jumps_of, among=np.zeros(lower.shape[0], bool)).shape == (0, 2)
+    with pytest.raises(ValueError, match="among must hold one bool per region"):
+        move_pairs(*args, among=np.ones(lower.shape[0] - 1, bool))
 
 
 def test_a_group_whose_move_pairs_pass_the_edges_budget_fuses_fewer_trees(monkeypatch):
