@@ -254,7 +254,9 @@ class SumOfTrees:
         training rows where there are none); ``P(class >= k)`` grows with the sum, so a
         monotone model has cumulative probabilities monotone in its constrained features,
         and ``predict`` is the median of the distribution. Without (the forest without
-        constraints): the mean of the trees' leaf class distributions.
+        constraints): the mean of the trees' leaf class distributions as grown, while
+        ``predict`` cuts the capped sum: the two can disagree, and the predicted class
+        can even have probability 0 (two ESL training rows of class 7, predicted 6).
 
         Parameters
         ----------
