@@ -296,7 +296,7 @@ MUTATIONS = [
              "        blocks.append(basis if signs[j] == 0 else signs[j] * _increments(basis))",
              ("tests/test_ensemble_additive_space.py::test_additive_curves_do_not_swing_back_at_sparse_ends",)),
     Mutation("move pairs outside the edges' budget", "ensemble/otreebagger/_groups.py",
-             "                          max_pairs=max(job.max_edges - held, 0), **search)",
+             "                          max_pairs=max(job.max_edges - taken, 0), **search)",
              "                          max_pairs=None, **search)",
              ("tests/test_projected_data_resolution.py::test_a_group_whose_move_pairs_pass_the_edges_budget_fuses_fewer_trees",)),
     Mutation("the later groups keep their size unless both pilots were made smaller", "ensemble/otreebagger/_groups.py",

@@ -338,8 +338,9 @@ def _candidate_pairs(lower, upper, q_lo, q_hi, categorical, max_edges, rule, wha
     n_regions, n_features = lower.shape
     closed = ~categorical if closed is None else closed & ~categorical
     members, askers = (np.arange(n_regions), np.arange(n_regions)) if sides is None else sides
-    asking = np.zeros(n_regions, dtype=bool)
-    asking[askers] = True
+    if sides is not None:
+        asking = np.zeros(n_regions, dtype=bool)
+        asking[askers] = True
     if hierarchy is _hierarchy_of:
         hierarchy = _hierarchy_of(lower[members], upper[members])
     found_a, found_b, n_found = [], [], 0
@@ -435,8 +436,8 @@ def near_pairs_where(lower: NDArray[np.float64], upper: NDArray[np.float64], res
     inside = then if regions is None else (lambda a, b: then(regions[a], regions[b]))
     sides = None
     if among is not None:
-        asking = np.asarray(among, dtype=bool) if regions is None else np.asarray(among, dtype=bool)[regions]
-        sides = (np.arange(s_lo.shape[0]), np.flatnonzero(asking))
+        asking = np.asarray(among, dtype=bool)
+        sides = (np.arange(s_lo.shape[0]), np.flatnonzero(asking if regions is None else asking[regions]))
     a, b, _ = _near_pairs(s_lo, s_hi, s_res, np.zeros(s_lo.shape[1], dtype=bool), max_pairs, wanted_pairs, s_labels,
                           then=inside, kinds=False, what="with its move pairs", budget="max_pairs", sides=sides)
     if regions is not None:

@@ -159,8 +159,8 @@ def move_pairs(lower: ArrayLike, upper: ArrayLike, step: ArrayLike, spread: Arra
         if askers.shape != (reached.shape[0],):
             raise ValueError(f"among must hold one bool per region ({reached.shape[0]}); got shape {askers.shape}")
         askers = askers[keep]
-    if askers is not None and not askers.any():
-        return np.empty((0, 2), np.intp)
+        if not askers.any():
+            return np.empty((0, 2), np.intp)
     # Differences of bounds round too: an ulp of the largest finite bound per axis, generously.
     widened = float_array(np.where(slack > 0, slack + 8 * 2.0**-53 * largest_finite(clo, chi), slack))
     if step.shape[0] == 0 or keep.shape[0] == 0:

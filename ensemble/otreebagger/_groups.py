@@ -273,14 +273,15 @@ def _leaf_prior(partition, counts: NDArray[np.float64]) -> NDArray[np.float64]:
     return prior
 
 
-def _move_pairs(partition, trees, space, job, reach, held, **search):
-    """:func:`move_edges` within what ``max_edges`` leaves beside ``held`` pairs, naming the group's budget."""
+def _move_pairs(partition, trees, space, job, reach, taken, **search):
+    """:func:`move_edges` within what ``max_edges`` leaves beside the ``taken`` contacts and pairs, naming the
+    group's budget."""
     try:
         return move_edges(partition, trees, space, job.categorical, reach=reach,
-                          max_pairs=max(job.max_edges - held, 0), **search)
+                          max_pairs=max(job.max_edges - taken, 0), **search)
     except TooManyRegionsError as error:
         raise TooManyRegionsError(
-            f"the partition's contacts and its move pairs pass max_edges={job.max_edges} ({held} held before this "
+            f"the partition's contacts and its move pairs pass max_edges={job.max_edges} ({taken} held before this "
             f"search, {partition.n_regions} regions); fuse fewer or shallower trees (a smaller group_size or "
             "max_depth) or raise relabel_params['max_edges']") from error
 
