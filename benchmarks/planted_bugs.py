@@ -322,6 +322,16 @@ MUTATIONS = [
              "        if ranks is None:\n            continue\n",
              "        if True:\n            continue\n",
              ("tests/test_audit.py::test_audit_reads_the_training_values_otreebaggers_rank_maps_keep",)),
+    Mutation("bounds snap across a training value a few ulps away", "relabel/_fusion.py",
+             "        starts[1:] |= gap[1:] != gap[:-1]\n", "",
+             ("tests/test_relabel_slivers.py",)),
+    Mutation("OTreeBagger's groups snap their bounds across the data's values", "ensemble/otreebagger/_groups.py",
+             "                             grid=grid_in_space(space, job.grid))", ")",
+             ("tests/test_consistency_data_resolution.py",)),
+    Mutation("a loaded OTreeBagger group is fused again without the grid it was snapped in",
+             "ensemble/otreebagger/_voter_checks.py",
+             "group.geometry(grid_in_space(group.space, grid))", "group.geometry()",
+             ("tests/test_consistency_data_resolution.py",)),
 ]
 
 

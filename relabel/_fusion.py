@@ -24,13 +24,16 @@ _CODE_LIMIT = 1 << 62
 SNAP_ULPS = 4
 
 
-def snap_table(values: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def snap_table(values: ArrayLike, grid_values: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Sorted distinct finite values and the value each one snaps to.
 
     Parameters
     ----------
     values : array-like of float
         Bounds of one feature (infinite values are ignored).
+    grid_values : array-like of float, optional
+        The feature's sorted training values: bounds a < b chain only when no value v has
+        a <= v < b (they separate the same values). ``None``: every close chain snaps.
 
     Returns
     -------
@@ -49,6 +52,8 @@ def snap_table(values: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float
     smallest member, at or below the largest) all lie at or below the snapped
     threshold, the side the half-open convention ``lower < x <= upper`` gives to the
     collapsed sliver. O(u log u).
+    On a grid, bounds in different gaps stay apart however close: snapped, they merged the
+    regions of training values a few ulps apart (design section 4c).
 
     Examples
     --------
@@ -63,6 +68,10 @@ def snap_table(values: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float
         return distinct, distinct.copy()
     scale = np.maximum(np.abs(distinct[1:]), np.abs(distinct[:-1]))
     starts = np.concatenate(([True], np.diff(distinct) > SNAP_ULPS * np.spacing(scale)))
+    if grid_values is not None:
+        # A bound t lies in gap searchsorted(v, t, "right") (x <= t goes left): chains stay inside one gap.
+        gap = np.searchsorted(np.asarray(grid_values, dtype=np.float64), distinct, side="right")
+        starts[1:] |= gap[1:] != gap[:-1]
     if starts.all():
         return distinct, distinct.copy()
     first = np.flatnonzero(starts)
@@ -363,7 +372,8 @@ def _encode(stages: tuple, ranks: NDArray[np.int64]):
     return code, found
 
 
-def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None, snap: bool = True) -> FusedPartition:
+def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None, snap: bool = True, grid: Any = None
+         ) -> FusedPartition:
     """Intersect the leaves of M trees into one partition of the feature space.
 
     Parameters
@@ -382,6 +392,8 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None, snap: boo
         compute on float64 input, thin leaves included; certificates of models
         whose prediction does not go through :meth:`FusedPartition.locate`
         (a single unrelabelled tree, a forest's tree) must use it.
+    grid : relabel.DataGrid, optional
+        Bounds snap only inside one of its gaps (:func:`snap_table`); a feature without values snaps as without.
 
     Returns
     -------
@@ -410,9 +422,9 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None, snap: boo
     trees: output-sensitive, never the product of the leaf counts.
 
     Float slivers (docs/design.md section 4c): per feature, the finite bounds of all M trees
-    that are at most :data:`SNAP_ULPS` = 4 ulps of the larger magnitude apart,
-    chained over the sorted distinct values, become one value, the largest of the
-    chain (:func:`snap_table`). Since snapping is monotone, the snapped regions are the
+    that are at most :data:`SNAP_ULPS` = 4 ulps of the larger magnitude apart (and, with
+    ``grid``, in one of its gaps), chained over the sorted distinct values, become one
+    value, the largest of the chain (:func:`snap_table`). Since snapping is monotone, the snapped regions are the
     fused regions whose snapped box is not empty, with snapped bounds: no sliver region
     remains, and adjacency sees the contacts across the snapped threshold. Every
     vanished leaf tuple (the trees still produce it for the float points of the sliver)
@@ -452,7 +464,7 @@ def fuse(boxes_list: Sequence[Any], *, max_regions: int | None = None, snap: boo
     """
     trees = _read_trees(boxes_list, max_regions)
     lower, upper, key_positions, hierarchies = _intersect(trees, max_regions)
-    tables = _snap_tables(trees) if snap else None
+    tables = _snap_tables(trees, grid) if snap else None
     if tables is None:
         return _keyed_partition(trees, lower, upper, key_positions, None, hierarchies, tables)
     exact = (lower, upper, key_positions)
@@ -524,11 +536,14 @@ def _intersect(trees: list, max_regions: int | None):
     return lower, upper, key_positions, hierarchies
 
 
-def _snap_tables(trees: list) -> list | None:
-    """The :func:`snap_table` of every feature over all the trees' bounds; None when nothing snaps."""
+def _snap_tables(trees: list, grid: Any = None) -> list | None:
+    """The :func:`snap_table` of every feature over all the trees' bounds (in ``grid``); None when nothing snaps."""
     n_features = trees[0][1].shape[1]
+    if grid is not None and grid.n_features != n_features:
+        raise ValueError(f"grid has {grid.n_features} features, the trees {n_features}")
     tables = [
-        snap_table(np.concatenate([np.concatenate((lo[:, f], hi[:, f])) for _, lo, hi in trees]))
+        snap_table(np.concatenate([np.concatenate((lo[:, f], hi[:, f])) for _, lo, hi in trees]),
+                   None if grid is None else grid.values[f])
         for f in range(n_features)
     ]
     if all(np.array_equal(distinct, snapped) for distinct, snapped in tables):

@@ -299,3 +299,31 @@ def test_exact_regions_locate_where_predict_puts_their_points():
         point = np.where(np.isfinite(hi[i]), hi[i], np.where(np.isfinite(lo[i]), lo[i] + 1.0, rng.normal(size=2)))
         leaves = np.column_stack([leaf_of(box, point[None]) for box in boxes])
         assert partition.locate(leaves)[0] == partition.exact_region[i]
+
+
+def test_on_a_grid_bounds_snap_only_inside_one_gap():
+    """Check that a training value between two close bounds keeps them apart, and bounds of one gap still snap.
+
+    A bound t lies in the gap of the values v <= t < v' (x <= t goes left); bounds one ulp apart with a
+    training value at the upper one separate that value from the one below: snapped, they merged its
+    region with its neighbour's.
+    """
+    u = np.spacing(1.0)
+    bounds = [1.0, 1.0 + u, 1.0 + 2 * u, 1.0 + 3 * u]
+    assert fusion.snap_table(bounds)[1].tolist() == [1.0 + 3 * u] * 4
+    distinct, snapped = fusion.snap_table(bounds, grid_values=[0.5, 1.0 + u, 7.0])
+    assert distinct.tolist() == bounds
+    assert snapped.tolist() == [1.0, 1.0 + 3 * u, 1.0 + 3 * u, 1.0 + 3 * u]
+    # No value between them: one chain, as without a grid.
+    assert fusion.snap_table(bounds, grid_values=[0.5, 7.0])[1].tolist() == [1.0 + 3 * u] * 4
+
+    stumps = [split_boxes(1.0), split_boxes(1.0 + u)]
+    assert relabel.fuse(stumps).n_regions == 2
+    kept = relabel.fuse(stumps, grid=relabel.DataGrid((np.array([1.0, 1.0 + u, 1.0 + 2 * u]),)))
+    assert kept.n_regions == 3 and kept.n_aliases == 0
+    points = np.array([[1.0], [1.0 + u], [1.0 + 2 * u]])
+    assert kept.locate(np.column_stack([leaf_of(b, points) for b in stumps])).tolist() == [0, 1, 2]
+    # A feature without values (None) snaps as without a grid.
+    assert relabel.fuse(stumps, grid=relabel.DataGrid((None,))).n_regions == 2
+    with pytest.raises(ValueError, match="grid has 2 features"):
+        relabel.fuse(stumps, grid=relabel.DataGrid((None, None)))

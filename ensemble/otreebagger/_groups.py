@@ -100,11 +100,18 @@ class FittedGroup:
         self.__dict__.update(state)
         self.labels = np.asarray(self.labels, dtype=np.intp)
 
-    def geometry(self):
-        """The group's fused partition with its regions' boxes (fused again after loading a saved model)."""
+    def geometry(self, grid: relabel.DataGrid | None = None):
+        """The group's fused partition with its regions' boxes (fused again after loading a saved model).
+
+        ``grid``: the data's grid on the group's axes, which the fit snapped inside (a model saved
+        before it snapped so is fused without one when the grid gives other regions).
+        """
         if self.partition is None or self.partition.lower.shape[0] == self.partition.n_regions:
             return self.partition
-        partition = relabel.fuse([leaf_boxes(tree) for tree in self.trees])
+        boxes = [leaf_boxes(tree) for tree in self.trees]
+        partition = relabel.fuse(boxes, grid=grid)
+        if grid is not None and not np.array_equal(partition.keys, self.partition.keys):
+            partition = relabel.fuse(boxes)
         if not np.array_equal(partition.keys, self.partition.keys):
             raise RuntimeError("the trees of a loaded OTreeBagger group fuse into another partition")
         self.partition = partition
@@ -288,7 +295,10 @@ def _move_pairs(partition, trees, space, job, reach, taken, **search):
 
 def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
     """Fuse, count, find the contacts and solve; raises TooManyRegionsError past a budget."""
-    partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=job.max_regions)
+    # Bounds snap only inside one gap of the data: on features whose values are a few ulps apart,
+    # snapping across them would merge regions of different training values (relabel.snap_table).
+    partition = relabel.fuse([leaf_boxes(tree) for tree in trees], max_regions=job.max_regions,
+                             grid=grid_in_space(space, job.grid))
     user_weight = np.ones(Z.shape[0]) if sample_weight is None else sample_weight
     if job.relabel_counts == "train":
         count_weight = user_weight.copy()

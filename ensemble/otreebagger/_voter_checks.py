@@ -49,9 +49,10 @@ class VoterChecks:
 
     def _voter_geometry(self):
         """Every voter's partition (in its own space) and region labels, from the fitted trees."""
+        grid = self.__dict__.get("_grid") if self.__dict__.get("_consistency") == "data" else None
         for group in self.groups_:
             if group.partition is not None:
-                yield group, group.geometry(), group.labels
+                yield group, group.geometry(grid_in_space(group.space, grid)), group.labels
             else:
                 # A plain tree: its leaves are its partition, keyed by node id.
                 tree = group.trees[0]
