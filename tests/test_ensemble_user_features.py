@@ -182,3 +182,23 @@ def test_saved_otreebagger_is_small_and_certifies_after_loading():
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
     assert loaded.is_consistent() and loaded.is_consistent() == model.is_consistent()
     assert len(blob) <= 3 * len(pickle.dumps(forest))
+
+
+@pytest.mark.filterwarnings("ignore:.* predicts the single class .*:UserWarning")
+@pytest.mark.parametrize("name", sorted(ENSEMBLES))
+def test_weights_that_all_fall_short_of_one_row_warn(name):
+    """Check that weights summing to 1 warn, naming sample_weight: a weight is a multiplicity (1 = one row).
+
+    Boosting on such weights grows no tree (no leaf holds min_samples_leaf = 5 rows of weight); balanced
+    class weights (mean 1) and weights of one row or more say nothing.
+    """
+    X, y = _data()
+    with pytest.warns(UserWarning, match="sample_weight: every row weighs less than 1"):
+        model = ENSEMBLES[name]().fit(X, y, sample_weight=np.full(X.shape[0], 1.0 / X.shape[0]))
+    if name == "boosting":
+        assert model.n_iter_ == 0
+    for kw in ({"sample_weight": np.full(X.shape[0], 2.0)}, {"sample_weight": compute_sample_weight("balanced", y)}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            warnings.filterwarnings("ignore", message=".*predicts the single class")
+            ENSEMBLES[name]().fit(X, y, **kw)

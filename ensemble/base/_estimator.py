@@ -552,6 +552,8 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
             sample_weight = factors if sample_weight is None else sample_weight * factors
             if not np.any(sample_weight > 0):
                 raise ValueError("sample_weight times class_weight is zero for every row")
+        if sample_weight is not None:
+            _warn_fractional_rows(sample_weight)
         n_features = X.shape[1]
         names = getattr(self, "feature_names_in_", None)
         monotonic = None
@@ -659,3 +661,20 @@ class OrdinalEnsemble(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = self._supports_missing
         return tags
+
+
+def _warn_fractional_rows(sample_weight: NDArray[np.float64]) -> None:
+    """Warn when every row weighs less than one row: weights are multiplicities (docs/design.md section 8).
+
+    What the defaults count in rows (boosting's ``min_samples_leaf``, the relabelling's penalties, one row
+    of weight 1 each) then outweighs every row: weights summing to 1 grew no tree at all in boosting, and
+    OTreeBagger's relabelled groups kept three of nine classes at weights of 1e-4 (ESL).
+    """
+    largest = float(sample_weight.max())
+    if 0 < largest < 1:
+        warnings.warn(
+            f"sample_weight: every row weighs less than 1 (the largest weight is {largest:.3g}); weights are "
+            "multiplicities, 1 being one row, so what the defaults count in rows (min_samples_leaf, the "
+            "relabelling's penalties) outweighs every row and the model may be coarse: multiply the weights "
+            "by a constant, for example divide them by their mean",
+            UserWarning, stacklevel=4)
