@@ -332,6 +332,14 @@ MUTATIONS = [
              "ensemble/otreebagger/_voter_checks.py",
              "group.geometry(grid_in_space(group.space, grid))", "group.geometry()",
              ("tests/test_consistency_data_resolution.py",)),
+    Mutation("the audit reads a DataFrame's text columns as numbers", "ensemble/audit/__init__.py",
+             "        X = np.asarray(_text_encoded(model, X), dtype=np.float64)",
+             "        X = np.asarray(X, dtype=np.float64)",
+             ("tests/test_ensemble_cli.py::test_audit_reads_text_columns_as_fit_coded_them",)),
+    Mutation("otreebagger audit reads a model's text columns as numbers", "ensemble/cli/_audit.py",
+             "    text = set(getattr(getattr(model, \"_text\", None), \"columns\", {}))\n    try:",
+             "    text = set()\n    try:",
+             ("tests/test_ensemble_cli.py::test_audit_reads_text_columns_as_fit_coded_them",)),
 ]
 
 

@@ -1190,3 +1190,27 @@ def test_a_models_warning_is_one_line_in_the_command_lines_words(tmp_path, capsy
     lines = [line for line in err.splitlines() if line.strip()]
     assert lines and all(line.startswith("otreebagger fit: warning: ") for line in lines), err
     assert "UserWarning" not in err and "single class" in err and len(set(lines)) == len(lines)
+
+
+@pytest.mark.parametrize("model", ["forest", "otreebagger", "boosting"])
+def test_audit_reads_text_columns_as_fit_coded_them(tmp_path, capsys, model):
+    """Check otreebagger audit proves a model fitted on a CSV with a text column, from that same file (it refused
+    the column as not numeric, exit 2, and its advice --categorical did not help), and audit() takes the
+    DataFrame itself (it raised "could not convert string to float")."""
+    import pandas as pd
+
+    from ensemble import audit, load_model
+
+    rng = np.random.RandomState(0)
+    frame = pd.DataFrame({"inc": rng.uniform(size=200).round(2), "region": rng.choice(["n", "s", "e"], 200)})
+    y = np.clip((frame.inc * 4 + (frame.region == "s") * 1.5).astype(int), 0, 4) + 1
+    path = tmp_path / "text.csv"
+    frame.assign(y=y).to_csv(path, index=False)
+    saved = str(tmp_path / f"{model}.skops")
+    size = [] if model == "boosting" else ["--n-estimators", "9"]
+    assert main(["fit", str(path), "--model", model, *size, "-o", saved]) == 0
+    capsys.readouterr()
+    assert main(["audit", saved, str(path), "--time-limit", "30"]) == 0
+    assert capsys.readouterr().out.startswith("proved (data)")
+    fitted = load_model(saved)
+    assert audit(fitted, frame, time_limit=30).status == "proved"

@@ -222,7 +222,7 @@ def grow_tree(bins: Bins, gradient: NDArray[np.float64], hessian: NDArray[np.flo
     max_depth : int or None, default=None
         Largest depth (the root has depth 0).
     min_samples_leaf : int, default=20
-        Fewest rows in a leaf.
+        Fewest rows in a leaf, counted by their weights (a row of weight w counts w rows).
     l2_regularization : float, default=0.0
         Added to the hessian sum of every leaf value ``-G / (H + l2)``.
     monotonic_cst : ndarray of int64, optional

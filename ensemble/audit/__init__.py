@@ -283,7 +283,9 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         LightGBM, XGBoost) their values define the data's resolution: pass the training
         rows. This library's models keep theirs, which define it whatever rows X holds
         (test rows would be a coarser grid, whose next-value moves cross training
-        values). Without X, random points of the trees' cells are probed.
+        values). Without X, random points of the trees' cells are probed. A DataFrame
+        with the text columns one of this library's models was fitted on is coded as
+        the model codes them.
     classes : sequence, optional
         Class order, lowest first: for a classifier, its ``classes_`` in their ordinal
         order (e.g. ``["poor", "fair", "good"]``); for a regressor, the increasing numbers
@@ -361,7 +363,7 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
     d = reading.n_features
     names = _feature_names(model, X, d)
     if X is not None:
-        X = np.asarray(X, dtype=np.float64)
+        X = np.asarray(_text_encoded(model, X), dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != d:
             raise ValueError(f"X must have shape (n_samples, {d}); got {X.shape}")
     reading = _with_categories(reading, categorical_features, names)
@@ -538,6 +540,14 @@ def _status(best: int, bound: int, exact: bool, threshold: int) -> str:
     if best >= threshold:
         return "refuted"
     return "proved" if exact or bound < threshold else "unknown"
+
+
+def _text_encoded(model: Any, X: Any) -> Any:
+    """A DataFrame's text columns as the model of this library that was fitted on them codes them, else ``X``."""
+    encode = getattr(model, "_encode_text", None)
+    if encode is None or getattr(model, "_text", None) is None or not hasattr(X, "columns"):
+        return X
+    return encode(X, reset=False)
 
 
 def _feature_names(model: Any, X: Any, d: int) -> list:

@@ -180,7 +180,9 @@ class ConsistentGradientBoostingClassifier(SumOfTrees, OrdinalEnsemble):
     max_depth : int or None, default=None
         Depth limit of the trees.
     min_samples_leaf : int, default=5
-        Fewest training rows per leaf.
+        Fewest training rows per leaf, counted by their weights: ``sample_weight`` is a
+        multiplicity, so a row of weight w counts w rows (weights summing to 1 leave no
+        split; a warning says so).
     l2_regularization : float, default=0.0
         L2 penalty on the leaf values.
     max_bins : int, default=255
