@@ -421,6 +421,13 @@ def fit_proba_scale(values: ArrayLike, y: ArrayLike, cuts: ArrayLike, sample_wei
     w = np.ones(values.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if values.shape[0] == 0 or w.sum() <= 0:
         return 0.5 * unit
+    # Equal (value, class) rows as one row of their summed weight, in sorted order: integer weights and
+    # repeated rows then give the search the same numbers, whatever the rows' order (scikit-learn's check).
+    order = np.lexsort((y, values))
+    values, y, w = values[order], y[order], w[order]
+    first = np.concatenate(([True], (np.diff(values) != 0) | (np.diff(y) != 0)))
+    w = np.bincount(np.cumsum(first) - 1, weights=w)
+    values, y = values[first], y[first]
     truth = y[:, None] <= np.arange(cuts.shape[0])[None, :]
 
     def rps(scale: float) -> float:

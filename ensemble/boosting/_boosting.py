@@ -117,9 +117,12 @@ def _content_folds(X: NDArray, y: NDArray, k: int, seed: int) -> list:
     Folds follow the rows' content, not their positions or counts, so a row of
     weight 3 and three copies of it fall alike and the fit keeps the
     sample-weight equivalence of scikit-learn's checks. Within each class the
-    distinct rows are shuffled and dealt round-robin, as stratified k-fold.
+    distinct rows are shuffled and dealt round-robin, as stratified k-fold. The rows are
+    numbered on the ranks of their values, so the folds do not depend on the units (their
+    bytes, numbered before, did: ESL times 3 chose 147 trees instead of 135).
     """
-    keys = np.ascontiguousarray(np.column_stack((np.nan_to_num(X, nan=np.inf), y)))
+    ranks = [np.unique(np.nan_to_num(column, nan=np.inf), return_inverse=True)[1].ravel() for column in X.T]
+    keys = np.ascontiguousarray(np.column_stack((*ranks, y)).astype(np.int64))
     _, group = np.unique(keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel(),
                          return_inverse=True)
     group = group.ravel()
