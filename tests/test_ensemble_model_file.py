@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import ensemble
-from ensemble import ConsistentForestClassifier, ModelFileError, OTreeBagger, load_model, save_model
+from ensemble import ConsistentForestClassifier, ModelFileError, OTreeBagger, RankRules, load_model, save_model
 from ensemble.cli._main import main
 from trees import OrdinalTreeClassifier
 
@@ -31,7 +31,8 @@ def test_save_and_load_are_public_and_documented():
 
 @pytest.mark.parametrize("model", [OTreeBagger(n_estimators=6, random_state=0),
                                    ConsistentForestClassifier(n_estimators=10, random_state=0),
-                                   OrdinalTreeClassifier(max_depth=3)], ids=lambda m: type(m).__name__)
+                                   OrdinalTreeClassifier(max_depth=3), RankRules(n_rules=20, random_state=0)],
+                         ids=lambda m: type(m).__name__)
 def test_a_model_fitted_on_a_frame_keeps_its_feature_names(tmp_path, model):
     """Check that a model fitted on a DataFrame, saved and loaded, predicts on a DataFrame without
     scikit-learn's feature-name warning, exactly as before."""

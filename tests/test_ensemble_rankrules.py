@@ -587,3 +587,15 @@ def test_string_classes_follow_the_given_order():
         RankRules(n_rules=5, classes=["low", "mid", "high", "top"]).fit(X, names)
     with pytest.raises(ValueError, match="classes is missing label"):
         RankRules(n_rules=5, classes=["low", "mid"]).fit(X, names)
+
+
+def test_text_columns_get_an_error_naming_them():
+    """Check that a DataFrame's text and category columns are refused naming them (numpy's "could not convert
+    string to float" named neither), and that numeric, nullable-integer and boolean columns fit."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"a": np.arange(10.0), "b": list("xyxyxyxyxy"), "c": pd.Categorical(list("pqpqpqpqpq")),
+                          "d": pd.array([1, 2] * 5, dtype="Int64"), "e": [True, False] * 5})
+    with pytest.raises(ValueError, match="columns 'b', 'c' hold text or categories"):
+        RankRules(n_rules=3).fit(frame, [1, 2] * 5)
+    assert RankRules(n_rules=3).fit(frame[["a", "d", "e"]], [1, 2] * 5).n_features_in_ == 3

@@ -43,12 +43,13 @@ def trusted_types() -> tuple[str, ...]:
     from ensemble.spaces._rank_map import RangeClip, RankMap
     from ensemble.spaces._spaces import AdditiveScore, GroupSpace, KernelScore
     from ensemble.otreebagger._otreebagger import OTreeBagger
+    from ensemble.rankrules._rankrules import Condition, RankRules, Rule
     from relabel import DataGrid, FusedPartition
     from trees import OrdinalTree, OrdinalTreeClassifier
 
     classes = (OTreeBagger, FittedGroup, GroupSpace, AdditiveScore, KernelScore, RankMap, RangeClip, FusedPartition,
                ConsistentForestClassifier, _Voter, ConsistentGradientBoostingClassifier, _Tree,
-               _TextColumns, OrdinalTreeClassifier, OrdinalTree, DataGrid)
+               _TextColumns, OrdinalTreeClassifier, OrdinalTree, DataGrid, RankRules, Rule, Condition)
     names = tuple(f"{c.__module__}.{c.__qualname__}" for c in classes)
     # Files written before the sub-packages name the classes' former modules.
     former = tuple(f"{path}.{c.__qualname__}" for c in classes for path, now in FORMER_MODULES.items()

@@ -341,6 +341,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         True
         """
         categories = ordered_categories(y)
+        _refuse_text_columns(X)
         X, y = validate_rows(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
         check_classification_targets(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
@@ -637,3 +638,16 @@ def _rule_scores(X, lower, upper, responses):
         failures = np.add.reduceat((~holds).astype(np.int32), starts, axis=1)
         scores[start:start + block] = (failures == 0) @ responses
     return scores
+
+
+def _refuse_text_columns(X: ArrayLike) -> None:
+    """A clear error for a DataFrame's text or category columns, which RankRules' numeric conditions cannot read."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None:
+        return
+    text = [str(name) for name, dtype in zip(X.columns, dtypes, strict=True)
+            if getattr(dtype, "kind", "O") not in "biuf"]
+    if text:
+        raise ValueError(f"RankRules reads numeric features only; X's columns {', '.join(map(repr, text))} hold text "
+                         "or categories: code them as numbers first (OTreeBagger and the certified forest and boosting "
+                         "code text columns themselves)")
