@@ -536,6 +536,9 @@ def test_console_script_help_for_every_command():
         res = subprocess.run(cmd + sub + ["--help"], capture_output=True, text=True, timeout=60)
         assert res.returncode == 0
         assert "usage: otreebagger" in res.stdout
+    for module in ("ensemble", "ensemble.cli"):
+        res = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0 and "usage: otreebagger" in res.stdout
 
 
 def test_oversized_partition_adapts_with_one_warning_or_names_a_measured_setting(tmp_path, capsys):
@@ -1214,3 +1217,14 @@ def test_audit_reads_text_columns_as_fit_coded_them(tmp_path, capsys, model):
     assert capsys.readouterr().out.startswith("proved (data)")
     fitted = load_model(saved)
     assert audit(fitted, frame, time_limit=30).status == "proved"
+
+
+def test_a_target_of_fractions_names_the_column_and_the_way_to_read_them(tmp_path, capsys):
+    """Check that a target holding 1.5 gets one line naming the column, the value and --classes (it was
+    scikit-learn's "Unknown label type: continuous"), and that --classes reads such values as classes."""
+    path = tmp_path / "half.csv"
+    path.write_text("a,b,y\n1,2,1.5\n3,4,2\n5,6,1\n7,8,2\n2,1,1.5\n4,3,1\n")
+    assert main(["fit", str(path), "-o", str(tmp_path / "m.skops")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and "'y' holds 1.5" in err and "--classes" in err
+    assert main(["fit", str(path), "-o", str(tmp_path / "m.skops"), "--classes", "1,1.5,2", "--n-estimators", "3"]) == 0
