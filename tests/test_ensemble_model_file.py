@@ -7,6 +7,7 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 import ensemble
 from ensemble import ConsistentForestClassifier, ModelFileError, OTreeBagger, RankRules, load_model, save_model
@@ -102,6 +103,14 @@ def test_a_model_of_otreebagger_fit_loads_in_python(tmp_path, capsys):
     assert [int(r[0]) for r in list(csv.reader(open(tmp_path / "p.csv")))[1:]] == predicted.tolist()
 
 
+class _Foreign(ClassifierMixin, BaseEstimator):
+    """A fitted classifier of no trusted type: a model file may not hold it."""
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+
 def test_bad_files_and_models_give_clear_errors(tmp_path):
     """Check the errors of load_model (missing file, folder, not a model file, a pickle) and save_model
     (unfitted, or holding types a model file may not hold: nothing is written)."""
@@ -119,9 +128,9 @@ def test_bad_files_and_models_give_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="save_model needs a fitted model"):
         save_model(OTreeBagger(), tmp_path / "u.skops")
     X, y = _frame(40)
-    rules = ensemble.RankRules(n_rules=3, random_state=0).fit(X.to_numpy(), y)
-    with pytest.raises(ValueError, match="cannot save a RankRules: a model file may not hold"):
-        save_model(rules, tmp_path / "r.skops")
+    foreign = _Foreign().fit(X.to_numpy(), y)
+    with pytest.raises(ValueError, match="cannot save a _Foreign: a model file may not hold"):
+        save_model(foreign, tmp_path / "r.skops")
     assert not (tmp_path / "u.skops").exists() and not (tmp_path / "r.skops").exists()
 
 

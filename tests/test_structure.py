@@ -68,7 +68,7 @@ FLOORS = {
     "spaces": 2,
     "otreebagger": 3, "forest": 3, "boosting": 3, "rankrules": 3,
     "model_files": 4, "audit": 4,
-    "cli": 5,
+    "cli": 5, "__main__": 6,
 }
 
 
