@@ -667,8 +667,8 @@ def _warn_fractional_rows(sample_weight: NDArray[np.float64]) -> None:
     """Warn when every row weighs less than one row: weights are multiplicities (docs/design.md section 8).
 
     What the defaults count in rows (boosting's ``min_samples_leaf``, the relabelling's penalties, one row
-    of weight 1 each) then outweighs every row: weights summing to 1 grew no tree at all in boosting, and
-    OTreeBagger's relabelled groups kept three of nine classes at weights of 1e-4 (ESL).
+    of weight 1 each) then outweighs every row: on ESL, weights summing to 1 grew no tree at all in boosting,
+    and at weights of 1e-4 OTreeBagger (six trees) predicted three classes instead of seven.
     """
     largest = float(sample_weight.max())
     if 0 < largest < 1:

@@ -85,9 +85,10 @@ def _load(args: argparse.Namespace):
         raise CLIError(f"{args.data}: feature column {empty[0]!r} has no value (every cell is missing); "
                        "drop it or fill it")
     if order is None and y.dtype.kind == "f":
-        first = int(np.flatnonzero(y != np.round(y))[0])
+        fractions = np.flatnonzero((y != np.round(y)) | (np.abs(y) >= 2**62))  # integral ones were read as int64
+        first = int(fractions[0]) if fractions.size else 0
         raise CLIError(f"{args.data}: the target column {args.target!r} holds {_plain(y[first])!r} (data row "
-                       f"{first + 1}), not a whole number: a class is a whole number or a text; to read such "
+                       f"{first + 1}), not a whole number below 2**62: a class is such a number or a text; to read such "
                        "values as classes, give their order with --classes (for example --classes "
                        f"{','.join(str(_plain(v)) for v in np.unique(y)[:3])},...)")
     present = np.unique(y)
