@@ -340,6 +340,14 @@ MUTATIONS = [
              "    text = set(getattr(getattr(model, \"_text\", None), \"columns\", {}))\n    try:",
              "    text = set()\n    try:",
              ("tests/test_ensemble_cli.py::test_audit_reads_text_columns_as_fit_coded_them",)),
+    Mutation("boosting's folds number the rows by their bytes again (units decide the folds)",
+             "ensemble/boosting/_boosting.py",
+             "    keys = np.ascontiguousarray(np.column_stack((*ranks, y)).astype(np.int64))",
+             "    keys = np.ascontiguousarray(np.column_stack((np.nan_to_num(X, nan=np.inf), y)))",
+             ("tests/test_ensemble_boosting.py::test_default_cross_validation_does_not_depend_on_units",)),
+    Mutation("no warning for weights that all fall short of one row", "ensemble/base/_estimator.py",
+             "    if 0 < largest < 1:", "    if largest < 0:",
+             ("tests/test_ensemble_user_features.py::test_weights_that_all_fall_short_of_one_row_warn",)),
 ]
 
 
