@@ -752,7 +752,9 @@ def test_argument_errors_and_version_are_one_line(capsys):
 
     for argv, message in ((["fit"], "the following arguments are required: data, -o/--output"),
                           (["fit", "d.csv", "-o", "m", "--n-estimators", "z"], "invalid int value: 'z'"),
-                          (["nosuch"], "invalid choice: 'nosuch'")):
+                          (["nosuch"], "invalid choice: 'nosuch'"),
+                          # It named the estimators' random_state (scikit-learn's message) instead of the option.
+                          (["fit", "d.csv", "-o", "m", "--seed", "-1"], "argument --seed: expected an integer from 0")):
         with pytest.raises(SystemExit) as stop:
             main(argv)
         assert stop.value.code == 2

@@ -83,7 +83,7 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    help=f"{_applies('residual_axes')} beside the additive score: PLS directions of what it "
                         "leaves (pls) or the features a regression tree of that uses most (features); "
                         "default auto: the one that errs less on a held-out quarter")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=_seed, default=0,
                    help="random seed (every model); default 0, so that a command repeats its result")
     p.add_argument("--n-jobs", type=int, default=None,
                    help=f"parallel jobs (joblib): a count, or -1 for all processors {_applies('n_jobs')}; "
@@ -93,6 +93,17 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 def _delimiter_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--delimiter", default=",", type=_one_character, metavar="CHAR",
                    help="the field separator of the CSV files read (default: ,), e.g. ';' or tab as $'\\t'")
+
+
+def _seed(text: str) -> int:
+    """A seed for every model's ``random_state``: an integer from 0 to 2**32 - 1, named as the option."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 4294967295; got {text!r}")
+    return value
 
 
 def _one_character(text: str) -> str:
