@@ -16,7 +16,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from ensemble.cli._common import _one_line, column_index
+from ensemble.cli._common import _one_line, column_index, model_columns
 
 EXIT_STATUS = {"proved": 0, "refuted": 1, "unknown": 3}
 
@@ -111,10 +111,8 @@ def _booster_names(model) -> list | None:
 
 def run(args, error) -> int:
     """Run the audit subcommand; ``error`` is the command line's one-line error class."""
-    import numpy as np
-
     from ensemble.audit import audit
-    from ensemble.datasets._csv import _parse_numeric_column, _read_table, _text_column
+    from ensemble.datasets._csv import _read_table
 
     model, saved = _load(Path(args.model), error)
     data = Path(args.data)
@@ -139,20 +137,12 @@ def run(args, error) -> int:
     if len(names) != getattr(model, "n_features_in_", len(names)):
         raise error(f"{data}: {len(names)} feature columns but the model takes {model.n_features_in_}")
     cells = list(zip(*rows, strict=True))
-    # The columns the model codes as text categories are read as text (and coded by the model), as predict reads them.
-    text = set(getattr(getattr(model, "_text", None), "columns", {}))
     try:
-        # Missing cells read as fit and predict read them; the audit follows the trees' routing of them.
-        columns = [(_text_column if j in text else _parse_numeric_column)(list(cells[header.index(n)]), n, lines,
-                                                                           data, True) for j, n in enumerate(names)]
+        # Read as predict reads them: text columns as text, missing cells as fit and predict take them (the
+        # audit follows the trees' routing of them).
+        X = model_columns(model, cells, [header.index(n) for n in names], names, lines, data, True)
     except Exception as exc:
         raise error(f"{data}: {exc}") from exc
-    if text:
-        import pandas as pd
-
-        X = pd.DataFrame(dict(zip(model.feature_names_in_, columns, strict=True)), columns=model.feature_names_in_)
-    else:
-        X = np.column_stack(columns)
     resolution = args.resolution
     try:
         resolution = float(resolution)

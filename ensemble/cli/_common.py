@@ -347,3 +347,26 @@ def _check_input(path: str) -> None:
         raise CLIError(f"{path} is a folder, not a CSV file")
     if not file.is_file():
         raise CLIError(f"file not found: {path}")
+
+
+def model_columns(model, cells: list, columns: Sequence[int], names: Sequence[str], lines: list, path: Path,
+                  missing: bool) -> Any:
+    """The model's feature columns of a CSV table, as ``predict`` and ``audit`` read them.
+
+    ``cells[j]`` holds column j's cells, ``columns[i]`` is the table's column of the model's
+    feature i (named ``names[i]`` in messages). The features the model codes as text
+    categories are read as text and the rest as numbers (``missing``: empty cells are NaN);
+    with text, a DataFrame of the model's feature names, which the model codes as in ``fit``.
+    """
+    import numpy as np
+
+    from ensemble.datasets._csv import _parse_numeric_column, _text_column
+
+    text = set(getattr(getattr(model, "_text", None), "columns", {}))
+    read = [(_text_column if i in text else _parse_numeric_column)(list(cells[j]), name, lines, path, missing)
+            for i, (j, name) in enumerate(zip(columns, names, strict=True))]
+    if not text:
+        return np.column_stack(read)
+    import pandas as pd
+
+    return pd.DataFrame(dict(zip(model.feature_names_in_, read, strict=True)), columns=model.feature_names_in_)

@@ -25,7 +25,7 @@ from typing import Sequence
 # MODELS, ModelEntry and _build are named here too: the tests and the warm-up reach them through this module.
 from ensemble.cli._common import (EXIT_USAGE, MODELS, CLIError, ModelEntry, _build, _check_applicable,  # noqa: F401
                                   _check_input, _check_output, _fit, _one_line, _open_output, _options, _plain,
-                                  _scores, _table, _verdict, _warn, column_index)
+                                  _scores, _table, _verdict, _warn, column_index, model_columns)
 from ensemble.cli._demo import _cmd_demo
 from ensemble.cli._parser import build_parser
 
@@ -309,9 +309,7 @@ def _cmd_predict(args) -> int:
     output = _check_output(args.output, "predictions")
     _check_input(args.data)
     saved, model = _load_model(args.model, args.unsafe_pickle)
-    import numpy as np
-
-    from ensemble.datasets._csv import _parse_numeric_column, _read_table, _text_column
+    from ensemble.datasets._csv import _read_table
 
     with _CSVErrors(args.data):
         header, rows, lines = _read_table(Path(args.data), args.delimiter)
@@ -330,19 +328,9 @@ def _cmd_predict(args) -> int:
         print(f"otreebagger predict: note: ignoring the columns the model does not use: "
               f"{', '.join(map(repr, ignored))}", file=sys.stderr)
     cells = list(zip(*rows, strict=True))
-    # The columns the model encodes as text categories are read as text, the others as numbers.
-    text = set(getattr(getattr(model, "_text", None), "columns", {}))
-    columns = []
     with _CSVErrors(args.data):
-        for out, j in enumerate(used):
-            read = _text_column if out in text else _parse_numeric_column
-            columns.append(read(list(cells[j]), header[j], lines, Path(args.data), _accepts_missing(model)))
-    if text:
-        import pandas as pd
-
-        X = pd.DataFrame(dict(zip(model.feature_names_in_, columns, strict=True)), columns=model.feature_names_in_)
-    else:
-        X = np.column_stack(columns)
+        X = model_columns(model, cells, used, [header[j] for j in used], lines, Path(args.data),
+                          _accepts_missing(model))
     try:
         with warnings.catch_warnings():
             # The columns were matched by name above; the array itself carries none.
