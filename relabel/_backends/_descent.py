@@ -289,23 +289,26 @@ def descend(problem, scaled, start: NDArray[np.intp] | None = None) -> tuple[NDA
     c1, c2 = int(scaled.C1), int(scaled.C2)
     x = start_labels(costs, edges, monotone, start)
     cuts = 0
-    while cuts < MAX_CUTS - 1:
-        # Down by the largest set that loses nothing (the least change, possibly none); else up by the
-        # smallest set that gains. Neither: x is optimal (no set gains either way: the L-natural optimality
-        # criterion), and the smallest optimum (lowering its regions above the smallest optimum would lose
-        # nothing). Each move gains, or keeps the objective and lowers the sum of the labels: the loop ends.
+    # Down by the largest set that loses nothing (the least change, possibly none), until no
+    # non-empty set loses nothing: then x lies below every minimiser (docs/design.md, Theorem 4.4c).
+    # Each such move keeps g or lowers it, and lowers the sum of the labels: the phase ends.
+    while True:
         down = _best_move(costs, x, -1, True, edges, kinds, c1, c2, monotone)
         cuts += 1
-        if down is None:
+        if down is None or cuts >= MAX_CUTS:
             return None
-        if down[1] <= 0 and down[0].any():
-            x = x - down[0]
-            continue
+        if not (down[1] <= 0 and down[0].any()):
+            break
+        x = x - down[0]
+    # Then up by the smallest set that gains, which stays below the smallest minimiser, until none
+    # gains: x is then the smallest minimiser, and no downward cut needs asking again (4.4c).
+    while True:
         up = _best_move(costs, x, 1, False, edges, kinds, c1, c2, monotone)
         cuts += 1
         if up is None:
             return None
         if up[1] >= 0:
             return x.astype(np.intp), cuts
+        if cuts >= MAX_CUTS:
+            return None
         x = x + up[0]
-    return None
