@@ -22,7 +22,7 @@ from ensemble.certificates._certificates import tree_nodes
 from ensemble.base._kernels import node_gaps
 from trees import leaf_boxes
 from ensemble.spaces._rank_map import RankMap
-from ensemble.spaces._moves import move_edges
+from ensemble.spaces._moves import move_search
 from ensemble.otreebagger._slabs import relabel_slabs, slab_labels, slab_tops
 
 # The score spaces are named here too: model files written before they moved to
@@ -280,12 +280,11 @@ def _leaf_prior(partition, counts: NDArray[np.float64]) -> NDArray[np.float64]:
     return prior
 
 
-def _move_pairs(partition, trees, space, job, reach, taken, **search):
-    """:func:`move_edges` within what ``max_edges`` leaves beside the ``taken`` contacts and pairs, naming the
-    group's budget."""
+def _move_pairs(search, partition, job, taken, **options):
+    """``search`` (:func:`move_search`) within what ``max_edges`` leaves beside the ``taken`` contacts and pairs,
+    naming the group's budget."""
     try:
-        return move_edges(partition, trees, space, job.categorical, reach=reach,
-                          max_pairs=max(job.max_edges - taken, 0), **search)
+        return search(partition, max_pairs=max(job.max_edges - taken, 0), **options)
     except TooManyRegionsError as error:
         raise TooManyRegionsError(
             f"the partition's contacts and its move pairs pass max_edges={job.max_edges} ({taken} held before this "
@@ -342,13 +341,13 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
         # held to labels one apart without the empty regions' penalties, and added as the
         # labelling breaks them: a labelling optimal with some of them that breaks none of
         # the others is optimal with all (docs/design.md section 13, Lemma 13.4).
-        reach = "gap" if job.grid is not None else "float"
+        search = move_search(trees, space, job.categorical, reach="gap" if job.grid is not None else "float")
         moves, all_at_once = np.empty((0, 2), np.intp), True
         labels, changed = np.asarray(result.labels, dtype=np.int64), None
         for _ in range(_LAZY_ROUNDS):
             # A pair broken now and not held was unbroken at the last search, so one of its labels has
             # changed since: only the changed regions' pairs are searched after the first round.
-            broken = _move_pairs(partition, trees, space, job, reach, edges.shape[0] + moves.shape[0],
+            broken = _move_pairs(search, partition, job, edges.shape[0] + moves.shape[0],
                                  jumps_of=labels, among=changed)
             if broken.shape[0] == 0:
                 all_at_once = False
@@ -361,7 +360,7 @@ def _relabel_group(Z, y, n_classes, trees, weights, space, job, sample_weight):
             # The move pairs share the contacts' budget: the problem holds both (on 5,000 rows of
             # 50 features whose integer ones moved the score past 60 regions' widths: 4.5 million
             # pairs beside 172,000 contacts, a group 30 times a tree's cost; one tree as accurate).
-            everything = _move_pairs(partition, trees, space, job, reach, edges.shape[0])
+            everything = _move_pairs(search, partition, job, edges.shape[0])
             result, held = solve(base.with_moves(everything), result.labels)
     return partition, np.asarray(result.labels, dtype=np.intp), held, counts, _solve_info(
         partition, held, base, result, times), monotone, None

@@ -11,6 +11,7 @@ bound computed from the fitted space (docs/design.md section 13, "Projected spac
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,7 @@ from numpy.typing import NDArray
 
 from ensemble.spaces._rank_map import EPS, RankMap
 
-__all__ = ["SpaceMoves", "affine_bounds", "gap_swing", "move_edges", "space_moves", "with_ranks"]
+__all__ = ["SpaceMoves", "affine_bounds", "gap_swing", "move_edges", "move_search", "space_moves", "with_ranks"]
 
 
 def gap_swing(score, i: int, top: float) -> float:
@@ -266,6 +267,32 @@ def snap_reach(trees: list, n_axes: int) -> NDArray[np.float64]:
     return out
 
 
+def move_search(trees: list, space, categorical: NDArray[np.bool_] | None, *, reach: str = "gap",
+                snapped: bool = True) -> Callable[..., NDArray[np.intp]]:
+    """:func:`move_edges` of one group, its moves and slack computed once: ``search(partition, **options)``.
+
+    A relabelling that asks for the broken pairs round by round asks the same group's moves
+    each time (on winequality-red's groups the moves and the snapping's reach were a quarter of
+    the search). ``options``: those of :func:`move_edges` after ``snapped``.
+    """
+    import relabel
+
+    moves = space_moves(space, space.ranks, categorical, reach)
+    slack = moves.slack.copy()
+    if snapped:
+        slack += 2.0 * snap_reach(trees, moves.slack.shape[0])
+
+    def search(partition, *, jumps_of: NDArray | None = None, max_pairs: int | None = None,
+               among: NDArray[np.bool_] | None = None) -> NDArray[np.intp]:
+        if moves.features.shape[0] == 0 or partition.n_regions == 0:
+            return np.empty((0, 2), np.intp)
+        return relabel.move_pairs(partition.lower, partition.upper, moves.step, moves.spread, slack,
+                                  moves.lower, moves.upper, jumps_of=jumps_of, grid=moves.grid,
+                                  max_pairs=max_pairs, among=among)
+
+    return search
+
+
 def move_edges(partition, trees: list, space, categorical: NDArray[np.bool_] | None, *, reach: str = "gap",
                jumps_of: NDArray | None = None, snapped: bool = True,
                max_pairs: int | None = None, among: NDArray[np.bool_] | None = None) -> NDArray[np.intp]:
@@ -279,15 +306,5 @@ def move_edges(partition, trees: list, space, categorical: NDArray[np.bool_] | N
     :class:`relabel.TooManyRegionsError` past that many pairs. ``among``: only the pairs with a
     region where it is True (:func:`relabel.move_pairs`).
     """
-    import relabel
-
-    moves = space_moves(space, space.ranks, categorical, reach)
-    n_axes = moves.slack.shape[0]
-    slack = moves.slack.copy()
-    if snapped:
-        slack += 2.0 * snap_reach(trees, n_axes)
-    if moves.features.shape[0] == 0 or partition.n_regions == 0:
-        return np.empty((0, 2), np.intp)
-    return relabel.move_pairs(partition.lower, partition.upper, moves.step, moves.spread, slack,
-                              moves.lower, moves.upper, jumps_of=jumps_of, grid=moves.grid, max_pairs=max_pairs,
-                              among=among)
+    return move_search(trees, space, categorical, reach=reach, snapped=snapped)(
+        partition, jumps_of=jumps_of, max_pairs=max_pairs, among=among)
