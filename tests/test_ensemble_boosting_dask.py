@@ -86,6 +86,31 @@ def test_dask_errors_name_the_problem(client):
         ConsistentGradientBoostingClassifier().fit(da.from_array(bad, chunks=(100, 4)), yd)
 
 
+@pytest.mark.parametrize("weights, message", [
+    (np.r_[-1.0, np.ones(199)], "non-negative"), (np.r_[np.nan, np.ones(199)], "finite"),
+    (np.zeros(200), "at least one non-zero"), (np.ones(150), "150 entries but there are 200")])
+def test_dask_weights_get_the_in_memory_fits_errors(client, weights, message):
+    """Check that the Dask fit refuses the weights the numpy fit refuses, with its message (it fitted with
+    negative or NaN weights, and failed inside Dask on the others)."""
+    X, y = _data(200)
+    for Xf, yf, wf in ((X, y, weights), (da.from_array(X, chunks=(100, 4)), da.from_array(y, chunks=100),
+                                         da.from_array(weights, chunks=100))):
+        with pytest.raises(ValueError, match=f"^sample_weight.*{message}"):
+            ConsistentGradientBoostingClassifier(max_iter=5).fit(Xf, yf, sample_weight=wf)
+
+
+def test_dask_fractional_weights_warn_as_in_memory(client):
+    """Check the warnings of weights that all fall short of one row, and of a model of one class, on Dask."""
+    X, y = _data(400)
+    with pytest.warns(UserWarning) as record:
+        ConsistentGradientBoostingClassifier(max_iter=5).fit(
+            da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=200),
+            sample_weight=da.from_array(np.full(400, 1 / 400), chunks=200))
+    messages = [str(w.message) for w in record]
+    assert any(m.startswith("sample_weight: every row weighs less than 1") for m in messages), messages
+    assert any("predicts the single class" in m for m in messages), messages
+
+
 def test_dask_early_stopping_on_the_workers_hold_out(client):
     """Check hold-out early stopping on rows each worker holds out: certified, stops before max_iter,
     learned cut points kept the bound apart, lazy predictions equal to numpy ones."""

@@ -11,17 +11,19 @@ order: with the same bins, the trees are the single-machine trees, bit for bit.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from numpy.typing import NDArray
 
 import relabel
-from ensemble.base._estimator import categorical_mask, feature_resolution, monotonic_array, _TextColumns
+from ensemble.base._estimator import _TextColumns, _warn_fractional_rows, categorical_mask, feature_resolution, monotonic_array
 from ensemble.boosting._steps import _UNIT, _Budget, _add_leaf_values, _next_tree
 from ensemble.boosting._loss import LOSSES, _NO_OUTPUT, _all_threshold_gradient, _loss_kernel, gradient_quanta, quantize
 from ensemble.certificates._thresholds import ThresholdBook
 from trees._hist import Bins, HistTree, _bin_edges, _build_histogram, _find_split, _gap_room, _leaf_value
 from trees._hist import _may_split, _partition, closed_cuts
-from trees.utils import resolve_monotonic_cst
+from trees.utils import check_sample_weight, resolve_monotonic_cst
 
 __all__ = ["fit_dask", "predict_dask"]
 
@@ -36,8 +38,11 @@ def _summary(X: NDArray, w: NDArray, y: NDArray) -> dict:
     if np.isinf(X).any():
         raise ValueError("Input X contains infinity: ConsistentGradientBoostingClassifier takes finite values "
                          "or NaN for missing ones")
+    # The weights' own checks, with the messages of an in-memory fit (the total is checked by the client).
+    w = check_sample_weight(w, w.shape[0], allow_all_zero=True)
     positive = X[w > 0]
     out = {"classes": np.unique(y), "values": [], "counts": [], "sketched": False,
+           "weight_sum": float(w.sum()), "weight_max": float(w.max(initial=0.0)),
            "nan": np.isnan(positive).any(axis=0),
            "zero_one": [(bool(np.any(c == 0)), bool(np.any(c == 1)),
                          bool(np.all((c == 0) | (c == 1) | np.isnan(c)))) for c in X.T]}
@@ -314,8 +319,13 @@ def _as_arrays(X, y, sample_weight):
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"y has {y.shape[0]} rows and X {X.shape[0]}")
     y = y.rechunk((chunks,))
-    w = (da.ones(X.shape[0], chunks=(chunks,)) if sample_weight is None
-         else da.asarray(sample_weight).astype(np.float64).rechunk((chunks,)))
+    if sample_weight is None:
+        w = da.ones(X.shape[0], chunks=(chunks,))
+    else:
+        w = da.asarray(sample_weight)
+        if w.ndim != 1 or w.shape[0] != X.shape[0]:  # the in-memory fit's message, before Dask's own
+            check_sample_weight(np.zeros(w.shape), X.shape[0], allow_all_zero=True)
+        w = w.rechunk((chunks,))
     return X, y, w, names
 
 
@@ -372,6 +382,9 @@ def fit_dask(model, X, y, sample_weight=None, client=None):
     wait([p for group in parts for p in group])
     Xp, yp, wp = parts
     summaries = client.gather(client.compute([delayed(_summary)(a, c, b) for a, b, c in zip(Xp, yp, wp, strict=True)]))
+    if not sum(s["weight_sum"] for s in summaries) > 0:
+        raise ValueError(f"sample_weight must contain at least one non-zero weight; all {sum(X.chunks[0])} are zero")
+    _warn_fractional_rows(np.array([max(s["weight_max"] for s in summaries)]))
     _setup(model, summaries, names, d)
     starts = _candidate_starts(summaries, d, model.max_bins)
     ranges = client.gather(client.compute([delayed(_bin_ranges)(a, b, starts) for a, b in zip(Xp, wp, strict=True)]))
@@ -399,6 +412,9 @@ def fit_dask(model, X, y, sample_weight=None, client=None):
         np.unique(np.concatenate((bins.gap_lo[f, :bins.n_bins[f] - 1], bins.gap_hi[f, :bins.n_bins[f] - 1])))
         for f in range(d)))
     _boost(model, shards, bins, holdout > 0)
+    # The in-memory fit's warning for a model that predicts one class, asked of the first partition's rows.
+    first = client.gather([Xp[0], yp[0]])
+    model._warn_if_one_class(SimpleNamespace(X=first[0], y=first[1], n_samples=first[0].shape[0]))
     return model
 
 
