@@ -171,6 +171,24 @@ def test_certified_forest_on_integer_data_is_proved_by_the_bound_and_the_grid_ag
     assert exact.status == "proved"
 
 
+def test_a_pointwise_proof_neither_counts_next_value_jumps_nor_reports_a_jump_of_zero():
+    """Check, on a lattice whose classes jump two at one unit (x0 x1 against x2 x3), that a pointwise forest is
+    proved pointwise with no jumps counted (the next-value jumps are the data's notion, reported apart), and
+    that a proof which looks at no pair says "at most 1", not the largest jump found (0)."""
+    g = np.arange(1.0, 6.0)
+    X = np.array(np.meshgrid(g, g, g, g)).reshape(4, -1).T
+    y = np.sign(X[:, 0] * X[:, 1] - X[:, 2] * X[:, 3]).astype(int) + 2
+    model = ConsistentForestClassifier(consistency="pointwise", n_estimators=30, random_state=0).fit(X, y)
+    report = audit(model, X, resolution="pointwise")
+    assert report.status == "proved" and report.method == "sum bound" and report.counts == {}
+    assert report.next_value_jumps > 0
+    lines = report.summary().splitlines()
+    assert lines[0].endswith("(largest jump at most 1; sum bound)"), lines[0]
+    assert lines[1].startswith(f"next-value moves (the data's notion, not audited here): {report.next_value_jumps}")
+    data = audit(model, X)
+    assert data.status == "refuted" and data.counts and data.witness is not None
+
+
 def test_projected_groups_are_proved_pointwise_in_their_spaces_and_refuted_only_by_real_witnesses():
     rng = np.random.RandomState(2)
     X = rng.rand(200, 6)

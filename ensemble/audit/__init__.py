@@ -62,8 +62,9 @@ class AuditReport:
     witness_classes : tuple or None
         ``predict`` at the two points.
     counts : dict
-        ``{(class a, class b): n}``: the jumps of two or more met, by pair of classes
-        (contacts of grid cells for the exact grid, moves of the probes otherwise).
+        ``{(class a, class b): n}``: the jumps of two or more of the audited notion met, by
+        pair of classes (contacts of grid cells for the exact grid, moves of the probes
+        otherwise; next-value moves count in the data's notion only).
     method : str
         How the verdict was reached (``"probe"``, ``"grid"``, ``"cp-sat"``, ``"sum bound"``,
         or ``"voters"``: every voter of a median or mean vote consistent, which proves the vote).
@@ -116,8 +117,11 @@ class AuditReport:
         'proved (data): no two points the notion calls close are two classes apart (largest jump 1; grid)'
         """
         if self.status == "proved":
+            # A sufficient proof (the sum bound, the voters) shows the jump is at most its bound and looks
+            # at no pair of points: the largest jump found (0) would read as a constant model.
+            jump = f"{self.largest_jump}" if self.largest_jump >= self.bound else f"at most {self.bound}"
             head = (f"proved ({self.notion}): no two points the notion calls close are two classes apart "
-                    f"(largest jump {self.largest_jump}; {self.method})")
+                    f"(largest jump {jump}; {self.method})")
         elif self.status == "refuted":
             head = f"refuted ({self.notion}): a jump of {self.largest_jump} classes ({self.method})"
             if self.search == "first" and self.largest_jump < self.bound:
@@ -133,6 +137,9 @@ class AuditReport:
             lines.append(f"monotone: {self.monotone_status}, worst fall {self.worst_fall}")
             if self.fall_witness is not None:
                 lines += _rows(self.fall_witness, self.fall_classes, feature_names)
+        if self.notion != "data" and self.next_value_jumps:
+            lines.append(f"next-value moves (the data's notion, not audited here): {self.next_value_jumps} of "
+                         f"{self.next_value_moves} change the class by two or more")
         return "\n".join(lines)
 
 
@@ -391,9 +398,10 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
     if X is not None and values is not None:
         moves = next_value_moves(reading.predict_rank, X[rng.choice(X.shape[0], min(n_rows, X.shape[0]),
                                                                      replace=False)], values, movable, probe_end)
-        _merge(counts, moves["counts"], reading.classes)
-        if moves["witness"] is not None and notion == "data":  # a next-value move is a witness of that notion only
-            found.offer("jump", moves["witness"][0], moves["witness"][1])
+        if notion == "data":  # a next-value move is a witness, and its jumps are counted, in that notion only
+            _merge(counts, moves["counts"], reading.classes)
+            if moves["witness"] is not None:
+                found.offer("jump", moves["witness"][0], moves["witness"][1])
 
     def report(exact: dict) -> AuditReport:  # once the verdict is in, with what the audit gathered
         return _report(reading, notion, found, exact, counts, moves, cst, start, names, search)
