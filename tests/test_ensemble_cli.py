@@ -80,6 +80,25 @@ def test_evaluate_prints_a_table_for_every_model(tmp_path, capsys):
         "lower", "is", "better", "higher", "is", "better"]
 
 
+def test_evaluate_reports_a_model_that_meets_an_unseen_category_in_one_line(tmp_path, capsys):
+    """Check that a test fold holding a category its training folds never saw fails OTreeBagger (which has
+    no missing route there) in one line, and the forest (which reads it as missing) still compares."""
+    rng = np.random.RandomState(0)
+    path = tmp_path / "rare.csv"
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["x", "colour", "y"])
+        for i in range(90):
+            x = rng.uniform()
+            writer.writerow([repr(x), "r" if i == 0 else "ab"[i % 2], 1 + int(3 * x)])
+    assert main(["evaluate", str(path), "--folds", "3", "--n-estimators", "6", "--quiet",
+                 "--model", "otreebagger", "forest"]) == 0
+    out = capsys.readouterr().out
+    assert "Certified forest" in out
+    failed = [line for line in out.splitlines() if line.startswith("OTreeBagger")]
+    assert len(failed) == 1 and "could not run" in failed[0] and "'r', unseen in fit" in failed[0], out
+
+
 def _title_counts(text):
     """(jumps, thin bands) of a summary such as '3 jumps (2 bands thinner than a cell)'."""
     match = re.search(r"(\d+) jumps?(?: \((\d+) bands? thinner than a cell\))?", text)
@@ -553,6 +572,8 @@ def test_oversized_partition_adapts_with_one_warning_or_names_a_measured_setting
     assert "--group-size 3 -> 1" in err
     assert "fitted OTreeBagger (M=3) (groups of 1 kept) on 200 samples" in captured.out
     assert main(argv[:-2]) == 0 and "fitted OTreeBagger (M=3) on 200 samples" in capsys.readouterr().out
+    for baseline in ("treebagger", "bagged"):  # trees voting alone: no group was made smaller
+        assert main(argv[:-2] + ["--model", baseline]) == 0 and "kept)" not in capsys.readouterr().out
     assert main(argv + ["--on-budget", "raise"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--max-regions=12" in err

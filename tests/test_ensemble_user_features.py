@@ -105,6 +105,10 @@ def test_unseen_category_is_an_error_naming_the_column_and_value():
     other.loc[0, "region"] = "centre"
     with pytest.raises(ValueError, match="column 'region' holds the category 'centre', unseen in fit"):
         model.predict(other)
+    ids = frame.assign(region=[f"id{i:03d}" for i in range(frame.shape[0])])  # an id column: one message line
+    model = _quiet_fit(OTreeBagger(consistency="pointwise", n_estimators=3, categorical_features=["region"]), ids, y)
+    with pytest.raises(ValueError, match=r"the known categories are \['id000', .*'id009'\] and \d+ more$"):
+        model.predict(other)
 
 
 def test_auto_categorical_finds_zero_one_and_bool_columns():

@@ -53,9 +53,12 @@ _SHARED = {
         error). Text
         columns of a DataFrame must be categorical: they are encoded as the
         index of their value among the sorted distinct values (a pandas
-        Categorical: its own categories); a category unseen in ``fit`` is an
-        error naming the column. ``categorical_features_`` holds the indices
-        used.""",
+        Categorical: its own categories). A category unseen in ``fit`` is read
+        as a missing value where the model routes missing values (the forest
+        and boosting always, OTreeBagger in a column that had missing values in
+        ``fit``), as scikit-learn's HistGradientBoostingClassifier reads it;
+        elsewhere it is an error naming the column. ``categorical_features_``
+        holds the indices used.""",
 }
 
 

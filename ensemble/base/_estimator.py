@@ -481,8 +481,10 @@ class _TextColumns:
             unseen = (known[sorter][at] != column) & ~missing
             as_missing = self.allow_missing and (self.unseen_as_missing is None or j in self.unseen_as_missing)
             if unseen.any() and not as_missing:
+                shown = values.tolist()[:10]
+                more = f" and {values.shape[0] - 10} more" if values.shape[0] > 10 else ""
                 raise ValueError(f"X column {name!r} holds the category {str(column[unseen][0])!r}, unseen in fit; "
-                                 f"the known categories are {values.tolist()!r}")
+                                 f"the known categories are {shown!r}{more}")
             codes = sorter[at].astype(np.float64)
             codes[missing | unseen] = np.nan
             frame.isetitem(j, codes)

@@ -210,13 +210,15 @@ def _cmd_evaluate(args) -> int:
                     continue
                 try:
                     _fit(model, _rows(X, train), y[train], args)
-                except TooManyRegionsError as exc:
-                    # A model that cannot run on these data is reported; the others still compare.
+                    scores = _scores(model, _rows(X, test), y[test], order)
+                except (TooManyRegionsError, ValueError) as exc:
+                    # A model that cannot run on these data is reported; the others still compare (a budget
+                    # passed, or a test fold holding a category its training folds never saw).
                     failed[label] = _options(_one_line(exc))
                     results.pop(label, None)
                     bar.update(1)
                     continue
-                results.setdefault(label, []).append(_scores(model, _rows(X, test), y[test], order))
+                results.setdefault(label, []).append(scores)
                 bar.update(1)
     columns = ["MAE", "AMAE", "QWK", "RPS", "1-off acc"]
     rows = {
@@ -268,7 +270,8 @@ def _cmd_fit(args) -> int:
 def _sizes_kept(model) -> str:
     """``" (groups of 1 kept)"`` where a model's groups fused fewer trees than asked (its budgets), else ``""``."""
     info = getattr(model, "groups_info_", None)
-    asked = getattr(model, "group_size", None)
+    # The fitted size: 1 for the unrelabelled baselines (and all-categorical data), where no budget shrank a group.
+    asked = getattr(model, "group_size_", None)
     if not info or not isinstance(asked, int):
         return ""
     kept = sorted({int(group["group_size"]) for group in info})
