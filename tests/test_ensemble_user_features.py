@@ -97,6 +97,24 @@ def test_pandas_categorical_column_uses_its_own_categories():
     np.testing.assert_array_equal(model.predict(cat), plain.predict(codes))
 
 
+@pytest.mark.parametrize("name", sorted(ENSEMBLES))
+def test_an_object_column_of_numbers_is_numeric(name):
+    """Check that a column of dtype object holding numbers (df.T.T, concatenations) is read as the numbers, as
+    scikit-learn reads it, not coded as a category of every value (which left the guarantee and made every new
+    number an unseen category); RankRules takes it too."""
+    from ensemble import RankRules
+
+    frame, y = _frame()
+    numbers = frame[["a", "b"]]
+    objects = numbers.assign(a=numbers["a"].astype(object))
+    model = _quiet_fit(ENSEMBLES[name](), objects, y)
+    assert model.categorical_features_.tolist() == []
+    plain = _quiet_fit(ENSEMBLES[name](), numbers, y)
+    moved = objects.assign(a=(numbers["a"] + 1e-4).astype(object))  # values never seen in fit
+    np.testing.assert_array_equal(model.predict(moved), plain.predict(numbers + [1e-4, 0.0]))
+    RankRules(n_rules=10, random_state=0).fit(objects, y)
+
+
 def test_unseen_category_is_an_error_naming_the_column_and_value():
     """Check that a category unseen in fit is a clear error at predict."""
     frame, y = _frame()

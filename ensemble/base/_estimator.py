@@ -423,6 +423,20 @@ def _is_text_dtype(dtype: Any) -> bool:
         type(dtype).__name__ in ("CategoricalDtype", "StringDtype")
 
 
+def _is_text_column(column: Any) -> bool:
+    """Whether a DataFrame column holds text or categories: by its dtype, and an object column by its values.
+
+    An object column whose values are all numbers (or missing) is numeric, as scikit-learn reads it: such
+    columns come from ``df.T.T``, concatenations or ``astype(object)``, and coded as categories their
+    values would leave the consistency guarantee and make every unseen number an unseen category.
+    """
+    if not _is_text_dtype(column.dtype):
+        return False
+    if getattr(column.dtype, "kind", None) != "O":
+        return True
+    return not all(v is None or (isinstance(v, Real) and not isinstance(v, str)) for v in column.tolist())
+
+
 class _TextColumns:
     """Codes of the text (or pandas categorical) columns of a DataFrame, learned in ``fit``.
 
@@ -445,7 +459,7 @@ class _TextColumns:
         self.allow_missing = allow_missing
         for j, name in enumerate(feature_names or []):
             column = frame.iloc[:, j]
-            if not _is_text_dtype(column.dtype):
+            if not _is_text_column(column):
                 continue
             if not allowed(j):
                 example = next((v for v in column.tolist() if isinstance(v, str)), column.iloc[0])

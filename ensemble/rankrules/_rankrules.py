@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from trees.utils import check_sample_weight, encode_labels, ordered_categories, validate_rows
 
-from ensemble.base._estimator import _is_text_dtype
+from ensemble.base._estimator import _is_text_column
 from ensemble.rankrules._kernels import workspace
 from ensemble.rankrules._core import (
     IMPURITIES,
@@ -646,7 +646,7 @@ def _refuse_text_columns(X: ArrayLike) -> None:
     dtypes = getattr(X, "dtypes", None)
     if dtypes is None:
         return
-    text = [str(name) for name, dtype in zip(X.columns, dtypes, strict=True) if _is_text_dtype(dtype)]
+    text = [str(name) for name, (_, column) in zip(X.columns, X.items(), strict=True) if _is_text_column(column)]
     if text:
         raise ValueError(f"RankRules reads numeric features only; X's columns {', '.join(map(repr, text))} hold text "
                          "or categories: code them as numbers first (OTreeBagger and the certified forest and boosting "
