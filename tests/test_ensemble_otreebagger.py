@@ -305,8 +305,10 @@ def test_is_consistent_rederives_contacts_from_the_geometry(monkeypatch):
     honest = OTreeBagger(n_estimators=6, random_state=0).fit(X, y)
     assert honest.is_consistent()
     # A face-contact model is certified in the weaker sense only (corners jump on this data).
-    face = OTreeBagger(n_estimators=6, random_state=0, relabel_params={'contact': "face"}).fit(*make_synthetic_i(300, random_state=0))
-    assert face.is_consistent(contact="face")
+    with pytest.warns(UserWarning, match=r"certifies no consistency .*contact='face'"):
+        face = OTreeBagger(n_estimators=6, random_state=0, relabel_params={'contact': "face"}).fit(
+            *make_synthetic_i(300, random_state=0))
+    assert face.consistency_notion_ is None and face.is_consistent(contact="face")
     assert not face.is_consistent()
     with pytest.raises(ValueError, match="contact"):
         face.is_consistent(contact="edge")

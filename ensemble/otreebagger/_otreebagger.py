@@ -169,7 +169,8 @@ class OTreeBagger(VoterChecks, GroupJobs, MissingIndicators, OrdinalEnsemble):
         ``contact`` : {"closure", "face"}, default="closure"
             Regions are adjacent when their closures meet (faces, edges or corners),
             or with ``"face"`` only when they share a face (weaker: corner contacts
-            are then unconstrained and the model may jump two classes at a corner).
+            are then unconstrained, a move of one feature may jump two classes, and
+            no notion is certified: a warning, ``consistency_notion_`` None).
         ``relabel_counts`` : {"bootstrap", "train"}, default="bootstrap"
             Region counts from the union of the group's bootstrap samples (each
             point once), or from every training point once.
