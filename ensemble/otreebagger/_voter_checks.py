@@ -40,14 +40,12 @@ class VoterChecks:
             self.consistency_notion_ = "data"
         else:
             self.consistency_notion_ = "pointwise" if job.contact == "closure" else None
-        if self.relabel and self.consistency_notion_ is None:
-            # Relabelled, yet no notion holds: say so at fit, as the forest and boosting do when they
-            # certify less than asked (a search over relabel_params could pick it for its MAE, silently).
-            why = ("vote='mode' does not keep the groups' consistency" if not keeps else
-                   "relabel_params contact='face' leaves corner contacts unconstrained, so a move of one "
-                   "feature may jump two classes")
-            warnings.warn(f"{type(self).__name__} certifies no consistency (consistency_notion_ is None): {why}",
-                          UserWarning, stacklevel=4)
+        if keeps and self.consistency_notion_ is None:
+            # Relabelled (vote="mode" is refused then), yet no notion holds: say so at fit, as the forest and
+            # boosting do when they certify less than asked (a search over relabel_params picked it for its MAE).
+            warnings.warn(f"{type(self).__name__} certifies no consistency (consistency_notion_ is None): "
+                          "relabel_params contact='face' leaves corner contacts unconstrained, so a move of one "
+                          "feature may jump two classes", UserWarning, stacklevel=4)
         # The values bracketing the raw groups' thresholds: all a later check needs (DataGrid.around).
         thresholds = [[] for _ in range(data.n_features)]
         for group in raw:
