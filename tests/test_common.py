@@ -62,12 +62,7 @@ EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
     },
     "RankRules": {
         "check_classifiers_train": (
-            "decision_function is the 1-D ordinal score f(x), compared with thresholds_, "
-            "not with 0 (binary) nor an (n, K) array whose argmax is the class; and the "
-            "prediction is the median of predict_proba (it minimises absolute error), not its argmax"
-        ),
-        "check_classifiers_classes": (
-            "same reason: for two classes the prediction is f(x) >= theta_1, not f(x) > 0"
+            "the prediction is the median of predict_proba (it minimises absolute error), not its argmax"
         ),
         "check_sample_weight_equivalence_on_dense_data": (
             "with the default subsample=0.5 each rule's subsample is drawn from the n weighted "

@@ -214,7 +214,7 @@ def test_rankrules_takes_missing_values_and_scores_them_as_failing_conditions():
             v = probe[:, c.feature]
             holds &= (v >= c.threshold) if c.operator == ">=" else (v <= c.threshold)
         expected += holds * rule.response
-    assert np.allclose(model.decision_function(probe), expected)
+    assert np.allclose(model.predict_value(probe), expected)
 
 
 @settings(max_examples=10)

@@ -389,8 +389,8 @@ def test_first_rules_match_naive_quadratic_growth(technique):
     assert len(model.rules_) == n_rules
 
 
-def test_decision_function_is_sum_of_rule_responses():
-    """Check that decision_function equals sum_m response_m * Phi_m(x) computed from rules_."""
+def test_predict_value_is_sum_of_rule_responses():
+    """Check that predict_value equals sum_m response_m * Phi_m(x) computed from rules_."""
     X, y = ordinal_data(seed=2)
     model = RankRules(n_rules=60, random_state=0).fit(X, y)
     X_new = np.random.default_rng(9).normal(size=(200, 4))
@@ -401,14 +401,30 @@ def test_decision_function_is_sum_of_rule_responses():
         covered = np.all([X_new[:, c.feature] >= c.threshold if c.operator == ">="
                           else X_new[:, c.feature] <= c.threshold for c in rule.conditions], axis=0)
         expected += rule.response * covered
-    np.testing.assert_allclose(model.decision_function(X_new), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(model.predict_value(X_new), expected, rtol=0, atol=1e-12)
+
+
+def test_no_decision_function_so_calibration_reads_the_probabilities():
+    """Check that RankRules offers no decision_function (scikit-learn reads it as per-class values, and
+    CalibratedClassifierCV, which prefers it, calibrated the 1-D score into a model of one class), that a call
+    names predict_value, and that the calibrated model is then no worse than a constant."""
+    from sklearn.calibration import CalibratedClassifierCV
+
+    X, y = ordinal_data(seed=4)
+    model = RankRules(n_rules=40, random_state=0)
+    assert not hasattr(model.fit(X, y), "decision_function")
+    with pytest.raises(AttributeError, match="predict_value"):
+        model.decision_function(X)
+    calibrated = CalibratedClassifierCV(RankRules(n_rules=40, random_state=0), cv=3).fit(X, y)
+    assert np.unique(calibrated.predict(X)).shape[0] > 1
+    assert calibrated.score(X, y) > np.mean(y == np.bincount(y).argmax())
 
 
 def test_predict_reads_classes_off_the_thresholds():
     """Check that predict is the class whose threshold interval holds f(x), and thresholds_ fit eq. (8)."""
     X, y = ordinal_data(seed=3)
     model = RankRules(n_rules=40, random_state=1).fit(X, y)
-    f = model.decision_function(X)
+    f = model.predict_value(X)
     theta, objective = brute_force_thresholds(f, y - 1, 4)
     np.testing.assert_allclose(model.thresholds_, theta, atol=1e-8)
     assert objective(model.thresholds_) <= objective(theta) * (1 + 1e-12)
@@ -540,7 +556,7 @@ def test_bad_data_are_rejected():
     bad_test = X[:3].copy()
     bad_test[1, 1] = np.inf
     with pytest.raises(ValueError, match="infinity"):
-        model.decision_function(bad_test)
+        model.predict_value(bad_test)
 
 
 # ---------------------------------------------------------------------------
@@ -550,7 +566,7 @@ def test_binary_problem_predicts_by_the_single_threshold():
     """Check that with two classes the prediction is f(x) >= theta_1 and proba[:, 1] is monotone in f."""
     X, y = ordinal_data(seed=12, n_classes=2)
     model = RankRules(n_rules=30, random_state=0).fit(X, y - 1)
-    f = model.decision_function(X)
+    f = model.predict_value(X)
     assert model.thresholds_.shape == (1,)
     np.testing.assert_array_equal(model.predict(X), (f >= model.thresholds_[0]).astype(int))
     order = np.argsort(f)
@@ -563,7 +579,7 @@ def test_single_class_subsamples_are_skipped():
     y = np.array([1, 1, 1, 1, 1, 2])
     model = RankRules(n_rules=30, subsample=0.2, random_state=0).fit(X, y)
     assert 0 < len(model.rules_) < 30  # 2-point subsamples often miss the lone class 2
-    f = model.decision_function(X)
+    f = model.predict_value(X)
     assert f[5] > f[0]  # the lone class-2 point is ranked above the class-1 points
     assert set(model.predict(X)) <= {1, 2}
 

@@ -58,7 +58,7 @@ def assert_same_model(left, right, X):
     np.testing.assert_allclose(left.thresholds_, right.thresholds_, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(left.train_score_, right.train_score_, rtol=1e-9)
     np.testing.assert_allclose(
-        left.decision_function(X), right.decision_function(X), rtol=1e-9, atol=1e-10
+        left.predict_value(X), right.predict_value(X), rtol=1e-9, atol=1e-10
     )
     np.testing.assert_allclose(left.predict_proba(X), right.predict_proba(X), atol=1e-9)
     np.testing.assert_array_equal(left.predict(X), right.predict(X))

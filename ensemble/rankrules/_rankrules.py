@@ -224,7 +224,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
     every condition, so a rule costs O(P K) times the sum of its ``n`` (about 8
     to 9 subsample sizes on 50-feature data, growing slowly with ``N``) and
     ``fit`` grows linearly with ``N``: ``benchmarks/rankrules.py --part
-    scaling``. ``decision_function`` costs O(N * total conditions).
+    scaling``. ``predict_value`` costs O(N * total conditions).
 
     ``predict`` returns the class whose interval ``[theta_{k-1}, theta_k)``
     contains ``f(x)``. ``predict_proba`` inverts the link of the exponential
@@ -338,7 +338,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         >>> weighted = RankRules(n_rules=5, subsample=1.0).fit(X, y, sample_weight=[1, 2, 0, 1])
         >>> repeated = RankRules(n_rules=5, subsample=1.0).fit(
         ...     [[0.0], [1.0], [1.0], [3.0]], [1, 2, 2, 3])
-        >>> bool(np.allclose(weighted.decision_function(X), repeated.decision_function(X)))
+        >>> bool(np.allclose(weighted.predict_value(X), repeated.predict_value(X)))
         True
         """
         categories = ordered_categories(y)
@@ -443,11 +443,26 @@ class RankRules(ClassifierMixin, BaseEstimator):
         tags.input_tags.allow_nan = True  # a missing value fails every condition on its feature
         return tags
 
-    def decision_function(self, X: ArrayLike) -> NDArray:
+    @property
+    def decision_function(self):
+        """Not provided: the ordinal score is :meth:`predict_value` (renamed 2026-12-08).
+
+        scikit-learn reads ``decision_function`` as per-class values (or, for two classes,
+        one value compared with 0), and its consumers (``CalibratedClassifierCV``) prefer it
+        to ``predict_proba``: the 1-D ordinal score under that name calibrated RankRules
+        into a model of one class, silently. So ``hasattr(model, "decision_function")`` is
+        False, and a call says where the score went.
+        """
+        raise AttributeError("RankRules has no decision_function: its 1-D ordinal score f(x), compared with "
+                             "thresholds_, is predict_value (scikit-learn reads decision_function as per-class "
+                             "values)")
+
+    def predict_value(self, X: ArrayLike) -> NDArray:
         """The score ``f(x) = sum_m response_m * Phi_m(x)`` (higher means a higher class).
 
-        This is a 1-D ordinal score, not scikit-learn's per-class decision values:
-        compare it with ``thresholds_`` to get the class.
+        A 1-D ordinal score, compared with ``thresholds_`` to get the class, as the
+        certified forest's and boosting's ``predict_value`` is cut at their
+        ``cut_points_``.
 
         Parameters
         ----------
@@ -460,7 +475,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         Examples
         --------
         >>> model = RankRules(n_rules=5, random_state=0).fit([[0.0], [1.0], [2.0]], [1, 2, 3])
-        >>> model.decision_function([[0.0], [2.0]]).shape
+        >>> model.predict_value([[0.0], [2.0]]).shape
         (2,)
         """
         check_is_fitted(self)
@@ -484,7 +499,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         >>> model.predict([[0.0], [2.0]]).tolist()
         [1, 3]
         """
-        scores = self.decision_function(X)
+        scores = self.predict_value(X)
         return self.classes_[np.searchsorted(self.thresholds_, scores, side="right")]
 
     def predict_proba(self, X: ArrayLike) -> NDArray:
@@ -508,7 +523,7 @@ class RankRules(ClassifierMixin, BaseEstimator):
         >>> float(model.predict_proba([[1.0]]).sum().round(12))
         1.0
         """
-        return cumulative_proba(self.decision_function(X), self.thresholds_)
+        return cumulative_proba(self.predict_value(X), self.thresholds_)
 
     def format_rules(self, feature_names: ArrayLike | None = None) -> str:
         """One line per rule, ``if <conditions> then f += <response>``, then the thresholds.
