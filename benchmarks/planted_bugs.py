@@ -296,8 +296,8 @@ MUTATIONS = [
              "        blocks.append(basis if signs[j] == 0 else signs[j] * _increments(basis))",
              ("tests/test_ensemble_additive_space.py::test_additive_curves_do_not_swing_back_at_sparse_ends",)),
     Mutation("move pairs outside the edges' budget", "ensemble/otreebagger/_groups.py",
-             "                          max_pairs=max(job.max_edges - taken, 0), **search)",
-             "                          max_pairs=None, **search)",
+             "        return search(partition, max_pairs=max(job.max_edges - taken, 0), **options)",
+             "        return search(partition, max_pairs=None, **options)",
              ("tests/test_projected_data_resolution.py::test_a_group_whose_move_pairs_pass_the_edges_budget_fuses_fewer_trees",)),
     Mutation("the later groups keep their size unless both pilots were made smaller", "ensemble/otreebagger/_groups.py",
              "    size = min(group.info[\"group_size\"] for group in first)",
@@ -348,6 +348,30 @@ MUTATIONS = [
     Mutation("no warning for weights that all fall short of one row", "ensemble/base/_estimator.py",
              "    if 0 < largest < 1:", "    if largest < 0:",
              ("tests/test_ensemble_user_features.py::test_weights_that_all_fall_short_of_one_row_warn",)),
+    # 2026-12-08: the two-phase descent, and what a user sweep found.
+    Mutation("the descent's down phase stops after one cut (the labels need not lie below every minimiser)",
+             "relabel/_backends/_descent.py",
+             "        if not (down[1] <= 0 and down[0].any()):\n            break\n        x = x - down[0]\n",
+             "        if not (down[1] <= 0 and down[0].any()):\n            break\n        x = x - down[0]\n"
+             "        break\n",
+             ("tests/test_relabel_descent.py",)),
+    Mutation("Dask boosting takes negative and NaN weights again", "ensemble/boosting/_dask.py",
+             "    w = check_sample_weight(w, w.shape[0], allow_all_zero=True)\n",
+             "    w = np.asarray(w, dtype=np.float64)\n",
+             ("tests/test_ensemble_boosting_dask.py::test_dask_weights_get_the_in_memory_fits_errors",)),
+    Mutation("a pointwise audit counts next-value jumps (the data's notion) among its own", "ensemble/audit/__init__.py",
+             "        if notion == \"data\":  # a next-value move is a witness",
+             "        _merge(counts, moves[\"counts\"], reading.classes)\n"
+             "        if notion == \"data\":  # a next-value move is a witness",
+             ("tests/test_audit_proofs.py::test_a_pointwise_proof_neither_counts_next_value_jumps_nor_reports_a_jump_of_zero",)),
+    Mutation("an object column of numbers is coded as a category of every value", "ensemble/base/_estimator.py",
+             "    if getattr(column.dtype, \"kind\", None) != \"O\":\n        return True\n",
+             "    return True\n",
+             ("tests/test_ensemble_user_features.py::test_an_object_column_of_numbers_is_numeric",)),
+    Mutation("a relabelled fit that certifies no notion says nothing", "ensemble/otreebagger/_voter_checks.py",
+             "        if keeps and self.consistency_notion_ is None:",
+             "        if keeps and self.consistency_notion_ is None and False:",
+             ("tests/test_ensemble_otreebagger.py::test_is_consistent_rederives_contacts_from_the_geometry",)),
 ]
 
 
