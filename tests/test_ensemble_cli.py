@@ -97,6 +97,11 @@ def test_evaluate_reports_a_model_that_meets_an_unseen_category_in_one_line(tmp_
     assert "Certified forest" in out
     failed = [line for line in out.splitlines() if line.startswith("OTreeBagger")]
     assert len(failed) == 1 and "could not run" in failed[0] and "'r', unseen in fit" in failed[0], out
+    # Every model failing is one line on stderr and status 2 (it was a traceback of an empty table).
+    assert main(["evaluate", str(path), "--folds", "3", "--n-estimators", "6", "--quiet",
+                 "--model", "otreebagger"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "could not run" in err and "unseen in fit" in err, err
 
 
 def _title_counts(text):

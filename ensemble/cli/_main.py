@@ -226,6 +226,8 @@ def _cmd_evaluate(args) -> int:
                for m in columns}
         for name, runs in results.items()
     }
+    if not rows:  # every model failed: one line, as for any other refusal
+        raise CLIError("; ".join(f"{label} could not run: {reason}" for label, reason in failed.items()))
     print(f"{args.data}: {len(y)} samples, {X.shape[1]} features, K={len(order)}, {folds}-fold CV")
     print(_table(rows, columns))
     for label, reason in failed.items():
