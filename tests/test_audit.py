@@ -371,3 +371,20 @@ def test_audit_reads_the_training_values_otreebaggers_rank_maps_keep():
     assert (report.status, report.notion) == ("proved", "data") and report.next_value_moves > 0
     far = np.array([[0.0, 0.5, 0.5, 0.5, 0.5, 0.5], [1.0, 0.5, 0.5, 0.5, 0.5, 0.5]])
     assert audit(model, far, random_state=0, time_limit=30).status == "proved"
+
+
+def test_a_foreign_model_of_text_classes_warns_of_the_order_it_is_read_in():
+    """Check that the audit of a scikit-learn tree fitted on text labels says it reads them sorted (its classes_
+    order; poor < fair < good read as fair < good < poor shows jumps of two that are not there), and that
+    classes= gives the order, under which the tree is proved."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from ensemble import ClassOrderWarning
+
+    X = np.linspace(0, 1, 300)[:, None]
+    y = np.array(["poor", "fair", "good"])[np.digitize(X[:, 0], [1 / 3, 2 / 3])]
+    model = DecisionTreeClassifier().fit(X, y)
+    with pytest.warns(ClassOrderWarning, match="'fair' < 'good' < 'poor'"):
+        assert audit(model, X).status == "refuted"
+    assert audit(model, X, classes=["poor", "fair", "good"]).status == "proved"
+

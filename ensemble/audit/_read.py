@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trees import leaf_boxes
+from trees.utils import warn_text_order
 
 __all__ = ["Component", "Reading", "inside_points", "read_sklearn", "UnsupportedModel"]
 
@@ -204,8 +205,14 @@ class _HistTree:
 
 
 def _ranks_of(model_classes: NDArray, classes: Any) -> tuple[NDArray, NDArray]:
-    """Ordinal rank of each of the model's classes: the user's order, or the model's own."""
+    """Ordinal rank of each of the model's classes: the user's order, or the model's own.
+
+    A model of another library knows no order of text classes (its ``classes_`` are sorted): read
+    so, poor < fair < good became fair < good < poor and a consistent tree showed jumps of two.
+    The sorted order is kept, with the warning the estimators of this package give.
+    """
     if classes is None:
+        warn_text_order(model_classes, stacklevel=5)
         return np.arange(model_classes.shape[0]), model_classes
     order = list(classes)
     missing = [c for c in model_classes.tolist() if c not in order]

@@ -214,8 +214,6 @@ def learn_cut_points(values: ArrayLike, y: ArrayLike, n_classes: int, scale: int
     >>> learn_cut_points(values, [0, 0, 1, 1, 1, 1], 2, 10, spacing=0).tolist()
     [3]
     """
-    from sklearn.isotonic import isotonic_regression
-
     values = np.asarray(values, dtype=np.float64)
     y = np.asarray(y)
     w = np.ones(values.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
@@ -249,11 +247,81 @@ def learn_cut_points(values: ArrayLike, y: ArrayLike, n_classes: int, scale: int
             cuts[k] = hi[j] - scale / 2
         else:
             cuts[k] = lo[j] + scale / 2
+    preferred = np.ceil(cuts)
     if n_classes > 2 and spacing > 0:
-        steps = np.arange(n_classes - 1) * float(spacing)
-        shifted = np.ceil(isotonic_regression(cuts - steps))
-        return (shifted + steps).astype(np.int64)
-    return np.ceil(np.maximum.accumulate(cuts)).astype(np.int64)
+        if np.all(np.diff(preferred) >= spacing):
+            return preferred.astype(np.int64)
+        return _spaced_cuts(np.floor(v), y, w, preferred, int(spacing))
+    return np.maximum.accumulate(preferred).astype(np.int64)
+
+
+def _spaced_cuts(values: NDArray[np.float64], y: NDArray, w: NDArray[np.float64], preferred: NDArray[np.float64],
+                 spacing: int) -> NDArray[np.int64]:
+    """Integer cuts at least ``spacing`` apart with the fewest weighted errors in all, nearest ``preferred``.
+
+    ``values``: the sorted sums, rounded down (an integer cut c puts a sum above it exactly
+    when its floor is >= c). Moving each cut on its own to the spacing (a least-squares
+    projection) ignored what each move costs: with 76% of the rows in the lowest class and
+    the sums of the upper classes close together, it pushed the first cut below every sum,
+    and the model never predicted the commonest class (test MAE 0.80 against 0.36 for that
+    class alone). Instead an exact dynamic programme over the shifted cuts d_k = c_k - k s,
+    which must not decrease: each decision's errors are constant between consecutive
+    distinct sums, so an optimum lies on the ends of those pieces (or where ``preferred``
+    is), shifted. Ties are then broken towards ``preferred``, each cut sliding inside the
+    piece where its errors stay the same and its neighbours' spacing allows.
+    O(K^2 m) for m distinct sums.
+    """
+    n_cuts = preferred.shape[0]
+    distinct, at = np.unique(values, return_inverse=True)
+    at = at.ravel()
+    cut_errors = []
+    for k in range(n_cuts):
+        above = np.where(y > k, w, 0.0)
+        below = np.where(y > k, 0.0, w)
+        # errors[j]: a cut in (distinct[j-1], distinct[j]] (j distinct sums below it).
+        missed = np.concatenate(([0.0], np.cumsum(np.bincount(at, weights=above, minlength=distinct.shape[0]))))
+        wrong = below.sum() - np.concatenate(([0.0], np.cumsum(np.bincount(at, weights=below,
+                                                                           minlength=distinct.shape[0]))))
+        cut_errors.append(missed + wrong)
+
+    def errors(k: int, c: NDArray) -> NDArray:
+        return cut_errors[k][np.searchsorted(distinct, c, side="left")]
+
+    ends = np.concatenate((distinct, distinct + 1))
+    steps = np.arange(n_cuts) * float(spacing)
+    grid = np.unique(np.concatenate([ends - steps[k] for k in range(n_cuts)] + [preferred - steps]))
+    total = errors(0, grid)
+    pointers = []
+    for k in range(1, n_cuts):
+        # The best earlier total among shifted cuts at most d (non-decreasing d), and where it is.
+        best_at = _prefix_argmin(total)
+        pointers.append(best_at.astype(np.int32))  # K - 2 of them, each as long as the grid
+        total = errors(k, grid + steps[k]) + total[best_at]
+    chosen = np.empty(n_cuts, dtype=np.intp)
+    chosen[-1] = int(np.argmin(total))
+    for k in range(n_cuts - 1, 0, -1):
+        chosen[k - 1] = pointers[k - 1][chosen[k]]
+    cuts = grid[chosen] + steps
+    # Towards the preferred cuts, inside each cut's piece of equal errors and the spacing.
+    below = np.concatenate(([-np.inf], distinct))
+    for _ in range(2 * n_cuts):
+        moved = cuts.copy()
+        for k in range(n_cuts):
+            j = np.searchsorted(distinct, cuts[k], side="left")
+            lo = max(below[j] + 1, cuts[k - 1] + spacing if k else -np.inf)
+            hi = min(distinct[j] if j < distinct.shape[0] else np.inf,
+                     cuts[k + 1] - spacing if k + 1 < n_cuts else np.inf)
+            cuts[k] = min(max(preferred[k], lo), hi)
+        if np.array_equal(moved, cuts):
+            break
+    return cuts.astype(np.int64)
+
+
+def _prefix_argmin(values: NDArray[np.float64]) -> NDArray[np.intp]:
+    """For every i, the index of the least of ``values[:i + 1]`` (the first one on ties)."""
+    running = np.minimum.accumulate(values)
+    new = np.concatenate(([True], running[1:] < running[:-1]))
+    return np.maximum.accumulate(np.where(new, np.arange(values.shape[0]), 0))
 
 
 def _median(votes: NDArray[np.integer], n_classes: int) -> NDArray[np.intp]:
