@@ -90,6 +90,22 @@ def test_refused_models_say_why():
         read_model(ranker)
 
 
+@pytest.mark.parametrize("make", [lambda: xgb.XGBClassifier(n_estimators=15, max_depth=3),
+                                  lambda: lgb.LGBMClassifier(n_estimators=15, num_leaves=8, verbose=-1)])
+def test_boosters_fitted_on_a_dataframe_are_read(make):
+    """Check that a booster fitted on a DataFrame (named columns, the usual case) is read and audited, from a
+    DataFrame and from an array: XGBoost's booster refused the reader's unnamed rows."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = make().fit(frame, y)
+    reading = read_model(model)
+    P = _probe_points(reading, np.random.RandomState(1), n=500)
+    np.testing.assert_array_equal(reading.predict_rank(P), np.searchsorted(model.classes_, model.predict(
+        pd.DataFrame(P, columns=frame.columns))))
+    assert audit(model, frame, time_limit=20).status in ("proved", "refuted")
+
+
 @pytest.mark.slow
 def test_command_line_reads_booster_files(tmp_path):
     X, y = _data(d=2, seed=4)

@@ -127,7 +127,9 @@ def _xgboost(model: Any) -> tuple:
     def raw(X):
         import xgboost
 
-        return booster.predict(xgboost.DMatrix(np.asarray(X, dtype=np.float64)), output_margin=True)
+        # A booster fitted on a DataFrame keeps its columns' names and refuses rows without them.
+        matrix = xgboost.DMatrix(np.asarray(X, dtype=np.float64), feature_names=booster.feature_names)
+        return booster.predict(matrix, output_margin=True)
 
     return trees, k_out, objective, d, raw
 
