@@ -372,6 +372,11 @@ MUTATIONS = [
              "        if keeps and self.consistency_notion_ is None:",
              "        if keeps and self.consistency_notion_ is None and False:",
              ("tests/test_ensemble_otreebagger.py::test_is_consistent_rederives_contacts_from_the_geometry",)),
+    Mutation("spaced cut points break ties away from the preferred cuts only (no exact optimum)", "ensemble/base/_voting.py",
+             "    cuts = grid[chosen] + steps\n",
+             "    cuts = np.maximum.accumulate(preferred - steps) + steps\n",
+             ("tests/test_ensemble_forest.py::test_spaced_cut_points_have_the_fewest_errors_of_all_spaced_cuts",
+              "tests/test_ensemble_forest.py::test_spaced_cuts_keep_the_commonest_class")),
 ]
 
 
