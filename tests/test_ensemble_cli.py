@@ -104,6 +104,23 @@ def test_evaluate_reports_a_model_that_meets_an_unseen_category_in_one_line(tmp_
     assert len(err.splitlines()) == 1 and "could not run" in err and "unseen in fit" in err, err
 
 
+def test_output_into_a_reader_that_stops_early_ends_quietly(tmp_path):
+    """Check that predictions written to a pipe whose reader stops after one byte (``| head -c 1``) end without
+    a BrokenPipeError traceback, with status 141 as a producer the closed pipe killed (the rows pass the
+    pipe's buffer, so the write meets the closed pipe)."""
+    data = _write_csv(tmp_path / "d.csv", n=90)
+    rows = _write_csv(tmp_path / "rows.csv", n=20000, seed=1)
+    model = tmp_path / "m.skops"
+    assert main(["fit", str(data), "--model", "forest", "--n-estimators", "5", "-o", str(model)]) == 0
+    command = (f"{sys.executable} -m ensemble predict {model} {rows} -o /dev/stdout | head -c 1 > /dev/null; "
+               "echo status=${PIPESTATUS[0]}")
+    res = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in res.stderr and "BrokenPipe" not in res.stderr, res.stderr
+    assert res.stdout.strip() == "status=141", res.stdout
+    if Path("/dev/full").exists():  # a device that refuses every write: one line, as fit says it
+        assert main(["predict", str(model), str(data), "-o", "/dev/full"]) == 2
+
+
 def _title_counts(text):
     """(jumps, thin bands) of a summary such as '3 jumps (2 bands thinner than a cell)'."""
     match = re.search(r"(\d+) jumps?(?: \((\d+) bands? thinner than a cell\))?", text)

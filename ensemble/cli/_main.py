@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -349,10 +350,15 @@ def _cmd_predict(args) -> int:
     table = zip(*kept, pred.tolist(), *([] if proba is None else proba.T.tolist()), strict=True)
     import csv
 
-    with _open_output(output, "predictions") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(head)
-        writer.writerows(table)
+    try:
+        with _open_output(output, "predictions") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(head)
+            writer.writerows(table)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # the device refused the rows (a full disk): as fit reports it
+        raise CLIError(f"cannot write the predictions to {output}: {exc.strerror or exc}") from exc
     print(f"wrote {len(pred)} predictions to {output}")
     return 0
 
@@ -419,7 +425,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         _check_args(args)
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
+        return status
+    except BrokenPipeError:
+        # The reader stopped early (| head): stop quietly, as a killed producer would, and let no later
+        # flush of the dead pipe print a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
     except CLIError as exc:
         print(f"otreebagger {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
