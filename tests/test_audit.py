@@ -177,6 +177,9 @@ def test_resolution_and_monotone():
     if large.witness is not None:
         x, x2 = large.witness
         assert np.all(np.abs(x - x2) <= 0.5)
+    # r = 0 is the pointwise notion (it ran CP-SAT to its time limit on a certified forest and ended unknown).
+    zero = audit(model, X, resolution=0.0, time_limit=10)
+    assert zero.notion == "pointwise" and zero.status == audit(model, X, resolution="pointwise").status
     report = audit(model, X, monotonic_cst=[1, 1], time_limit=10)
     assert report.monotone_status in ("refuted", "proved")
     if report.fall_witness is not None:

@@ -1118,9 +1118,18 @@ def test_a_semicolon_file_gets_a_delimiter_hint_and_reads_with_delimiter(tmp_pat
     assert len((tmp_path / "p.csv").read_text().splitlines()) == 81
     assert main(["audit", str(model), str(semi), "--delimiter", ";", "--time-limit", "20"]) in (0, 1, 3)
     capsys.readouterr()
+    assert main(["audit", str(model), str(semi), "--delimiter", ";", "--time-limit", "0"]) == 2
+    assert "--time-limit must be a positive number" in capsys.readouterr().err  # the option, not time_limit
+    capsys.readouterr()
     with pytest.raises(SystemExit) as stop:
         main(["fit", str(semi), "--delimiter", ";;", "-o", str(model)])
     assert stop.value.code == 2 and "one character" in capsys.readouterr().err
+    tab = tmp_path / "tab.csv"  # the hint's own spelling, '\t', is taken as a tab, and so is "tab"
+    tab.write_text(data.read_text().replace(",", "\t"))
+    assert main(["fit", str(tab), "-o", str(model)]) == 2
+    assert "--delimiter '\\t'" in capsys.readouterr().err
+    for spelling in ("\\t", "tab", "\t"):
+        assert main(["fit", str(tab), "--delimiter", spelling, "-o", str(model), "--n-estimators", "6"]) == 0
 
 
 def test_an_empty_feature_column_and_a_word_among_numbers_are_one_line(tmp_path, capsys):
@@ -1213,6 +1222,10 @@ def test_fit_names_the_columns_its_verdict_leaves_out_and_categorical_none_keeps
         out = capsys.readouterr().out
         assert ("(not across categories: flag)" in out) == bool(categorical), out
         assert list(load_model_file(saved)["model"].categorical_features_) == categorical
+    # A baseline's "not certified" carries no qualifier (it read as a guarantee for the other moves).
+    assert main(["fit", str(path), "--model", "treebagger", "--n-estimators", "6", "-o", str(saved)]) == 0
+    out = capsys.readouterr().out
+    assert "not certified; saved" in out and "categories" not in out, out
     with pytest.raises(SystemExit):
         main(["fit", "--help"])
     assert "values 0 and 1" in " ".join(capsys.readouterr().out.split())

@@ -170,6 +170,8 @@ def _notion(resolution: Any, d: int) -> tuple[str, NDArray | None]:
     if r.shape != (d,) or not np.all(np.isfinite(r)) or np.any(r < 0):
         raise ValueError(f"resolution must be non-negative and finite, one value or one per feature ({d}); "
                          f"got {resolution!r}")
+    if not np.any(r > 0):  # no two distinct points lie closer than 0: the limit is the pointwise notion
+        return "pointwise", None
     return "resolution", r
 
 
@@ -301,7 +303,8 @@ def audit(model: Any, X: ArrayLike | None = None, *, classes: Any = None, cuts: 
         A regressor's cut points instead: class k when exactly k cuts are <= the output.
     resolution : {"auto", "data", "pointwise"}, float or array-like, default="auto"
         The notion: ``"data"`` (needs X or a model that kept its grid), ``"pointwise"``,
-        or a resolution r (one value or one per feature, in the features' units).
+        or a resolution r (one value or one per feature, in the features' units; r = 0
+        everywhere is the pointwise notion, as the models' ``resolution=0`` is).
         ``"auto"``: ``"data"`` when the training values are known, else ``"pointwise"``.
     monotonic_cst : array-like of int, optional
         +1 / -1 / 0 per feature: also find the worst class fall along a constrained one.

@@ -16,7 +16,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from ensemble.cli._common import _one_line, column_index, model_columns
+from ensemble.cli._common import _one_line, _options, column_index, model_columns
 
 EXIT_STATUS = {"proved": 0, "refuted": 1, "unknown": 3}
 
@@ -154,7 +154,7 @@ def run(args, error) -> int:
         report = audit(model, X, resolution=resolution, time_limit=args.time_limit,
                        categorical_features=categorical or "auto", search="largest" if args.largest else "first")
     except (ValueError, NotImplementedError) as exc:
-        raise error(str(exc).splitlines()[0]) from exc
+        raise error(_options(str(exc).splitlines()[0])) from exc
     print(report.summary(names))
     if report.counts:
         pairs = ", ".join(f"{a}-{b}: {n}" for (a, b), n in sorted(report.counts.items(), key=str))

@@ -223,7 +223,7 @@ def _fit(model, X, y, args=None):
 def _options(message: str) -> str:
     """A library message with its parameter names spelled as this command line's options."""
     for name in ("group_size", "max_depth", "max_regions", "max_edges", "on_budget", "projection",
-                 "residual_axes", "score_model", "n_estimators"):
+                 "residual_axes", "score_model", "n_estimators", "time_limit"):
         message = re.sub(rf"\b{name}\b", "--" + name.replace("_", "-"), message)
     for name, option in (("monotonic_cst", "--monotone"), ("categorical_features", "--categorical")):
         message = re.sub(rf"\b{name}\b", option, message)

@@ -92,7 +92,7 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 
 def _delimiter_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--delimiter", default=",", type=_one_character, metavar="CHAR",
-                   help="the field separator of the CSV files read (default: ,), e.g. ';' or tab as $'\\t'")
+                   help="the field separator of the CSV files read (default: ,), e.g. ';', or a tab as '\\t' or tab")
 
 
 def _seed(text: str) -> int:
@@ -107,6 +107,9 @@ def _seed(text: str) -> int:
 
 
 def _one_character(text: str) -> str:
+    # A tab is hard to type in a shell: '\t' (as the CSV reader's own advice writes it) and "tab" name it too.
+    if text in ("\\t", "tab"):
+        return "\t"
     if len(text) != 1:
         raise argparse.ArgumentTypeError(f"expected one character, such as ';'; got {text!r}")
     return text
