@@ -312,7 +312,8 @@ def load_model_file(path: str | Path, *, unsafe_pickle: bool = False) -> dict:
     else:
         raise ModelFileError(
             f"{path} is not a model saved by 'otreebagger fit' (not a skops archive); if it is a "
-            "pickle you trust (a .joblib of an older version), pass --unsafe-pickle to load it anyway"
+            "pickle you trust (a .joblib of an older version), pass --unsafe-pickle to 'otreebagger predict' "
+            "to load it anyway"
         )
     if isinstance(saved, dict) and zipfile.is_zipfile(path) and saved.get("format") != FORMAT:
         raise ModelFileError(f"{path} is a skops archive but not a model saved by 'otreebagger fit'")
