@@ -751,3 +751,22 @@ def test_ordinal_scorer_rejects_unknown_names_and_unfitted_estimators():
     regressor = LinearRegression().fit([[0.0], [1.0]], [0.0, 1.0])
     with pytest.raises(ValueError, match="needs a fitted classifier with classes_"):
         ordinal_scorer("mae")(regressor, [[0.0]], [0.0])
+
+
+def test_ordinal_scorer_places_a_class_the_fold_never_saw():
+    """Check that a test fold holding a numeric class its training fold lacked is scored (the scorer raised and a
+    search scored every candidate NaN, keeping the first), as scikit-learn's MAE scores it; the probabilities
+    get a zero column for it; text classes with no known place are a clear error."""
+    from sklearn.metrics import mean_absolute_error
+    from sklearn.tree import DecisionTreeClassifier
+
+    from ensemble.metrics import ordinal_scorer
+
+    X = np.arange(12.0)[:, None]
+    model = DecisionTreeClassifier(random_state=0).fit(X, [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4])
+    X_test, y_test = np.array([[0.0], [11.0], [11.0]]), np.array([1, 5, 4])
+    assert ordinal_scorer("mae")(model, X_test, y_test) == -mean_absolute_error(y_test, model.predict(X_test))
+    assert np.isfinite(ordinal_scorer("rps")(model, X_test, y_test))
+    text = DecisionTreeClassifier(random_state=0).fit(X, ["a", "b", "c"] * 4)
+    with pytest.raises(ValueError, match=r"holds \['z'\], classes the estimator was not fitted on"):
+        ordinal_scorer("mae")(text, X_test, np.array(["a", "z", "b"]))

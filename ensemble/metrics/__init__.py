@@ -705,6 +705,23 @@ class _OrdinalScorer:
                 f"{self!r} needs a fitted classifier with classes_, got {type(estimator).__name__}"
             )
         response = getattr(estimator, method)(X)
+        classes = np.asarray(classes)
+        unseen = np.setdiff1d(np.unique(np.asarray(y_true)), classes)
+        if unseen.shape[0]:
+            # A test fold holding a class its training folds lacked (a rare class): the metric raised, and a
+            # search scored every candidate NaN and kept the first. Numeric classes in increasing order have
+            # a place for it; text classes do not.
+            if classes.dtype.kind not in "biuf" or unseen.dtype.kind not in "biuf" or np.any(np.diff(classes) <= 0):
+                raise ValueError(
+                    f"{self!r}: y_true holds {unseen[:5].tolist()}, classes the estimator was not fitted on, "
+                    f"whose place among its classes {classes.tolist()} is unknown; give the estimator every "
+                    "class in order (classes=[...])")
+            labels = np.union1d(classes, unseen)
+            if method == "predict_proba":  # no probability on a class the estimator never saw
+                full = np.zeros((response.shape[0], labels.shape[0]))
+                full[:, np.searchsorted(labels, classes)] = response
+                response = full
+            classes = labels
         return sign * metric(y_true, response, labels=classes, sample_weight=sample_weight)
 
     def __repr__(self) -> str:
