@@ -13,7 +13,7 @@ import pytest
 import relabel
 from ensemble import OTreeBagger, audit
 from ensemble.spaces._rank_map import RankMap
-from ensemble.spaces._moves import gap_swing, space_moves
+from ensemble.spaces._moves import gap_swing, move_edges, space_moves
 from relabel import move_pairs
 from trees import leaf_boxes
 from oracles import bisected_gap_walk as gap_walk
@@ -350,7 +350,7 @@ def test_a_group_whose_move_pairs_pass_the_edges_budget_fuses_fewer_trees(monkey
         whole = OTreeBagger(**params).fit(X, y)
     group = whole.groups_[0]
     contacts = relabel.adjacency_edges(group.partition, contact="closure").edges.shape[0]
-    pairs = groups.move_edges(group.partition, group.trees, group.space, None).shape[0]
+    pairs = move_edges(group.partition, group.trees, group.space, None).shape[0]
     assert whole.groups_info_[0]["group_size"] == 3 and pairs > 0
     with pytest.warns(GroupSizeWarning):
         model = OTreeBagger(**params, relabel_params={"max_edges": contacts + pairs // 2}).fit(X, y)
@@ -369,13 +369,18 @@ def test_move_pairs_added_as_broken_reach_the_optimum_of_all_pairs_at_once(monke
     X, y = _data("plain", 3, n=400, d=7)
     objectives, rounds = {}, {}
     calls = []
-    real = groups.move_edges
+    real = move_edges
 
-    def counted(*args, **kwargs):
-        calls.append(kwargs.get("jumps_of") is not None)
-        return real(*args, **kwargs)
+    def counted(*args, **kwargs):  # a group's search, each call of it counted
+        search = groups_search(*args, **kwargs)
 
-    monkeypatch.setattr(groups, "move_edges", counted)
+        def asked(partition, **options):
+            calls.append(options.get("jumps_of") is not None)
+            return search(partition, **options)
+        return asked
+
+    groups_search = groups.move_search
+    monkeypatch.setattr(groups, "move_search", counted)
     for name, lazy_rounds in [("lazy", 8), ("all", 0)]:
         monkeypatch.setattr(groups, "_LAZY_ROUNDS", lazy_rounds)
         calls.clear()
@@ -405,15 +410,19 @@ def test_later_rounds_asking_only_the_changed_regions_find_every_pair_the_solves
     U = rng.uniform(size=(400, 7))
     y = np.clip((U[:, :3].sum(axis=1) / 3 * 5 + 0.4 * rng.normal(size=400)).astype(int), 0, 4)
     X = np.floor(U * 5)
-    real, found_later = groups.move_edges, []
+    real, found_later, groups_search = move_edges, [], groups.move_search
 
-    def counted(*args, **kwargs):
-        out = real(*args, **kwargs)
-        if kwargs.get("among") is not None:
-            found_later.append(out.shape[0])
-        return out
+    def counted(*args, **kwargs):  # a group's search, the pairs its later rounds find counted
+        search = groups_search(*args, **kwargs)
 
-    monkeypatch.setattr(groups, "move_edges", counted)
+        def asked(partition, **options):
+            out = search(partition, **options)
+            if options.get("among") is not None:
+                found_later.append(out.shape[0])
+            return out
+        return asked
+
+    monkeypatch.setattr(groups, "move_search", counted)
     objectives = {}
     for name, lazy_rounds in [("lazy", 8), ("all", 0)]:
         monkeypatch.setattr(groups, "_LAZY_ROUNDS", lazy_rounds)
