@@ -1067,6 +1067,13 @@ def test_a_number_column_with_a_word_is_still_an_error_unless_declared(files, ca
     assert main(["fit", bad, "-o", str(files["tmp"] / "t.skops"), "--n-estimators", "3"]) == 2
     assert "is not numeric: line 5 holds 'high'" in _one_error_line(capsys)
     assert main(["fit", bad, "-o", str(files["tmp"] / "t.skops"), "--n-estimators", "3", "--categorical", "a"]) == 0
+    # A model fitted on numbers reads the column as numbers: predict has no --categorical to advise.
+    numeric = files["tmp"] / "n.skops"
+    assert main(["fit", str(files["data"]), "-o", str(numeric), "--n-estimators", "3"]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(numeric), bad, "-o", str(files["tmp"] / "p.csv")]) == 2
+    line = _one_error_line(capsys)
+    assert "the model reads that column as numbers" in line and "--categorical" not in line, line
 
 
 def test_the_script_runs_main_then_freezes_the_collector_for_a_quick_exit(capsys):

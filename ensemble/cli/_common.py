@@ -363,8 +363,16 @@ def model_columns(model, cells: list, columns: Sequence[int], names: Sequence[st
     from ensemble.datasets._csv import _parse_numeric_column, _text_column
 
     text = set(getattr(getattr(model, "_text", None), "columns", {}))
-    read = [(_text_column if i in text else _parse_numeric_column)(list(cells[j]), name, lines, path, missing)
-            for i, (j, name) in enumerate(zip(columns, names, strict=True))]
+    try:
+        read = [(_text_column if i in text else _parse_numeric_column)(list(cells[j]), name, lines, path, missing)
+                for i, (j, name) in enumerate(zip(columns, names, strict=True))]
+    except ValueError as exc:
+        # The reader's advice (declare the column a category) is for fit: a fitted model reads it as it was fitted.
+        head, advice, _ = str(exc).partition("; if the column is a category, declare it")
+        if not advice:
+            raise
+        raise ValueError(f"{head}; the model reads that column as numbers, as it was fitted: correct that cell, "
+                         "or refit with the column declared categorical") from None
     if not text:
         return np.column_stack(read)
     import pandas as pd
