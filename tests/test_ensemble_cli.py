@@ -419,6 +419,9 @@ def _one_error_line(capsys):
         (["evaluate", "{huge}"], r"feature column 'a' .* infinite value \('1e400'\) at line 2"),
         (["predict", "{model}", "{inf}", "-o", "{tmp}/p.csv"], r"feature column 'b' .* infinite value"),
         (["fit", "{tmp}", "-o", "{tmp}/m2.skops"], "is a folder, not a CSV file"),
+        (["audit", "{tmp}", "{data}"], "is a folder, not a model file"),
+        (["audit", "{model}", "{tmp}"], "is a folder, not a CSV file"),
+        (["audit", "{model}", "{bad}"], r"error: feature column 'a' of \S+bad.csv is not numeric"),  # named once
         (["evaluate", "{tmp}/missing.csv"], "file not found: .*missing.csv"),
         (["predict", "{model}", "{tmp}/missing.csv", "-o", "{tmp}/p.csv"], "file not found: .*missing.csv"),
         (["evaluate", "{data}", "--folds", "1"], "--folds must be at least 2"),

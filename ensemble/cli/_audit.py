@@ -28,6 +28,8 @@ _SKLEARN_TREE_MODULES = ("sklearn.tree.", "sklearn.ensemble.", "sklearn._loss.",
 def _load(path: Path, error):
     from ensemble.model_files._model_file import trusted_types
 
+    if path.is_dir():
+        raise error(f"{path} is a folder, not a model file")
     if not path.is_file():
         raise error(f"model file not found: {path}")
     if not zipfile.is_zipfile(path):
@@ -116,12 +118,15 @@ def run(args, error) -> int:
 
     model, saved = _load(Path(args.model), error)
     data = Path(args.data)
+    if data.is_dir():
+        raise error(f"{data} is a folder, not a CSV file")
     if not data.is_file():
         raise error(f"file not found: {data}")
     try:
         header, rows, lines = _read_table(data, args.delimiter)
     except Exception as exc:
-        raise error(f"{data}: {exc}") from exc
+        # The reader's messages name the file already.
+        raise error(str(exc) if str(data) in str(exc) else f"{data}: {exc}") from exc
     names = saved.get("features")
     if names is None and getattr(model, "feature_names_in_", None) is not None:
         names = [str(n) for n in model.feature_names_in_]
@@ -142,7 +147,7 @@ def run(args, error) -> int:
         # audit follows the trees' routing of them).
         X = model_columns(model, cells, [header.index(n) for n in names], names, lines, data, True)
     except Exception as exc:
-        raise error(f"{data}: {exc}") from exc
+        raise error(str(exc) if str(data) in str(exc) else f"{data}: {exc}") from exc
     resolution = args.resolution
     try:
         resolution = float(resolution)
