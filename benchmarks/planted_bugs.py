@@ -377,6 +377,10 @@ MUTATIONS = [
              "    cuts = np.maximum.accumulate(preferred - steps) + steps\n",
              ("tests/test_ensemble_forest.py::test_spaced_cut_points_have_the_fewest_errors_of_all_spaced_cuts",
               "tests/test_ensemble_forest.py::test_spaced_cuts_keep_the_commonest_class")),
+    Mutation("a sum of trees not certified at the user's resolution names no notion", "ensemble/certificates/_sums.py",
+             "        if not final.pointwise and getattr(self, \"resolution\", None) is not None:",
+             "        if False:",
+             ("tests/test_ensemble_forest.py::test_resolution_too_coarse_falls_back_to_pointwise_consistency",)),
 ]
 
 

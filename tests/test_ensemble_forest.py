@@ -480,6 +480,12 @@ def test_resolution_too_coarse_falls_back_to_pointwise_consistency():
     assert fine.is_consistent(resolution=0.0002) and fine.is_consistent()
     with pytest.raises(ValueError, match="resolution"):
         ConsistentForestClassifier(resolution=[-1.0, 0.1]).fit(X, y)
+    # Too few trees for the resolution: not certified at r, and it says which notion holds at r = 0 (it said
+    # None while is_consistent() was True).
+    with pytest.warns(UserWarning, match=r"not certified consistent at this resolution \(at r = 0 it is: "):
+        few = ConsistentForestClassifier(resolution=0.01, n_estimators=20, random_state=0).fit(X, y)
+    assert not few.is_consistent(resolution=0.01)
+    assert few.consistency_notion_ == "data" and few.is_consistent() and few.is_consistent(notion="data")
 
 
 def test_values_too_close_for_many_thresholds_share_a_rank_and_the_forest_is_certified():

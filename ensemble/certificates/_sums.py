@@ -320,9 +320,14 @@ class SumOfTrees:
             self.consistency_bound_, self.consistency_notion_, self._certified = 0.0, "data", True
             return
         self.consistency_bound_ = bound_ratio(self._enforced(final), final.spacing)
+        self._certified = final.pointwise
+        if not final.pointwise and getattr(self, "resolution", None) is not None:
+            # Not certified at the user's resolution r: the notions (r = 0) may still hold, and the model
+            # names them (it said None while is_consistent() and the audit proved the data's resolution).
+            final = self._certificate(final.spacing, None, grid=self.__dict__.get("_grid") if final.gaps is not None
+                                      else None, verdict_only=True)
         self.consistency_notion_ = ("data" if final.certified and final.gaps is not None else
                                     "pointwise" if final.pointwise else None)
-        self._certified = final.pointwise
 
     def _certifies_fit(self) -> bool:
         """Whether the recorded notion covers the one the model was fitted for (``consistency``)."""

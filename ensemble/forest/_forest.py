@@ -573,8 +573,9 @@ default="squared_error"
         if self._given_up_resolution and self._certified:
             warnings.warn(
                 f"ConsistentForestClassifier is not certified at the given resolution (it would need "
-                f"more than {cap} trees: thresholds of many trees lie within r_f of one another), only "
-                f"pointwise (consistency_bound_={self.consistency_bound_:.3f}); use a smaller resolution, or "
+                f"more than {cap} trees: thresholds of many trees lie within r_f of one another), only at "
+                f"r = 0 (consistency_notion_={self.consistency_notion_!r}, consistency_bound_="
+                f"{self.consistency_bound_:.3f}); use a smaller resolution, or "
                 "OTreeBagger(resolution=...) whose relabelling enforces it",
                 UserWarning,
                 stacklevel=3,
@@ -592,9 +593,11 @@ default="squared_error"
             else:
                 needed = -(-certificate.bound * n_trees // max(cut_spacing(self._cuts), 1))
                 advice = f"use n_estimators='auto' or at least {needed} trees"
+            holds = ("" if self.resolution is None or self.consistency_notion_ is None else
+                     f" (at r = 0 it is: consistency_notion_={self.consistency_notion_!r})")
             warnings.warn(
                 f"ConsistentForestClassifier with {n_trees} trees is not certified consistent"
-                f"{'' if self.resolution is None else ' at this resolution'}: "
+                f"{'' if self.resolution is None else ' at this resolution'}{holds}: "
                 f"consistency_bound_={self.consistency_bound_:.3f} > 1; {advice}",
                 UserWarning,
                 stacklevel=3,
