@@ -391,3 +391,17 @@ def test_a_foreign_model_of_text_classes_warns_of_the_order_it_is_read_in():
         assert audit(model, X).status == "refuted"
     assert audit(model, X, classes=["poor", "fair", "good"]).status == "proved"
 
+
+
+def test_the_largest_jump_found_is_among_the_counted_pairs():
+    """Check that when the exact grid decides, the pairs counted are its contacts and hold the pair of the
+    largest jump it reports (the probes' counts were kept instead, and listed no pair of that jump)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.RandomState(1)
+    X = rng.randint(0, 8, size=(300, 3)).astype(float)  # integer data: next-value moves count jumps first
+    y = np.clip((X.sum(axis=1) / 2.5 + rng.normal(scale=1.0, size=300)).astype(int), 0, 8)
+    model = RandomForestClassifier(5, random_state=1).fit(X, y)
+    report = audit(model, X, search="largest", time_limit=30)
+    assert report.status == "refuted" and "grid" in report.method
+    assert tuple(sorted(report.witness_classes)) in {tuple(sorted(pair)) for pair in report.counts}, report.counts

@@ -480,7 +480,10 @@ def _decide(reading, notion, r, values, cst, found, deadline, max_cells, workers
     d = reading.n_features
     if _grid_affordable(reading, deadline, max_cells, timing):
         out = grid_audit(reading, notion, r, values or [None] * d, cst, reading.predict_rank)
-        _merge(counts, out["counts"], reading.classes) if not counts else None
+        # The exact grid's contacts replace the probes' moves: they hold every jump, the largest's too (the
+        # probes' counts were kept, and listed no pair of the jump the grid reported).
+        counts.clear()
+        _merge(counts, out["counts"], reading.classes)
         if out["where"] is not None:
             ci, cj, how, gap = out["where"]
             found.cells(ci, cj, how, gap)
