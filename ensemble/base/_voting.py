@@ -222,16 +222,9 @@ def learn_cut_points(values: ArrayLike, y: ArrayLike, n_classes: int, scale: int
         return half.astype(np.int64)
     order = np.argsort(values, kind="stable")
     v, y, w = values[order], y[order], w[order]
-    last = np.concatenate((v[1:] != v[:-1], [True]))  # last of each run of equal sums
-    distinct = v[last]
+    distinct, cut_errors = _decision_errors(v, y, w, n_classes - 1)
     cuts = np.empty(n_classes - 1)
-    for k in range(n_classes - 1):
-        above = np.where(y > k, w, 0.0)
-        below = np.where(y > k, 0.0, w)
-        # A cut in (distinct[j-1], distinct[j]] puts the first j distinct sums below it.
-        missed_above = np.concatenate(([0.0], np.cumsum(above)[last]))
-        wrong_below = below.sum() - np.concatenate(([0.0], np.cumsum(below)[last]))
-        errors = missed_above + wrong_below
+    for k, errors in enumerate(cut_errors):
         best = np.flatnonzero(errors <= errors.min() * (1 + 1e-12) + 1e-12)
         lo = np.concatenate(([-np.inf], distinct))[best]
         hi = np.concatenate((distinct, [np.inf]))[best]
@@ -272,17 +265,7 @@ def _spaced_cuts(values: NDArray[np.float64], y: NDArray, w: NDArray[np.float64]
     O(K^2 m) for m distinct sums.
     """
     n_cuts = preferred.shape[0]
-    distinct, at = np.unique(values, return_inverse=True)
-    at = at.ravel()
-    cut_errors = []
-    for k in range(n_cuts):
-        above = np.where(y > k, w, 0.0)
-        below = np.where(y > k, 0.0, w)
-        # errors[j]: a cut in (distinct[j-1], distinct[j]] (j distinct sums below it).
-        missed = np.concatenate(([0.0], np.cumsum(np.bincount(at, weights=above, minlength=distinct.shape[0]))))
-        wrong = below.sum() - np.concatenate(([0.0], np.cumsum(np.bincount(at, weights=below,
-                                                                           minlength=distinct.shape[0]))))
-        cut_errors.append(missed + wrong)
+    distinct, cut_errors = _decision_errors(values, y, w, n_cuts)
 
     def errors(k: int, c: NDArray) -> NDArray:
         return cut_errors[k][np.searchsorted(distinct, c, side="left")]
@@ -315,6 +298,24 @@ def _spaced_cuts(values: NDArray[np.float64], y: NDArray, w: NDArray[np.float64]
         if np.array_equal(moved, cuts):
             break
     return cuts.astype(np.int64)
+
+
+def _decision_errors(values: NDArray[np.float64], y: NDArray, w: NDArray[np.float64],
+                     n_cuts: int) -> tuple[NDArray[np.float64], list[NDArray[np.float64]]]:
+    """The distinct sorted ``values`` and, per cut k, the weighted errors of "class > k" for a cut in each piece.
+
+    ``errors[k][j]``: a cut in (distinct[j-1], distinct[j]] puts the first j distinct sums below it,
+    missing the rows above k among them and wrongly lifting the others at or below k.
+    """
+    last = np.concatenate((values[1:] != values[:-1], [True]))  # last of each run of equal sums
+    cut_errors = []
+    for k in range(n_cuts):
+        above = np.where(y > k, w, 0.0)
+        below = np.where(y > k, 0.0, w)
+        missed_above = np.concatenate(([0.0], np.cumsum(above)[last]))
+        wrong_below = below.sum() - np.concatenate(([0.0], np.cumsum(below)[last]))
+        cut_errors.append(missed_above + wrong_below)
+    return values[last], cut_errors
 
 
 def _prefix_argmin(values: NDArray[np.float64]) -> NDArray[np.intp]:

@@ -111,6 +111,11 @@ def _booster_names(model) -> list | None:
     return None if not names else [str(n) for n in names]
 
 
+def _naming(data: Path, exc: Exception) -> str:
+    """The reader's message, with the file named once (its messages often name it already)."""
+    return str(exc) if str(data) in str(exc) else f"{data}: {exc}"
+
+
 def run(args, error) -> int:
     """Run the audit subcommand; ``error`` is the command line's one-line error class."""
     from ensemble.audit import audit
@@ -125,8 +130,7 @@ def run(args, error) -> int:
     try:
         header, rows, lines = _read_table(data, args.delimiter)
     except Exception as exc:
-        # The reader's messages name the file already.
-        raise error(str(exc) if str(data) in str(exc) else f"{data}: {exc}") from exc
+        raise error(_naming(data, exc)) from exc
     names = saved.get("features")
     if names is None and getattr(model, "feature_names_in_", None) is not None:
         names = [str(n) for n in model.feature_names_in_]
@@ -147,7 +151,7 @@ def run(args, error) -> int:
         # audit follows the trees' routing of them).
         X = model_columns(model, cells, [header.index(n) for n in names], names, lines, data, True)
     except Exception as exc:
-        raise error(str(exc) if str(data) in str(exc) else f"{data}: {exc}") from exc
+        raise error(_naming(data, exc)) from exc
     resolution = args.resolution
     try:
         resolution = float(resolution)

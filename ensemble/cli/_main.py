@@ -265,9 +265,11 @@ def _cmd_fit(args) -> int:
         save_model_file(output, model, target=args.target, features=names, otreebagger=release)
     except OSError as exc:
         raise CLIError(f"cannot write the model to {output}: {exc.strerror or exc}") from exc
+    from ensemble.certificates._certificates import VERDICTS
+
     verdict = _verdict(model)
     # The categories qualify a guarantee: after "not certified" they would read as one.
-    categories = "" if verdict == "not certified" else _categories_summary(model, names)
+    categories = "" if verdict == VERDICTS[None] else _categories_summary(model, names)
     print(f"fitted {label}{_sizes_kept(model)} on {len(y)} samples; {verdict}"
           f"{categories}{_monotone_summary(model, names)}; saved to {output}")
     return 0
